@@ -1,0 +1,44 @@
+import nx from '@nx/eslint-plugin';
+
+const boundaries = (testing) => [
+  'error',
+  {
+    enforceBuildableLibDependency: false,
+    allow: [],
+    depConstraints: [
+      { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util', 'type:testing'] },
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util', ...testing] },
+      { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util'] },
+      { sourceTag: 'type:data', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util', ...testing] },
+      { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:util', ...testing] },
+      { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', ...testing] },
+    ],
+  },
+];
+
+export default [
+  { ignores: ['**/dist', '**/node_modules', '.data/**', '.nx/**', 'coverage/**'] },
+  ...nx.configs['flat/base'],
+  ...nx.configs['flat/typescript'],
+  {
+    files: ['**/*.ts'],
+    rules: {
+      // Apps talk over the broker, never by import: an app may only depend on libs, and each lib
+      // only on the kinds below it. Nx itself forbids importing an app project.
+      // Apps talk over the broker, never by import: an app may only depend on libs, and each lib
+      // only on the kinds below it. Nx itself forbids importing an app project. Only tests may use
+      // libs/testing.
+      '@nx/enforce-module-boundaries': boundaries([]),
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['**/*.test.ts', '**/test-support/**/*.ts', 'e2e/**/*.ts', 'bench/**/*.ts'],
+    rules: { '@nx/enforce-module-boundaries': boundaries(['type:testing']) },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+];
