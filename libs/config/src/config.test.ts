@@ -1,0 +1,27 @@
+import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv } from './index';
+
+const schema = Joi.object({ ...baseEnv, ...adminTokenEnv, ...portEnv(3000), MONGO_DB: Joi.string().required() });
+
+describe('loadConfig', () => {
+  it('applies defaults and converts types', () => {
+    const cfg = loadConfig(schema, { MONGO_DB: 'x', PORT: '4000' });
+    expect(cfg).toMatchObject({ NODE_ENV: 'development', PORT: 4000, ADMIN_TOKEN: 'dev-admin-token', MONGO_DB: 'x' });
+  });
+
+  it('names every missing or malformed variable', () => {
+    try {
+      loadConfig(schema, { PORT: 'eighty', AMQP_URL: 'http://nope' });
+      throw new Error('expected a ConfigError');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const message = (err as Error).message;
+      expect(message).toContain('PORT');
+      expect(message).toContain('AMQP_URL');
+      expect(message).toContain('MONGO_DB');
+    }
+  });
+
+  it('refuses to start in production without an admin token', () => {
+    expect(() => loadConfig(schema, { NODE_ENV: 'production', MONGO_DB: 'x' })).toThrow(/ADMIN_TOKEN is required/);
+  });
+});

@@ -1,0 +1,93 @@
+import Joi from 'joi';
+import { ACCESS_TYPES, AccessType } from '../booking/actions';
+import { AccessEventType, AccessEventTypes } from '../exchanges';
+
+/** One credential on one lock, as the worker issued it. Vendor vocabulary: lockId, lockMac, lockData, keyId. */
+export interface CredentialRecord {
+  type: AccessType;
+  lockId: string;
+  lockMac: string;
+  lockLocationType: 'door' | 'cabinet';
+  siteName: string;
+  siteId: string;
+  roomNumber: string | null;
+  roomId: string | null;
+  bedNumber: string | null;
+  bedId: string | null;
+  /** e-key */
+  keyId?: number;
+  lockData?: string;
+  /** passcode digits */
+  passcode?: string;
+  passcodeId?: number;
+  /** card */
+  card_id?: string;
+  cardId?: number;
+  validFrom: string;
+  validTo: string;
+}
+
+/**
+ * `access.events`, routing key = the event type (`access.provisioned`, `access.revoked`,
+ * `access.failed`). `credentials` is the full set the message is about: for provisioned, what is now
+ * active; for revoked, what was removed.
+ */
+export interface AccessEventMessage {
+  type: AccessEventType;
+  company_id: string;
+  reference_id: string;
+  event_id: string;
+  occurred_at: string;
+  /** Booking version (the gateway's per-booking sequence) this message reflects: newer wins. */
+  sequence: number;
+  /** Whose access: a guest's booking (default) or an employee schedule (reference_id = the schedule's ref_id). */
+  subject?: 'booking' | 'employee';
+  guest?: { name?: string; email?: string; phone?: string };
+  credentials: CredentialRecord[];
+  validity?: { check_in: string; check_out: string };
+  reason?: string;
+  /** IANA time zone of the booking's site, when known (guest messages show times in it; UTC otherwise). */
+  site_time_zone?: string;
+  correlation_id: string;
+}
+
+const credentialSchema = Joi.object<CredentialRecord>({
+  type: Joi.string()
+    .valid(...ACCESS_TYPES)
+    .required(),
+  lockId: Joi.string().required(),
+  lockMac: Joi.string().allow('').required(),
+  lockLocationType: Joi.string().valid('door', 'cabinet').required(),
+  siteName: Joi.string().required(),
+  siteId: Joi.string().required(),
+  roomNumber: Joi.string().allow(null).required(),
+  roomId: Joi.string().allow(null).required(),
+  bedNumber: Joi.string().allow(null).required(),
+  bedId: Joi.string().allow(null).required(),
+  keyId: Joi.number(),
+  lockData: Joi.string().allow(''),
+  passcode: Joi.string(),
+  passcodeId: Joi.number(),
+  card_id: Joi.string(),
+  cardId: Joi.number(),
+  validFrom: Joi.string().isoDate().required(),
+  validTo: Joi.string().isoDate().required(),
+});
+
+export const accessEventMessageSchema = Joi.object<AccessEventMessage>({
+  type: Joi.string()
+    .valid(...AccessEventTypes)
+    .required(),
+  company_id: Joi.string().required(),
+  reference_id: Joi.string().required(),
+  event_id: Joi.string().required(),
+  occurred_at: Joi.string().isoDate().required(),
+  sequence: Joi.number().integer().min(0).required(),
+  subject: Joi.string().valid('booking', 'employee'),
+  guest: Joi.object({ name: Joi.string(), email: Joi.string(), phone: Joi.string() }),
+  credentials: Joi.array().items(credentialSchema).required(),
+  validity: Joi.object({ check_in: Joi.string().isoDate(), check_out: Joi.string().isoDate() }),
+  reason: Joi.string(),
+  site_time_zone: Joi.string(),
+  correlation_id: Joi.string().required(),
+});

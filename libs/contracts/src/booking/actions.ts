@@ -1,0 +1,45 @@
+export const EVENT_TYPES = [
+  'BOOKING_CREATE',
+  'BOOKING_CANCEL',
+  'BOOKING_CHECKIN',
+  'BOOKING_CHECKOUT',
+  'BOOKING_ROOMMOVE',
+  'BOOKING_DATECHANGE',
+  'BOOKING_UPDATE',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** SPEC "Action mapping": keys are normalised action strings. */
+const ACTION_TABLE: Record<string, EventType> = {
+  create: 'BOOKING_CREATE',
+  new: 'BOOKING_CREATE',
+  reservation: 'BOOKING_CREATE',
+  cancel: 'BOOKING_CANCEL',
+  checkin: 'BOOKING_CHECKIN',
+  checkout: 'BOOKING_CHECKOUT',
+  roommove: 'BOOKING_ROOMMOVE',
+  roomchange: 'BOOKING_ROOMMOVE',
+  datechange: 'BOOKING_DATECHANGE',
+  extend: 'BOOKING_DATECHANGE',
+};
+
+/** Casing and the separators `_` and `-` are ignored: `Check-In`, `check_in` and `CHECKIN` are one action. */
+export function normaliseAction(action: string): string {
+  return action.toLowerCase().replace(/[_-]/g, '');
+}
+
+export function eventTypeForAction(action: string): EventType {
+  return ACTION_TABLE[normaliseAction(action)] ?? 'BOOKING_UPDATE';
+}
+
+/** SPEC: room is required for create, update, checkin and checkout (optional for cancel). */
+export const ROOM_REQUIRED_FOR: ReadonlySet<EventType> = new Set<EventType>([
+  'BOOKING_CREATE',
+  'BOOKING_UPDATE',
+  'BOOKING_CHECKIN',
+  'BOOKING_CHECKOUT',
+]);
+
+export const ACCESS_TYPES = ['EKEY', 'PASSCODE', 'CARD', 'REMOTE'] as const;
+export type AccessType = (typeof ACCESS_TYPES)[number];
+export const DEFAULT_ACCESS_TYPE: AccessType = 'EKEY';

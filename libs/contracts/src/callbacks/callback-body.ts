@@ -1,0 +1,48 @@
+import type { AccessEventType } from '../exchanges';
+import type { AccessType } from '../booking/actions';
+
+/**
+ * One credential as a customer's callback endpoint receives it: the SPEC credential record's names
+ * (lockId, lockMac, lockData, keyId, roomNumber, bedNumber, siteName) plus what each type needs to
+ * be used (passcode digits, card number) and its validity window.
+ */
+export interface CallbackCredential {
+  type: AccessType;
+  lockId: string;
+  lockMac: string;
+  lockLocationType: 'door' | 'cabinet';
+  siteId: string;
+  siteName: string;
+  roomId: string | null;
+  roomNumber: string | null;
+  bedId: string | null;
+  bedNumber: string | null;
+  validFrom: string;
+  validTo: string;
+  /** EKEY / REMOTE */
+  keyId?: number;
+  lockData?: string;
+  /** PASSCODE: the digits the guest types */
+  passcode?: string;
+  passcodeId?: number;
+  /** CARD: the RFID card number the booking named, and the vendor's id of it */
+  cardNumber?: string;
+  cardId?: number;
+}
+
+/**
+ * The JSON body POSTed to a company's callback endpoint (header `X-Service-Event` = `event`).
+ * `referenceId` + `event` is the receiver's idempotency pair (SPEC Events rule 1); `deliveryId` is the
+ * same on every retry of one delivery; the bytes of one delivery never change between retries.
+ */
+export interface CallbackBody {
+  event: AccessEventType;
+  referenceId: string;
+  /** The ingest event that led to this access change. */
+  eventId: string;
+  deliveryId: string;
+  occurredAt: string;
+  data:
+    | { credentials: CallbackCredential[]; validity: { checkIn: string; checkOut: string } | null }
+    | { reason: string };
+}

@@ -1,0 +1,28 @@
+import Joi from 'joi';
+import { EVENT_STATUSES, EventStatus } from './statuses';
+
+/** `event.status`, routing key `status.<status lowercased>`: a worker's report on one event. */
+export interface EventStatusMessage {
+  event_id: string;
+  company_id: string;
+  status: EventStatus;
+  /** Reason for FAILED and DEAD_LETTER; null otherwise. */
+  message: string | null;
+  retry_count: number;
+  at: string;
+}
+
+export const eventStatusMessageSchema = Joi.object<EventStatusMessage>({
+  event_id: Joi.string().required(),
+  company_id: Joi.string().required(),
+  status: Joi.string()
+    .valid(...EVENT_STATUSES)
+    .required(),
+  message: Joi.string().allow(null).required(),
+  retry_count: Joi.number().integer().min(0).required(),
+  at: Joi.string().isoDate().required(),
+});
+
+export function statusRoutingKey(status: EventStatus): string {
+  return `status.${status.toLowerCase()}`;
+}

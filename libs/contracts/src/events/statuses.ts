@@ -1,0 +1,42 @@
+export const EVENT_STATUSES = [
+  'RECEIVED',
+  'QUEUED',
+  'PROCESSING',
+  'COMPLETED',
+  'FAILED',
+  'DEAD_LETTER',
+  'DUPLICATE',
+] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/**
+ * Allowed transitions of an event record (SPEC "States and transitions"), as data so the gateway
+ * applies worker reports monotonically: a late PROCESSING never overwrites COMPLETED.
+ * QUEUED -> COMPLETED is allowed because a fast worker's PROCESSING report may arrive after its
+ * COMPLETED report. FAILED and DEAD_LETTER go back to QUEUED only through a retry or a replay.
+ */
+export const TRANSITIONS: Readonly<Record<EventStatus, readonly EventStatus[]>> = {
+  RECEIVED: ['QUEUED', 'FAILED', 'DEAD_LETTER'],
+  QUEUED: ['PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER'],
+  PROCESSING: ['PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER'],
+  FAILED: ['QUEUED', 'FAILED', 'DEAD_LETTER'],
+  DEAD_LETTER: ['QUEUED'],
+  COMPLETED: [],
+  DUPLICATE: [],
+};
+
+export function canTransition(from: EventStatus, to: EventStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** The statuses from which a status `to` may be entered: the filter of a conditional update. */
+export function statusesLeadingTo(to: EventStatus): EventStatus[] {
+  return EVENT_STATUSES.filter((from) => TRANSITIONS[from].includes(to));
+}
+
+export const FINAL_STATUSES: ReadonlySet<EventStatus> = new Set(['COMPLETED', 'FAILED', 'DEAD_LETTER', 'DUPLICATE']);
+
+/** SPEC Limits: processing retries, then DEAD_LETTER. */
+export const MAX_RETRIES = 3;
+/** SPEC Limits: duplicate window on ingest. */
+export const DUPLICATE_WINDOW_MS = 60_000;

@@ -1,0 +1,144 @@
+import Joi from 'joi';
+
+/** Levels of the layout, top to bottom (SPEC "Location hierarchy"). */
+export const LOCATION_LEVELS = ['site', 'building', 'floor', 'room', 'bed'] as const;
+export type LocationLevel = (typeof LOCATION_LEVELS)[number];
+
+/** The ancestor-id field of each level, as stored on its descendants and used as a filter. */
+export const LEVEL_ID_FIELDS = {
+  site: 'site_id',
+  building: 'building_id',
+  floor: 'floor_id',
+  room: 'room_id',
+  bed: 'bed_id',
+} as const satisfies Record<LocationLevel, string>;
+
+export const LOCATION_EVENT_KINDS = [
+  'node.created',
+  'node.renamed',
+  'node.deleted',
+  'external_id.set',
+  'lock.bound',
+  'lock.unbound',
+  /** The events of some versions could not be published: every replica rebuilds from a snapshot. */
+  'layout.resync',
+] as const;
+export type LocationEventKind = (typeof LOCATION_EVENT_KINDS)[number];
+
+/** A lock bound to a room (door) or a bed (cabinet). Vendor vocabulary: lockId, lockMac. */
+export interface LockBinding {
+  lock_id: string;
+  lock_mac: string;
+  name: string | null;
+  provider: string | null;
+  lockLocationType: 'door' | 'cabinet';
+}
+
+/**
+ * A node as it is after the change (or before it, for `node.deleted`): its own fields, its ancestors'
+ * ids, its path (ancestors root first, with names) and, on rooms and beds, every lock bound to it.
+ * `version` is the company version of the node's last change; replicas keep the newest per node.
+ */
+export interface LocationNodeState {
+  level: LocationLevel;
+  _id: string;
+  name: string;
+  external_id: string | null;
+  site_id?: string;
+  building_id?: string;
+  floor_id?: string;
+  room_id?: string;
+  locks?: LockBinding[];
+  version: number;
+}
+
+export interface LocationPathItem {
+  level: LocationLevel;
+  _id: string;
+  name: string;
+}
+
+/**
+ * `location.events` (topic), routing key `location.<kind>` (e.g. `location.node.created`): one message
+ * per changed node (one per lock for lock.bound / lock.unbound). `version` increases by exactly one per
+ * message within a company, so a replica that sees a gap knows it missed something; the versions of one
+ * write are `commit_first`..`commit_last` (a replica far behind a large write rebuilds from a snapshot
+ * instead of applying thousands of messages).
+ */
+export interface LocationEventMessage {
+  company_id: string;
+  kind: LocationEventKind;
+  version: number;
+  commit_first: number;
+  commit_last: number;
+  occurred_at: string;
+  node?: LocationNodeState & { path: LocationPathItem[] };
+  lock?: LockBinding;
+  /** For node.renamed and external_id.set: the values before the change. */
+  previous?: { name?: string; external_id?: string | null };
+  correlation_id: string;
+}
+
+export function locationRoutingKey(kind: LocationEventKind): string {
+  return `location.${kind}`;
+}
+
+/** `GET /admin/v1/companies/:companyId/snapshot`: the whole layout at one company version. */
+export interface LayoutSnapshot {
+  company_id: string;
+  version: number;
+  nodes: LocationNodeState[];
+}
+
+const id = Joi.string().hex().length(24);
+
+export const lockBindingSchema = Joi.object<LockBinding>({
+  lock_id: Joi.string().required(),
+  lock_mac: Joi.string().allow('').required(),
+  name: Joi.string().allow(null).required(),
+  provider: Joi.string().allow(null).required(),
+  lockLocationType: Joi.string().valid('door', 'cabinet').required(),
+});
+
+const nodeStateFields = {
+  level: Joi.string()
+    .valid(...LOCATION_LEVELS)
+    .required(),
+  _id: id.required(),
+  name: Joi.string().required(),
+  external_id: Joi.string().allow(null).required(),
+  site_id: id,
+  building_id: id,
+  floor_id: id,
+  room_id: id,
+  locks: Joi.array().items(lockBindingSchema),
+  version: Joi.number().integer().min(1).required(),
+};
+
+export const locationNodeStateSchema = Joi.object<LocationNodeState>(nodeStateFields);
+
+export const locationEventMessageSchema = Joi.object<LocationEventMessage>({
+  company_id: id.required(),
+  kind: Joi.string()
+    .valid(...LOCATION_EVENT_KINDS)
+    .required(),
+  version: Joi.number().integer().min(1).required(),
+  commit_first: Joi.number().integer().min(1).required(),
+  commit_last: Joi.number().integer().min(Joi.ref('version')).required(),
+  occurred_at: Joi.string().isoDate().required(),
+  node: Joi.object({
+    ...nodeStateFields,
+    path: Joi.array()
+      .items(Joi.object({ level: Joi.string().valid(...LOCATION_LEVELS).required(), _id: id.required(), name: Joi.string().required() }))
+      .required(),
+  }).when('kind', { is: 'layout.resync', then: Joi.forbidden(), otherwise: Joi.required() }),
+  lock: lockBindingSchema.when('kind', { is: Joi.valid('lock.bound', 'lock.unbound'), then: Joi.required(), otherwise: Joi.forbidden() }),
+  previous: Joi.object({ name: Joi.string(), external_id: Joi.string().allow(null) }),
+  correlation_id: Joi.string().required(),
+});
+
+export const layoutSnapshotSchema = Joi.object<LayoutSnapshot>({
+  company_id: id.required(),
+  version: Joi.number().integer().min(0).required(),
+  nodes: Joi.array().items(locationNodeStateSchema).required(),
+});

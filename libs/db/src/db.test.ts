@@ -1,0 +1,57 @@
+import net from 'node:net';
+import { Schema } from 'mongoose';
+import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases } from '@smartlock/testing';
+import { connectDb, ensureIndexes, basePlugin, isDuplicateKeyError, isUnavailableError } from './index';
+
+describe('libs/db', () => {
+  const { logger } = captureLogger();
+
+  it('fails start-up against a stopped database with a clear error, without hanging', async () => {
+    // A port with nothing listening: take a free one and close it.
+    const port = await new Promise<number>((resolve) => {
+      const srv = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as net.AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const started = Date.now();
+    await expect(
+      connectDb({ url: `mongodb://user:pw@127.0.0.1:${port}`, dbName: 'x', logger, connectTimeoutMs: 2000 }),
+    ).rejects.toThrow(new RegExp(`Database unreachable at mongodb://127.0.0.1:${port}`));
+    expect(Date.now() - started).toBeLessThan(8000);
+  });
+
+  it('creates indexes at start-up and reports duplicate keys', async () => {
+    const dbName = uniqueDbName('dbtest');
+    const conn = await connectDb({ url: MONGO_URL, dbName, logger });
+    try {
+      const schema = new Schema({ name: String });
+      schema.plugin(basePlugin);
+      schema.index({ name: 1 }, { unique: true });
+      const Thing = conn.model('Thing', schema);
+      await ensureIndexes([Thing]);
+      const created = await Thing.create({ name: 'a' });
+      const json = created.toJSON() as Record<string, unknown>;
+      expect(typeof json._id).toBe('string');
+      expect(json.created_at).toBeInstanceOf(Date);
+      expect(json.__v).toBeUndefined();
+      const dup = await Thing.create({ name: 'a' }).catch((e) => e);
+      expect(isDuplicateKeyError(dup)).toBe(true);
+    } finally {
+      await conn.close();
+      await dropDatabases(dbName);
+    }
+  });
+
+  it('fails an operation fast (no buffering) once the connection is closed', async () => {
+    const dbName = uniqueDbName('dbtest');
+    const conn = await connectDb({ url: MONGO_URL, dbName, logger });
+    const Thing = conn.model('Thing', new Schema({ name: String }));
+    await conn.close();
+    const started = Date.now();
+    const err = await Thing.findOne({}).exec().catch((e) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(isUnavailableError(err)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});

@@ -1,0 +1,123 @@
+import request from 'supertest';
+import express, { Router } from 'express';
+import { createMetrics, createReadiness } from '@smartlock/observability';
+import { captureLogger } from '@smartlock/testing';
+import { asyncHandler, createHttpApp, ingestEnvelope, apiEnvelope, badRequest } from './index';
+
+function build(ready = true) {
+  const { logger, text } = captureLogger('http-test');
+  const readiness = createReadiness();
+  readiness.add('database', () => ready);
+  const app = createHttpApp(
+    {
+      logger,
+      metrics: createMetrics('http-test'),
+      readiness,
+      envelope: (req) => (req.path.startsWith('/webhook') ? ingestEnvelope : apiEnvelope),
+    },
+    (a) => {
+      const r = Router();
+      r.post('/webhook/echo', (req, res) => void res.status(202).json({ success: true, got: req.body }));
+      r.post('/api/echo', (req, res) => void res.json({ got: req.body }));
+      r.get('/api/boom', asyncHandler(async () => {
+        throw new Error('secret internals at /srv/app.js:12');
+      }));
+      r.get('/api/invalid', () => {
+        throw badRequest('bad things', [{ path: ['a'], message: 'a is required' }]);
+      });
+      a.use(r);
+    },
+  );
+  return { app, text };
+}
+
+describe('libs/http app factory', () => {
+  it('answers a body over 256 kB with 413 in the endpoint envelope', async () => {
+    const { app } = build();
+    const big = JSON.stringify({ reference_id: 'x'.repeat(300 * 1024) });
+    const ingest = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send(big);
+    expect(ingest.status).toBe(413);
+    expect(ingest.body).toEqual({ success: false, errors: [expect.stringContaining('256kb')], message: expect.any(String) });
+    const api = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(big);
+    expect(api.status).toBe(413);
+    expect(api.body).toEqual({ message: expect.stringContaining('256kb'), code: 4130, error: true, data: null });
+  });
+
+  it('answers malformed JSON with 400 in the envelope', async () => {
+    const { app } = build();
+    const res = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send('{"reference_id": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ success: false, errors: ['Malformed JSON body'], message: 'Malformed JSON body' });
+  });
+
+  it('refuses a body that is not JSON', async () => {
+    const { app } = build();
+    const res = await request(app).post('/api/echo').set('Content-Type', 'text/plain').send('reference_id=1');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ message: 'Content-Type must be application/json', error: true });
+  });
+
+  it('echoes a given correlation id, generates one otherwise, and logs it', async () => {
+    const { app, text } = build();
+    const given = await request(app).post('/api/echo').set('X-Correlation-Id', 'trace-42').send({ a: 1 });
+    expect(given.headers['x-correlation-id']).toBe('trace-42');
+    expect(given.body).toEqual({ got: { a: 1 } });
+    const generated = await request(app).get('/api/echo-missing');
+    expect(generated.headers['x-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const bogus = await request(app).get('/healthz').set('X-Correlation-Id', 'bad id with spaces {"x":1}');
+    expect(bogus.headers['x-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(text()).toContain('"correlationId":"trace-42"');
+  });
+
+  it('never leaks a stack trace', async () => {
+    const { app, text } = build();
+    const res = await request(app).get('/api/boom');
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ message: 'Internal server error', code: 5000, error: true, data: null });
+    expect(JSON.stringify(res.body)).not.toContain('secret internals');
+    expect(text()).toContain('secret internals'); // but the operator sees it in the log
+  });
+
+  it('renders validation errors and unknown routes in the envelope', async () => {
+    const { app } = build();
+    expect((await request(app).get('/api/invalid')).body).toEqual({ message: 'bad things', code: 4000, error: true, data: null });
+    const missing = await request(app).get('/webhook/nothing');
+    expect(missing.status).toBe(404);
+    expect(missing.body.success).toBe(false);
+  });
+
+  it('serves health, readiness, metrics and security headers', async () => {
+    expect((await request(build().app).get('/healthz')).body).toEqual({ status: 'ok' });
+    const notReady = await request(build(false).app).get('/readyz');
+    expect(notReady.status).toBe(503);
+    expect(notReady.body).toEqual({ status: 'not ready', checks: { database: false } });
+    const metrics = await request(build().app).get('/metrics');
+    expect(metrics.text).toContain('process_cpu_user_seconds_total');
+    expect(metrics.headers['x-content-type-options']).toBe('nosniff');
+    expect(metrics.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it('keeps ingest tokens out of the request log', async () => {
+    const { app, text } = build();
+    await request(app).post('/webhook/t/tok_supersecret').send({});
+    expect(text()).not.toContain('tok_supersecret');
+  });
+});
+
+describe('form-encoded bodies', () => {
+  it('are accepted only where the app allows them', async () => {
+    const { logger } = captureLogger('http-test');
+    const app = createHttpApp(
+      { logger, metrics: createMetrics('form-test'), readiness: createReadiness(), formBodies: (req) => req.path.startsWith('/v3/') },
+      (a) => {
+        a.post('/v3/key/send', express.urlencoded({ extended: false }), (req, res) => void res.json(req.body));
+        a.post('/api/echo', (req, res) => void res.json(req.body));
+      },
+    );
+    const vendor = await request(app).post('/v3/key/send').type('form').send({ lockId: '7' });
+    expect(vendor.body).toEqual({ lockId: '7' });
+    const api = await request(app).post('/api/echo').type('form').send({ lockId: '7' });
+    expect(api.status).toBe(400);
+    expect(api.body.message).toBe('Content-Type must be application/json');
+  });
+});

@@ -1,0 +1,124 @@
+import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import helmet from 'helmet';
+import { randomUUID } from 'node:crypto';
+import { isUnavailableError } from '@smartlock/db';
+import { BrokerUnavailableError } from '@smartlock/messaging';
+import { Logger, Readiness, Registry, counter, histogram, redactUrl } from '@smartlock/observability';
+import { EnvelopeFor, apiEnvelope } from './envelopes';
+import { HttpError } from './errors';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    correlationId: string;
+    log: Logger;
+  }
+}
+
+export const BODY_LIMIT = '256kb';
+const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface HttpAppOptions {
+  logger: Logger;
+  metrics: Registry;
+  readiness: Readiness;
+  envelope?: EnvelopeFor;
+  /**
+   * Requests that may carry `application/x-www-form-urlencoded` bodies besides JSON (the lock
+   * vendor's API, which the simulator speaks); their router parses them.
+   */
+  formBodies?: (req: Request) => boolean;
+}
+
+/** Express 4 does not catch rejected promises: route handlers go through this. */
+export function asyncHandler(fn: (req: Request, res: Response, next: NextFunction) => Promise<unknown>): RequestHandler {
+  return (req, res, next) => {
+    fn(req, res, next).catch(next);
+  };
+}
+
+/**
+ * The parts every app shares, in order: security headers, correlation id (accepted or generated, and
+ * echoed), request log and metrics, JSON-only bodies up to 256 kB, health, readiness and metrics
+ * endpoints. `mount` adds the app's routes; 404s and errors are answered in the endpoint's envelope.
+ */
+export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => void): Express {
+  const envelopeFor = opts.envelope ?? (() => apiEnvelope);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', true);
+  app.use(helmet());
+
+  const requests = counter(opts.metrics, 'http_requests_total', 'HTTP requests', ['method', 'route', 'status']);
+  const duration = histogram(opts.metrics, 'http_request_duration_seconds', 'HTTP request latency', ['method', 'route']);
+
+  app.use((req, res, next) => {
+    const incoming = req.header('x-correlation-id');
+    req.correlationId = incoming && CORRELATION_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Correlation-Id', req.correlationId);
+    req.log = opts.logger.child({ correlationId: req.correlationId });
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      requests.inc({ method: req.method, route, status: res.statusCode });
+      duration.observe({ method: req.method, route }, seconds);
+      if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics') return;
+      req.log.info('request', {
+        method: req.method,
+        path: redactUrl(req.originalUrl),
+        status: res.statusCode,
+        durationMs: Math.round(seconds * 1000),
+      });
+    });
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    const report = opts.readiness.report();
+    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not ready', checks: report.checks });
+  });
+  app.get('/metrics', asyncHandler(async (_req, res) => {
+    res.setHeader('Content-Type', opts.metrics.contentType);
+    res.send(await opts.metrics.metrics());
+  }));
+
+  // Bodies are JSON only. A request that carries a body of another type is refused before parsing.
+  app.use((req, _res, next) => {
+    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    const formAllowed = opts.formBodies?.(req) && req.is('application/x-www-form-urlencoded');
+    if (hasBody && !req.is('application/json') && !formAllowed) {
+      next(new HttpError(400, 'Content-Type must be application/json'));
+      return;
+    }
+    next();
+  });
+  app.use(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' }));
+
+  mount(app);
+
+  app.use((req, _res, next) => next(new HttpError(404, `No route for ${req.method} ${redactUrl(req.path)}`)));
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const httpError = toHttpError(err);
+    const log = req.log ?? opts.logger;
+    if (httpError.status >= 500) log.error('request failed', { err, path: redactUrl(req.originalUrl) });
+    if (res.headersSent) return;
+    res.status(httpError.status).json(envelopeFor(req)(httpError, req));
+  });
+  return app;
+}
+
+function toHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  const e = err as { type?: string; status?: number };
+  if (e?.type === 'entity.too.large') return new HttpError(413, `Request body exceeds the ${BODY_LIMIT} limit`);
+  if (e?.type === 'entity.parse.failed') return new HttpError(400, 'Malformed JSON body');
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new HttpError(415, 'Unsupported body encoding');
+  if (e?.status === 400 && typeof e.type === 'string') return new HttpError(400, 'Malformed request body');
+  if (err instanceof BrokerUnavailableError || isUnavailableError(err)) {
+    return new HttpError(503, 'Service temporarily unavailable; retry shortly');
+  }
+  return new HttpError(500, 'Internal server error');
+}

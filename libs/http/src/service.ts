@@ -1,0 +1,143 @@
+import type { Express, Request } from 'express';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Connection, connectDb, ensureIndexes, isDbReady, Model } from '@smartlock/db';
+import { Broker, createBroker } from '@smartlock/messaging';
+import { createLogger, createMetrics, createReadiness, Logger, Readiness, Registry } from '@smartlock/observability';
+import { createHttpApp } from './app';
+import type { EnvelopeFor } from './envelopes';
+
+export interface ServiceContext {
+  name: string;
+  logger: Logger;
+  metrics: Registry;
+  readiness: Readiness;
+  /** Present when the spec names a database. */
+  db: Connection;
+  /** Present when the spec names a broker. */
+  broker: Broker;
+}
+
+export interface ServiceSpec {
+  name: string;
+  /** 0 picks a free port (tests). */
+  port: number;
+  logger: Logger;
+  mongo?: { url: string; dbName: string; connectTimeoutMs?: number };
+  amqp?: { url: string; connectTimeoutMs?: number };
+  envelope?: EnvelopeFor;
+  /** See HttpAppOptions.formBodies. */
+  formBodies?: (req: Request) => boolean;
+  shutdownTimeoutMs?: number;
+  /** Models whose indexes are created at start-up. */
+  models?: (ctx: ServiceContext) => Model<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Declares topology and consumers on ctx.broker (before it connects) and anything else to start. */
+  setup?: (ctx: ServiceContext) => Promise<void>;
+  /** Adds the app's routes. */
+  routes?: (app: Express, ctx: ServiceContext) => void;
+  /** Runs at shutdown after consumers drained, before the database closes. */
+  teardown?: (ctx: ServiceContext) => Promise<void>;
+}
+
+export interface RunningService {
+  port: number;
+  url: string;
+  ctx: ServiceContext;
+  /** The SIGTERM path: stop taking work, finish what is in flight, close everything. */
+  stop(): Promise<void>;
+}
+
+export async function startService(spec: ServiceSpec): Promise<RunningService> {
+  const logger = spec.logger;
+  const metrics = createMetrics(spec.name);
+  const readiness = createReadiness();
+  const ctx = { name: spec.name, logger, metrics, readiness } as ServiceContext;
+
+  if (spec.mongo) {
+    ctx.db = await connectDb({ url: spec.mongo.url, dbName: spec.mongo.dbName, logger, connectTimeoutMs: spec.mongo.connectTimeoutMs });
+    readiness.add('database', () => isDbReady(ctx.db));
+    if (spec.models) await ensureIndexes(spec.models(ctx));
+  }
+  if (spec.amqp) {
+    ctx.broker = createBroker({
+      url: spec.amqp.url,
+      logger,
+      connectionName: `${spec.name} pid ${process.pid}`,
+      connectTimeoutMs: spec.amqp.connectTimeoutMs,
+    });
+    readiness.add('broker', () => ctx.broker.isReady());
+  }
+  try {
+    if (spec.setup) await spec.setup(ctx);
+    if (spec.amqp) await ctx.broker.connect();
+  } catch (err) {
+    await ctx.broker?.close(0).catch(() => undefined);
+    await ctx.db?.close().catch(() => undefined);
+    throw err;
+  }
+
+  const app = createHttpApp({ logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies }, (a) => spec.routes?.(a, ctx));
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(spec.port, () => resolve(s));
+  });
+  server.keepAliveTimeout = 65_000;
+  const port = (server.address() as AddressInfo).port;
+  logger.info('service started', { port });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      logger.info('shutting down');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timeout = spec.shutdownTimeoutMs ?? 15_000;
+      await ctx.broker?.close(timeout);
+      await Promise.race([closed, new Promise((r) => setTimeout(r, timeout).unref())]);
+      server.closeAllConnections();
+      if (spec.teardown) await spec.teardown(ctx);
+      await ctx.db?.close();
+      logger.info('stopped');
+    })());
+
+  return { port, url: `http://127.0.0.1:${port}`, ctx, stop };
+}
+
+/**
+ * The body of every main.ts: start, and on SIGTERM or SIGINT stop gracefully and exit 0. A start-up
+ * failure (bad configuration, unreachable dependency) is logged with its reason and exits 1.
+ */
+export function runMain(name: string, start: () => Promise<{ stop(): Promise<void> }>): void {
+  const fallback = createLogger({ service: name });
+  let running: { stop(): Promise<void> } | undefined;
+  let shuttingDown = false;
+  const shutdown = async (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    fallback.info('signal received', { signal });
+    try {
+      await running?.stop();
+      process.exit(0);
+    } catch (err) {
+      fallback.error('shutdown failed', { err });
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  start().then(
+    (r) => {
+      running = r;
+      if (shuttingDown) void r.stop().then(() => process.exit(0));
+    },
+    (err: Error) => {
+      fallback.error(`start-up failed: ${err.message}`, { err });
+      // let the log line flush before exiting
+      setTimeout(() => process.exit(1), 50);
+    },
+  );
+}
+
+/** The app's logger from its validated configuration. */
+export function serviceLogger(name: string, config: { LOG_LEVEL: string; LOG_PRETTY: boolean }): Logger {
+  return createLogger({ service: name, level: config.LOG_LEVEL, pretty: config.LOG_PRETTY });
+}

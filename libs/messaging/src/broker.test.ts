@@ -1,0 +1,224 @@
+import amqp from 'amqplib';
+import { captureLogger, createVhost, TestVhost, waitFor } from '@smartlock/testing';
+import { Broker, createBroker, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError } from './index';
+import { deadLetterQueueName, ExchangeDef } from './topology';
+
+const EX: ExchangeDef = { name: 'test.events', type: 'topic' };
+const Q: QueueDef = { name: 'test-app.events', exchange: EX, bindings: ['thing.#'] };
+
+/** Reads (and acks) every message on a queue with a plain amqplib channel: what really is on the broker. */
+async function drain(url: string, queue: string) {
+  const conn = await amqp.connect(url);
+  const ch = await conn.createChannel();
+  const out: { body: unknown; headers: Record<string, unknown>; routingKey: string }[] = [];
+  for (;;) {
+    const msg = await ch.get(queue, { noAck: true });
+    if (!msg) break;
+    out.push({ body: JSON.parse(msg.content.toString()), headers: msg.properties.headers ?? {}, routingKey: msg.fields.routingKey });
+  }
+  await conn.close();
+  return out;
+}
+
+describe('libs/messaging against the real broker', () => {
+  let vhost: TestVhost;
+  const brokers: Broker[] = [];
+  const { logger, text } = captureLogger('messaging-test');
+
+  function broker(): Broker {
+    const b = createBroker({ url: vhost.url, logger, connectionName: 'test', reconnectMinMs: 100, reconnectMaxMs: 500 });
+    brokers.push(b);
+    return b;
+  }
+
+  beforeEach(async () => {
+    vhost = await createVhost('msg');
+  });
+  afterEach(async () => {
+    await Promise.all(brokers.splice(0).map((b) => b.close(1000)));
+    await vhost.remove();
+  });
+
+  it('a confirmed publish is on the queue, with its correlation id', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    // declare the queue (and its retry and dead-letter queues) without consuming: consume on a second broker later
+    const consumerSide = broker();
+    await consumerSide.consume(Q, async () => undefined, { retryDelaysMs: [100] });
+    await consumerSide.connect();
+    await consumerSide.close(0);
+    await b.connect();
+    await b.publish(EX.name, 'thing.created', { id: 1 }, { correlationId: 'corr-1' });
+    const msgs = await drain(vhost.url, Q.name);
+    expect(msgs).toEqual([{ body: { id: 1 }, headers: expect.objectContaining({ 'x-correlation-id': 'corr-1' }), routingKey: 'thing.created' }]);
+  });
+
+  it('rejects an unroutable publish instead of dropping it', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    await b.connect();
+    await expect(b.publish(EX.name, 'nobody.listens', { id: 1 })).rejects.toBeInstanceOf(PublishError);
+    // the publisher keeps working afterwards
+    await expect(b.publish(EX.name, 'nobody.listens', { id: 2 })).rejects.toThrow(/unroutable/);
+  });
+
+  it('rejects a publish while the connection is down', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    await b.connect();
+    await vhost.closeConnections();
+    await waitFor(() => !b.isReady(), { what: 'broker to notice the drop' });
+    await expect(b.publish(EX.name, 'thing.created', { id: 1 })).rejects.toBeInstanceOf(BrokerUnavailableError);
+  });
+
+  it('a handler that always fails transiently ends in the dead-letter queue after exactly 3 retries', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    const attempts: number[] = [];
+    const deadLettered: unknown[] = [];
+    await b.consume<{ id: number }>(
+      Q,
+      async (_p, ctx) => {
+        attempts.push(ctx.retryCount);
+        throw new TransientError('lock offline');
+      },
+      { retryDelaysMs: [50, 100, 150], onDeadLetter: async (p, _ctx, info) => void deadLettered.push({ p, info }) },
+    );
+    await b.connect();
+    const t0 = Date.now();
+    await b.publish(EX.name, 'thing.created', { id: 7 }, { correlationId: 'c-7' });
+    await waitFor(async () => (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 1, { what: 'dead letter' });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300); // 50 + 100 + 150 ms of delays, kept by the broker
+    expect(attempts).toEqual([0, 1, 2, 3]);
+    expect(deadLettered).toEqual([{ p: { id: 7 }, info: { reason: 'lock offline', retryCount: 3, permanent: false } }]);
+    const [dead] = await drain(vhost.url, deadLetterQueueName(Q.name));
+    expect(dead.body).toEqual({ id: 7 });
+    expect(dead.headers).toMatchObject({
+      retry_count: 3,
+      'x-death-reason': 'lock offline',
+      'x-original-routing-key': 'thing.created',
+      'x-correlation-id': 'c-7',
+    });
+    expect(Date.parse(String(dead.headers['x-first-failure-at']))).toBeGreaterThanOrEqual(t0 - 1000);
+  });
+
+  it('a transient failure that recovers is processed on its retry', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    const seen: number[] = [];
+    await b.consume<{ id: number }>(
+      Q,
+      async (_p, ctx) => {
+        seen.push(ctx.retryCount);
+        if (ctx.retryCount < 2) throw new Error('busy');
+      },
+      { retryDelaysMs: [50] },
+    );
+    await b.connect();
+    await b.publish(EX.name, 'thing.created', { id: 1 });
+    await waitFor(() => seen.length === 3, { what: 'third attempt' });
+    expect(seen).toEqual([0, 1, 2]);
+    expect((await vhost.queue(deadLetterQueueName(Q.name)))?.messages).toBe(0);
+  });
+
+  it('a permanent failure goes to the dead-letter queue with no retry', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    let calls = 0;
+    await b.consume(
+      Q,
+      async () => {
+        calls += 1;
+        throw new PermanentError('Room not found');
+      },
+      { retryDelaysMs: [50] },
+    );
+    await b.connect();
+    await b.publish(EX.name, 'thing.created', { id: 1 });
+    await waitFor(async () => (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 1, { what: 'dead letter' });
+    expect(calls).toBe(1);
+    const [dead] = await drain(vhost.url, deadLetterQueueName(Q.name));
+    expect(dead.headers).toMatchObject({ retry_count: 0, 'x-death-reason': 'Room not found' });
+  });
+
+  it('an invalid message (schema) is dead-lettered at once', async () => {
+    const Joi = (await import('joi')).default;
+    const b = broker();
+    await b.declareExchanges([EX]);
+    let calls = 0;
+    await b.consume(Q, async () => void (calls += 1), { schema: Joi.object({ id: Joi.number().required() }) });
+    await b.connect();
+    await b.publish(EX.name, 'thing.created', { nope: true });
+    await waitFor(async () => (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 1, { what: 'dead letter' });
+    expect(calls).toBe(0);
+  });
+
+  it('keeps consuming after the broker closes its connection; a message unacked at the drop is processed', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    const done: number[] = [];
+    let release!: () => void;
+    const firstHeld = new Promise<void>((r) => (release = r));
+    let firstSeen = false;
+    await b.consume<{ id: number }>(Q, async (p) => {
+      if (p.id === 1 && !firstSeen) {
+        firstSeen = true;
+        await firstHeld; // still in flight when the connection drops: never acked on that channel
+        return;
+      }
+      done.push(p.id);
+    });
+    await b.connect();
+    await b.publish(EX.name, 'thing.created', { id: 1 });
+    await waitFor(() => firstSeen, { what: 'first delivery' });
+    expect(await vhost.closeConnections()).toBeGreaterThan(0);
+    release();
+    await waitFor(() => b.isReady(), { what: 'reconnect', timeoutMs: 15000 });
+    await b.publish(EX.name, 'thing.created', { id: 2 });
+    await waitFor(() => done.includes(1) && done.includes(2), { what: 'redelivery and new message', timeoutMs: 15000 });
+    expect(text()).toContain('broker connection lost; reconnecting');
+  });
+
+  it('close() waits for in-flight handlers before closing', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    let finished = false;
+    let started = false;
+    await b.consume(Q, async () => {
+      started = true;
+      await new Promise((r) => setTimeout(r, 300));
+      finished = true;
+    });
+    await b.connect();
+    await b.publish(EX.name, 'thing.created', { id: 1 });
+    await waitFor(() => started, { what: 'handler start' });
+    await b.close(5000);
+    expect(finished).toBe(true);
+    // acked before close: nothing left on the queue
+    expect((await vhost.queue(Q.name))?.messages).toBe(0);
+  });
+});
+
+describe('declareQueues', () => {
+  it('lets a publisher declare the queue it feeds, so messages wait for a consumer that has never run', async () => {
+    const vhost = await createVhost('msgq');
+    const { logger } = captureLogger('messaging-test');
+    const publisher = createBroker({ url: vhost.url, logger, connectionName: 'publisher' });
+    const consumer = createBroker({ url: vhost.url, logger, connectionName: 'consumer' });
+    try {
+      await publisher.declareExchanges([EX]);
+      await publisher.declareQueues([Q]);
+      await publisher.connect();
+      await publisher.publish(EX.name, 'thing.created', { id: 1 });
+      const got: unknown[] = [];
+      await consumer.consume(Q, async (p) => void got.push(p), { retryDelaysMs: [100] });
+      await consumer.connect();
+      await waitFor(() => got.length === 1, { what: 'the waiting message' });
+      expect(got).toEqual([{ id: 1 }]);
+    } finally {
+      await publisher.close(0);
+      await consumer.close(0);
+      await vhost.remove();
+    }
+  });
+});

@@ -1,0 +1,501 @@
+import amqp, { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options } from 'amqplib';
+import { randomUUID } from 'node:crypto';
+import type Joi from 'joi';
+import { Headers, MAX_RETRIES } from '@smartlock/contracts';
+import type { Logger } from '@smartlock/observability';
+import { BrokerUnavailableError, PublishError, isPermanent } from './errors';
+import {
+  DEAD_LETTER_QUEUE_ARGUMENTS,
+  ExchangeDef,
+  QueueDef,
+  deadLetterQueueName,
+  retryQueueArguments,
+  retryQueueName,
+  workQueueArguments,
+} from './topology';
+
+export interface BrokerOptions {
+  url: string;
+  logger: Logger;
+  /** Shown in the broker's connection list: which app and process this is. */
+  connectionName: string;
+  /** How long the first connect() keeps trying before it gives up with a clear error. */
+  connectTimeoutMs?: number;
+  /** A publish not confirmed within this time is rejected (the connection is likely dead). */
+  publishTimeoutMs?: number;
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+}
+
+export interface PublishOptions {
+  correlationId?: string;
+  messageId?: string;
+  headers?: Record<string, unknown>;
+}
+
+export interface MessageContext {
+  routingKey: string;
+  headers: Record<string, unknown>;
+  /** How many times this message was retried before this attempt (0 on the first). */
+  retryCount: number;
+  correlationId: string;
+  messageId?: string;
+  redelivered: boolean;
+  logger: Logger;
+}
+
+export type Handler<T> = (payload: T, ctx: MessageContext) => Promise<void>;
+
+export interface DeadLetterInfo {
+  reason: string;
+  retryCount: number;
+  permanent: boolean;
+}
+
+export interface ConsumeOptions<T> {
+  prefetch?: number;
+  /** Delay before retry 1, 2, 3…; the last one repeats if there are fewer delays than retries. */
+  retryDelaysMs?: number[];
+  maxRetries?: number;
+  /** Payloads failing it go straight to the dead-letter queue. */
+  schema?: Joi.Schema<T>;
+  /**
+   * Called before a message goes to the dead-letter queue (after its last retry, or at once on a
+   * permanent error), e.g. to report DEAD_LETTER. If it throws, the message is requeued and tried again.
+   */
+  onDeadLetter?: (payload: T | undefined, ctx: MessageContext, info: DeadLetterInfo) => Promise<void>;
+}
+
+export interface Broker {
+  /** Connects (retrying until connectTimeoutMs), asserts what was declared, starts consumers. */
+  connect(): Promise<void>;
+  isReady(): boolean;
+  declareExchanges(exchanges: ExchangeDef[]): Promise<void>;
+  /**
+   * Declares work queues (with their dead-letter queue and bindings) without consuming them: a
+   * publisher declares the queue it feeds, so accepted messages wait there even before the first
+   * consumer has ever started, instead of being unroutable. The consumer adds its retry queues.
+   */
+  declareQueues(queues: QueueDef[]): Promise<void>;
+  publish(exchange: string, routingKey: string, payload: unknown, opts?: PublishOptions): Promise<void>;
+  sendToQueue(queue: string, payload: unknown, opts?: PublishOptions): Promise<void>;
+  consume<T>(queue: QueueDef, handler: Handler<T>, opts?: ConsumeOptions<T>): Promise<void>;
+  /** A per-process, exclusive queue bound to a fanout exchange: for cache invalidation. */
+  consumeBroadcast<T>(exchange: ExchangeDef, handler: Handler<T>): Promise<void>;
+  /** Stops taking messages, waits for in-flight handlers (up to drainTimeoutMs), closes everything. */
+  close(drainTimeoutMs?: number): Promise<void>;
+}
+
+interface Consumer {
+  queue: string;
+  broadcastExchange?: ExchangeDef;
+  run: (msg: ConsumeMessage, channel: Channel) => Promise<void>;
+  prefetch: number;
+  channel?: Channel;
+  consumerTag?: string;
+}
+
+interface Pending {
+  resolve: () => void;
+  reject: (err: Error) => void;
+  returned: boolean;
+  timer: NodeJS.Timeout;
+}
+
+const DEFAULT_DELAYS = [1000, 5000, 30000];
+
+function withHeartbeat(url: string): string {
+  return /[?&]heartbeat=/.test(url) ? url : `${url}${url.includes('?') ? '&' : '?'}heartbeat=10`;
+}
+
+/** amqp://user:pass@host/vhost → amqp://host/vhost, for logs. */
+export function safeUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//');
+}
+
+export function createBroker(opts: BrokerOptions): Broker {
+  const log = opts.logger;
+  const publishTimeoutMs = opts.publishTimeoutMs ?? 10_000;
+  const exchanges = new Map<string, ExchangeDef>();
+  const consumers: Consumer[] = [];
+  const pending = new Map<string, Pending>();
+  let connection: ChannelModel | undefined;
+  let confirm: ConfirmChannel | undefined;
+  let closing = false;
+  let reconnecting = false;
+  let attempt = 0;
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+
+  function failPending(reason: string) {
+    for (const [id, p] of pending) {
+      clearTimeout(p.timer);
+      pending.delete(id);
+      p.reject(new PublishError(reason));
+    }
+  }
+
+  async function assertExchange(ch: Channel, ex: ExchangeDef) {
+    await ch.assertExchange(ex.name, ex.type, { durable: true });
+  }
+
+  async function assertWorkQueue(ch: Channel, queue: QueueDef, delays: number[]) {
+    await assertExchange(ch, queue.exchange);
+    await ch.assertQueue(deadLetterQueueName(queue.name), { durable: true, arguments: DEAD_LETTER_QUEUE_ARGUMENTS });
+    await ch.assertQueue(queue.name, { durable: true, arguments: workQueueArguments(queue.name) });
+    for (const key of queue.bindings) await ch.bindQueue(queue.name, queue.exchange.name, key);
+    for (const delay of new Set(delays)) {
+      await ch.assertQueue(retryQueueName(queue.name, delay), {
+        durable: true,
+        arguments: retryQueueArguments(queue.name, delay),
+      });
+    }
+  }
+
+  const declared: { queue: QueueDef; delays: number[] }[] = [];
+
+  async function assertAll(conn: ChannelModel) {
+    const ch = await conn.createChannel();
+    try {
+      for (const ex of exchanges.values()) await assertExchange(ch, ex);
+      for (const d of declared) await assertWorkQueue(ch, d.queue, d.delays);
+    } finally {
+      await ch.close().catch(() => undefined);
+    }
+  }
+
+  async function openConfirmChannel(conn: ChannelModel) {
+    const ch = await conn.createConfirmChannel();
+    ch.on('return', (msg: ConsumeMessage) => {
+      const p = msg.properties.messageId ? pending.get(msg.properties.messageId) : undefined;
+      if (p) p.returned = true;
+    });
+    ch.on('error', (err: Error) => log.warn('publisher channel error', { err }));
+    ch.on('close', () => {
+      if (confirm === ch) confirm = undefined;
+      failPending('publisher channel closed before the broker confirmed');
+      // A channel closed by a protocol error (e.g. unknown exchange) while the connection lives on.
+      if (!closing && connection === conn) {
+        openConfirmChannel(conn).catch((err) => log.warn('could not reopen publisher channel', { err }));
+      }
+    });
+    confirm = ch;
+  }
+
+  async function startConsumer(conn: ChannelModel, c: Consumer) {
+    const ch = await conn.createChannel();
+    ch.on('error', (err: Error) => log.warn('consumer channel error', { queue: c.queue, err }));
+    ch.on('close', () => {
+      if (c.channel !== ch) return;
+      c.channel = undefined;
+      // The channel died (e.g. a protocol error) but the connection lives on: consume again.
+      if (!closing && connection === conn) {
+        startConsumer(conn, c).catch((err) => log.warn('could not restart consumer', { queue: c.queue, err }));
+      }
+    });
+    await ch.prefetch(c.prefetch);
+    let queue = c.queue;
+    if (c.broadcastExchange) {
+      await assertExchange(ch, c.broadcastExchange);
+      const q = await ch.assertQueue('', { exclusive: true, autoDelete: true, durable: false });
+      await ch.bindQueue(q.queue, c.broadcastExchange.name, '');
+      queue = q.queue;
+    }
+    const { consumerTag } = await ch.consume(queue, (msg) => {
+      if (!msg) {
+        log.warn('consumer cancelled by the broker', { queue });
+        return;
+      }
+      inFlight += 1;
+      c.run(msg, ch)
+        .catch((err) => log.error('message handling crashed', { queue, err }))
+        .finally(() => {
+          inFlight -= 1;
+          if (inFlight === 0 && drained) drained();
+        });
+    });
+    c.channel = ch;
+    c.consumerTag = consumerTag;
+  }
+
+  async function open(): Promise<void> {
+    const conn = await amqp.connect(withHeartbeat(opts.url), {
+      clientProperties: { connection_name: opts.connectionName },
+    });
+    conn.on('error', (err: Error) => log.warn('broker connection error', { err }));
+    conn.on('blocked', (reason: string) => log.warn('broker blocked publishing', { reason }));
+    conn.on('unblocked', () => log.info('broker unblocked publishing'));
+    conn.on('close', () => {
+      if (connection !== conn) return;
+      connection = undefined;
+      confirm = undefined;
+      for (const c of consumers) c.channel = undefined;
+      failPending('broker connection closed before the broker confirmed');
+      if (!closing) {
+        log.warn('broker connection lost; reconnecting');
+        scheduleReconnect();
+      }
+    });
+    try {
+      await assertAll(conn);
+      await openConfirmChannel(conn);
+      for (const c of consumers) await startConsumer(conn, c);
+    } catch (err) {
+      await conn.close().catch(() => undefined);
+      throw err;
+    }
+    connection = conn;
+    attempt = 0;
+    log.info('broker connected', { url: safeUrl(opts.url), consumers: consumers.map((c) => c.queue) });
+  }
+
+  function backoff(): number {
+    const min = opts.reconnectMinMs ?? 500;
+    const max = opts.reconnectMaxMs ?? 10_000;
+    const base = Math.min(max, min * 2 ** attempt);
+    attempt += 1;
+    return base / 2 + Math.random() * (base / 2);
+  }
+
+  function scheduleReconnect() {
+    if (reconnecting || closing) return;
+    reconnecting = true;
+    const delay = backoff();
+    setTimeout(async () => {
+      try {
+        await open();
+        reconnecting = false;
+      } catch (err) {
+        reconnecting = false;
+        log.warn('broker reconnect failed', { err: (err as Error).message, retryInMs: 'backing off' });
+        scheduleReconnect();
+      }
+    }, delay).unref();
+  }
+
+  async function publishRaw(
+    exchange: string,
+    routingKey: string,
+    body: Buffer,
+    props: Options.Publish & { messageId: string },
+  ): Promise<void> {
+    const ch = confirm;
+    if (!ch || !connection) throw new BrokerUnavailableError();
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (pending.delete(props.messageId)) reject(new PublishError(`broker did not confirm within ${publishTimeoutMs} ms`));
+      }, publishTimeoutMs);
+      const entry: Pending = { resolve, reject, returned: false, timer };
+      pending.set(props.messageId, entry);
+      try {
+        ch.publish(exchange, routingKey, body, { persistent: true, mandatory: true, ...props }, (err) => {
+          clearTimeout(timer);
+          if (!pending.delete(props.messageId)) return;
+          if (err) reject(new PublishError(`broker rejected the message (nack) on ${exchange || '(default)'}/${routingKey}`));
+          else if (entry.returned) reject(new PublishError(`unroutable: no queue bound to ${exchange || '(default)'}/${routingKey}`));
+          else resolve();
+        });
+      } catch (err) {
+        clearTimeout(timer);
+        pending.delete(props.messageId);
+        reject(new BrokerUnavailableError(`publish failed: ${(err as Error).message}`));
+      }
+    });
+  }
+
+  function encode(payload: unknown, o: PublishOptions = {}) {
+    const messageId = o.messageId ?? randomUUID();
+    const headers: Record<string, unknown> = { ...o.headers };
+    if (o.correlationId) headers[Headers.correlationId] = o.correlationId;
+    return {
+      body: Buffer.from(JSON.stringify(payload)),
+      props: { messageId, headers, contentType: 'application/json', timestamp: Math.floor(Date.now() / 1000) },
+    };
+  }
+
+  function contextOf(msg: ConsumeMessage): MessageContext {
+    const headers = (msg.properties.headers ?? {}) as Record<string, unknown>;
+    const correlationId = String(headers[Headers.correlationId] ?? msg.properties.correlationId ?? randomUUID());
+    const retryCount = Number(headers[Headers.retryCount] ?? 0) || 0;
+    return {
+      routingKey: String(headers['x-original-routing-key'] ?? msg.fields.routingKey),
+      headers,
+      retryCount,
+      correlationId,
+      messageId: msg.properties.messageId,
+      redelivered: msg.fields.redelivered,
+      logger: log.child({ correlationId }),
+    };
+  }
+
+  function safeAck(ch: Channel, msg: ConsumeMessage, c: Consumer) {
+    // Delivery tags belong to their channel: after a reconnect the old tag is void and the broker redelivers.
+    if (c.channel === ch) ch.ack(msg);
+  }
+
+  function safeNack(ch: Channel, msg: ConsumeMessage, c: Consumer) {
+    if (c.channel === ch) ch.nack(msg, false, true);
+  }
+
+  const broker: Broker = {
+    async connect() {
+      const deadline = Date.now() + (opts.connectTimeoutMs ?? 30_000);
+      for (;;) {
+        try {
+          await open();
+          return;
+        } catch (err) {
+          if (Date.now() + 1000 > deadline) {
+            throw new Error(`Message broker unreachable at ${safeUrl(opts.url)}: ${(err as Error).message}`, { cause: err });
+          }
+          log.warn('broker not reachable yet; retrying', { url: safeUrl(opts.url), err: (err as Error).message });
+          await new Promise((r) => setTimeout(r, Math.min(backoff(), Math.max(0, deadline - Date.now()))));
+        }
+      }
+    },
+
+    isReady() {
+      return !!connection && !!confirm && consumers.every((c) => !!c.channel);
+    },
+
+    async declareExchanges(defs) {
+      for (const ex of defs) exchanges.set(ex.name, ex);
+      if (connection) await assertAll(connection);
+    },
+
+    async declareQueues(defs) {
+      for (const queue of defs) {
+        if (!declared.some((d) => d.queue.name === queue.name)) declared.push({ queue, delays: [] });
+      }
+      if (connection) await assertAll(connection);
+    },
+
+    async publish(exchange, routingKey, payload, o) {
+      const { body, props } = encode(payload, o);
+      await publishRaw(exchange, routingKey, body, props);
+    },
+
+    async sendToQueue(queue, payload, o) {
+      const { body, props } = encode(payload, o);
+      await publishRaw('', queue, body, props);
+    },
+
+    async consume<T>(queue: QueueDef, handler: Handler<T>, o: ConsumeOptions<T> = {}) {
+      const delays = o.retryDelaysMs?.length ? o.retryDelaysMs : DEFAULT_DELAYS;
+      const maxRetries = o.maxRetries ?? MAX_RETRIES;
+      declared.push({ queue, delays: delays.slice(0, Math.max(1, maxRetries)) });
+
+      const consumer: Consumer = {
+        queue: queue.name,
+        prefetch: o.prefetch ?? 50,
+        run: async (msg, ch) => {
+          const ctx = contextOf(msg);
+          let payload: T | undefined;
+          try {
+            payload = JSON.parse(msg.content.toString('utf8')) as T;
+            if (o.schema) {
+              const { error, value } = o.schema.validate(payload, { abortEarly: false });
+              if (error) throw Object.assign(new Error(`invalid message: ${error.message}`), { permanent: true });
+              payload = value as T;
+            }
+            await handler(payload, ctx);
+            safeAck(ch, msg, consumer);
+            return;
+          } catch (err) {
+            const reason = err instanceof SyntaxError ? `invalid JSON: ${err.message}` : (err as Error).message;
+            const permanent = err instanceof SyntaxError || isPermanent(err);
+            try {
+              if (!permanent && ctx.retryCount < maxRetries) {
+                const delay = delays[Math.min(ctx.retryCount, delays.length - 1)];
+                ctx.logger.warn('handler failed; retrying', { queue: queue.name, retry: ctx.retryCount + 1, delayMs: delay, reason });
+                await publishRaw('', retryQueueName(queue.name, delay), msg.content, {
+                  ...msg.properties,
+                  messageId: msg.properties.messageId ?? randomUUID(),
+                  headers: {
+                    ...ctx.headers,
+                    [Headers.retryCount]: ctx.retryCount + 1,
+                    'x-original-routing-key': ctx.routingKey,
+                    'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
+                    'x-last-error': reason.slice(0, 500),
+                  },
+                });
+              } else {
+                ctx.logger.error('message dead-lettered', { queue: queue.name, retryCount: ctx.retryCount, permanent, reason });
+                if (o.onDeadLetter) await o.onDeadLetter(payload, ctx, { reason, retryCount: ctx.retryCount, permanent });
+                await publishRaw('', deadLetterQueueName(queue.name), msg.content, {
+                  ...msg.properties,
+                  messageId: msg.properties.messageId ?? randomUUID(),
+                  headers: {
+                    ...ctx.headers,
+                    [Headers.retryCount]: ctx.retryCount,
+                    'x-death-reason': reason.slice(0, 1000),
+                    'x-original-routing-key': ctx.routingKey,
+                    'x-original-exchange': queue.exchange.name,
+                    'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
+                    'x-dead-lettered-at': new Date().toISOString(),
+                    'x-failed-queue': queue.name,
+                  },
+                });
+              }
+              safeAck(ch, msg, consumer);
+            } catch (routeErr) {
+              // Could not park the message on its retry or dead-letter path: give it back to the queue.
+              ctx.logger.error('could not route failed message; requeueing', { queue: queue.name, err: routeErr });
+              safeNack(ch, msg, consumer);
+            }
+          }
+        },
+      };
+      consumers.push(consumer);
+      if (connection) {
+        await assertAll(connection);
+        await startConsumer(connection, consumer);
+      }
+    },
+
+    async consumeBroadcast<T>(exchange: ExchangeDef, handler: Handler<T>) {
+      exchanges.set(exchange.name, exchange);
+      const consumer: Consumer = {
+        queue: `${exchange.name} (broadcast)`,
+        broadcastExchange: exchange,
+        prefetch: 100,
+        run: async (msg, ch) => {
+          const ctx = contextOf(msg);
+          try {
+            await handler(JSON.parse(msg.content.toString('utf8')) as T, ctx);
+          } catch (err) {
+            ctx.logger.warn('broadcast handler failed', { exchange: exchange.name, err });
+          }
+          safeAck(ch, msg, consumer);
+        },
+      };
+      consumers.push(consumer);
+      if (connection) await startConsumer(connection, consumer);
+    },
+
+    async close(drainTimeoutMs = 15_000) {
+      closing = true;
+      for (const c of consumers) {
+        if (c.channel && c.consumerTag) await c.channel.cancel(c.consumerTag).catch(() => undefined);
+      }
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+          setTimeout(resolve, drainTimeoutMs).unref();
+        });
+      }
+      // Closing each channel first flushes its acks: a connection close could overtake them.
+      for (const c of consumers) {
+        const ch = c.channel;
+        c.channel = undefined;
+        await ch?.close().catch(() => undefined);
+      }
+      await confirm?.close().catch(() => undefined);
+      const conn = connection;
+      connection = undefined;
+      if (conn) await conn.close().catch(() => undefined);
+      failPending('broker closed');
+    },
+  };
+  return broker;
+}

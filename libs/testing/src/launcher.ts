@@ -1,0 +1,85 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import axios from 'axios';
+import { waitFor } from './infra';
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface LaunchedApp {
+  name: string;
+  port: number;
+  url: string;
+  pid: number;
+  /** Everything the process wrote (stdout and stderr). */
+  output: () => string;
+  /** Resolves with the exit code (or the signal's name). */
+  exited: Promise<number | string>;
+  /** Sends a signal; SIGKILL for crash tests. */
+  kill(signal?: NodeJS.Signals): void;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<number | string>;
+}
+
+/**
+ * Runs a built app (dist/apps/<name>/main.js, from `npm run build`) as its own process, on a free
+ * port, and waits for /readyz unless told not to.
+ */
+export async function launchApp(
+  name: string,
+  env: Record<string, string>,
+  opts: { waitReady?: boolean; timeoutMs?: number } = {},
+): Promise<LaunchedApp> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'dist/apps', name, 'main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  let done = false;
+  void exited.then(() => (done = true));
+  const app: LaunchedApp = {
+    name,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid ?? -1,
+    output: () => out,
+    exited,
+    kill: (signal = 'SIGTERM') => void child.kill(signal),
+    stop: async () => {
+      if (!done) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+  if (opts.waitReady !== false) {
+    try {
+      await waitFor(
+        async () => {
+          if (done) throw new Error(`${name} exited: ${out.slice(-2000)}`);
+          const res = await axios.get(`${app.url}/readyz`, { validateStatus: () => true, timeout: 1000 });
+          return res.status === 200;
+        },
+        { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 100, what: `${name} to be ready` },
+      );
+    } catch (err) {
+      child.kill('SIGKILL');
+      throw err;
+    }
+  }
+  return app;
+}

@@ -1,0 +1,167 @@
+import { createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from './infra';
+import { freePort, LaunchedApp, launchApp } from './launcher';
+import { CallbackReceiver, SmsStub, SmtpSink, startCallbackReceiver, startSmsStub, startSmtpSink } from './receivers';
+
+export const SYSTEM_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
+export const SYSTEM_SECRETS_KEY = 'a1'.repeat(32);
+
+type AppName =
+  | 'lock-cloud-simulator'
+  | 'admin-api'
+  | 'location-api'
+  | 'ingest-gateway'
+  | 'access-api'
+  | 'provisioning-worker'
+  | 'callback-dispatcher'
+  | 'edge';
+
+export interface SystemOptions {
+  workers?: number;
+  dispatchers?: number;
+  /** Extra environment for every process, or per app. */
+  env?: Record<string, string>;
+  appEnv?: Partial<Record<AppName, Record<string, string>>>;
+}
+
+/**
+ * The whole system as a customer meets it, each app its own process (built bundles from
+ * `npm run build`), on free ports, in a vhost and databases of its own, with the lock-cloud
+ * simulator, a callback receiver, an SMTP sink and an SMS stub. `stop()` tears everything down.
+ */
+export async function launchSystem(opts: SystemOptions = {}) {
+  const vhost: TestVhost = await createVhost('sys');
+  const receiver: CallbackReceiver = await startCallbackReceiver();
+  const smtp: SmtpSink = await startSmtpSink();
+  const sms: SmsStub = await startSmsStub();
+  const dbs = {
+    identity: uniqueDbName('sys_identity'),
+    ingest: uniqueDbName('sys_ingest'),
+    location: uniqueDbName('sys_location'),
+    access: uniqueDbName('sys_access'),
+    provisioning: uniqueDbName('sys_provisioning'),
+    dispatcher: uniqueDbName('sys_dispatcher'),
+    sim: uniqueDbName('sys_sim'),
+  };
+  const ports = {
+    sim: await freePort(),
+    admin: await freePort(),
+    location: await freePort(),
+    ingest: await freePort(),
+    access: await freePort(),
+    edge: await freePort(),
+  };
+  const url = (port: number) => `http://127.0.0.1:${port}`;
+  const common: Record<string, string> = {
+    NODE_ENV: 'test',
+    AMQP_URL: vhost.url,
+    MONGO_URL,
+    IDENTITY_DB: dbs.identity,
+    ADMIN_TOKEN: SYSTEM_ADMIN_TOKEN,
+    SECRETS_KEY: SYSTEM_SECRETS_KEY,
+    LOCATION_API_URL: url(ports.location),
+    LOCK_CLOUD_URL: url(ports.sim),
+    SMTP_HOST: smtp.host,
+    SMTP_PORT: String(smtp.port),
+    SMTP_FROM: 'keys@smartlock.test',
+    SMS_API_URL: sms.url,
+    SMS_ACCOUNT_SID: 'ACe2e',
+    SMS_AUTH_TOKEN: 'e2e-sms-token',
+    SMS_FROM: '+15550000000',
+    // short schedules: a test waits seconds, not hours
+    PROVISIONING_RETRY_DELAYS_MS: '200,400,800',
+    CALLBACK_RETRY_DELAYS_MS: '300,600,1200',
+    CALLBACK_TIMEOUT_MS: '2000',
+    RELAY_INTERVAL_MS: '500',
+    SCHEDULE_RELAY_INTERVAL_MS: '1000',
+    ...opts.env,
+  };
+  const specs: { name: AppName; env: Record<string, string> }[] = [
+    { name: 'lock-cloud-simulator', env: { MONGO_DB: dbs.sim, PORT: String(ports.sim) } },
+    { name: 'admin-api', env: { MONGO_DB: dbs.identity, PORT: String(ports.admin) } },
+    { name: 'location-api', env: { MONGO_DB: dbs.location, PORT: String(ports.location) } },
+    { name: 'ingest-gateway', env: { MONGO_DB: dbs.ingest, PORT: String(ports.ingest) } },
+    { name: 'access-api', env: { MONGO_DB: dbs.access, PORT: String(ports.access) } },
+    ...Array.from({ length: opts.workers ?? 1 }, () => ({ name: 'provisioning-worker' as const, env: { MONGO_DB: dbs.provisioning } })),
+    ...Array.from({ length: opts.dispatchers ?? 1 }, () => ({ name: 'callback-dispatcher' as const, env: { MONGO_DB: dbs.dispatcher } })),
+    {
+      name: 'edge',
+      env: {
+        PORT: String(ports.edge),
+        LOCATION_API_URL: url(ports.location),
+        ACCESS_API_URL: url(ports.access),
+        ADMIN_API_URL: url(ports.admin),
+        CALLBACK_DISPATCHER_URL: '', // set below once a dispatcher runs
+      },
+    },
+  ];
+
+  const running: { name: AppName; env: Record<string, string>; app: LaunchedApp }[] = [];
+  async function launch(name: AppName, env: Record<string, string>) {
+    const full = { ...common, ...env, ...opts.appEnv?.[name] };
+    const app = await launchApp(name, full);
+    running.push({ name, env: full, app });
+    return app;
+  }
+
+  try {
+    for (const spec of specs) {
+      if (spec.name === 'edge') {
+        const dispatcher = running.find((r) => r.name === 'callback-dispatcher');
+        spec.env.CALLBACK_DISPATCHER_URL = dispatcher ? dispatcher.app.url : url(1);
+      }
+      await launch(spec.name, spec.env);
+    }
+  } catch (err) {
+    await Promise.all(running.map((r) => r.app.stop()));
+    throw err;
+  }
+
+  const system = {
+    baseUrl: url(ports.edge),
+    webhookUrl: url(ports.ingest),
+    simUrl: url(ports.sim),
+    adminToken: SYSTEM_ADMIN_TOKEN,
+    vhost,
+    receiver,
+    smtp,
+    sms,
+    dbs,
+    processes: () => running.map((r) => ({ name: r.name, pid: r.app.pid, url: r.app.url })),
+    /** The i-th running process of an app. */
+    app(name: AppName, i = 0): LaunchedApp {
+      const found = running.filter((r) => r.name === name)[i];
+      if (!found) throw new Error(`no process ${i} of ${name}`);
+      return found.app;
+    },
+    /** Kills (SIGKILL by default) one process and waits for it to exit. */
+    async kill(name: AppName, i = 0, signal: NodeJS.Signals = 'SIGKILL') {
+      const app = system.app(name, i);
+      app.kill(signal);
+      await app.exited;
+    },
+    /** Starts the i-th process of an app again with the same environment (and port). */
+    async restart(name: AppName, i = 0) {
+      const idx = running.indexOf(running.filter((r) => r.name === name)[i]);
+      const entry = running[idx];
+      await entry.app.stop();
+      const env = { ...entry.env, PORT: String(entry.app.port) };
+      entry.app = await launchApp(name, env);
+      return entry.app;
+    },
+    /** Adds one more process of an app (scaling out). */
+    async scale(name: 'provisioning-worker' | 'callback-dispatcher') {
+      return launch(name, { MONGO_DB: name === 'provisioning-worker' ? dbs.provisioning : dbs.dispatcher });
+    },
+    logs(name: AppName, i = 0) {
+      return system.app(name, i).output();
+    },
+    async stop() {
+      await Promise.all(running.map((r) => r.app.stop()));
+      await Promise.all([receiver.stop(), smtp.stop(), sms.stop()]);
+      await vhost.remove();
+      await dropDatabases(...Object.values(dbs));
+    },
+  };
+  return system;
+}
+export type System = Awaited<ReturnType<typeof launchSystem>>;
