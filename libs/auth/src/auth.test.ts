@@ -1,0 +1,142 @@
+import request from 'supertest';
+import { Types, connectDb, ensureIndexes, Connection } from '@smartlock/db';
+import { createHttpApp, apiEnvelope, ingestEnvelope, asyncHandler } from '@smartlock/http';
+import { createMetrics, createReadiness } from '@smartlock/observability';
+import { captureLogger, dropDatabases, MONGO_URL, uniqueDbName, waitFor } from '@smartlock/testing';
+import { AuthMessages, companyOf, createAuth, generateApiKey, generateIngestToken } from './index';
+
+describe('libs/auth against the real database', () => {
+  const dbName = uniqueDbName('auth');
+  const { logger, text } = captureLogger('auth-test');
+  let conn: Connection;
+  let clock = new Date('2026-11-22T10:00:00Z');
+  let auth: ReturnType<typeof createAuth>;
+  let app: ReturnType<typeof createHttpApp>;
+  const companyA = new Types.ObjectId();
+  const companyB = new Types.ObjectId();
+
+  async function issueKey(company: Types.ObjectId, extra: Record<string, unknown> = {}) {
+    const k = generateApiKey();
+    const doc = await auth.models.ApiKey.create({ company_id: company, name: 'k', prefix: k.prefix, hash: k.hash, ...extra });
+    return { key: k.key, id: String(doc._id) };
+  }
+
+  beforeAll(async () => {
+    conn = await connectDb({ url: MONGO_URL, dbName, logger });
+    auth = createAuth({ identityDb: conn, logger, now: () => clock });
+    await ensureIndexes(Object.values(auth.models));
+    app = createHttpApp(
+      {
+        logger,
+        metrics: createMetrics('auth-test'),
+        readiness: createReadiness(),
+        envelope: (req) => (req.path.startsWith('/webhook') ? ingestEnvelope : apiEnvelope),
+      },
+      (a) => {
+        a.get('/api/whoami', auth.apiKey(), (req, res) => void res.json({ company: companyOf(req) }));
+        a.post('/webhook/retry', auth.apiKeyOrAdmin('admin-token-123'), (req, res) => void res.json(req.principal));
+        a.post(
+          '/webhook/t/:token',
+          asyncHandler(async (req, res) => {
+            res.json(await auth.verifyIngestToken(req.params.token));
+          }),
+        );
+      },
+    );
+  });
+  afterAll(async () => {
+    await conn.close();
+    await dropDatabases(dbName);
+  });
+
+  it('a valid key resolves to exactly its company', async () => {
+    const { key } = await issueKey(companyA);
+    const res = await request(app).get('/api/whoami').set('apikey', key);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ company: String(companyA) });
+  });
+
+  it.each([
+    ['missing', undefined, AuthMessages.missingKey],
+    ['unknown', 'slk_AAAAAAAA_' + 'a'.repeat(43), AuthMessages.invalidKey],
+    ['malformed', 'hello', AuthMessages.invalidKey],
+  ])('%s key: 401 in the envelope', async (_what, key, message) => {
+    const req = request(app).get('/api/whoami');
+    if (key) req.set('apikey', key);
+    const res = await req;
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ message, code: 4010, error: true, data: null });
+  });
+
+  it('a key with the right prefix but the wrong secret is refused', async () => {
+    const { key } = await issueKey(companyA);
+    const forged = key.slice(0, 13) + 'b'.repeat(43);
+    expect((await request(app).get('/api/whoami').set('apikey', forged)).body.message).toBe(AuthMessages.invalidKey);
+  });
+
+  it('revoked: 401 "API key has been revoked", on the very next request', async () => {
+    const { key, id } = await issueKey(companyA);
+    expect((await request(app).get('/api/whoami').set('apikey', key)).status).toBe(200);
+    await auth.models.ApiKey.updateOne({ _id: id }, { revoked_at: new Date() });
+    const res = await request(app).get('/api/whoami').set('apikey', key);
+    expect(res.status).toBe(401);
+    expect(res.body.message).toBe('API key has been revoked');
+  });
+
+  it('expired: 401 "API key has expired"', async () => {
+    const { key } = await issueKey(companyA, { expires_at: new Date(clock.getTime() - 1000) });
+    const res = await request(app).get('/api/whoami').set('apikey', key);
+    expect(res.status).toBe(401);
+    expect(res.body.message).toBe('API key has expired');
+  });
+
+  it('X-Company-Id of another company: 403; the same company: fine', async () => {
+    const { key } = await issueKey(companyA);
+    const res = await request(app).get('/api/whoami').set('apikey', key).set('X-Company-Id', String(companyB));
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ message: AuthMessages.companyMismatch, code: 4030, error: true });
+    expect((await request(app).get('/api/whoami').set('apikey', key).set('X-Company-Id', String(companyA))).status).toBe(200);
+  });
+
+  it('an operator object or array where the key belongs is a 401, never a 500', async () => {
+    const res = await request(app).get('/api/whoami').set('apikey', '{"$gt": ""}');
+    expect(res.status).toBe(401);
+  });
+
+  it('keeps last_used_at current at most once a minute per key', async () => {
+    const { key, id } = await issueKey(companyA);
+    await request(app).get('/api/whoami').set('apikey', key);
+    const first = await waitFor(async () => (await auth.models.ApiKey.findById(id).lean())?.last_used_at, { what: 'last_used_at' });
+    expect(first?.toISOString()).toBe(clock.toISOString());
+    clock = new Date(clock.getTime() + 30_000);
+    await request(app).get('/api/whoami').set('apikey', key);
+    clock = new Date(clock.getTime() + 31_000);
+    await request(app).get('/api/whoami').set('apikey', key);
+    await waitFor(async () => (await auth.models.ApiKey.findById(id).lean())?.last_used_at?.getTime() === clock.getTime(), {
+      what: 'second touch',
+    });
+  });
+
+  it('an ingest token resolves company, site and provider; a revoked one is 401 in the ingest envelope', async () => {
+    const t = generateIngestToken();
+    const doc = await auth.models.IngestToken.create({ company_id: companyA, site_id: 'site-1', provider: 'direct', hash: t.hash });
+    const ok = await request(app).post(`/webhook/t/${t.token}`).send({});
+    expect(ok.body).toEqual({ companyId: String(companyA), tokenId: String(doc._id), siteId: 'site-1', provider: 'direct' });
+    await auth.models.IngestToken.updateOne({ _id: doc._id }, { revoked_at: new Date() });
+    const revoked = await request(app).post(`/webhook/t/${t.token}`).send({});
+    expect(revoked.status).toBe(401);
+    expect(revoked.body).toEqual({ success: false, errors: [AuthMessages.invalidToken], message: AuthMessages.invalidToken });
+  });
+
+  it('retry accepts the admin token or a company key', async () => {
+    expect((await request(app).post('/webhook/retry').set('Authorization', 'Bearer admin-token-123')).body).toEqual({ kind: 'admin' });
+    expect((await request(app).post('/webhook/retry').set('Authorization', 'Bearer nope')).status).toBe(401);
+    const { key } = await issueKey(companyB);
+    expect((await request(app).post('/webhook/retry').set('apikey', key)).body).toMatchObject({ kind: 'company', companyId: String(companyB) });
+  });
+
+  it('never logs a key or token', async () => {
+    expect(text()).not.toMatch(/slk_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{43}/);
+    expect(text()).not.toContain('admin-token-123');
+  });
+});

@@ -1,0 +1,146 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Connection, Types } from '@smartlock/db';
+import { HttpError } from '@smartlock/http';
+import type { Logger } from '@smartlock/observability';
+import { IdentityModels, identityModels } from './identity.models';
+import { isWellFormedIngestToken, parseApiKey, safeEqual, sha256 } from './secrets';
+
+/** Who is calling: a company (through its API key or an ingest token), or the administrator. */
+export type Principal =
+  | { kind: 'company'; companyId: string; keyId: string }
+  | { kind: 'ingest-token'; companyId: string; tokenId: string; siteId: string; provider: string }
+  | { kind: 'admin' };
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+/** SPEC "Authentication" messages, exact. */
+export const AuthMessages = {
+  missingKey: 'API key is required in the apikey header',
+  invalidKey: 'Invalid API key',
+  revoked: 'API key has been revoked',
+  expired: 'API key has expired',
+  companyMismatch: 'X-Company-Id does not match the company of the API key',
+  invalidToken: 'Invalid or revoked ingest token',
+  adminRequired: 'Administrator token required (Authorization: Bearer <ADMIN_TOKEN>)',
+} as const;
+
+export interface AuthOptions {
+  /** The identity database: `ctx.db.useDb(IDENTITY_DB)` (same pool) or its own connection. */
+  identityDb: Connection;
+  logger: Logger;
+  /** `last_used_at` is written at most this often per key or token (default 60 s). */
+  touchIntervalMs?: number;
+  now?: () => Date;
+}
+
+export interface Auth {
+  models: IdentityModels;
+  /** Resolves an `apikey` header value, or throws the 401 the SPEC prescribes. */
+  verifyApiKey(key: unknown): Promise<{ companyId: string; keyId: string }>;
+  verifyIngestToken(token: unknown): Promise<{ companyId: string; tokenId: string; siteId: string; provider: string }>;
+  /** API-host and event-tracking routes: `apikey` required; `X-Company-Id`, if sent, must match (403). */
+  apiKey(): RequestHandler;
+  /** Admin routes: `Authorization: Bearer <ADMIN_TOKEN>`. */
+  admin(adminToken: string): RequestHandler;
+  /** Routes open to both, such as `POST /webhook/retry` (a company's events, or every company's). */
+  apiKeyOrAdmin(adminToken: string): RequestHandler;
+}
+
+export function createAuth(opts: AuthOptions): Auth {
+  const models = identityModels(opts.identityDb);
+  const now = opts.now ?? (() => new Date());
+  const touchInterval = opts.touchIntervalMs ?? 60_000;
+  const lastTouched = new Map<string, number>();
+
+  /**
+   * Keeps `last_used_at` current without a write per request: at most one write per key per
+   * interval per process, fire-and-forget (a failed touch never fails the request).
+   */
+  function touch(model: IdentityModels['ApiKey'] | IdentityModels['IngestToken'], id: Types.ObjectId) {
+    const key = String(id);
+    const t = now().getTime();
+    if (t - (lastTouched.get(key) ?? 0) < touchInterval) return;
+    lastTouched.set(key, t);
+    (model as IdentityModels['ApiKey'])
+      .updateOne({ _id: id }, { $set: { last_used_at: new Date(t) } })
+      .exec()
+      .catch((err: Error) => opts.logger.warn('could not record last_used_at', { id: key, err: err.message }));
+  }
+
+  async function verifyApiKey(key: unknown) {
+    if (key === undefined || key === '') throw new HttpError(401, AuthMessages.missingKey);
+    const parsed = typeof key === 'string' ? parseApiKey(key) : undefined;
+    if (!parsed || typeof key !== 'string') throw new HttpError(401, AuthMessages.invalidKey);
+    // No cache: revocation must hold on the very next request on every instance (SPEC rule 5).
+    const doc = await models.ApiKey.findOne({ prefix: parsed.prefix }).lean();
+    if (!doc || !safeEqual(doc.hash, sha256(key))) throw new HttpError(401, AuthMessages.invalidKey);
+    if (doc.revoked_at) throw new HttpError(401, AuthMessages.revoked);
+    if (doc.expires_at && doc.expires_at.getTime() <= now().getTime()) throw new HttpError(401, AuthMessages.expired);
+    touch(models.ApiKey, doc._id);
+    return { companyId: String(doc.company_id), keyId: String(doc._id) };
+  }
+
+  async function verifyIngestToken(token: unknown) {
+    if (typeof token !== 'string' || !isWellFormedIngestToken(token)) throw new HttpError(401, AuthMessages.invalidToken);
+    const doc = await models.IngestToken.findOne({ hash: sha256(token) }).lean();
+    if (!doc || doc.revoked_at) throw new HttpError(401, AuthMessages.invalidToken);
+    touch(models.IngestToken, doc._id);
+    return { companyId: String(doc.company_id), tokenId: String(doc._id), siteId: doc.site_id, provider: doc.provider };
+  }
+
+  function checkCompanyHeader(req: Request, companyId: string) {
+    const header = req.headers['x-company-id'];
+    if (header !== undefined && header !== companyId) throw new HttpError(403, AuthMessages.companyMismatch);
+  }
+
+  function bearer(req: Request): string | undefined {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    return m?.[1];
+  }
+
+  const wrap = (fn: (req: Request) => Promise<void>): RequestHandler =>
+    (req: Request, _res: Response, next: NextFunction) => {
+      fn(req).then(() => next(), next);
+    };
+
+  return {
+    models,
+    verifyApiKey,
+    verifyIngestToken,
+    apiKey: () =>
+      wrap(async (req) => {
+        const { companyId, keyId } = await verifyApiKey(req.headers.apikey);
+        checkCompanyHeader(req, companyId);
+        req.principal = { kind: 'company', companyId, keyId };
+      }),
+    admin: (adminToken) =>
+      wrap(async (req) => {
+        const token = bearer(req);
+        if (!token || !safeEqual(token, adminToken)) throw new HttpError(401, AuthMessages.adminRequired);
+        req.principal = { kind: 'admin' };
+      }),
+    apiKeyOrAdmin: (adminToken) =>
+      wrap(async (req) => {
+        const token = bearer(req);
+        if (token && req.headers.apikey === undefined) {
+          if (!safeEqual(token, adminToken)) throw new HttpError(401, AuthMessages.adminRequired);
+          req.principal = { kind: 'admin' };
+          return;
+        }
+        const { companyId, keyId } = await verifyApiKey(req.headers.apikey);
+        checkCompanyHeader(req, companyId);
+        req.principal = { kind: 'company', companyId, keyId };
+      }),
+  };
+}
+
+/** The company of the authenticated caller; routes behind `apiKey()` use it to scope every query. */
+export function companyOf(req: Request): string {
+  const p = req.principal;
+  if (!p || p.kind === 'admin') throw new HttpError(401, AuthMessages.missingKey);
+  return p.companyId;
+}

@@ -1,0 +1,151 @@
+import { Connection, Types, connectDb, ensureIndexes } from '@smartlock/db';
+import { LayoutSnapshot, LocationEventMessage, LocationNodeState } from '@smartlock/contracts';
+import { captureLogger, dropDatabases, MONGO_URL, uniqueDbName, waitFor } from '@smartlock/testing';
+import { AmbiguousLocationError, createLayoutReplica } from './index';
+
+const oid = () => new Types.ObjectId().toHexString();
+
+/** A tiny source of truth: nodes by id and the messages that describe each change. */
+function source(company: string) {
+  const nodes = new Map<string, LocationNodeState>();
+  let version = 0;
+  const messages: LocationEventMessage[] = [];
+  const emit = (kind: LocationEventMessage['kind'], node: LocationNodeState) => {
+    version += 1;
+    node.version = version;
+    messages.push({ company_id: company, kind, version, commit_first: version, commit_last: version, occurred_at: new Date().toISOString(), node: { ...node, path: [] }, correlation_id: 'c' });
+  };
+  return {
+    messages,
+    add(level: LocationNodeState['level'], name: string, parent?: LocationNodeState, extra: Partial<LocationNodeState> = {}) {
+      const n: LocationNodeState = { level, _id: oid(), name, external_id: null, version: 0, ...extra };
+      if (parent) {
+        for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (parent[f]) n[f] = parent[f];
+        n[`${parent.level}_id` as 'site_id'] = parent._id;
+      }
+      if (level === 'room' || level === 'bed') n.locks = n.locks ?? [];
+      nodes.set(n._id, n);
+      emit('node.created', n);
+      return n;
+    },
+    rename(n: LocationNodeState, name: string) {
+      n.name = name;
+      emit('node.renamed', n);
+    },
+    remove(n: LocationNodeState) {
+      nodes.delete(n._id);
+      emit('node.deleted', { ...n });
+    },
+    snapshot: async (): Promise<LayoutSnapshot> => ({ company_id: company, version, nodes: [...nodes.values()].map((n) => ({ ...n })) }),
+  };
+}
+
+describe('libs/layout: the layout replica', () => {
+  const dbName = uniqueDbName('replica');
+  const { logger } = captureLogger('replica-test');
+  let db: Connection;
+
+  beforeAll(async () => {
+    db = await connectDb({ url: MONGO_URL, dbName, logger });
+  });
+  afterAll(async () => {
+    await db.close();
+    await dropDatabases(dbName);
+  });
+
+  async function setup(fetch?: () => Promise<LayoutSnapshot>) {
+    const company = oid();
+    const src = source(company);
+    const replica = createLayoutReplica({ db, logger, fetchSnapshot: fetch ?? src.snapshot, gapGraceMs: 300 });
+    await ensureIndexes(replica.models);
+    return { company, src, replica };
+  }
+
+  async function contents(replica: ReturnType<typeof createLayoutReplica>, company: string) {
+    const levels = ['site', 'building', 'floor', 'room', 'bed'] as const;
+    const all = (await Promise.all(levels.map((l) => replica.all(company, l)))).flat();
+    return all.map(({ company_id: _c, name_key: _n, ...n }) => n).sort((a, b) => a._id.localeCompare(b._id));
+  }
+
+  it('applies messages in version order whatever order they arrive in, once each, and resolves names', async () => {
+    const { company, src, replica } = await setup();
+    const site = src.add('site', 'Site X');
+    const building = src.add('building', 'Main', site);
+    const floor = src.add('floor', '2', building);
+    const room = src.add('room', '204', floor, { locks: [{ lock_id: 'L1', lock_mac: 'AA', name: null, provider: null, lockLocationType: 'door' }] });
+    const bed = src.add('bed', 'A', room);
+    src.rename(room, 'Room 204');
+    const shuffled = [...src.messages].reverse();
+    await Promise.all(shuffled.map((m) => replica.apply(m)));
+    await Promise.all(src.messages.map((m) => replica.apply(m))); // duplicates
+    expect(await replica.version(company)).toBe(6);
+    const snap = await src.snapshot();
+    expect(await contents(replica, company)).toEqual(snap.nodes.map((n) => ({ ...n, external_id: null })).sort((a, b) => a._id.localeCompare(b._id)));
+
+    expect((await replica.findRoomByName(company, site._id, 'Room 204'))?._id).toBe(room._id);
+    expect((await replica.findRoomByName(company, site._id, 'room 204'))?._id).toBe(room._id);
+    expect(await replica.findRoomByName(company, site._id, '204')).toBeNull();
+    expect((await replica.findBedByName(company, room._id, 'a'))?._id).toBe(bed._id);
+    expect(await replica.locksOf(company, room._id)).toEqual([{ lock_id: 'L1', lock_mac: 'AA', name: null, provider: null, lockLocationType: 'door' }]);
+    expect((await replica.findSite(company, site._id))?.name).toBe('Site X');
+    expect((await replica.descendants(company, (await replica.node(company, site._id))!, 'bed')).map((b) => b._id)).toEqual([bed._id]);
+    expect((await replica.path(company, (await replica.node(company, bed._id))!)).map((n) => n.name)).toEqual(['Site X', 'Main', '2', 'Room 204']);
+  });
+
+  it('same name on two floors of a site is ambiguous; an exact match beats a case-insensitive one', async () => {
+    const { company, src, replica } = await setup();
+    const site = src.add('site', 'S');
+    const b = src.add('building', 'B', site);
+    const f1 = src.add('floor', '1', b);
+    const f2 = src.add('floor', '2', b);
+    src.add('room', '101', f1);
+    src.add('room', '101', f2);
+    const upper = src.add('room', 'Suite', f1);
+    src.add('room', 'suite', f2);
+    for (const m of src.messages) await replica.apply(m);
+    await expect(replica.findRoomByName(company, site._id, '101')).rejects.toBeInstanceOf(AmbiguousLocationError);
+    expect((await replica.findRoomByName(company, site._id, 'Suite'))?._id).toBe(upper._id);
+    await expect(replica.findRoomByName(company, site._id, 'SUITE')).rejects.toBeInstanceOf(AmbiguousLocationError);
+  });
+
+  it('a missing version leads to a rebuild from the snapshot once the grace time is over; so does a company seen mid-stream', async () => {
+    const { company, src, replica } = await setup();
+    const site = src.add('site', 'S');
+    const b = src.add('building', 'B', site);
+    const lost = src.add('floor', 'lost', b);
+    src.add('room', 'R', lost);
+    await replica.apply(src.messages[0]);
+    await replica.apply(src.messages[1]);
+    await replica.apply(src.messages[3]); // version 3 never comes
+    expect(await replica.version(company)).toBe(2);
+    replica.start();
+    try {
+      await waitFor(async () => (await replica.version(company)) === 4, { what: 'the rebuild' });
+    } finally {
+      replica.stop();
+    }
+    expect((await replica.node(company, lost._id))?.name).toBe('lost');
+
+    const late = await setup();
+    const s2 = late.src.add('site', 'S2');
+    late.src.rename(s2, 'S2 renamed');
+    await late.replica.apply(late.src.messages[1]);
+    expect(await late.replica.version(late.company)).toBe(2);
+    expect((await late.replica.findSite(late.company, s2._id))?.name).toBe('S2 renamed');
+  });
+
+  it('deletes and external ids: lookups follow, stale keys never answer', async () => {
+    const { company, src, replica } = await setup();
+    const site = src.add('site', 'S', undefined, { external_id: 'EXT-S' });
+    const b = src.add('building', 'B', site);
+    const f = src.add('floor', 'F', b);
+    const room = src.add('room', '1', f, { external_id: 'EXT-R' });
+    for (const m of src.messages) await replica.apply(m);
+    expect((await replica.findSite(company, 'EXT-S'))?._id).toBe(site._id);
+    expect((await replica.findRoomByExternalId(company, 'EXT-R'))?._id).toBe(room._id);
+    src.remove(room);
+    await replica.apply(src.messages.at(-1)!);
+    expect(await replica.findRoomByExternalId(company, 'EXT-R')).toBeNull();
+    expect(await replica.findRoomByName(company, site._id, '1')).toBeNull();
+  });
+});

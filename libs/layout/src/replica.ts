@@ -1,0 +1,401 @@
+import axios from 'axios';
+import { Connection, Schema, isDuplicateKeyError } from '@smartlock/db';
+import {
+  LayoutSnapshot,
+  LocationEventMessage,
+  LocationLevel,
+  LocationNodeState,
+  LockBinding,
+  layoutSnapshotSchema,
+  locationEventMessageSchema,
+} from '@smartlock/contracts';
+import type { Broker, ConsumeOptions, QueueDef } from '@smartlock/messaging';
+import type { Logger } from '@smartlock/observability';
+
+/** A node of the replica: the node's last published state. */
+export interface ReplicaNode extends LocationNodeState {
+  company_id: string;
+  name_key: string;
+}
+
+export type FetchSnapshot = (companyId: string) => Promise<LayoutSnapshot>;
+
+export interface LayoutReplicaOptions {
+  /** The consuming app's own database: the replica lives in its `replica_location_*` collections. */
+  db: Connection;
+  broker?: Broker;
+  logger: Logger;
+  /** How a company's snapshot is fetched when the replica must rebuild (see httpSnapshotFetcher). */
+  fetchSnapshot?: FetchSnapshot;
+  /** A missing version not filled within this time means a lost message: rebuild. */
+  gapGraceMs?: number;
+  /** A write of more versions than this, ahead of the replica, is taken from a snapshot instead of message by message. */
+  rebuildThreshold?: number;
+  /** A claim older than this belongs to a crashed applier and is taken over. */
+  claimTimeoutMs?: number;
+}
+
+/** Several rooms (beds) of that name match: the caller must not guess. */
+export class AmbiguousLocationError extends Error {
+  constructor(
+    message: string,
+    readonly candidates: ReplicaNode[],
+  ) {
+    super(message);
+    this.name = 'AmbiguousLocationError';
+  }
+}
+
+/** The replica has no state for the company and no way (or no luck) fetching a snapshot: retry later. */
+export class ReplicaUnavailableError extends Error {
+  readonly permanent = false;
+}
+
+/**
+ * The snapshot fetcher consuming apps use: `GET {LOCATION_API_URL}/admin/v1/companies/:id/snapshot`
+ * with the admin token.
+ */
+export function httpSnapshotFetcher(locationApiUrl: string, adminToken: string, timeoutMs = 30_000): FetchSnapshot {
+  return async (companyId) => {
+    const res = await axios.get(`${locationApiUrl.replace(/\/+$/, '')}/admin/v1/companies/${companyId}/snapshot`, {
+      headers: { Authorization: `Bearer ${adminToken}` },
+      timeout: timeoutMs,
+      maxContentLength: Infinity,
+    });
+    const { value, error } = layoutSnapshotSchema.validate(res.data?.data, { allowUnknown: true });
+    if (error) throw new Error(`invalid layout snapshot for ${companyId}: ${error.message}`);
+    return value as LayoutSnapshot;
+  };
+}
+
+const nodeSchema = new Schema(
+  {
+    _id: String,
+    company_id: String,
+    level: String,
+    name: String,
+    name_key: String,
+    external_id: { type: String, default: null },
+    site_id: String,
+    building_id: String,
+    floor_id: String,
+    room_id: String,
+    locks: [Schema.Types.Mixed],
+    version: Number,
+  },
+  { versionKey: false },
+);
+// Tree queries of employee access rules ("every room under this floor"), and the rebuild's listing
+// of a company. Served by these indexes on MongoDB; FerretDB 1.x reads the collection instead.
+nodeSchema.index({ company_id: 1, site_id: 1, level: 1 });
+nodeSchema.index({ company_id: 1, building_id: 1, level: 1 });
+nodeSchema.index({ company_id: 1, floor_id: 1, level: 1 });
+nodeSchema.index({ company_id: 1, room_id: 1, level: 1 });
+nodeSchema.index({ company_id: 1, level: 1 });
+
+// Lookup keys (`<company>|room-name|<site>|<name>` -> node ids): every lookup of a booking is a get by _id.
+const keySchema = new Schema({ _id: String, ids: [String] }, { versionKey: false });
+// A company's applied version. Written only by the holder of the claim on the next version.
+const stateSchema = new Schema({ _id: String, version: Number, rebuilt_at: Date }, { versionKey: false });
+// Messages that arrived before the versions below them.
+const pendingSchema = new Schema({ _id: String, company_id: String, version: Number, message: Schema.Types.Mixed, at: Date }, { versionKey: false });
+// The gap check lists a company's waiting messages.
+pendingSchema.index({ company_id: 1, version: 1 });
+// Who applies version N of a company: the one whose insert of `<company>:<N>` succeeded.
+const claimSchema = new Schema({ _id: String, at: Date }, { versionKey: false });
+
+const keyOf = {
+  ext: (company: string, level: LocationLevel, ext: string) => `${company}|${level}-ext|${ext}`,
+  roomName: (company: string, siteId: string, nameKey: string) => `${company}|room-name|${siteId}|${nameKey}`,
+  bedName: (company: string, roomId: string, nameKey: string) => `${company}|bed-name|${roomId}|${nameKey}`,
+};
+
+function keysOf(n: Pick<ReplicaNode, 'company_id' | 'level' | 'external_id' | 'name_key' | 'site_id' | 'room_id'>): string[] {
+  const out: string[] = [];
+  if (n.external_id !== null && n.external_id !== undefined) out.push(keyOf.ext(n.company_id, n.level, n.external_id));
+  if (n.level === 'room' && n.site_id) out.push(keyOf.roomName(n.company_id, n.site_id, n.name_key));
+  if (n.level === 'bed' && n.room_id) out.push(keyOf.bedName(n.company_id, n.room_id, n.name_key));
+  return out;
+}
+
+/**
+ * A replica of the layout published by location-api, kept in the consuming app's database.
+ *
+ * Messages are applied per company strictly in version order, once each: a message first waits in
+ * `replica_location_pending`; whoever inserts the claim `<company>:<next version>` applies it, moves the
+ * company's version on and goes on with the next waiting one. (Inserts against a unique `_id` are the
+ * one decision FerretDB 1.x makes atomically; its updates are not.) Any number of consumer processes
+ * can share the queue. A version that does not arrive within `gapGraceMs`, a `layout.resync` message,
+ * a company the replica has never seen (first message not version 1) and a write far ahead of the
+ * replica all lead to a rebuild from the company's snapshot, under the same claim.
+ */
+export function createLayoutReplica(opts: LayoutReplicaOptions) {
+  const { db, logger } = opts;
+  const grace = opts.gapGraceMs ?? 5000;
+  const threshold = opts.rebuildThreshold ?? 500;
+  const claimTimeout = opts.claimTimeoutMs ?? 60_000;
+  const model = <T>(name: string, schema: Schema<T>, collection: string) => db.models[name] ?? db.model<T>(name, schema, collection);
+  const Nodes = model('ReplicaLocationNode', nodeSchema, 'replica_location_nodes');
+  const Keys = model('ReplicaLocationKey', keySchema, 'replica_location_keys');
+  const States = model('ReplicaLocationState', stateSchema, 'replica_location_companies');
+  const Pending = model('ReplicaLocationPending', pendingSchema, 'replica_location_pending');
+  const Claims = model('ReplicaLocationClaim', claimSchema, 'replica_location_claims');
+  let timer: NodeJS.Timeout | undefined;
+
+  const state = (company: string) => States.collection.findOne<{ version: number }>({ _id: company as never });
+
+  async function claim(company: string, version: number): Promise<boolean> {
+    const id = `${company}:${version}`;
+    try {
+      await Claims.collection.insertOne({ _id: id, at: new Date() } as never);
+      return true;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+    // A claim nobody finished within claimTimeout belongs to a crashed process: take it over.
+    const held = await Claims.collection.findOne<{ at: Date }>({ _id: id as never });
+    if (held && Date.now() - held.at.getTime() > claimTimeout) {
+      await Claims.collection.deleteOne({ _id: id as never, at: held.at });
+      return claim(company, version);
+    }
+    return false;
+  }
+
+  async function setNode(node: LocationNodeState, company: string) {
+    // Only the node's own state is kept (messages also carry the path, which renames above would stale).
+    const doc: ReplicaNode = { level: node.level, _id: node._id, name: node.name, external_id: node.external_id, version: node.version, company_id: company, name_key: node.name.toLowerCase() };
+    for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (node[f]) doc[f] = node[f];
+    if (node.level === 'room' || node.level === 'bed') doc.locks = node.locks ?? [];
+    const old = await Nodes.collection.findOneAndReplace({ _id: node._id as never }, doc as never, { upsert: true, returnDocument: 'before' });
+    const before = old ? keysOf(old as unknown as ReplicaNode) : [];
+    const after = keysOf(doc);
+    for (const k of before) if (!after.includes(k)) await Keys.collection.updateOne({ _id: k as never }, { $pull: { ids: node._id } } as never);
+    for (const k of after) await Keys.collection.updateOne({ _id: k as never }, { $addToSet: { ids: node._id } } as never, { upsert: true });
+  }
+
+  async function removeNode(id: string) {
+    const old = await Nodes.collection.findOneAndDelete({ _id: id as never });
+    for (const k of old ? keysOf(old as unknown as ReplicaNode) : []) await Keys.collection.updateOne({ _id: k as never }, { $pull: { ids: id } } as never);
+  }
+
+  async function applyOne(m: LocationEventMessage) {
+    if (!m.node) return;
+    if (m.kind === 'node.deleted') await removeNode(m.node._id);
+    else await setNode(m.node, m.company_id);
+  }
+
+  async function rebuildClaimed(company: string, fetch: FetchSnapshot) {
+    const snap = await fetch(company);
+    if (snap.company_id !== company) throw new Error(`snapshot of ${snap.company_id} received for ${company}`);
+    const current = await state(company);
+    if (current && current.version >= snap.version) return;
+    const keep = new Set<string>();
+    for (const n of snap.nodes) {
+      keep.add(n._id);
+      await setNode(n, company);
+    }
+    const existing = await Nodes.collection.find<{ _id: string }>({ company_id: company }, { projection: { _id: 1 } }).toArray();
+    for (const e of existing) if (!keep.has(e._id)) await removeNode(e._id);
+    await States.collection.updateOne({ _id: company as never }, { $set: { version: snap.version, rebuilt_at: new Date() } }, { upsert: true });
+    await Pending.collection.deleteMany({ company_id: company, version: { $lte: snap.version } });
+    logger.info('layout replica rebuilt from snapshot', { company, version: snap.version, nodes: snap.nodes.length });
+  }
+
+  /** Applies every waiting message that is next in line; rebuilds when the replica cannot go on by messages. */
+  async function drain(company: string, force = false): Promise<void> {
+    for (;;) {
+      const s = await state(company);
+      const w = s?.version ?? 0;
+      const next = w + 1;
+      const p = await Pending.collection.findOne<{ message: LocationEventMessage; at: Date }>({ _id: `${company}:${next}` as never });
+      const farBehind = p && p.message.commit_last - w > threshold;
+      let rebuild = force || !!farBehind || p?.message.kind === 'layout.resync';
+      if (!p && !rebuild) {
+        const waiting = await Pending.collection.find<{ version: number; at: Date }>({ company_id: company, version: { $gt: next } }).sort({ version: 1 }).limit(1).toArray();
+        if (!waiting.length) return;
+        // A company never seen before, or a version that did not come in time: take the snapshot.
+        rebuild = !s || Date.now() - waiting[0].at.getTime() > grace;
+        if (!rebuild) return;
+      }
+      if (!(await claim(company, next))) return;
+      try {
+        // Another process may have applied `next` and released its claim between our read of the
+        // state and our claim: re-applying its (older) message would overwrite newer nodes and set
+        // the version back. Only the holder of the claim that still finds `w` applied goes on.
+        if (((await state(company))?.version ?? 0) !== w) continue;
+        if (rebuild) {
+          if (!opts.fetchSnapshot) throw new ReplicaUnavailableError(`layout replica of ${company} needs a snapshot but has no fetchSnapshot`);
+          await rebuildClaimed(company, opts.fetchSnapshot);
+          force = false;
+          const after = await state(company);
+          // A snapshot that brings nothing new (the source is not ahead): stop, the gap check tries later.
+          if (!after || (s && after.version <= s.version)) return;
+        } else if (p) {
+          await applyOne(p.message);
+          await States.collection.updateOne({ _id: company as never }, { $set: { version: next } }, { upsert: true });
+          await Pending.collection.deleteOne({ _id: `${company}:${next}` as never });
+        }
+      } finally {
+        await Claims.collection.deleteOne({ _id: `${company}:${next}` as never });
+      }
+    }
+  }
+
+  const replica = {
+    models: [Nodes, Keys, States, Pending, Claims],
+
+    /** Applies a location.events message (idempotent; any order; any number of processes). */
+    async apply(message: LocationEventMessage): Promise<void> {
+      const { value, error } = locationEventMessageSchema.validate(message);
+      if (error) throw Object.assign(new Error(`invalid location event: ${error.message}`), { permanent: true });
+      const m = value as LocationEventMessage;
+      const s = await state(m.company_id);
+      if (s && m.version <= s.version) return;
+      await Pending.collection
+        .insertOne({ _id: `${m.company_id}:${m.version}`, company_id: m.company_id, version: m.version, message: m, at: new Date() } as never)
+        .catch((err) => {
+          if (!isDuplicateKeyError(err)) throw err;
+        });
+      await drain(m.company_id);
+    },
+
+    /** Replaces the company's replica with its snapshot (when the snapshot is newer than what is applied). */
+    async rebuild(companyId: string, fetchSnapshot: FetchSnapshot | undefined = opts.fetchSnapshot): Promise<void> {
+      if (!fetchSnapshot) throw new ReplicaUnavailableError('no fetchSnapshot given');
+      const s = await state(companyId);
+      const next = (s?.version ?? 0) + 1;
+      if (!(await claim(companyId, next))) throw new ReplicaUnavailableError(`the layout replica of ${companyId} is being updated; retry`);
+      try {
+        await rebuildClaimed(companyId, fetchSnapshot);
+      } finally {
+        await Claims.collection.deleteOne({ _id: `${companyId}:${next}` as never });
+      }
+      await drain(companyId);
+    },
+
+    /** The version applied for a company (0: nothing yet). */
+    async version(companyId: string): Promise<number> {
+      return (await state(companyId))?.version ?? 0;
+    },
+
+    /** Consumes the app's location.events queue into the replica, and starts the gap check. */
+    async consume(queue: QueueDef, consumeOpts: ConsumeOptions<LocationEventMessage> = {}): Promise<void> {
+      if (!opts.broker) throw new Error('createLayoutReplica: consume() needs a broker');
+      await opts.broker.consume<LocationEventMessage>(queue, (m) => replica.apply(m), { schema: locationEventMessageSchema, ...consumeOpts });
+      replica.start();
+    },
+
+    /** Periodically finishes what waits for a missing version (rebuilding once the grace time is over). */
+    start() {
+      if (timer) return;
+      timer = setInterval(async () => {
+        try {
+          const companies = await Pending.collection.distinct('company_id', {});
+          for (const c of companies as string[]) await drain(c);
+        } catch (err) {
+          logger.warn('layout replica gap check failed', { err });
+        }
+      }, Math.max(100, Math.floor(grace / 2)));
+      timer.unref();
+    },
+
+    stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+    },
+
+    /** A company the replica has no state of is fetched first (when a fetcher is configured). */
+    async ensureCompany(companyId: string): Promise<void> {
+      if (await state(companyId)) return;
+      if (!opts.fetchSnapshot) throw new ReplicaUnavailableError(`no layout replica of company ${companyId} yet`);
+      await drain(companyId, true);
+      if (!(await state(companyId))) throw new ReplicaUnavailableError(`the layout replica of ${companyId} is being rebuilt; retry`);
+    },
+
+    async node(companyId: string, id: string): Promise<ReplicaNode | null> {
+      const n = await Nodes.collection.findOne<ReplicaNode>({ _id: id as never });
+      return n && n.company_id === companyId ? n : null;
+    },
+
+    async byKey(companyId: string, key: string, check: (n: ReplicaNode) => boolean): Promise<ReplicaNode[]> {
+      const doc = await Keys.collection.findOne<{ ids: string[] }>({ _id: key as never });
+      const nodes = await Promise.all((doc?.ids ?? []).map((id) => replica.node(companyId, id)));
+      return nodes.filter((n): n is ReplicaNode => !!n && check(n));
+    },
+
+    /** A site by its _id or its external id. */
+    async findSite(companyId: string, siteIdOrExternal: string): Promise<ReplicaNode | null> {
+      await replica.ensureCompany(companyId);
+      const byId = await replica.node(companyId, siteIdOrExternal);
+      if (byId?.level === 'site') return byId;
+      return (await replica.byKey(companyId, keyOf.ext(companyId, 'site', siteIdOrExternal), (n) => n.level === 'site' && n.external_id === siteIdOrExternal))[0] ?? null;
+    },
+
+    /**
+     * The room of that name in the site (SPEC: matching is by name). An exact match wins; without one,
+     * a match ignoring case is used only if it is the only one. Rooms of the same name on two floors
+     * of the site are ambiguous: AmbiguousLocationError.
+     */
+    async findRoomByName(companyId: string, siteId: string, roomName: string): Promise<ReplicaNode | null> {
+      await replica.ensureCompany(companyId);
+      const key = roomName.toLowerCase();
+      const all = await replica.byKey(companyId, keyOf.roomName(companyId, siteId, key), (n) => n.level === 'room' && n.site_id === siteId && n.name_key === key);
+      return pick(all, roomName, `room "${roomName}" in site ${siteId}`);
+    },
+
+    async findRoomByExternalId(companyId: string, externalId: string): Promise<ReplicaNode | null> {
+      await replica.ensureCompany(companyId);
+      return (await replica.byKey(companyId, keyOf.ext(companyId, 'room', externalId), (n) => n.level === 'room' && n.external_id === externalId))[0] ?? null;
+    },
+
+    /** The bed of that name in the room: exact match first, then ignoring case if unambiguous. */
+    async findBedByName(companyId: string, roomId: string, bedName: string): Promise<ReplicaNode | null> {
+      await replica.ensureCompany(companyId);
+      const key = bedName.toLowerCase();
+      const all = await replica.byKey(companyId, keyOf.bedName(companyId, roomId, key), (n) => n.level === 'bed' && n.room_id === roomId && n.name_key === key);
+      return pick(all, bedName, `bed "${bedName}" in room ${roomId}`);
+    },
+
+    async findBedByExternalId(companyId: string, externalId: string): Promise<ReplicaNode | null> {
+      await replica.ensureCompany(companyId);
+      return (await replica.byKey(companyId, keyOf.ext(companyId, 'bed', externalId), (n) => n.level === 'bed' && n.external_id === externalId))[0] ?? null;
+    },
+
+    /** Locks bound to a room (door) or a bed (cabinet). */
+    async locksOf(companyId: string, nodeId: string): Promise<LockBinding[]> {
+      return (await replica.node(companyId, nodeId))?.locks ?? [];
+    },
+
+    /** The node's ancestors, site first. */
+    async path(companyId: string, node: ReplicaNode): Promise<ReplicaNode[]> {
+      const ids = [node.site_id, node.building_id, node.floor_id, node.room_id].filter((x): x is string => !!x);
+      return (await Promise.all(ids.map((id) => replica.node(companyId, id)))).filter((n): n is ReplicaNode => !!n);
+    },
+
+    /**
+     * Nodes of `level` under an ancestor (employee access wildcards: every room or bed under a site,
+     * building or floor; every bed of a room).
+     */
+    async descendants(companyId: string, ancestor: ReplicaNode, level: LocationLevel): Promise<ReplicaNode[]> {
+      await replica.ensureCompany(companyId);
+      const field = `${ancestor.level}_id`;
+      return Nodes.collection.find<ReplicaNode>({ company_id: companyId, [field]: ancestor._id, level }).toArray();
+    },
+
+    /** Every node of a level in the company. */
+    async all(companyId: string, level: LocationLevel): Promise<ReplicaNode[]> {
+      await replica.ensureCompany(companyId);
+      return Nodes.collection.find<ReplicaNode>({ company_id: companyId, level }).toArray();
+    },
+  };
+  return replica;
+}
+
+function pick(candidates: ReplicaNode[], name: string, what: string): ReplicaNode | null {
+  const exact = candidates.filter((n) => n.name === name);
+  const chosen = exact.length ? exact : candidates;
+  if (chosen.length > 1) throw new AmbiguousLocationError(`${what} is ambiguous: ${chosen.length} locations have that name`, chosen);
+  return chosen[0] ?? null;
+}
+
+export type LayoutReplica = ReturnType<typeof createLayoutReplica>;

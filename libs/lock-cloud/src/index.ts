@@ -1,0 +1,41 @@
+export type {
+  AppliedValidity,
+  CardOnLock,
+  ChangeValidityInput,
+  CredentialType,
+  EkeyOnLock,
+  IssueCardInput,
+  IssuedCard,
+  IssuedEkey,
+  IssuedPasscode,
+  IssueEkeyInput,
+  IssuePasscodeInput,
+  LockCapabilities,
+  LockCloud,
+  LockCloudProvider,
+  LockCredentials,
+  LockInfo,
+  PasscodeOnLock,
+  Revoked,
+  TimeInput,
+  Validity,
+  ValidityChange,
+} from './types';
+export {
+  LockCloudError,
+  isTransient,
+  isLockCloudError,
+  classifyErrcode,
+  classifyHttpStatus,
+  classifyNetworkCode,
+  TTLOCK_ERRCODES,
+  TTLOCK_NOT_FOUND,
+  TTLOCK_TOKEN_EXPIRED,
+} from './errors';
+export type { LockCloudErrorKind, LockCloudErrorCategory, LockCloudErrorInit } from './errors';
+export { lockCloudEnv, lockCloudConfigFromEnv, LOCK_CLOUD_DEV_DEFAULTS } from './config';
+export type { LockCloudConfig, LockCloudEnv } from './config';
+export { CAPABILITIES } from './capabilities';
+export { HOUR_MS, widenToHours } from './time';
+export { createTtlockLockCloud } from './ttlock/adapter';
+export type { TtlockClientOptions } from './ttlock/client';

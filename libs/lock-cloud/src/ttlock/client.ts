@@ -1,0 +1,230 @@
+import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
+import http from 'node:http';
+import https from 'node:https';
+import { createHash } from 'node:crypto';
+import type { Logger } from '@smartlock/observability';
+import type { LockCloudConfig } from '../config';
+import {
+  LockCloudError,
+  TTLOCK_NOT_FOUND,
+  TTLOCK_TOKEN_EXPIRED,
+  classifyErrcode,
+  classifyHttpStatus,
+  classifyNetworkCode,
+} from '../errors';
+
+export type Params = Record<string, string | number | undefined>;
+export type VendorBody = Record<string, unknown>;
+
+export interface CallSpec {
+  method: 'GET' | 'POST';
+  path: string;
+  params: Params;
+  /** For error context, logs and per-lock serialisation. */
+  lockId?: string;
+  /** Changes state at the vendor: serialised per lock; a timeout may have applied it. */
+  mutating: boolean;
+  /** A delete: the vendor's "not found" means already done. */
+  deleteCall?: boolean;
+}
+
+/** A call's outcome: the vendor's body, or `notFound` for a delete of something already gone. */
+export type CallResult = { body: VendorBody; notFound: false } | { body: VendorBody; notFound: true };
+
+interface Token {
+  accessToken: string;
+  refreshToken?: string;
+}
+
+export interface TtlockClientOptions {
+  logger?: Logger;
+  /**
+   * Serialise this process's changes per lock (default true): TTLock answers "busy" (-3003/-3037)
+   * to concurrent gateway commands on one lock.
+   */
+  serializePerLock?: boolean;
+}
+
+export interface TtlockClient {
+  call(spec: CallSpec): Promise<CallResult>;
+  close(): void;
+}
+
+export const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
+
+function form(params: Params): URLSearchParams {
+  const body = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) body.append(k, String(v));
+  return body;
+}
+
+/**
+ * The TTLock wire protocol: form-encoded POSTs and query-string GETs, each carrying clientId,
+ * accessToken and date (epoch ms); errors as HTTP 200 with errcode != 0. The OAuth token is fetched
+ * on first use, shared by concurrent calls (one token request in flight), and refreshed once when
+ * the vendor says it is missing or expired (10003/10004), after which the call is replayed.
+ *
+ * Secrets (clientSecret, password, accessToken, refresh token) never reach a log line or an error:
+ * errors carry the operation, errcode and the vendor's errmsg only, never the axios error (whose
+ * config holds the request body).
+ */
+export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOptions = {}): TtlockClient {
+  const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+  const ax: AxiosInstance = axios.create({
+    baseURL: config.baseUrl.replace(/\/+$/, ''),
+    timeout: config.timeoutMs,
+    httpAgent,
+    httpsAgent,
+    validateStatus: () => true,
+    transitional: { clarifyTimeoutError: true, silentJSONParsing: true, forcedJSONParsing: true },
+    maxRedirects: 0,
+  });
+  const log = opts.logger;
+  const serialize = opts.serializePerLock ?? true;
+
+  let token: Token | undefined;
+  let tokenRequest: Promise<Token> | undefined;
+
+  async function send(spec: CallSpec, params: Params): Promise<VendorBody> {
+    const started = Date.now();
+    let res: AxiosResponse;
+    try {
+      res =
+        spec.method === 'GET'
+          ? await ax.get(spec.path, { params: form(params) })
+          : await ax.post(spec.path, form(params));
+    } catch (err) {
+      const code = (err as AxiosError).code;
+      const c = classifyNetworkCode(code);
+      log?.warn('lock cloud call got no answer', { operation: spec.path, lockId: spec.lockId, code, durationMs: Date.now() - started });
+      throw new LockCloudError(`lock cloud ${spec.path}: ${c.category === 'timeout' ? `no answer within ${config.timeoutMs} ms` : `network error ${code ?? ''}`.trim()}`, {
+        ...c,
+        operation: spec.path,
+        lockId: spec.lockId,
+        // The request may have reached the vendor before the answer was lost.
+        maybeApplied: spec.mutating,
+      });
+    }
+    log?.debug('lock cloud call', { operation: spec.path, lockId: spec.lockId, status: res.status, errcode: (res.data as VendorBody)?.errcode, durationMs: Date.now() - started });
+    if (res.status !== 200) {
+      const c = classifyHttpStatus(res.status);
+      throw new LockCloudError(`lock cloud ${spec.path}: HTTP ${res.status}`, {
+        ...c,
+        operation: spec.path,
+        lockId: spec.lockId,
+        httpStatus: res.status,
+        maybeApplied: spec.mutating && c.kind === 'transient',
+      });
+    }
+    if (typeof res.data !== 'object' || res.data === null || Array.isArray(res.data)) {
+      throw new LockCloudError(`lock cloud ${spec.path}: the answer is not a JSON object`, {
+        kind: 'transient',
+        category: 'bad_response',
+        operation: spec.path,
+        lockId: spec.lockId,
+        httpStatus: res.status,
+        maybeApplied: spec.mutating,
+      });
+    }
+    return res.data as VendorBody;
+  }
+
+  function vendorError(spec: CallSpec, body: VendorBody): LockCloudError {
+    const errcode = Number(body.errcode);
+    const c = classifyErrcode(errcode);
+    const errmsg = typeof body.errmsg === 'string' ? body.errmsg.slice(0, 200) : '';
+    return new LockCloudError(`lock cloud ${spec.path}: errcode ${errcode} (${c.category})${errmsg ? `: ${errmsg}` : ''}`, {
+      ...c,
+      operation: spec.path,
+      lockId: spec.lockId,
+      errcode,
+      httpStatus: 200,
+    });
+  }
+
+  const isError = (body: VendorBody) => body.errcode !== undefined && Number(body.errcode) !== 0;
+
+  async function requestToken(grant: Params): Promise<Token> {
+    const spec: CallSpec = { method: 'POST', path: '/oauth2/token', params: {}, mutating: false };
+    const body = await send(spec, { clientId: config.clientId, clientSecret: config.clientSecret, ...grant });
+    if (isError(body)) throw vendorError(spec, body);
+    if (typeof body.access_token !== 'string' || !body.access_token) {
+      throw new LockCloudError('lock cloud /oauth2/token: no access_token in the answer', { kind: 'transient', category: 'bad_response', operation: spec.path });
+    }
+    log?.info('lock cloud token obtained', { grant: grant.grant_type ?? 'password', expiresInS: body.expires_in });
+    return { accessToken: body.access_token, refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : undefined };
+  }
+
+  const passwordGrant = () => requestToken({ username: config.username, password: md5(config.password) });
+
+  /** One token request at a time; every caller waiting meanwhile shares its outcome. */
+  function singleFlight(fetch: () => Promise<Token>): Promise<Token> {
+    tokenRequest ??= fetch()
+      .then((t) => (token = t))
+      .finally(() => (tokenRequest = undefined));
+    return tokenRequest;
+  }
+
+  function currentToken(): Promise<Token> {
+    if (token) return Promise.resolve(token);
+    return singleFlight(passwordGrant);
+  }
+
+  /** The vendor refused `stale`: get a new token, unless another call already did. */
+  function renewToken(stale: Token): Promise<Token> {
+    if (token && token.accessToken !== stale.accessToken) return Promise.resolve(token);
+    if (tokenRequest) return tokenRequest;
+    token = undefined;
+    return singleFlight(async () => {
+      if (stale.refreshToken) {
+        try {
+          return await requestToken({ grant_type: 'refresh_token', refresh_token: stale.refreshToken });
+        } catch (err) {
+          // An expired or already used refresh token: log in again with the account.
+          log?.info('lock cloud token refresh refused; logging in again', { err: (err as Error).message });
+        }
+      }
+      return passwordGrant();
+    });
+  }
+
+  async function callOnce(spec: CallSpec): Promise<CallResult> {
+    let t = await currentToken();
+    for (let attempt = 0; ; attempt++) {
+      const body = await send(spec, { clientId: config.clientId, accessToken: t.accessToken, date: Date.now(), ...spec.params });
+      if (!isError(body)) return { body, notFound: false };
+      const errcode = Number(body.errcode);
+      if (TTLOCK_TOKEN_EXPIRED.has(errcode) && attempt === 0) {
+        log?.info('lock cloud token expired; refreshing and replaying', { operation: spec.path, errcode });
+        t = await renewToken(t);
+        continue;
+      }
+      if (spec.deleteCall && TTLOCK_NOT_FOUND.has(errcode)) {
+        log?.info('lock cloud delete found nothing: already done', { operation: spec.path, lockId: spec.lockId, errcode });
+        return { body, notFound: true };
+      }
+      throw vendorError(spec, body);
+    }
+  }
+
+  const queues = new Map<string, Promise<unknown>>();
+  function call(spec: CallSpec): Promise<CallResult> {
+    if (!serialize || !spec.mutating || !spec.lockId) return callOnce(spec);
+    const key = spec.lockId;
+    const run = (queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => callOnce(spec));
+    queues.set(key, run);
+    void run.catch(() => undefined).finally(() => {
+      if (queues.get(key) === run) queues.delete(key);
+    });
+    return run;
+  }
+
+  return {
+    call,
+    close() {
+      httpAgent.destroy();
+      httpsAgent.destroy();
+    },
+  };
+}
