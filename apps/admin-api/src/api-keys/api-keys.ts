@@ -1,0 +1,99 @@
+import type { Router } from 'express';
+import { ApiKeyDoc, generateApiKey } from '@smartlock/auth';
+import { Joi } from '@smartlock/config';
+import { isDuplicateKeyError } from '@smartlock/db';
+import { asyncHandler, badRequest } from '@smartlock/http';
+import { companyFromPath } from '../companies/companies';
+import type { Deps } from '../shared/deps';
+import { nameSchema, notFoundError, objectIdParam, validate } from '../shared/validation';
+
+/** A key as listed: never its hash, never the key itself. */
+export interface ApiKeyView {
+  _id: string;
+  company_id: string;
+  name: string;
+  prefix: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  created_at: Date;
+}
+
+export const apiKeyView = (k: ApiKeyDoc): ApiKeyView => ({
+  _id: String(k._id),
+  company_id: String(k.company_id),
+  name: k.name,
+  prefix: k.prefix,
+  expires_at: k.expires_at,
+  revoked_at: k.revoked_at,
+  last_used_at: k.last_used_at,
+  created_at: k.created_at,
+});
+
+const createSchema = Joi.object<{ name: string; expires_at?: string | null }>({
+  name: nameSchema.required(),
+  expires_at: Joi.string().isoDate().allow(null).messages({ 'string.isoDate': 'expires_at must be an ISO 8601 date-time' }),
+});
+
+export function apiKeyRoutes(router: Router, deps: Deps): void {
+  router.post(
+    '/companies/:companyId/api-keys',
+    asyncHandler(async (req, res) => {
+      const company = await companyFromPath(deps, req);
+      const input = validate(createSchema, req.body);
+      const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+      if (expiresAt && expiresAt.getTime() <= deps.now().getTime()) throw badRequest('expires_at must be in the future');
+      // The 8-character prefix is unique (index): on the rare collision, draw another key.
+      for (let attempt = 1; ; attempt++) {
+        const { key, prefix, hash } = generateApiKey();
+        try {
+          const doc = (await deps.models.ApiKey.create({ company_id: company._id, name: input.name, prefix, hash, expires_at: expiresAt })).toObject();
+          await deps.events.publish(
+            'api_key.created',
+            { company_id: String(company._id), id: String(doc._id), data: { prefix, name: doc.name, expires_at: doc.expires_at } },
+            { correlationId: req.correlationId, logger: req.log },
+          );
+          // The plaintext key is in this response only; the database keeps its sha256.
+          res.status(201).json({ _id: String(doc._id), key, prefix, name: doc.name, expires_at: doc.expires_at, created_at: doc.created_at });
+          return;
+        } catch (err) {
+          if (!isDuplicateKeyError(err) || attempt >= 5) throw err;
+        }
+      }
+    }),
+  );
+
+  router.get(
+    '/companies/:companyId/api-keys',
+    asyncHandler(async (req, res) => {
+      const company = await companyFromPath(deps, req);
+      const keys = await deps.models.ApiKey.find({ company_id: company._id }).sort({ created_at: -1, _id: -1 }).lean();
+      res.json(keys.map(apiKeyView));
+    }),
+  );
+
+  // Idempotent: revoking a revoked key answers with it, unchanged, and publishes nothing new.
+  router.post(
+    '/api-keys/:keyId/revoke',
+    asyncHandler(async (req, res) => {
+      const id = objectIdParam(req, 'keyId');
+      const revoked = await deps.models.ApiKey.findOneAndUpdate(
+        { _id: id, revoked_at: null },
+        { $set: { revoked_at: deps.now() } },
+        { new: true },
+      ).lean();
+      if (revoked) {
+        await deps.events.publish(
+          'api_key.revoked',
+          { company_id: String(revoked.company_id), id: String(revoked._id), data: { prefix: revoked.prefix, revoked_at: revoked.revoked_at } },
+          { correlationId: req.correlationId, logger: req.log },
+        );
+        res.json(apiKeyView(revoked));
+        return;
+      }
+      const existing = await deps.models.ApiKey.findById(id).lean();
+      if (!existing) throw notFoundError('API key', id);
+      res.json(apiKeyView(existing));
+    }),
+  );
+}

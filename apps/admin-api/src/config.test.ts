@@ -1,0 +1,19 @@
+import { readConfig } from './config';
+
+describe('admin-api configuration', () => {
+  it('has development defaults for the admin token, the secrets key and the 24 h overlap', () => {
+    const c = readConfig({ NODE_ENV: 'development' });
+    expect(c).toMatchObject({ PORT: 8083, MONGO_DB: 'smartlock_identity', ADMIN_TOKEN: 'dev-admin-token', CALLBACK_SECRET_OVERLAP_MS: 86_400_000 });
+    expect(c.SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('refuses to start in production without ADMIN_TOKEN and SECRETS_KEY, naming both', () => {
+    expect(() => readConfig({ NODE_ENV: 'production' })).toThrow(/ADMIN_TOKEN is required.*SECRETS_KEY is required/);
+  });
+
+  it('refuses a SECRETS_KEY that is not 32 bytes, and a negative overlap', () => {
+    expect(() => readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token', SECRETS_KEY: 'abc123' })).toThrow(/SECRETS_KEY must be 32 bytes/);
+    expect(() => readConfig({ CALLBACK_SECRET_OVERLAP_MS: '-1' })).toThrow(/CALLBACK_SECRET_OVERLAP_MS/);
+    expect(readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') }).SECRETS_KEY).toBeDefined();
+  });
+});

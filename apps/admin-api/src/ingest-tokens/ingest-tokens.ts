@@ -1,0 +1,96 @@
+import type { Router } from 'express';
+import { IngestTokenDoc, generateIngestToken } from '@smartlock/auth';
+import { Joi } from '@smartlock/config';
+import { asyncHandler } from '@smartlock/http';
+import { companyFromPath } from '../companies/companies';
+import type { Deps } from '../shared/deps';
+import { SAFE_ID, notFoundError, objectIdParam, validate } from '../shared/validation';
+
+/** A token as listed: never its hash, never the token or its URL. */
+export interface IngestTokenView {
+  _id: string;
+  company_id: string;
+  site_id: string;
+  provider: string;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  created_at: Date;
+}
+
+const tokenView = (t: IngestTokenDoc): IngestTokenView => ({
+  _id: String(t._id),
+  company_id: String(t.company_id),
+  site_id: t.site_id,
+  provider: t.provider,
+  revoked_at: t.revoked_at,
+  last_used_at: t.last_used_at,
+  created_at: t.created_at,
+});
+
+const safeId = (name: string) =>
+  Joi.string()
+    .pattern(SAFE_ID)
+    .messages({ 'string.pattern.base': `${name} must be 1 to 64 characters of letters, digits, '.', '_', ':' or '-'` });
+
+// The site belongs to location-api (its own slice): only its shape is checked here.
+const createSchema = Joi.object<{ site_id: string; provider: string }>({
+  site_id: safeId('site_id').required(),
+  provider: safeId('provider').default('direct'),
+});
+
+export function ingestTokenRoutes(router: Router, deps: Deps): void {
+  router.post(
+    '/companies/:companyId/ingest-tokens',
+    asyncHandler(async (req, res) => {
+      const company = await companyFromPath(deps, req);
+      const input = validate(createSchema, req.body);
+      const { token, hash } = generateIngestToken();
+      const doc = (await deps.models.IngestToken.create({ company_id: company._id, site_id: input.site_id, provider: input.provider, hash })).toObject();
+      await deps.events.publish(
+        'ingest_token.created',
+        { company_id: String(company._id), id: String(doc._id), data: { site_id: doc.site_id, provider: doc.provider } },
+        { correlationId: req.correlationId, logger: req.log },
+      );
+      // The token (and so the URL, which is the credential) is in this response only.
+      res.status(201).json({ _id: String(doc._id), token, path: `/webhook/t/${token}`, site_id: doc.site_id, provider: doc.provider });
+    }),
+  );
+
+  router.get(
+    '/companies/:companyId/ingest-tokens',
+    asyncHandler(async (req, res) => {
+      const company = await companyFromPath(deps, req);
+      const tokens = await deps.models.IngestToken.find({ company_id: company._id }).sort({ created_at: -1, _id: -1 }).lean();
+      res.json(tokens.map(tokenView));
+    }),
+  );
+
+  // Idempotent like key revocation; the next ingest request with the token is refused (libs/auth reads the slice).
+  router.post(
+    '/ingest-tokens/:tokenId/revoke',
+    asyncHandler(async (req, res) => {
+      const id = objectIdParam(req, 'tokenId');
+      const revoked = await deps.models.IngestToken.findOneAndUpdate(
+        { _id: id, revoked_at: null },
+        { $set: { revoked_at: deps.now() } },
+        { new: true },
+      ).lean();
+      if (revoked) {
+        await deps.events.publish(
+          'ingest_token.revoked',
+          {
+            company_id: String(revoked.company_id),
+            id: String(revoked._id),
+            data: { site_id: revoked.site_id, provider: revoked.provider, revoked_at: revoked.revoked_at },
+          },
+          { correlationId: req.correlationId, logger: req.log },
+        );
+        res.json(tokenView(revoked));
+        return;
+      }
+      const existing = await deps.models.IngestToken.findById(id).lean();
+      if (!existing) throw notFoundError('Ingest token', id);
+      res.json(tokenView(existing));
+    }),
+  );
+}

@@ -1,0 +1,17 @@
+import type { Auth, IdentityModels } from '@smartlock/auth';
+import type { Logger } from '@smartlock/observability';
+import type { CallbackEndpointModel } from '../callback/callback-endpoint.schema';
+import type { IdentityEvents } from './identity-events';
+
+/** What the use cases of admin-api share: the identity slice, the event publisher, configuration. */
+export interface Deps {
+  models: IdentityModels;
+  CallbackEndpoint: CallbackEndpointModel;
+  auth: Auth;
+  events: IdentityEvents;
+  logger: Logger;
+  /** SECRETS_KEY, parsed: encrypts callback secrets at rest. */
+  secretsKey: Buffer;
+  callbackSecretOverlapMs: number;
+  now: () => Date;
+}
