@@ -1,0 +1,122 @@
+import Joi from 'joi';
+import { LocationLevel } from '@smartlock/contracts';
+import { badRequest } from '@smartlock/http';
+import { nameKey, nameProblem } from '../layout/keys';
+import { TNode, childrenOf, descendants } from '../layout/tree';
+import { LockInput, WriteCtx, bindLock, createNode, deleteNode, renameNode, unbindLock } from '../layout/write';
+
+const name = Joi.string()
+  .required()
+  .custom((value: string, helpers) => {
+    const problem = nameProblem(value);
+    return problem ? helpers.message({ custom: problem }) : value;
+  });
+const lock = Joi.object({
+  lock_id: Joi.alternatives(Joi.string().min(1).max(64), Joi.number().integer().min(0)).required(),
+  lock_mac: Joi.string().min(1).max(64).required(),
+  name: Joi.string().max(100).allow(null),
+  provider: Joi.string().max(50).allow(null),
+});
+const locks = Joi.array().items(lock);
+const bed = Joi.object({ name, locks });
+const room = Joi.object({ name, locks, beds: Joi.array().items(bed) });
+const floor = Joi.object({ name, rooms: Joi.array().items(room) });
+const building = Joi.object({ name, floors: Joi.array().items(floor) });
+const site = Joi.object({ name, buildings: Joi.array().items(building) });
+export const layoutSchema = Joi.object({ sites: Joi.array().items(site).required() }).required();
+
+interface DocNode {
+  name: string;
+  locks?: { lock_id: string | number; lock_mac: string; name?: string | null; provider?: string | null }[];
+  [children: string]: unknown;
+}
+
+const CHILDREN: Record<LocationLevel, { key: string; level: LocationLevel } | null> = {
+  site: { key: 'buildings', level: 'building' },
+  building: { key: 'floors', level: 'floor' },
+  floor: { key: 'rooms', level: 'room' },
+  room: { key: 'beds', level: 'bed' },
+  bed: null,
+};
+
+/** Refuses a document with two siblings of the same name (ignoring case) or one lock in two places. */
+export function checkLayoutDocument(doc: { sites: DocNode[] }): void {
+  const problems: string[] = [];
+  const lockIds = new Set<string>();
+  const walk = (nodes: DocNode[], level: LocationLevel, path: string) => {
+    const seen = new Set<string>();
+    for (const n of nodes) {
+      if (seen.has(nameKey(n.name))) problems.push(`${path}: two ${level}s named "${n.name}" (names are unique among siblings, ignoring case)`);
+      seen.add(nameKey(n.name));
+      for (const l of n.locks ?? []) {
+        if (lockIds.has(String(l.lock_id))) problems.push(`lock ${l.lock_id} is listed more than once`);
+        lockIds.add(String(l.lock_id));
+      }
+      const child = CHILDREN[level];
+      if (child) walk((n[child.key] as DocNode[] | undefined) ?? [], child.level, `${path}/${n.name}`);
+    }
+  };
+  walk(doc.sites, 'site', '');
+  if (problems.length) throw badRequest(problems[0], problems.map((message) => ({ path: [], message })));
+}
+
+type Item = { level: LocationLevel; _id: string; name: string };
+export interface ImportReport {
+  created: (Item & { parent_id: string | null })[];
+  renamed: (Item & { previous_name: string })[];
+  kept: Item[];
+  removed: Item[];
+  locks: { bound: { lock_id: string; level: LocationLevel; _id: string }[]; unbound: { lock_id: string; level: LocationLevel; _id: string }[] };
+}
+
+/**
+ * Matches the document to the layout by names (ignoring case: a different case is a rename), creates
+ * what is missing and binds the listed locks. With prune, what the document does not list is removed:
+ * nodes (with everything under them) and lock bindings.
+ */
+export function importLayout(ctx: WriteCtx, doc: { sites: DocNode[] }, prune: boolean): ImportReport {
+  const report: ImportReport = { created: [], renamed: [], kept: [], removed: [], locks: { bound: [], unbound: [] } };
+  const listed = new Set<string>();
+  const item = (n: TNode): Item => ({ level: n.level, _id: n._id, name: n.name });
+
+  const apply = (nodes: DocNode[], level: LocationLevel, parent: TNode | null) => {
+    const existing = new Map(childrenOf(ctx.tree, parent?._id ?? null).map((c) => [nameKey(c.name), c]));
+    for (const d of nodes) {
+      let node = existing.get(nameKey(d.name));
+      if (!node) {
+        node = createNode(ctx, level, d.name, parent?._id ?? null);
+        report.created.push({ ...item(node), parent_id: parent?._id ?? null });
+      } else {
+        const previous = node.name;
+        if (renameNode(ctx, node, d.name)) report.renamed.push({ ...item(node), previous_name: previous });
+        else report.kept.push(item(node));
+      }
+      listed.add(node._id);
+      if (level === 'room' || level === 'bed') {
+        const wanted = (d.locks ?? []).map((l): LockInput => ({ lock_id: String(l.lock_id), lock_mac: l.lock_mac, name: l.name ?? null, provider: l.provider ?? null }));
+        for (const l of wanted) if (bindLock(ctx, node, l)) report.locks.bound.push({ lock_id: l.lock_id, level, _id: node._id });
+        if (prune) {
+          const keep = new Set(wanted.map((l) => l.lock_id));
+          for (const l of [...node.locks]) {
+            if (keep.has(l.lock_id)) continue;
+            unbindLock(ctx, l.lock_id);
+            report.locks.unbound.push({ lock_id: l.lock_id, level, _id: node._id });
+          }
+        }
+      }
+      const child = CHILDREN[level];
+      if (child) apply((d[child.key] as DocNode[] | undefined) ?? [], child.level, node);
+    }
+  };
+  apply(doc.sites, 'site', null);
+
+  if (prune) {
+    const unlisted = [...ctx.tree.nodes.values()].filter((n) => !listed.has(n._id) && (!n.parent || listed.has(n.parent)));
+    for (const top of unlisted) {
+      // Locks bound under a removed node were listed elsewhere in the document only if they moved: those moves are done already.
+      for (const n of [top, ...descendants(ctx.tree, top)]) for (const l of n.locks) report.locks.unbound.push({ lock_id: l.lock_id, level: n.level, _id: n._id });
+      report.removed.push(...deleteNode(ctx, top, true).map(item));
+    }
+  }
+  return report;
+}

@@ -1,0 +1,179 @@
+import { NextFunction, Request, Response, Router } from 'express';
+import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, ok } from '@smartlock/contracts';
+import { Types } from '@smartlock/db';
+import { asyncHandler, badRequest, notFound } from '@smartlock/http';
+import type { Auth } from '@smartlock/auth';
+import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
+import { Entry, MissingChunkError } from '../layout/store';
+import { publicRow } from '../external-ids/routes';
+import { Deps, bindLock, createNode, deleteNode, getNode, renameNode, runWrite, unbindLock } from '../layout/write';
+import { checkLayoutDocument, importLayout, layoutSchema } from './import';
+
+function levelOf(req: Request): LocationLevel {
+  const level = PLURALS[req.params.levels];
+  if (!level) throw notFound(`Unknown location level "${req.params.levels}"; use sites, buildings, floors, rooms or beds`);
+  return level;
+}
+
+function objectBody(req: Request, allowed: string[]): Record<string, unknown> {
+  const body = req.body as unknown;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Body must be a JSON object');
+  const extra = Object.keys(body).filter((k) => !allowed.includes(k));
+  if (extra.length) throw badRequest(`Unknown field(s): ${extra.join(', ')}; allowed: ${allowed.join(', ')}`);
+  return body as Record<string, unknown>;
+}
+
+function flag(req: Request, name: string): boolean {
+  const v = req.query[name];
+  if (v === undefined) return false;
+  if (v !== 'true' && v !== 'false') throw badRequest(`${name} must be true or false`);
+  return v === 'true';
+}
+
+function idParam(req: Request): string {
+  if (!OBJECT_ID.test(req.params.id)) throw badRequest('id must be a 24-character hexadecimal ObjectId');
+  return req.params.id;
+}
+
+function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
+  const state: LocationNodeState = { level, _id: e._id as string, name: e.name as string, external_id: (e.external_id as string | null) ?? null, version: e.v as number };
+  for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (e[f]) state[f] = e[f] as string;
+  if (level === 'room' || level === 'bed') state.locks = (e.locks as LocationNodeState['locks']) ?? [];
+  return state;
+}
+
+/** `/admin/v1/companies/:companyId/...`: the only writer of the layout. */
+export function adminRoutes(deps: Deps, auth: Auth): Router {
+  const router = Router({ mergeParams: true });
+
+  // The company must exist in the identity slice (the one shared read, through libs/auth).
+  router.use(
+    asyncHandler(async (req: Request, _res: Response, next: NextFunction) => {
+      const id = req.params.companyId;
+      if (!OBJECT_ID.test(id)) throw badRequest('companyId must be a 24-character hexadecimal ObjectId');
+      if (!(await auth.models.Company.findById(new Types.ObjectId(id)).lean())) throw notFound(`No company with _id ${id}`);
+      next();
+    }),
+  );
+
+  router.put(
+    '/layout',
+    asyncHandler(async (req, res) => {
+      const prune = flag(req, 'prune');
+      const { value, error } = layoutSchema.validate(req.body, { abortEarly: false });
+      if (error) throw badRequest(error.details[0].message.replace(/"/g, ''), error.details.map((d) => ({ path: d.path.map(String), message: d.message.replace(/"/g, '') })));
+      checkLayoutDocument(value);
+      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => importLayout(ctx, value, prune));
+      res.json(ok('Layout imported', SuccessCodes.LAYOUT_IMPORTED, { version, ...result }));
+    }),
+  );
+
+  router.put(
+    '/locks/:lockId',
+    asyncHandler(async (req, res) => {
+      const body = objectBody(req, ['room_id', 'bed_id', 'lock_mac', 'name', 'provider']);
+      const targets = (['room_id', 'bed_id'] as const).filter((f) => body[f] !== undefined);
+      if (targets.length !== 1) throw badRequest('Give exactly one of room_id (door lock) or bed_id (cabinet lock)');
+      const target = body[targets[0]];
+      if (typeof target !== 'string' || !OBJECT_ID.test(target)) throw badRequest(`${targets[0]} must be a 24-character hexadecimal ObjectId`);
+      if (typeof body.lock_mac !== 'string' || !body.lock_mac || body.lock_mac.length > 64) throw badRequest('lock_mac is required (1 to 64 characters)');
+      for (const f of ['name', 'provider'] as const) {
+        if (body[f] !== undefined && body[f] !== null && (typeof body[f] !== 'string' || (body[f] as string).length > 100)) throw badRequest(`${f} must be a string (up to 100 characters) or null`);
+      }
+      const lockId = req.params.lockId;
+      if (lockId.length > 64) throw badRequest('lockId must be at most 64 characters');
+      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => {
+        const node = getNode(ctx, target, targets[0] === 'room_id' ? 'room' : 'bed');
+        bindLock(ctx, node, { lock_id: lockId, lock_mac: body.lock_mac as string, name: (body.name as string | null) ?? null, provider: (body.provider as string | null) ?? null });
+        return { lock: node.locks.find((l) => l.lock_id === lockId), node: publicRow(node) };
+      });
+      res.json(ok('Lock bound', SuccessCodes.LOCK_BOUND, { version, ...result }));
+    }),
+  );
+
+  router.delete(
+    '/locks/:lockId',
+    asyncHandler(async (req, res) => {
+      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => publicRow(unbindLock(ctx, req.params.lockId)));
+      res.json(ok('Lock unbound', SuccessCodes.LOCK_UNBOUND, { version, lock_id: req.params.lockId, node: result }));
+    }),
+  );
+
+  router.get(
+    '/snapshot',
+    asyncHandler(async (req, res) => {
+      const company = req.params.companyId;
+      // Every chunk is read before the first byte is sent, so a chunk collected meanwhile means
+      // reading the newer state instead of a broken response.
+      for (let attempt = 0; ; attempt++) {
+        const state = attempt === 0 ? await deps.store.current(company) : await deps.store.probe(company);
+        try {
+          const head = state.headId ? await deps.store.head(state.headId) : undefined;
+          const levels = head ? await Promise.all(LOCATION_LEVELS.map((l) => deps.store.entriesOf(head, l))) : [];
+          res.type('application/json');
+          res.write(`{"message":"Layout snapshot","code":${SuccessCodes.LAYOUT_SNAPSHOT},"error":false,"data":{"company_id":"${company}","version":${state.last},"nodes":[`);
+          let first = true;
+          levels.forEach((entries, i) => {
+            const lines: string[] = [];
+            for (const e of entries) lines.push(JSON.stringify(nodeFromEntry(LOCATION_LEVELS[i], e)));
+            if (!lines.length) return;
+            res.write(`${first ? '' : ','}${lines.join(',')}`);
+            first = false;
+          });
+          res.end(']}}');
+          return;
+        } catch (err) {
+          if (!(err instanceof MissingChunkError) || attempt >= 3) throw err;
+        }
+      }
+    }),
+  );
+
+  router.post(
+    '/:levels',
+    asyncHandler(async (req, res) => {
+      const level = levelOf(req);
+      const parentLevel = PARENT_LEVEL[level];
+      const parentField = parentLevel ? `${parentLevel}_id` : undefined;
+      const body = objectBody(req, parentField ? ['name', parentField] : ['name']);
+      let parentId: string | null = null;
+      if (parentField) {
+        const v = body[parentField];
+        if (typeof v !== 'string' || !OBJECT_ID.test(v)) throw badRequest(`${parentField} is required: the 24-character hexadecimal _id of the ${parentLevel}`);
+        parentId = v;
+      }
+      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => publicRow(createNode(ctx, level, body.name, parentId)));
+      res.status(201).json(ok(`${level[0].toUpperCase()}${level.slice(1)} created`, SuccessCodes.LOCATION_NODE_CREATED, { version, ...result }));
+    }),
+  );
+
+  router.patch(
+    '/:levels/:id',
+    asyncHandler(async (req, res) => {
+      const level = levelOf(req);
+      const id = idParam(req);
+      const body = objectBody(req, ['name']);
+      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => {
+        const node = getNode(ctx, id, level);
+        renameNode(ctx, node, body.name);
+        return publicRow(node);
+      });
+      res.json(ok(`${level[0].toUpperCase()}${level.slice(1)} updated`, SuccessCodes.LOCATION_NODE_UPDATED, { version, ...result }));
+    }),
+  );
+
+  router.delete(
+    '/:levels/:id',
+    asyncHandler(async (req, res) => {
+      const level = levelOf(req);
+      const id = idParam(req);
+      const force = flag(req, 'force');
+      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) =>
+        deleteNode(ctx, getNode(ctx, id, level), force).map((n) => ({ level: n.level, _id: n._id, name: n.name })),
+      );
+      res.json(ok(`${level[0].toUpperCase()}${level.slice(1)} deleted`, SuccessCodes.LOCATION_NODE_DELETED, { version, removed: result }));
+    }),
+  );
+
+  return router;
+}

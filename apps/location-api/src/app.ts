@@ -1,0 +1,49 @@
+import { Logger } from '@smartlock/observability';
+import { RunningService, startService } from '@smartlock/http';
+import { EXCHANGES, QUEUES } from '@smartlock/messaging';
+import { Auth, createAuth } from '@smartlock/auth';
+import type { Config } from './config';
+import { LayoutStore, createLayoutStore } from './layout/store';
+import { Deps } from './layout/write';
+import { publicReadRoutes } from './read/routes';
+import { externalIdRoutes } from './external-ids/routes';
+import { adminRoutes } from './admin/routes';
+import { startRelay } from './relay/relay';
+
+export const SERVICE = 'location-api';
+
+/**
+ * The company layout: /api/v3|v4/location/* (read/routes.ts, external-ids/routes.ts) and layout
+ * administration /admin/v1/companies/:companyId/* (admin/routes.ts); the layout store is
+ * layout/store.ts, writes and their location.events are layout/write.ts, the relay relay/relay.ts.
+ */
+export async function start(config: Config, logger: Logger): Promise<RunningService> {
+  let store: LayoutStore;
+  let auth: Auth;
+  let stopRelay: () => void = () => undefined;
+  return startService({
+    name: SERVICE,
+    port: config.PORT,
+    logger,
+    mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
+    amqp: { url: config.AMQP_URL },
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    models: (ctx) => {
+      store = createLayoutStore(ctx.db, logger);
+      auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
+      return store.models;
+    },
+    setup: async (ctx) => {
+      await ctx.broker.declareExchanges([EXCHANGES.locationEvents]);
+      // The replicas' queues: changes wait there for a consumer that has not started yet.
+      await ctx.broker.declareQueues([QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents]);
+      stopRelay = startRelay({ store, broker: ctx.broker, logger }, config.LOCATION_RELAY_INTERVAL_MS);
+    },
+    routes: (app, ctx) => {
+      const deps: Deps = { store, broker: ctx.broker, logger };
+      app.use(['/api/v4/location', '/api/v3/location'], auth.apiKey(), publicReadRoutes(store), externalIdRoutes(deps));
+      app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth));
+    },
+    teardown: async () => stopRelay(),
+  });
+}

@@ -1,0 +1,239 @@
+import { Types } from '@smartlock/db';
+import {
+  Exchanges,
+  LocationEventKind,
+  LocationEventMessage,
+  LocationLevel,
+  LocationNodeState,
+  LocationPathItem,
+  LockBinding,
+  locationRoutingKey,
+} from '@smartlock/contracts';
+import { HttpError, badRequest, conflict, notFound } from '@smartlock/http';
+import type { Broker } from '@smartlock/messaging';
+import type { Logger } from '@smartlock/observability';
+import { nameKey, nameProblem, PARENT_LEVEL } from './keys';
+import { CompanyState, LayoutStore } from './store';
+import { TNode, Tree, addNode, ancestorIdsForChild, childrenOf, cloneTree, descendants, nodeState, pathOf, removeNode } from './tree';
+
+export interface PendingEvent {
+  kind: LocationEventKind;
+  version: number;
+  node: LocationNodeState & { path: LocationPathItem[] };
+  lock?: LockBinding;
+  previous?: { name?: string; external_id?: string | null };
+}
+
+/** One write in progress: a private copy of the layout and the events it produced so far. */
+export interface WriteCtx {
+  company: string;
+  tree: Tree;
+  base: CompanyState;
+  events: PendingEvent[];
+}
+
+export interface Deps {
+  store: LayoutStore;
+  broker: Broker;
+  logger: Logger;
+}
+
+const MAX_ATTEMPTS = 8;
+
+/**
+ * Runs `mutate` on the latest layout and commits the result. `mutate` is synchronous and throws an
+ * HttpError for a refused change (nothing is written then). When another write commits first, the
+ * change is recomputed on the new layout, so checks such as sibling names and external-id uniqueness
+ * always hold against the state that is actually committed.
+ */
+export async function runWrite<T>(deps: Deps, company: string, correlationId: string, mutate: (ctx: WriteCtx) => T) {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const base = await deps.store.current(company);
+    const ctx: WriteCtx = { company, tree: cloneTree(await deps.store.tree(base)), base, events: [] };
+    const result = mutate(ctx);
+    if (!ctx.events.length) return { result, version: base.last, events: ctx.events };
+    const state = await deps.store.commit(company, base, ctx.tree, ctx.events.length, correlationId);
+    if (!state) {
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      continue;
+    }
+    await publishEvents(deps, company, state, ctx.events, correlationId);
+    return { result, version: state.last, events: ctx.events };
+  }
+  throw new HttpError(503, 'The layout is being changed by other requests; retry shortly');
+}
+
+/**
+ * Publishes a commit's events in version order (confirms awaited in windows), then marks the commit
+ * published. A failure is logged, not returned: the change is committed; the relay later tells every
+ * replica to resync.
+ */
+export async function publishEvents(deps: Deps, company: string, state: CompanyState, events: PendingEvent[], correlationId: string) {
+  const occurredAt = new Date().toISOString();
+  try {
+    for (let i = 0; i < events.length; i += 200) {
+      await Promise.all(
+        events.slice(i, i + 200).map((e) => {
+          const message: LocationEventMessage = {
+            company_id: company,
+            kind: e.kind,
+            version: e.version,
+            commit_first: state.first,
+            commit_last: state.last,
+            occurred_at: occurredAt,
+            node: e.node,
+            correlation_id: correlationId,
+          };
+          if (e.lock) message.lock = e.lock;
+          if (e.previous) message.previous = e.previous;
+          return publishOne(deps, message);
+        }),
+      );
+    }
+    await deps.store.markPublished(company, state.first);
+  } catch (err) {
+    deps.logger.error('location events not published; the relay will ask replicas to resync', { company, version: state.last, err });
+  }
+}
+
+export async function publishOne(deps: Deps, message: LocationEventMessage): Promise<void> {
+  await deps.broker.publish(Exchanges.locationEvents, locationRoutingKey(message.kind), message, {
+    correlationId: message.correlation_id,
+    messageId: `${message.company_id}:${message.version}`,
+  });
+}
+
+function emit(ctx: WriteCtx, kind: LocationEventKind, node: TNode, extra: Pick<PendingEvent, 'lock' | 'previous'> = {}) {
+  const version = ctx.base.last + ctx.events.length + 1;
+  node.v = version;
+  ctx.events.push({ kind, version, node: { ...nodeState(node), path: pathOf(ctx.tree, node) }, ...extra });
+}
+
+export function getNode(ctx: WriteCtx, id: string, level?: LocationLevel): TNode {
+  const node = ctx.tree.nodes.get(id);
+  if (!node || (level && node.level !== level)) throw notFound(`No ${level ?? 'location'} with _id ${id}`);
+  return node;
+}
+
+function sibling(ctx: WriteCtx, parent: string | null, name: string, except?: string): TNode | undefined {
+  const key = nameKey(name);
+  return childrenOf(ctx.tree, parent).find((c) => c._id !== except && nameKey(c.name) === key);
+}
+
+function checkName(name: unknown): string {
+  const problem = nameProblem(name);
+  if (problem) throw badRequest(problem);
+  return name as string;
+}
+
+export function createNode(ctx: WriteCtx, level: LocationLevel, name: unknown, parentId: string | null): TNode {
+  const checked = checkName(name);
+  const parentLevel = PARENT_LEVEL[level];
+  const parent = parentLevel ? getNode(ctx, parentId ?? '', parentLevel) : undefined;
+  const existing = sibling(ctx, parent?._id ?? null, checked);
+  if (existing) throw conflict(`A ${level} named "${existing.name}" already exists there (names are unique among siblings, ignoring case)`, { _id: existing._id });
+  const node: TNode = {
+    _id: new Types.ObjectId().toHexString(),
+    level,
+    name: checked,
+    external_id: null,
+    parent: parent?._id ?? null,
+    ...ancestorIdsForChild(parent),
+    locks: [],
+    v: 0,
+  };
+  addNode(ctx.tree, node);
+  emit(ctx, 'node.created', node);
+  return node;
+}
+
+/** Returns false when the name is already exactly that. */
+export function renameNode(ctx: WriteCtx, node: TNode, name: unknown): boolean {
+  const checked = checkName(name);
+  if (node.name === checked) return false;
+  const existing = sibling(ctx, node.parent, checked, node._id);
+  if (existing) throw conflict(`A ${node.level} named "${existing.name}" already exists there (names are unique among siblings, ignoring case)`, { _id: existing._id });
+  const previous = node.name;
+  node.name = checked;
+  ctx.tree.keys.clear();
+  emit(ctx, 'node.renamed', node, { previous: { name: previous } });
+  return true;
+}
+
+/** Deletes the node and, with force, everything under it (deepest first). Returns what was removed. */
+export function deleteNode(ctx: WriteCtx, node: TNode, force: boolean): TNode[] {
+  const below = descendants(ctx.tree, node);
+  const locks = [node, ...below].reduce((n, x) => n + x.locks.length, 0);
+  if ((below.length || locks) && !force) {
+    throw conflict(
+      `The ${node.level} "${node.name}" has ${below.length} location(s) and ${locks} lock(s) under it; delete them first or send ?force=true`,
+      { _id: node._id, children: below.length, locks },
+    );
+  }
+  const removed = [...below, node];
+  for (const n of removed) {
+    emit(ctx, 'node.deleted', n);
+    removeNode(ctx.tree, n._id);
+  }
+  return removed;
+}
+
+export type ExternalIdOutcome = { status: 'updated'; node: TNode } | { status: 'conflict'; holder: string };
+
+/** Sets or clears (null) a node's external id; unique per level within the company. */
+export function setExternalId(ctx: WriteCtx, node: TNode, value: string | null): ExternalIdOutcome {
+  if (node.external_id === value) return { status: 'updated', node };
+  const index = ctx.tree.external.get(node.level)!;
+  if (value !== null) {
+    const holder = index.get(value);
+    if (holder && holder !== node._id) return { status: 'conflict', holder };
+  }
+  const previous = node.external_id;
+  if (previous !== null && index.get(previous) === node._id) index.delete(previous);
+  node.external_id = value;
+  if (value !== null) index.set(value, node._id);
+  emit(ctx, 'external_id.set', node, { previous: { external_id: previous } });
+  return { status: 'updated', node };
+}
+
+export interface LockInput {
+  lock_id: string;
+  lock_mac: string;
+  name?: string | null;
+  provider?: string | null;
+}
+
+/** Binds a lock to a room (door) or bed (cabinet), moving it if it was bound elsewhere. Returns false if nothing changed. */
+export function bindLock(ctx: WriteCtx, node: TNode, input: LockInput): boolean {
+  if (node.level !== 'room' && node.level !== 'bed') throw badRequest('Locks are bound to rooms (door) or beds (cabinet)');
+  const lock: LockBinding = {
+    lock_id: input.lock_id,
+    lock_mac: input.lock_mac,
+    name: input.name ?? null,
+    provider: input.provider ?? null,
+    lockLocationType: node.level === 'room' ? 'door' : 'cabinet',
+  };
+  const holderId = ctx.tree.locks.get(lock.lock_id);
+  if (holderId === node._id) {
+    const same = node.locks.find((l) => l.lock_id === lock.lock_id)!;
+    if (JSON.stringify(same) === JSON.stringify(lock)) return false;
+    node.locks = node.locks.map((l) => (l.lock_id === lock.lock_id ? lock : l));
+  } else {
+    if (holderId) unbindLock(ctx, lock.lock_id);
+    node.locks = [...node.locks, lock];
+  }
+  ctx.tree.locks.set(lock.lock_id, node._id);
+  emit(ctx, 'lock.bound', node, { lock });
+  return true;
+}
+
+export function unbindLock(ctx: WriteCtx, lockId: string): TNode {
+  const holderId = ctx.tree.locks.get(lockId);
+  if (!holderId) throw notFound(`Lock ${lockId} is not bound to any location`);
+  const node = ctx.tree.nodes.get(holderId)!;
+  const lock = node.locks.find((l) => l.lock_id === lockId)!;
+  node.locks = node.locks.filter((l) => l.lock_id !== lockId);
+  ctx.tree.locks.delete(lockId);
+  emit(ctx, 'lock.unbound', node, { lock });
+  return node;
+}
