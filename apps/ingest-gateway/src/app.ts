@@ -1,0 +1,80 @@
+import { createAuth } from '@smartlock/auth';
+import { eventStatusMessageSchema, EventStatusMessage } from '@smartlock/contracts';
+import { RunningService, ingestEnvelope, startService } from '@smartlock/http';
+import { EXCHANGES, QUEUES } from '@smartlock/messaging';
+import { Logger } from '@smartlock/observability';
+import type { Config } from './config';
+import type { Clock, Deps } from './deps';
+import { eventModels } from './events/event.schema';
+import { createWriters } from './events/writers';
+import { ingestRoutes } from './ingest/routes';
+import { Relay, startRelay } from './publish/relay';
+import { retryRoutes } from './retry/routes';
+import { applyStatus } from './status/apply-status';
+import { trackingRoutes } from './tracking/routes';
+
+export const SERVICE = 'ingest-gateway';
+
+export interface StartOptions {
+  /** The clock of received_at, the duplicate window and the relay's back-off (tests move it). */
+  now?: Clock;
+}
+
+export interface Gateway extends RunningService {
+  deps: Deps;
+  relay: Relay;
+}
+
+/** Booking ingest, event tracking and the retry of FAILED events ({webhook_url}). */
+export async function start(config: Config, logger: Logger, opts: StartOptions = {}): Promise<Gateway> {
+  let deps!: Deps;
+  const service = await startService({
+    name: SERVICE,
+    port: config.PORT,
+    logger,
+    mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
+    amqp: { url: config.AMQP_URL },
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    envelope: () => ingestEnvelope,
+    models: (ctx) => Object.values(eventModels(ctx.db)),
+    setup: async (ctx) => {
+      const models = eventModels(ctx.db);
+      const now = opts.now ?? (() => new Date());
+      deps = {
+        config,
+        logger,
+        models,
+        broker: ctx.broker,
+        auth: createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger }),
+        now,
+        writers: createWriters(models, now),
+      };
+      await ctx.broker.declareExchanges([EXCHANGES.bookingEvents]);
+      // Accepted events wait in the worker's queue even if no worker has ever started.
+      await ctx.broker.declareQueues([QUEUES.provisioningBookingEvents]);
+      await ctx.broker.consume<EventStatusMessage>(
+        QUEUES.ingestEventStatus,
+        async (report, mctx) => {
+          await applyStatus(deps, report, mctx);
+        },
+        { schema: eventStatusMessageSchema },
+      );
+    },
+    routes: (app) => {
+      app.use(ingestRoutes(deps));
+      app.use(trackingRoutes(deps));
+      app.use(retryRoutes(deps));
+    },
+  });
+  // After the broker is connected: a relay round before that would only record publish failures.
+  const relay = startRelay(deps);
+  return {
+    ...service,
+    deps,
+    relay,
+    async stop() {
+      await relay.stop();
+      await service.stop();
+    },
+  };
+}

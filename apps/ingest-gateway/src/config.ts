@@ -1,0 +1,46 @@
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, portEnv } from '@smartlock/config';
+
+export interface Config extends BaseConfig {
+  PORT: number;
+  MONGO_DB: string;
+  IDENTITY_DB: string;
+  ADMIN_TOKEN: string;
+  /** How often the relay looks for events to (re)publish; 0 turns the relay off in this instance. */
+  RELAY_INTERVAL_MS: number;
+  /** A RECEIVED event older than this was left by a crash (or a lost confirm): the relay publishes it. */
+  RELAY_GRACE_MS: number;
+  /** One relay instance at a time works on an event during this lease. */
+  RELAY_LEASE_MS: number;
+  /** Events the relay takes per round. */
+  RELAY_BATCH: number;
+  /** Back-off before publish retry 1, 2, 3 of an event whose publish failed (SPEC: 3 retries, then DEAD_LETTER). */
+  PUBLISH_RETRY_DELAYS_MS: number[];
+}
+
+const delays = Joi.array()
+  .items(Joi.number().integer().min(0))
+  .min(1)
+  .max(3)
+  .default([5000, 30000, 120000]);
+
+const schema = Joi.object<Config>({
+  ...baseEnv,
+  ...portEnv(8090),
+  ...identityDbEnv,
+  ...adminTokenEnv,
+  MONGO_DB: Joi.string().default('smartlock_ingest'),
+  RELAY_INTERVAL_MS: Joi.number().integer().min(0).default(1000),
+  RELAY_GRACE_MS: Joi.number().integer().min(0).default(15000),
+  RELAY_LEASE_MS: Joi.number().integer().min(100).default(30000),
+  RELAY_BATCH: Joi.number().integer().min(1).max(1000).default(100),
+  PUBLISH_RETRY_DELAYS_MS: delays,
+});
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw = { ...env };
+  // A comma-separated list in the environment: "5000,30000,120000".
+  if (typeof raw.PUBLISH_RETRY_DELAYS_MS === 'string') {
+    (raw as Record<string, unknown>).PUBLISH_RETRY_DELAYS_MS = raw.PUBLISH_RETRY_DELAYS_MS.split(',').map((s) => s.trim());
+  }
+  return loadConfig(schema, raw);
+}

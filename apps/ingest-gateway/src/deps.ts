@@ -1,0 +1,20 @@
+import type { Auth } from '@smartlock/auth';
+import type { Broker } from '@smartlock/messaging';
+import type { Logger } from '@smartlock/observability';
+import type { Config } from './config';
+import type { EventModels } from './events/event.schema';
+import type { Writers } from './events/writers';
+
+/** The injectable clock: tests move it instead of sleeping (duplicate window, relay back-off). */
+export type Clock = () => Date;
+
+/** What every use case of the gateway works with. */
+export interface Deps {
+  config: Config;
+  logger: Logger;
+  models: EventModels;
+  broker: Broker;
+  auth: Auth;
+  now: Clock;
+  writers: Writers;
+}

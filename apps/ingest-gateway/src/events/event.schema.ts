@@ -1,0 +1,193 @@
+import { Connection, Model, Schema } from '@smartlock/db';
+import { ACCESS_TYPES, AccessType, EVENT_STATUSES, EVENT_TYPES, EventStatus, EventType } from '@smartlock/contracts';
+
+/** Why an event is FAILED or DEAD_LETTER: its publish (retried by the relay) or its processing (reported by the worker; retried only by POST /webhook/retry). */
+export type FailureKind = 'publish' | 'processing';
+
+/** The normalised booking as accepted (aliases resolved, dates as ISO 8601 UTC, access types defaulted). */
+export interface BookingFields {
+  room?: string;
+  bed?: string;
+  room_id?: string;
+  bed_id?: string;
+  check_in?: string;
+  check_out?: string;
+  access_types: AccessType[];
+  card_id?: string;
+}
+
+export interface GuestFields {
+  name?: string;
+  email?: string;
+  phone?: string;
+}
+
+/**
+ * One accepted booking event (SPEC "Event record"), owned by the gateway. `_id` is the event id, so
+ * every lookup by id is a primary-key lookup. An original's id is name-based (see ingest/accept.ts:
+ * a UUID derived from company, reference_id, action and claim generation), which makes "one original
+ * per action and window" a primary-key insert; a DUPLICATE record has a random UUID. Customer data
+ * (the booking and the guest's contact) is stored because the worker needs it and a replay must not
+ * lose it; it is never logged at info level.
+ */
+export interface EventDoc {
+  _id: string;
+  event_id: string;
+  company_id: string;
+  site_id: string;
+  provider: string;
+  event_type: EventType;
+  /** The action string as the customer sent it. */
+  action: string;
+  /** normaliseAction(action): the duplicate key's action part. */
+  action_key: string;
+  reference_id: string;
+  status: EventStatus;
+  /** Reason when FAILED or DEAD_LETTER; null otherwise. */
+  message: string | null;
+  failure: FailureKind | null;
+  received_at: Date;
+  updated_at: Date;
+  /** Order of receipt among this booking's (company + reference_id) accepted events: 1, 2, 3… Null for a DUPLICATE. */
+  sequence: number | null;
+  /** Which claim of its (company, reference_id, action) this original is: 1, then 2 once 1 is older than 60 s… 0 for a DUPLICATE. */
+  claim_gen: number;
+  /** For a DUPLICATE: the event id of the original it repeats. */
+  duplicate_of: string | null;
+  correlation_id: string;
+  booking: BookingFields;
+  guest: GuestFields | null;
+  /** Publish retries done by the relay after the first failed publish (SPEC: 3, then DEAD_LETTER). */
+  retry_count: number;
+  /** Every publish attempted for this event (first publish, relay retries, POST /webhook/retry). */
+  publish_attempts: number;
+  /** When the relay should (re)publish this event if it is still unpublished; null when nothing is pending. */
+  next_attempt_at: Date | null;
+  queued_at: Date | null;
+  /** The worker's processing retry count from its last report. */
+  worker_retry_count: number | null;
+}
+
+export const eventSchema = new Schema<EventDoc>(
+  {
+    _id: { type: String, required: true },
+    event_id: { type: String, required: true },
+    company_id: { type: String, required: true },
+    site_id: { type: String, required: true },
+    provider: { type: String, required: true },
+    event_type: { type: String, enum: EVENT_TYPES, required: true },
+    action: { type: String, required: true },
+    action_key: { type: String, required: true },
+    reference_id: { type: String, required: true },
+    status: { type: String, enum: EVENT_STATUSES, required: true },
+    message: { type: String, default: null },
+    failure: { type: String, enum: ['publish', 'processing', null], default: null },
+    received_at: { type: Date, required: true },
+    updated_at: { type: Date, required: true },
+    sequence: { type: Number, default: null },
+    claim_gen: { type: Number, required: true },
+    duplicate_of: { type: String, default: null },
+    correlation_id: { type: String, required: true },
+    booking: {
+      type: new Schema(
+        {
+          room: String,
+          bed: String,
+          room_id: String,
+          bed_id: String,
+          check_in: String,
+          check_out: String,
+          access_types: [{ type: String, enum: ACCESS_TYPES }],
+          card_id: String,
+        },
+        { _id: false },
+      ),
+      required: true,
+    },
+    guest: { type: new Schema({ name: String, email: String, phone: String }, { _id: false }), default: null },
+    retry_count: { type: Number, default: 0 },
+    publish_attempts: { type: Number, default: 0 },
+    next_attempt_at: { type: Date, default: null },
+    queued_at: { type: Date, default: null },
+    worker_retry_count: { type: Number, default: null },
+  },
+  // Timestamps are ours (the injectable clock), not mongoose's.
+  { collection: 'events', versionKey: false, timestamps: false },
+);
+
+// Uniqueness needs no secondary index: duplicate windows and sequence numbers are claimed by
+// primary-key inserts (dedup_claims, booking_sequences below).
+// Tracking: GET /webhook/events/reference/:referenceId and the list's referenceId filter, in order of receipt.
+eventSchema.index({ company_id: 1, reference_id: 1, received_at: 1 });
+// Tracking: GET /webhook/events, newest first, scoped to the company.
+eventSchema.index({ company_id: 1, received_at: -1 });
+// Tracking: the list's status filter; POST /webhook/retry of one company's FAILED events.
+eventSchema.index({ company_id: 1, status: 1, received_at: -1 });
+// POST /webhook/retry with the admin token: every company's FAILED events.
+eventSchema.index({ status: 1, received_at: 1 });
+// The relay: events whose publish is due (null, i.e. nothing pending, is never <= a date).
+eventSchema.index({ next_attempt_at: 1 });
+
+/**
+ * One relay's lease on one publish attempt of one event for one time slot: `_id` =
+ * `<event_id>:<publish_attempts>:<slot>`. An insert either wins or hits the primary key, so two
+ * gateway instances never make the same attempt in the same slot; a crashed holder's lease lapses
+ * with its slot. (A unique insert, not a conditional update: FerretDB 1.x updates are not atomic.)
+ */
+export interface RelayClaimDoc {
+  _id: string;
+  at: Date;
+}
+export const relayClaimSchema = new Schema<RelayClaimDoc>(
+  { _id: { type: String, required: true }, at: { type: Date, required: true } },
+  { collection: 'relay_claims', versionKey: false, timestamps: false },
+);
+// The relay deletes lapsed leases (no TTL index: FerretDB has none).
+relayClaimSchema.index({ at: 1 });
+
+/**
+ * The claim on one duplicate window: `_id` = the original's event id, name-based on (company,
+ * reference_id, action, generation). Inserting it decides which request is the original (a
+ * primary-key insert: one winner, on MongoDB and FerretDB alike); the winner then numbers and stores
+ * its event under the same id. A claim whose event was never stored (the process died in between)
+ * is an orphan: once ORPHAN_AFTER_MS old it no longer counts (ingest/accept.ts).
+ */
+export interface DedupClaimDoc {
+  _id: string;
+  received_at: Date;
+}
+export const dedupClaimSchema = new Schema<DedupClaimDoc>(
+  { _id: { type: String, required: true }, received_at: { type: Date, required: true } },
+  { collection: 'dedup_claims', versionKey: false, timestamps: false },
+);
+
+/**
+ * A claimed sequence number of one booking: `_id` = name-based id of (company, reference_id,
+ * sequence). Claimed by a primary-key insert, so two events of one booking never share a number,
+ * without trusting read-modify-write atomicity (FerretDB 1.x applies `$inc` as read-then-write). Only
+ * the winner of a duplicate claim takes a number, and takes exactly one, so numbers are contiguous
+ * (1, 2, 3…); only a process dying between claiming a number and storing its event leaves a gap.
+ */
+export interface SequenceClaimDoc {
+  _id: string;
+  event_id: string;
+  at: Date;
+}
+export const sequenceClaimSchema = new Schema<SequenceClaimDoc>(
+  { _id: { type: String, required: true }, event_id: { type: String, required: true }, at: { type: Date, required: true } },
+  { collection: 'booking_sequences', versionKey: false, timestamps: false },
+);
+
+function model<T>(conn: Connection, name: string, schema: Schema<T>): Model<T> {
+  return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema);
+}
+
+export function eventModels(conn: Connection) {
+  return {
+    Event: model(conn, 'Event', eventSchema),
+    RelayClaim: model(conn, 'RelayClaim', relayClaimSchema),
+    SequenceClaim: model(conn, 'SequenceClaim', sequenceClaimSchema),
+    DedupClaim: model(conn, 'DedupClaim', dedupClaimSchema),
+  };
+}
+export type EventModels = ReturnType<typeof eventModels>;

@@ -1,0 +1,35 @@
+import type { EventDoc } from './event.schema';
+
+/** SPEC "Event record": the fields a customer sees, timestamps as ISO 8601 strings. */
+export interface EventRecordView {
+  event_id: string;
+  event_type: string;
+  status: string;
+  reference_id: string;
+  received_at: string;
+  updated_at: string;
+  message: string | null;
+}
+
+export const RECORD_PROJECTION = { _id: 1, event_type: 1, status: 1, reference_id: 1, received_at: 1, updated_at: 1, message: 1, sequence: 1 } as const;
+
+export type RecordFields = Pick<EventDoc, '_id' | 'event_type' | 'status' | 'reference_id' | 'received_at' | 'updated_at' | 'message'>;
+
+export function toRecordView(doc: RecordFields): EventRecordView {
+  return {
+    event_id: doc._id,
+    event_type: doc.event_type,
+    status: doc.status,
+    reference_id: doc.reference_id,
+    received_at: new Date(doc.received_at).toISOString(),
+    updated_at: new Date(doc.updated_at).toISOString(),
+    message: doc.message ?? null,
+  };
+}
+
+/** GET /webhook/events/reference/:referenceId lists records without `message` (SPEC). */
+export function toRecordViewWithoutMessage(doc: RecordFields): Omit<EventRecordView, 'message'> {
+  const view: Partial<EventRecordView> = toRecordView(doc);
+  delete view.message;
+  return view as Omit<EventRecordView, 'message'>;
+}

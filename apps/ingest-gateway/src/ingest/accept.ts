@@ -1,0 +1,197 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { DUPLICATE_WINDOW_MS } from '@smartlock/contracts';
+import { isDuplicateKeyError } from '@smartlock/db';
+import { HttpError } from '@smartlock/http';
+import type { Deps } from '../deps';
+import type { EventDoc } from '../events/event.schema';
+import { publishNew } from '../publish/publisher';
+import type { ValidBooking } from './validate';
+
+/** Who sent the event: from the ingest token, or from the API key and the X-Site-Id header. */
+export interface IngestSource {
+  companyId: string;
+  siteId: string;
+  provider: string;
+  correlationId: string;
+}
+
+export type Acceptance =
+  | { kind: 'queued'; eventId: string }
+  | { kind: 'publish-delayed'; eventId: string }
+  | { kind: 'duplicate'; eventId: string; originalId: string };
+
+/** A UUID (version 8, RFC 9562) named by its parts: the same parts always give the same id. */
+export function nameBasedUuid(...parts: (string | number)[]): string {
+  const h = createHash('sha256').update(JSON.stringify(parts)).digest();
+  h[6] = (h[6] & 0x0f) | 0x80; // version 8
+  h[8] = (h[8] & 0x3f) | 0x80; // RFC variant
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
+
+/** The event id of the original holding claim generation `gen` of (company, reference_id, action). */
+export const originalEventId = (companyId: string, referenceId: string, actionKey: string, gen: number) =>
+  nameBasedUuid('event', companyId, referenceId, actionKey, gen);
+/** The id of the claim on sequence number `sequence` of a booking. */
+export const sequenceClaimId = (companyId: string, referenceId: string, sequence: number) =>
+  nameBasedUuid('sequence', companyId, referenceId, sequence);
+
+/** A duplicate waits this long for its original, claimed a moment ago, to be stored. */
+export const ORIGINAL_WAIT_MS = 3_000;
+/** A claim older than this whose event was never stored (its process died) no longer counts. */
+export const ORPHAN_AFTER_MS = 15_000;
+/** Claims and sequence numbers one request walks through before it gives up (a storm, or a bug). */
+const MAX_STEPS = 10_000;
+
+export const OriginalPendingMessage = 'The original of this duplicate event is still being stored; retry shortly';
+
+type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
+
+/**
+ * Stores an accepted booking event and publishes it (SPEC "Ingest", "States and transitions").
+ *
+ * Duplicates. Each 60 s window of a (company, reference_id, action) is a claim generation g whose id
+ * is derived from (company, reference_id, action, g) and is also the original's event id. Inserting
+ * the claim decides the original: a primary-key insert has one winner, on MongoDB and FerretDB alike,
+ * with no transaction and no reliance on atomic read-modify-write (which FerretDB 1.x lacks). An
+ * event within 60 s of the current claim's `received_at` is a DUPLICATE of its original (stored for
+ * audit with a random id, never published; answered only once the original is stored, so a 202 never
+ * names an event that does not exist); a later one claims g+1. 50 identical requests at once: one
+ * original, 49 duplicates. Every look-up is by primary key.
+ *
+ * Sequence. Only the claim's winner numbers its event, claiming the booking's next free number with
+ * a primary-key insert (booking_sequences): per booking and in order of receipt, 1, 2, 3…, never
+ * shared, gap-free but for a process dying between the number and the event.
+ *
+ * The event is stored RECEIVED, with `next_attempt_at` so the relay publishes it should this process
+ * die before the broker confirms, before anything is published. A database failure surfaces as an
+ * error (503): never a 202 for an event that was not stored.
+ */
+export async function acceptEvent(deps: Deps, source: IngestSource, input: ValidBooking): Promise<Acceptance> {
+  const { Event, SequenceClaim, DedupClaim } = deps.models;
+  const now = deps.now();
+  const company = source.companyId;
+  const ref = input.reference_id;
+  const base = {
+    company_id: company,
+    site_id: source.siteId,
+    provider: source.provider,
+    event_type: input.event_type,
+    action: input.action,
+    action_key: input.action_key,
+    reference_id: ref,
+    received_at: now,
+    updated_at: now,
+    correlation_id: source.correlationId,
+    booking: input.booking,
+    guest: input.guest,
+    message: null,
+    failure: null,
+    retry_count: 0,
+    publish_attempts: 0,
+    queued_at: null,
+    worker_retry_count: null,
+  };
+  const project = { _id: 1, received_at: 1, sequence: 1 };
+  const findEvent = async (id: string) => (await Event.findById(id, project).lean()) as Original | null;
+
+  async function duplicateOf(original: Original): Promise<Acceptance> {
+    const eventId = randomUUID();
+    await deps.writers.insertEvent.submit({
+      ...base,
+      _id: eventId,
+      event_id: eventId,
+      status: 'DUPLICATE',
+      sequence: null,
+      claim_gen: 0,
+      duplicate_of: original._id,
+      next_attempt_at: null,
+    });
+    deps.logger.info('duplicate event stored; not published', { eventId, originalId: original._id, correlationId: source.correlationId });
+    return { kind: 'duplicate', eventId, originalId: original._id };
+  }
+
+  /** The original of a fresh claim, once stored; undefined for an orphan; a 503 if it is still on its way. */
+  async function originalOf(claimId: string, claimedAt: Date): Promise<Original | undefined> {
+    const deadline = Date.now() + ORIGINAL_WAIT_MS;
+    for (;;) {
+      const e = await findEvent(claimId);
+      if (e) return e;
+      if (now.getTime() - claimedAt.getTime() >= ORPHAN_AFTER_MS) return undefined;
+      if (Date.now() > deadline) throw new HttpError(503, OriginalPendingMessage);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /** Claims the booking's next free sequence number for `eventId`, starting the search at `from`. */
+  async function claimSequence(eventId: string, from: number, first?: Promise<unknown>): Promise<number> {
+    let probe = first;
+    for (let sequence = from; sequence < from + MAX_STEPS; sequence++) {
+      const id = sequenceClaimId(company, ref, sequence);
+      const taken = await (probe ?? SequenceClaim.exists({ _id: id }).exec());
+      probe = undefined;
+      if (taken) continue;
+      try {
+        await deps.writers.claimSequence.submit({ _id: id, event_id: eventId, at: now });
+        return sequence;
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+    }
+    throw new Error(`booking ${ref}: no free sequence number from ${from}`);
+  }
+
+  // The first look-ups (claim generation 1, sequence number 1) are independent: ask both at once.
+  const firstSequenceProbe = SequenceClaim.exists({ _id: sequenceClaimId(company, ref, 1) }).exec();
+  firstSequenceProbe.catch(() => undefined); // awaited below, or dropped when it no longer matters
+  let nextSequence = 1;
+  for (let gen = 1; gen <= MAX_STEPS; gen++) {
+    const claimId = originalEventId(company, ref, input.action_key, gen);
+    const claim = await DedupClaim.findById(claimId).lean();
+    if (claim) {
+      const claimedAt = new Date(claim.received_at);
+      if (now.getTime() - claimedAt.getTime() < DUPLICATE_WINDOW_MS) {
+        const original = await originalOf(claimId, claimedAt);
+        if (original) return duplicateOf(original);
+        // an orphan: its window no longer counts
+      } else {
+        const previous = await findEvent(claimId);
+        if (previous?.sequence) nextSequence = Math.max(nextSequence, previous.sequence + 1);
+      }
+      continue;
+    }
+    try {
+      await deps.writers.claimWindow.submit({ _id: claimId, received_at: now });
+    } catch (err) {
+      if (isDuplicateKeyError(err)) {
+        gen -= 1; // lost the race for this generation: read the winner's claim
+        continue;
+      }
+      throw err;
+    }
+    // This request is the original: number it, store it, publish it.
+    try {
+      const sequence = await claimSequence(claimId, nextSequence, nextSequence === 1 ? firstSequenceProbe : undefined);
+      const doc = {
+        ...base,
+        _id: claimId,
+        event_id: claimId,
+        status: 'RECEIVED' as const,
+        sequence,
+        claim_gen: gen,
+        duplicate_of: null,
+        next_attempt_at: new Date(now.getTime() + deps.config.RELAY_GRACE_MS),
+      };
+      await deps.writers.insertEvent.submit(doc);
+      deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, correlationId: source.correlationId });
+      const published = await publishNew(deps, doc as unknown as EventDoc);
+      return published ? { kind: 'queued', eventId: claimId } : { kind: 'publish-delayed', eventId: claimId };
+    } catch (err) {
+      // Not stored: free the window so the customer's retry is not answered as a duplicate of nothing.
+      const stored = await findEvent(claimId).catch(() => undefined);
+      if (stored === null) await DedupClaim.deleteOne({ _id: claimId }).exec().catch(() => undefined);
+      throw err;
+    }
+  }
+  throw new Error(`booking ${ref}: no free duplicate window after ${MAX_STEPS} generations`);
+}

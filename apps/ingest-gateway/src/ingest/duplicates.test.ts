@@ -1,0 +1,132 @@
+import request from 'supertest';
+import type { Connection } from '@smartlock/db';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
+import type { Gateway } from '../app';
+import { BookingTap, TestCompany, booking, connectIdentity, movableClock, seedCompany, startGateway } from '../testing/harness';
+import { ORPHAN_AFTER_MS, OriginalPendingMessage, originalEventId } from './accept';
+import { IngestMessages } from './routes';
+
+describe('duplicates: same reference_id and action within 60 s of the original', () => {
+  const mongoDb = uniqueDbName('dups');
+  const identityDb = uniqueDbName('dups_identity');
+  const { logger } = captureLogger('dups-test');
+  const clock = movableClock();
+  let vhost: TestVhost;
+  let identity: Connection;
+  let gw: Gateway;
+  let tap: BookingTap;
+  let a: TestCompany;
+  let b: TestCompany;
+
+  beforeAll(async () => {
+    vhost = await createVhost('dups');
+    identity = await connectIdentity(MONGO_URL, identityDb, logger);
+    a = await seedCompany(identity);
+    b = await seedCompany(identity);
+    gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb, identityDb, logger, now: clock.now });
+    tap = await new BookingTap(vhost.url).open();
+  });
+  afterAll(async () => {
+    await tap.close();
+    await gw.stop();
+    await identity.close();
+    await vhost.remove();
+    await dropDatabases(mongoDb, identityDb);
+  });
+
+  const send = (company: TestCompany, body: Record<string, unknown>) =>
+    request(gw.url).post(`/webhook/t/${company.token}`).set('Content-Type', 'application/json').send(body);
+  const Event = () => gw.deps.models.Event;
+  const published = async (referenceId: string) => (await tap.drain()).filter((m) => m.body.reference_id === referenceId);
+
+  it('within 60 s: 202 with the original eventId and status QUEUED; the duplicate is stored DUPLICATE and never published', async () => {
+    const first = await send(a, booking({ reference_id: 'DUP-1' }));
+    clock.advance(30_000);
+    const again = await send(a, booking({ reference_id: 'DUP-1', room: 'another room is still the same action' }));
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual({ success: true, eventId: first.body.eventId, status: 'QUEUED', message: IngestMessages.duplicate });
+    expect(again.body.message).toMatch(/duplicate/i);
+    const dup = await Event().findOne({ reference_id: 'DUP-1', status: 'DUPLICATE' }).lean();
+    expect(dup).toMatchObject({ duplicate_of: first.body.eventId, sequence: null, message: null, next_attempt_at: null });
+    expect(dup?._id).not.toBe(first.body.eventId);
+    expect((await published('DUP-1')).map((m) => m.body.event_id)).toEqual([first.body.eventId]);
+  });
+
+  it('check-in and CheckIn are one action', async () => {
+    const first = await send(a, booking({ reference_id: 'DUP-2', action: 'check-in' }));
+    const again = await send(a, booking({ reference_id: 'DUP-2', action: 'CheckIn' }));
+    expect(again.body.eventId).toBe(first.body.eventId);
+  });
+
+  it('the window is measured from the original, not from the last duplicate; after it a new original is processed', async () => {
+    const first = await send(a, booking({ reference_id: 'DUP-3' }));
+    clock.advance(59_000);
+    expect((await send(a, booking({ reference_id: 'DUP-3' }))).body.eventId).toBe(first.body.eventId);
+    clock.advance(1_000); // 60 s after the original (and 1 s after its duplicate)
+    const later = await send(a, booking({ reference_id: 'DUP-3' }));
+    expect(later.status).toBe(202);
+    expect(later.body.eventId).not.toBe(first.body.eventId);
+    expect(later.body.message).toBe(IngestMessages.queued);
+    expect(await Event().findById(later.body.eventId).lean()).toMatchObject({ status: 'QUEUED', sequence: 2, claim_gen: 2 });
+    // …and the new original opens its own window
+    clock.advance(10_000);
+    expect((await send(a, booking({ reference_id: 'DUP-3' }))).body.eventId).toBe(later.body.eventId);
+    expect((await published('DUP-3')).map((m) => m.body.event_id)).toEqual([first.body.eventId, later.body.eventId]);
+  });
+
+  it('another action on the same booking is not a duplicate', async () => {
+    const create = await send(a, booking({ reference_id: 'DUP-4', action: 'create' }));
+    const cancel = await send(a, booking({ reference_id: 'DUP-4', action: 'cancel' }));
+    expect(cancel.body.eventId).not.toBe(create.body.eventId);
+    expect(cancel.body.message).toBe(IngestMessages.queued);
+  });
+
+  it('the window is per company', async () => {
+    const inA = await send(a, booking({ reference_id: 'DUP-5' }));
+    const inB = await send(b, booking({ reference_id: 'DUP-5' }));
+    expect(inB.body.eventId).not.toBe(inA.body.eventId);
+    expect(inB.body.message).toBe(IngestMessages.queued);
+  });
+
+  it('50 identical requests at the same instant: exactly one event is processed', async () => {
+    const body = booking({ reference_id: 'DUP-BURST' });
+    const answers = await Promise.all(Array.from({ length: 50 }, () => send(a, body)));
+    expect(answers.map((r) => r.status)).toEqual(Array(50).fill(202));
+    const ids = new Set(answers.map((r) => r.body.eventId));
+    expect(ids.size).toBe(1);
+    const [original] = [...ids];
+    expect(answers.filter((r) => r.body.message === IngestMessages.queued)).toHaveLength(1);
+    const records = await Event().find({ reference_id: 'DUP-BURST' }).lean();
+    expect(records.filter((r) => r.status === 'DUPLICATE')).toHaveLength(49);
+    expect(records.filter((r) => r.status !== 'DUPLICATE').map((r) => r._id)).toEqual([original]);
+    expect((await published('DUP-BURST')).map((m) => m.body.event_id)).toEqual([original]);
+    // the burst used one sequence number: the booking's next event is number 2
+    expect(records.find((r) => r._id === original)?.sequence).toBe(1);
+    const next = await send(a, booking({ reference_id: 'DUP-BURST', action: 'cancel' }));
+    expect((await Event().findById(next.body.eventId).lean())?.sequence).toBe(2);
+  });
+
+  it('a claim whose original was never stored (the process died) stops counting after a while', async () => {
+    const body = booking({ reference_id: 'DUP-ORPHAN' });
+    const claimId = originalEventId(a.companyId, 'DUP-ORPHAN', 'create', 1);
+    // died a moment ago: the duplicate cannot name an event that does not exist, so it is a 503 (retry)
+    await gw.deps.models.DedupClaim.create({ _id: claimId, received_at: new Date(clock.now().getTime() - 1_000) });
+    const early = await send(a, body);
+    expect(early.status).toBe(503);
+    expect(early.body).toEqual({ success: false, errors: [OriginalPendingMessage], message: OriginalPendingMessage });
+    // died long enough ago: the next event is the original
+    await gw.deps.models.DedupClaim.updateOne({ _id: claimId }, { received_at: new Date(clock.now().getTime() - ORPHAN_AFTER_MS - 1) });
+    const later = await send(a, body);
+    expect(later.status).toBe(202);
+    expect(later.body.message).toBe(IngestMessages.queued);
+    expect(later.body.eventId).toBe(originalEventId(a.companyId, 'DUP-ORPHAN', 'create', 2));
+  });
+
+  it("different actions of one booking at the same instant get distinct sequence numbers, 1 to n", async () => {
+    const actions = ['create', 'update', 'checkin', 'checkout', 'roommove', 'datechange', 'cancel', 'extend-stay', 'note', 'upgrade'];
+    const answers = await Promise.all(actions.map((action) => send(a, booking({ reference_id: 'SEQ-BURST', action }))));
+    expect(answers.map((r) => r.status)).toEqual(Array(actions.length).fill(202));
+    const seqs = (await Event().find({ reference_id: 'SEQ-BURST' }).lean()).map((r) => r.sequence).sort((x, y) => (x ?? 0) - (y ?? 0));
+    expect(seqs).toEqual(actions.map((_, i) => i + 1));
+  });
+});

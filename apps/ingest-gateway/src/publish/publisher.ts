@@ -1,0 +1,122 @@
+import { BookingEventMessage, EventStatus, Headers, MAX_RETRIES, bookingRoutingKey } from '@smartlock/contracts';
+import { isDuplicateKeyError } from '@smartlock/db';
+import { BrokerUnavailableError, EXCHANGES, PublishError } from '@smartlock/messaging';
+import type { Deps } from '../deps';
+import type { EventDoc } from '../events/event.schema';
+
+/** The message the worker gets: everything it needs, customer data included (never logged here). */
+export function toMessage(e: EventDoc): BookingEventMessage {
+  const msg: BookingEventMessage = {
+    event_id: e._id,
+    company_id: e.company_id,
+    site_id: e.site_id,
+    provider: e.provider,
+    event_type: e.event_type,
+    action: e.action,
+    reference_id: e.reference_id,
+    sequence: e.sequence as number,
+    received_at: new Date(e.received_at).toISOString(),
+    booking: { ...e.booking, access_types: [...e.booking.access_types] },
+    correlation_id: e.correlation_id,
+  };
+  if (e.guest) msg.guest = { ...e.guest };
+  return msg;
+}
+
+/** Publish failures the relay retries; anything else (a bug) is thrown. */
+export function isPublishFailure(err: unknown): err is Error {
+  return err instanceof BrokerUnavailableError || err instanceof PublishError;
+}
+
+export const PUBLISH_FAILED_PREFIX = 'Could not queue the event';
+
+/**
+ * A write that must land: retried a few times on a transient database error (FerretDB answers
+ * SQLITE_BUSY under write contention). Returns undefined when it still failed: callers leave the
+ * event to the relay, whose `next_attempt_at` is already set.
+ */
+async function persist<T>(deps: Deps, what: string, eventId: string, op: () => Promise<T>): Promise<T | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await op();
+    } catch (err) {
+      if (isDuplicateKeyError(err) || attempt >= 3) {
+        deps.logger.warn(`could not record ${what}; the relay will reconcile`, { eventId, err: (err as Error).message });
+        return undefined;
+      }
+      await new Promise((r) => setTimeout(r, 20 * attempt));
+    }
+  }
+}
+
+/** Publishes one event to booking.events with publisher confirms; resolves once the broker has it. */
+export async function publishEvent(deps: Deps, e: EventDoc): Promise<void> {
+  await deps.broker.publish(EXCHANGES.bookingEvents.name, bookingRoutingKey(e.event_type), toMessage(e), {
+    correlationId: e.correlation_id,
+    headers: { [Headers.eventId]: e._id, [Headers.retryCount]: 0 },
+  });
+}
+
+/** RECEIVED (or a re-queued QUEUED, or a FAILED publish) → QUEUED, once the broker confirmed. */
+export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], extra: Record<string, unknown> = {}) {
+  const now = deps.now();
+  return persist(deps, 'QUEUED', e._id, () =>
+    deps.models.Event.updateOne(
+      { _id: e._id, status: { $in: from } },
+      {
+        $set: { status: 'QUEUED', message: null, failure: null, next_attempt_at: null, queued_at: now, updated_at: now, ...extra },
+        $inc: { publish_attempts: 1 },
+      },
+    ).exec(),
+  );
+}
+
+/**
+ * A failed publish: FAILED with the reason and the time of the next automatic retry, or DEAD_LETTER
+ * once the third retry failed (SPEC "Transitions").
+ */
+export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStatus[], retryCount: number, reason: string) {
+  const now = deps.now();
+  const delays = deps.config.PUBLISH_RETRY_DELAYS_MS;
+  const dead = retryCount >= MAX_RETRIES;
+  const message = dead
+    ? `${PUBLISH_FAILED_PREFIX} after ${MAX_RETRIES} retries: ${reason}`
+    : `${PUBLISH_FAILED_PREFIX}: ${reason}; automatic retry ${retryCount + 1} of ${MAX_RETRIES} scheduled`;
+  const next = dead ? null : new Date(now.getTime() + delays[Math.min(retryCount, delays.length - 1)]);
+  deps.logger.warn(dead ? 'event dead-lettered: publish kept failing' : 'publish failed; retry scheduled', {
+    eventId: e._id,
+    correlationId: e.correlation_id,
+    retryCount,
+    reason,
+  });
+  return persist(deps, dead ? 'DEAD_LETTER' : 'FAILED', e._id, () =>
+    deps.models.Event.updateOne(
+      { _id: e._id, status: { $in: from } },
+      {
+        $set: {
+          status: dead ? 'DEAD_LETTER' : 'FAILED',
+          failure: 'publish',
+          message,
+          retry_count: retryCount,
+          next_attempt_at: next,
+          updated_at: now,
+        },
+        $inc: { publish_attempts: 1 },
+      },
+    ).exec(),
+  );
+}
+
+/** The first publish of a freshly stored event: QUEUED on confirm, FAILED (retried by the relay) otherwise. */
+export async function publishNew(deps: Deps, e: EventDoc): Promise<boolean> {
+  try {
+    await publishEvent(deps, e);
+  } catch (err) {
+    if (!isPublishFailure(err)) throw err;
+    await markPublishFailed(deps, e, ['RECEIVED'], 0, err.message);
+    return false;
+  }
+  // RECEIVED → QUEUED, group-committed with the other requests' confirms.
+  await persist(deps, 'QUEUED', e._id, () => deps.writers.markQueued.submit(e._id));
+  return true;
+}

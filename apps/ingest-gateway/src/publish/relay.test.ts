@@ -1,0 +1,175 @@
+import axios from 'axios';
+import request from 'supertest';
+import { randomUUID } from 'node:crypto';
+import type { Connection } from '@smartlock/db';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, RABBIT_API, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import type { Gateway } from '../app';
+import { IngestMessages } from '../ingest/routes';
+import { BookingTap, TestCompany, booking, connectIdentity, eventually, seedCompany, startGateway } from '../testing/harness';
+
+const rabbitAuth = { username: process.env.RABBITMQ_USER || 'guest', password: process.env.RABBITMQ_PASS || 'guest' };
+
+/** Brings a deleted vhost back under the same name, as an operator restoring the broker would. */
+async function recreateVhost(vhost: TestVhost) {
+  await axios.put(`${RABBIT_API}/vhosts/${encodeURIComponent(vhost.vhost)}`, {}, { auth: rabbitAuth });
+  await axios.put(
+    `${RABBIT_API}/permissions/${encodeURIComponent(vhost.vhost)}/${rabbitAuth.username}`,
+    { configure: '.*', write: '.*', read: '.*' },
+    { auth: rabbitAuth },
+  );
+}
+
+describe('the relay: no accepted event is lost between the 202 and the broker', () => {
+  const identityDb = uniqueDbName('relay_identity');
+  const dbs: string[] = [identityDb];
+  const { logger, text } = captureLogger('relay-test');
+  let identity: Connection;
+  let a: TestCompany;
+  const gateways: Gateway[] = [];
+  const taps: BookingTap[] = [];
+
+  async function gateway(vhost: TestVhost, env: Record<string, string> = {}, mongoDb = uniqueDbName('relay')) {
+    if (!dbs.includes(mongoDb)) dbs.push(mongoDb);
+    const gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb, identityDb, logger, env });
+    gateways.push(gw);
+    return gw;
+  }
+  async function tapOn(vhost: TestVhost) {
+    const t = await new BookingTap(vhost.url).open();
+    taps.push(t);
+    return t;
+  }
+
+  beforeAll(async () => {
+    identity = await connectIdentity(MONGO_URL, identityDb, logger);
+    a = await seedCompany(identity);
+  });
+  afterAll(async () => {
+    await Promise.all(taps.map((t) => t.close()));
+    await Promise.all(gateways.map((g) => g.stop().catch(() => undefined)));
+    await identity.close();
+    await dropDatabases(...dbs);
+  });
+
+  /** An event stored RECEIVED by a process that died before publishing it. */
+  async function leftReceived(gw: Gateway, dueInMs: number) {
+    const id = randomUUID();
+    const now = new Date();
+    await gw.deps.models.Event.create({
+      _id: id,
+      event_id: id,
+      company_id: a.companyId,
+      site_id: a.siteId,
+      provider: a.provider,
+      event_type: 'BOOKING_CREATE',
+      action: 'create',
+      action_key: 'create',
+      reference_id: `CRASH-${id}`,
+      status: 'RECEIVED',
+      received_at: now,
+      updated_at: now,
+      sequence: 1,
+      claim_gen: 1,
+      correlation_id: 'crash-trace',
+      booking: { room: '101', check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-02T11:00:00.000Z', access_types: ['EKEY'] },
+      guest: null,
+      next_attempt_at: new Date(now.getTime() + dueInMs),
+    });
+    return id;
+  }
+
+  it('an event stored but never published is published by the relay after the grace period, once', async () => {
+    const vhost = await createVhost('relay');
+    try {
+      const gw = await gateway(vhost, { RELAY_INTERVAL_MS: '100', RELAY_GRACE_MS: '500' });
+      const tap = await tapOn(vhost);
+      const id = await leftReceived(gw, 500);
+      const queued = await waitFor(async () => {
+        const e = await gw.deps.models.Event.findById(id).lean();
+        return e?.status === 'QUEUED' ? e : undefined;
+      }, { what: 'the relay to publish' });
+      expect(queued).toMatchObject({ next_attempt_at: null, publish_attempts: 1 });
+      const msgs = await tap.forEvent(id);
+      expect(msgs).toHaveLength(1);
+      expect(msgs[0].headers).toMatchObject({ 'x-event-id': id, 'x-correlation-id': 'crash-trace' });
+      expect(text()).toContain('relay published a pending event');
+    } finally {
+      await vhost.remove();
+    }
+  });
+
+  it('two gateway instances relaying the same database publish a stranded event once', async () => {
+    const vhost = await createVhost('relay2');
+    try {
+      const db = uniqueDbName('relay_shared');
+      const one = await gateway(vhost, {}, db);
+      const two = await gateway(vhost, {}, db);
+      const tap = await tapOn(vhost);
+      const id = await leftReceived(one, -1);
+      const done = await Promise.all([one.relay.runOnce(), two.relay.runOnce(), one.relay.runOnce()]);
+      expect(done.reduce((s, n) => s + n, 0)).toBe(1);
+      expect(await tap.forEvent(id)).toHaveLength(1);
+      expect((await one.deps.models.Event.findById(id).lean())?.status).toBe('QUEUED');
+    } finally {
+      await vhost.remove();
+    }
+  });
+
+  it('broker unreachable: 202 (the event is stored), FAILED with the reason, retried 3 times, then DEAD_LETTER; with the broker back POST /webhook/retry re-queues FAILED ones', async () => {
+    const vhost = await createVhost('relay3');
+    // A retries by itself (short back-off); B has no relay, so its failed event stays FAILED for POST /webhook/retry.
+    const gwA = await gateway(vhost, { RELAY_INTERVAL_MS: '50', RELAY_GRACE_MS: '60000', PUBLISH_RETRY_DELAYS_MS: '100,200,300' });
+    const gwB = await gateway(vhost);
+    try {
+      await vhost.remove(); // the broker drops every connection and refuses reconnects to a vhost that is gone
+      await waitFor(() => !gwA.ctx.broker.isReady() && !gwB.ctx.broker.isReady(), { what: 'both gateways to lose the broker' });
+
+      const res = await request(gwA.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
+      expect(res.status).toBe(202);
+      expect(res.body).toEqual({ success: true, eventId: expect.any(String), status: 'QUEUED', message: IngestMessages.publishDelayed });
+      const id = res.body.eventId;
+      const first = await gwA.deps.models.Event.findById(id).lean();
+      // FAILED at once (or already further along: the relay polls every 50 ms)
+      expect(['FAILED', 'DEAD_LETTER']).toContain(first?.status);
+      expect(first?.message).toMatch(/^Could not queue the event/);
+      expect(first?.failure).toBe('publish');
+      const dead = await eventually(async () => {
+        const e = await gwA.deps.models.Event.findById(id).lean();
+        return e?.status === 'DEAD_LETTER' ? e : undefined;
+      }, 'DEAD_LETTER after 3 retries');
+      expect(dead).toMatchObject({ retry_count: 3, publish_attempts: 4, next_attempt_at: null, failure: 'publish' });
+      expect(dead.message).toMatch(/^Could not queue the event after 3 retries: /);
+      const tracked = await request(gwA.url).get(`/webhook/events/${id}`).set('apikey', a.apiKey);
+      expect(tracked.body).toEqual({ success: true, eventId: id, status: 'DEAD_LETTER', message: dead.message });
+
+      const onB = await request(gwB.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
+      expect(onB.status).toBe(202);
+      const failedId = onB.body.eventId;
+      const failed = await gwB.deps.models.Event.findById(failedId).lean();
+      expect(failed).toMatchObject({ status: 'FAILED', retry_count: 0, failure: 'publish' });
+
+      // retry while the broker is still gone: counted in failed, the event stays exactly as it was
+      const stillDown = await request(gwB.url).post('/webhook/retry').set('apikey', a.apiKey);
+      expect(stillDown.body).toEqual({ success: true, retried: 0, failed: 1 });
+      expect(await gwB.deps.models.Event.findById(failedId).lean()).toMatchObject({
+        status: 'FAILED',
+        message: failed?.message,
+        failure: 'publish',
+      });
+
+      await recreateVhost(vhost);
+      await waitFor(() => gwB.ctx.broker.isReady(), { what: 'gateway B to reconnect', timeoutMs: 30_000 });
+      const tap = await tapOn(vhost);
+      const retry = await request(gwB.url).post('/webhook/retry').set('apikey', a.apiKey);
+      expect(retry.body).toEqual({ success: true, retried: 1, failed: 0 });
+      expect(await gwB.deps.models.Event.findById(failedId).lean()).toMatchObject({ status: 'QUEUED', message: null, failure: null });
+      expect(await tap.forEvent(failedId)).toHaveLength(1);
+      // DEAD_LETTER is not FAILED: POST /webhook/retry leaves it alone
+      await waitFor(() => gwA.ctx.broker.isReady(), { what: 'gateway A to reconnect', timeoutMs: 30_000 });
+      expect((await request(gwA.url).post('/webhook/retry').set('apikey', a.apiKey)).body).toEqual({ success: true, retried: 0, failed: 0 });
+      expect((await gwA.deps.models.Event.findById(id).lean())?.status).toBe('DEAD_LETTER');
+    } finally {
+      await vhost.remove();
+    }
+  });
+});

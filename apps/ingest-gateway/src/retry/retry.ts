@@ -1,0 +1,77 @@
+import type { Principal } from '@smartlock/auth';
+import type { Deps } from '../deps';
+import type { EventDoc } from '../events/event.schema';
+import { isPublishFailure, markQueued, publishEvent } from '../publish/publisher';
+
+/** Events one call re-queues at most; the rest stay FAILED for the next call. */
+export const RETRY_MAX_PER_CALL = 10_000;
+const CONCURRENCY = 10;
+
+/**
+ * POST /webhook/retry (SPEC "Transitions": FAILED → re-queued). Each FAILED event of the company (or
+ * of every company, for the administrator) is set QUEUED first, then published with confirms, so a
+ * worker's report can never arrive before the QUEUED; if the publish fails the event goes back to
+ * exactly the FAILED it was (message, failure kind, next automatic retry) and counts in `failed`.
+ * A crash between the two steps leaves a QUEUED event with `next_attempt_at` set: the relay
+ * publishes it. DEAD_LETTER events are not re-queued here (SPEC: FAILED only); replaying dead
+ * letters is the worker's operations tool.
+ */
+export async function retryFailed(deps: Deps, principal: Principal): Promise<{ retried: number; failed: number }> {
+  const { Event } = deps.models;
+  const filter: Record<string, unknown> = { status: 'FAILED' };
+  if (principal.kind !== 'admin') filter.company_id = principal.companyId;
+  const ids = (await Event.find(filter, { _id: 1 }).sort({ received_at: 1 }).limit(RETRY_MAX_PER_CALL).lean()).map((d) => d._id);
+  let retried = 0;
+  let failed = 0;
+
+  async function one(id: string) {
+    const before = (await Event.findOne({ _id: id, status: 'FAILED' }).lean()) as EventDoc | null;
+    if (!before) return; // re-queued meanwhile (the relay, another call)
+    const now = deps.now();
+    const pendingUntil = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
+    const took = await Event.updateOne(
+      { _id: id, status: 'FAILED', updated_at: before.updated_at },
+      { $set: { status: 'QUEUED', message: null, failure: null, next_attempt_at: pendingUntil, updated_at: now } },
+    ).exec();
+    if (took.matchedCount === 0) return;
+    try {
+      await publishEvent(deps, before);
+    } catch (err) {
+      if (!isPublishFailure(err)) throw err;
+      failed += 1;
+      deps.logger.warn('retry could not re-queue an event', { eventId: id, correlationId: before.correlation_id, reason: err.message });
+      await Event.updateOne(
+        { _id: id, status: 'QUEUED', next_attempt_at: pendingUntil },
+        {
+          $set: {
+            status: 'FAILED',
+            message: before.message,
+            failure: before.failure,
+            next_attempt_at: before.next_attempt_at,
+            updated_at: deps.now(),
+          },
+          $inc: { publish_attempts: 1 },
+        },
+      ).exec();
+      return;
+    }
+    retried += 1;
+    deps.logger.info('event re-queued by retry', { eventId: id, correlationId: before.correlation_id });
+    await markQueued(deps, before, ['QUEUED']);
+  }
+
+  const queue = [...ids];
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        try {
+          await one(id);
+        } catch (err) {
+          failed += 1;
+          deps.logger.warn('retry failed on an event', { eventId: id, err: (err as Error).message });
+        }
+      }
+    }),
+  );
+  return { retried, failed };
+}

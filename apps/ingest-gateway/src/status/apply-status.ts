@@ -1,0 +1,53 @@
+import { EventStatus, EventStatusMessage, statusesLeadingTo } from '@smartlock/contracts';
+import type { MessageContext } from '@smartlock/messaging';
+import type { Deps } from '../deps';
+
+/** Statuses only a worker that holds the message can report. */
+const WORKER_STATUSES: ReadonlySet<EventStatus> = new Set(['PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER']);
+
+export type Applied = 'applied' | 'stale' | 'unknown';
+
+/**
+ * Applies a worker's report (`event.status`) to the event record, monotonically: one conditional
+ * update whose filter is the set of statuses that may lead to the reported one (libs/contracts
+ * TRANSITIONS), so a late PROCESSING never overwrites COMPLETED, and FAILED / DEAD_LETTER keep their
+ * `message`.
+ *
+ * A report from the worker also proves the message reached the broker, so it supersedes the
+ * gateway's own publish bookkeeping: a record still RECEIVED (the confirm raced the worker) or
+ * FAILED / DEAD_LETTER by a publish whose confirm was lost takes the report too.
+ *
+ * A report for an event id this gateway does not know (another environment, or another company's
+ * id) is acknowledged and logged, never retried.
+ */
+export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: Pick<MessageContext, 'logger'>): Promise<Applied> {
+  const log = ctx?.logger ?? deps.logger;
+  const to = report.status;
+  const now = deps.now();
+  const failed = to === 'FAILED' || to === 'DEAD_LETTER';
+  const from: object[] = [{ status: { $in: statusesLeadingTo(to) } }];
+  if (WORKER_STATUSES.has(to)) {
+    from.push({ status: 'RECEIVED' }, { status: { $in: ['FAILED', 'DEAD_LETTER'] }, failure: 'publish' });
+  }
+  const set: Record<string, unknown> = {
+    status: to,
+    message: failed ? report.message ?? 'Processing failed' : null,
+    failure: failed ? 'processing' : null,
+    next_attempt_at: null,
+    worker_retry_count: report.retry_count,
+    updated_at: now,
+  };
+  if (to === 'QUEUED') set.queued_at = now;
+  const res = await deps.models.Event.updateOne({ _id: report.event_id, company_id: report.company_id, $or: from }, { $set: set }).exec();
+  if (res.matchedCount > 0) {
+    log.info('event status applied', { eventId: report.event_id, status: to });
+    return 'applied';
+  }
+  const current = await deps.models.Event.findById(report.event_id, { status: 1, company_id: 1 }).lean();
+  if (!current || current.company_id !== report.company_id) {
+    log.warn('status report for an unknown event; acknowledged', { eventId: report.event_id, status: to });
+    return 'unknown';
+  }
+  log.info('stale status report ignored', { eventId: report.event_id, current: current.status, reported: to });
+  return 'stale';
+}

@@ -1,0 +1,126 @@
+import request from 'supertest';
+import type { Connection } from '@smartlock/db';
+import { deadLetterQueueName, QUEUES } from '@smartlock/messaging';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import type { Gateway } from '../app';
+import { BookingTap, TestCompany, booking, connectIdentity, publishStatus, seedCompany, startGateway } from '../testing/harness';
+
+describe('worker reports on event.status are applied monotonically', () => {
+  const mongoDb = uniqueDbName('status');
+  const identityDb = uniqueDbName('status_identity');
+  const { logger, text } = captureLogger('status-test');
+  let vhost: TestVhost;
+  let identity: Connection;
+  let gw: Gateway;
+  let tap: BookingTap;
+  let a: TestCompany;
+
+  beforeAll(async () => {
+    vhost = await createVhost('status');
+    identity = await connectIdentity(MONGO_URL, identityDb, logger);
+    a = await seedCompany(identity);
+    gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb, identityDb, logger });
+    tap = await new BookingTap(vhost.url).open();
+  });
+  afterAll(async () => {
+    await tap.close();
+    await gw.stop();
+    await identity.close();
+    await vhost.remove();
+    await dropDatabases(mongoDb, identityDb);
+  });
+
+  async function accepted(): Promise<string> {
+    const res = await request(gw.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
+    expect(res.status).toBe(202);
+    return res.body.eventId;
+  }
+  let sent = 0;
+  const report = (eventId: string, status: string, message: string | null = null, companyId = a.companyId) => {
+    sent += 1;
+    return publishStatus(vhost.url, { event_id: eventId, company_id: companyId, status, message, retry_count: 0, at: new Date().toISOString() });
+  };
+  const statusOf = async (id: string) => gw.deps.models.Event.findById(id).lean();
+  const until = (id: string, status: string) =>
+    waitFor(async () => {
+      const e = await statusOf(id);
+      return e?.status === status ? e : undefined;
+    }, { what: `${id} to be ${status}` });
+  /** Every report sent so far was handled (applied, ignored as stale, or acknowledged as unknown). */
+  const settled = () =>
+    waitFor(() => (text().match(/event status applied|stale status report ignored|status report for an unknown event/g) ?? []).length === sent, {
+      what: 'every report to be handled',
+    });
+
+  it('QUEUED → PROCESSING → COMPLETED; a late PROCESSING never overwrites COMPLETED', async () => {
+    const id = await accepted();
+    await report(id, 'PROCESSING');
+    await until(id, 'PROCESSING');
+    await report(id, 'COMPLETED');
+    await until(id, 'COMPLETED');
+    await report(id, 'PROCESSING');
+    await settled();
+    expect(text()).toContain('stale status report ignored');
+    expect(await statusOf(id)).toMatchObject({ status: 'COMPLETED', message: null });
+  });
+
+  it('COMPLETED before PROCESSING (a fast worker) ends COMPLETED', async () => {
+    const id = await accepted();
+    await report(id, 'COMPLETED');
+    await until(id, 'COMPLETED');
+    await report(id, 'PROCESSING');
+    await settled();
+    expect((await statusOf(id))?.status).toBe('COMPLETED');
+  });
+
+  it('FAILED keeps its message: `Room not found` survives a late PROCESSING', async () => {
+    const id = await accepted();
+    await report(id, 'PROCESSING');
+    await until(id, 'PROCESSING');
+    await report(id, 'FAILED', 'Room not found');
+    const failed = await until(id, 'FAILED');
+    expect(failed).toMatchObject({ message: 'Room not found', failure: 'processing', next_attempt_at: null });
+    await report(id, 'PROCESSING');
+    await settled();
+    expect(await statusOf(id)).toMatchObject({ status: 'FAILED', message: 'Room not found' });
+    const tracked = await request(gw.url).get(`/webhook/events/${id}`).set('apikey', a.apiKey);
+    expect(tracked.body).toEqual({ success: true, eventId: id, status: 'FAILED', message: 'Room not found' });
+  });
+
+  it('DEAD_LETTER keeps its message and is final for late reports', async () => {
+    const id = await accepted();
+    await report(id, 'DEAD_LETTER', 'Lock cloud unreachable after 3 retries');
+    await until(id, 'DEAD_LETTER');
+    await report(id, 'COMPLETED');
+    await report(id, 'PROCESSING');
+    await settled();
+    expect(await statusOf(id)).toMatchObject({ status: 'DEAD_LETTER', message: 'Lock cloud unreachable after 3 retries' });
+  });
+
+  it('a report that overtakes the publish confirm (record still RECEIVED) is applied', async () => {
+    const id = await accepted();
+    await gw.deps.models.Event.updateOne({ _id: id }, { $set: { status: 'RECEIVED' } });
+    await report(id, 'PROCESSING');
+    await until(id, 'PROCESSING');
+  });
+
+  it('a report for an unknown event, or with another company, is acknowledged and logged', async () => {
+    await report('00000000-0000-4000-8000-000000000000', 'COMPLETED');
+    const id = await accepted();
+    await report(id, 'COMPLETED', null, '64b000000000000000000000');
+    await settled();
+    expect((text().match(/status report for an unknown event/g) ?? []).length).toBe(2);
+    expect((await statusOf(id))?.status).toBe('QUEUED');
+    expect((await vhost.queue(deadLetterQueueName(QUEUES.ingestEventStatus.name)))?.messages).toBe(0);
+  });
+
+  it('a malformed report goes to the dead-letter queue and does not stop the consumer', async () => {
+    await publishStatus(vhost.url, { event_id: 42, status: 'DONE' });
+    await waitFor(async () => (await vhost.queue(deadLetterQueueName(QUEUES.ingestEventStatus.name)))?.messages === 1, {
+      what: 'the malformed report in the dead-letter queue',
+    });
+    const id = await accepted();
+    await report(id, 'PROCESSING');
+    await until(id, 'PROCESSING');
+  });
+});

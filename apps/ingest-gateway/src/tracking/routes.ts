@@ -1,0 +1,124 @@
+import { Router } from 'express';
+import { companyOf } from '@smartlock/auth';
+import { EVENT_STATUSES, EventStatus } from '@smartlock/contracts';
+import { asyncHandler, badRequest } from '@smartlock/http';
+import type { Deps } from '../deps';
+import { RECORD_PROJECTION, RecordFields, toRecordView, toRecordViewWithoutMessage } from '../events/event.views';
+import { MAX_ID_LENGTH } from '../ingest/validate';
+
+export const PAGE_SIZE_DEFAULT = 20;
+export const PAGE_SIZE_MAX = 100;
+/** A booking's history is short; this bounds the answer of the reference listing. */
+export const REFERENCE_LIST_MAX = 1000;
+
+export const TrackingMessages = {
+  notFound: 'Event not found',
+  invalidQuery: 'Invalid query parameters',
+  single: (name: string) => `${name} must be given once, as a plain value`,
+  positive: (name: string) => `${name} must be a positive integer`,
+  status: `status must be one of ${EVENT_STATUSES.join(', ')}`,
+  referenceTooLong: `referenceId must be at most ${MAX_ID_LENGTH} characters`,
+} as const;
+
+interface ListQuery {
+  page: number;
+  pageSize: number;
+  status?: EventStatus;
+  referenceId?: string;
+}
+
+/** Query values must be plain strings: `?status[$ne]=x` or `?page=1&page=2` are refused, never passed on. */
+function parseListQuery(q: Record<string, unknown>): ListQuery {
+  const errors: string[] = [];
+  const plain = (name: string): string | undefined => {
+    const v = q[name];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string') {
+      errors.push(TrackingMessages.single(name));
+      return undefined;
+    }
+    return v;
+  };
+  const positive = (name: string, fallback: number): number => {
+    const v = plain(name);
+    if (v === undefined || v === '') return fallback;
+    if (!/^\d{1,9}$/.test(v) || Number(v) < 1) {
+      errors.push(TrackingMessages.positive(name));
+      return fallback;
+    }
+    return Number(v);
+  };
+  const page = positive('page', 1);
+  // Above the maximum the page is served at the maximum (SPEC: max 100); pagination.pageSize says so.
+  const pageSize = Math.min(positive('pageSize', PAGE_SIZE_DEFAULT), PAGE_SIZE_MAX);
+  const status = plain('status');
+  if (status !== undefined && !(EVENT_STATUSES as readonly string[]).includes(status)) errors.push(TrackingMessages.status);
+  const referenceId = plain('referenceId');
+  if (referenceId !== undefined && referenceId.length > MAX_ID_LENGTH) errors.push(TrackingMessages.referenceTooLong);
+  if (errors.length) throw badRequest(TrackingMessages.invalidQuery, errors.map((message) => ({ path: [], message })));
+  const out: ListQuery = { page, pageSize };
+  if (status) out.status = status as EventStatus;
+  if (referenceId) out.referenceId = referenceId;
+  return out;
+}
+
+/** SPEC "Event tracking": API key; every query is scoped to the key's company. */
+export function trackingRoutes(deps: Deps): Router {
+  const { Event } = deps.models;
+  const r = Router();
+  r.use('/webhook/events', deps.auth.apiKey());
+
+  r.get(
+    '/webhook/events/reference/:referenceId',
+    asyncHandler(async (req, res) => {
+      const companyId = companyOf(req);
+      const docs = (await Event.find({ company_id: companyId, reference_id: req.params.referenceId }, RECORD_PROJECTION)
+        .limit(REFERENCE_LIST_MAX)
+        .lean()) as (RecordFields & { sequence: number | null })[];
+      // Oldest first; a duplicate (no sequence) sorts by its arrival time among the originals.
+      docs.sort((a, b) => new Date(a.received_at).getTime() - new Date(b.received_at).getTime() || (a.sequence ?? 0) - (b.sequence ?? 0));
+      res.json({ success: true, count: docs.length, events: docs.map(toRecordViewWithoutMessage) });
+    }),
+  );
+
+  r.get(
+    '/webhook/events/:eventId',
+    asyncHandler(async (req, res) => {
+      const companyId = companyOf(req);
+      const eventId = req.params.eventId;
+      // A primary-key lookup, then the company check: unknown and another company's id answer alike
+      // (404), so ids of other companies cannot be probed.
+      const doc = await Event.findById(eventId, { status: 1, message: 1, company_id: 1 }).lean();
+      if (!doc || doc.company_id !== companyId) {
+        res.status(404).json({ success: false, eventId, status: null, message: TrackingMessages.notFound });
+        return;
+      }
+      res.json({ success: true, eventId, status: doc.status, message: doc.message ?? null });
+    }),
+  );
+
+  r.get(
+    '/webhook/events',
+    asyncHandler(async (req, res) => {
+      const companyId = companyOf(req);
+      const q = parseListQuery(req.query as Record<string, unknown>);
+      const filter: Record<string, unknown> = { company_id: companyId };
+      if (q.status) filter.status = q.status;
+      if (q.referenceId) filter.reference_id = q.referenceId;
+      const [total, docs] = await Promise.all([
+        Event.countDocuments(filter).exec(),
+        Event.find(filter, RECORD_PROJECTION)
+          .sort({ received_at: -1, _id: -1 })
+          .skip((q.page - 1) * q.pageSize)
+          .limit(q.pageSize)
+          .lean(),
+      ]);
+      res.json({
+        success: true,
+        events: (docs as RecordFields[]).map(toRecordView),
+        pagination: { page: q.page, pageSize: q.pageSize, total, totalPages: Math.ceil(total / q.pageSize) },
+      });
+    }),
+  );
+  return r;
+}
