@@ -1,0 +1,199 @@
+import { LockCloud, LockCloudError, createTtlockLockCloud, isTransient } from '@smartlock/lock-cloud';
+import { captureLogger, dropDatabases, MONGO_URL, uniqueDbName, uniqueName } from '@smartlock/testing';
+import { RunningSimulator, startSimulator } from './sim-harness';
+
+/** The TTLock adapter of libs/lock-cloud, unchanged, against the simulator: every credential type. */
+describe('lock-cloud adapter against the simulator: credentials', () => {
+  const dbName = uniqueDbName('locksim');
+  // The adapter's log apart from the simulator's: the secrets test reads what the adapter wrote.
+  const { logger, text } = captureLogger('adapter');
+  const simLog = captureLogger('lock-cloud-simulator');
+  let s: RunningSimulator;
+  let cloud: LockCloud;
+  const HOUR = 3_600_000;
+  const checkIn = new Date(Math.ceil(Date.now() / HOUR) * HOUR + 24 * HOUR);
+  const checkOut = new Date(checkIn.getTime() + 2 * 24 * HOUR);
+  const validity = { start: checkIn, end: checkOut.toISOString() };
+  const lock = () => uniqueName('lock');
+  const inspect = async (lockId: string) => (await s.sim.get(`/locks/${lockId}`)).data;
+
+  beforeAll(async () => {
+    s = await startSimulator({ mongoUrl: MONGO_URL, dbName, logger: simLog.logger });
+    cloud = createTtlockLockCloud(
+      { baseUrl: s.url, clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: s.config.SIM_USERNAME, password: s.config.SIM_PASSWORD, timeoutMs: 5000 },
+      { logger },
+    );
+  });
+  afterAll(async () => {
+    cloud?.close();
+    await s?.stop();
+    await dropDatabases(dbName);
+  });
+
+  it('creates a lock on first use and reads its lockData and lockMac', async () => {
+    const lockId = lock();
+    const info = await cloud.getLock(lockId);
+    expect(info).toMatchObject({ lockId, hasGateway: true });
+    expect(info.lockMac).toMatch(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/);
+    expect(info.lockData.length).toBeGreaterThan(20);
+    expect((await inspect(lockId)).lock).toMatchObject({ lockId, lockMac: info.lockMac, lockData: info.lockData });
+  });
+
+  it('issues an e-key with its validity, lists it, changes its period in place and revokes it', async () => {
+    const lockId = lock();
+    const key = await cloud.issueEkey({ lockId, receiver: 'guest@example.com', name: 'BK-1', validity });
+    expect(key).toEqual({ keyId: expect.any(Number), remoteUnlock: false, validFrom: checkIn.toISOString(), validTo: checkOut.toISOString() });
+    let state = await inspect(lockId);
+    expect(state.ekeys).toEqual([
+      expect.objectContaining({ keyId: key.keyId, receiver: 'guest@example.com', keyName: 'BK-1', remoteEnable: 2, startDate: checkIn.getTime(), endDate: checkOut.getTime(), status: 'pending' }),
+    ]);
+
+    const listed = await cloud.listCredentials(lockId);
+    expect(listed.ekeys).toEqual([expect.objectContaining({ keyId: key.keyId, receiver: 'guest@example.com', validFrom: checkIn.toISOString() })]);
+
+    const later = new Date(checkOut.getTime() + 24 * HOUR);
+    expect(await cloud.changeValidity({ type: 'EKEY', lockId, credentialId: key.keyId, validity: { start: checkIn, end: later } })).toEqual({
+      changed: true,
+      validFrom: checkIn.toISOString(),
+      validTo: later.toISOString(),
+    });
+    state = await inspect(lockId);
+    expect(state.ekeys[0].endDate).toBe(later.getTime());
+
+    expect(await cloud.revokeEkey({ lockId, keyId: key.keyId })).toEqual({ alreadyGone: false });
+    expect((await inspect(lockId)).ekeys).toEqual([]);
+  });
+
+  it('treats a delete of something already gone as done (not-found on delete)', async () => {
+    const lockId = lock();
+    const key = await cloud.issueEkey({ lockId, receiver: 'g@example.com', name: 'BK', validity });
+    const pwd = await cloud.issuePasscode({ lockId, name: 'BK', validity });
+    const card = await cloud.issueCard({ lockId, cardNumber: '1234567890', name: 'BK', validity });
+    await cloud.revokeEkey({ lockId, keyId: key.keyId });
+    await cloud.revokePasscode({ lockId, passcodeId: pwd.passcodeId });
+    await cloud.revokeCard({ lockId, cardId: card.cardId });
+    expect(await cloud.revokeEkey({ lockId, keyId: key.keyId })).toEqual({ alreadyGone: true });
+    expect(await cloud.revokePasscode({ lockId, passcodeId: pwd.passcodeId })).toEqual({ alreadyGone: true });
+    expect(await cloud.revokeCard({ lockId, cardId: card.cardId })).toEqual({ alreadyGone: true });
+    // a change of something gone is not "done": it is a permanent not_found, so the caller re-issues
+    const err = await cloud.changeValidity({ type: 'CARD', lockId, credentialId: card.cardId, validity }).catch((e) => e);
+    expect(err).toBeInstanceOf(LockCloudError);
+    expect(err).toMatchObject({ kind: 'permanent', category: 'not_found', errcode: -1021 });
+  });
+
+  it('grants remote unlock as an e-key with remoteEnable=1 and revokes it', async () => {
+    const lockId = lock();
+    const remote = await cloud.grantRemoteUnlock({ lockId, receiver: 'g@example.com', name: 'BK-R', validity });
+    expect(remote.remoteUnlock).toBe(true);
+    expect((await inspect(lockId)).ekeys).toEqual([expect.objectContaining({ keyId: remote.keyId, remoteEnable: 1 })]);
+    expect((await cloud.listCredentials(lockId)).ekeys[0].remoteUnlock).toBe(true);
+    await cloud.unlock(lockId);
+    await cloud.revokeRemoteUnlock({ lockId, keyId: remote.keyId });
+    expect((await inspect(lockId)).ekeys).toEqual([]);
+  });
+
+  it('refuses remote unlock on a lock without a gateway: permanent -4043', async () => {
+    const lockId = lock();
+    expect((await s.sim.put(`/locks/${lockId}`, { hasGateway: false })).status).toBe(200);
+    const err = await cloud.unlock(lockId).catch((e) => e);
+    expect(err).toMatchObject({ name: 'LockCloudError', kind: 'permanent', permanent: true, category: 'unsupported', errcode: -4043, lockId });
+    expect(isTransient(err)).toBe(false);
+  });
+
+  it('issues a generated passcode and a custom one, periods widened to whole hours, and changes and revokes them', async () => {
+    const lockId = lock();
+    const start = new Date(checkIn.getTime() + 30 * 60_000); // 15:30 → 15:00
+    const end = new Date(checkOut.getTime() - 30 * 60_000); // 10:30 → 11:00
+    const random = await cloud.issuePasscode({ lockId, name: 'BK-2', validity: { start, end } });
+    expect(random.code).toMatch(/^\d{6,9}$/);
+    expect(random).toMatchObject({ validFrom: checkIn.toISOString(), validTo: checkOut.toISOString() });
+    const custom = await cloud.issuePasscode({ lockId, name: 'BK-3', code: '482913', validity });
+    expect(custom).toMatchObject({ code: '482913', passcodeId: expect.any(Number) });
+
+    let state = await inspect(lockId);
+    // ids are random (not a sequence), so the listing order is not the issuing order
+    expect(state.passcodes).toHaveLength(2);
+    expect(state.passcodes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ keyboardPwdId: random.passcodeId, keyboardPwd: random.code, custom: false, startDate: checkIn.getTime(), endDate: checkOut.getTime() }),
+        expect.objectContaining({ keyboardPwdId: custom.passcodeId, keyboardPwd: '482913', custom: true }),
+      ]),
+    );
+    expect((await cloud.listCredentials(lockId)).passcodes.map((p) => p.code).sort()).toEqual([random.code, '482913'].sort());
+
+    const change = await cloud.changeValidity({ type: 'PASSCODE', lockId, credentialId: custom.passcodeId, validity: { start, end: new Date(checkOut.getTime() + 10 * 60_000) } });
+    expect(change).toEqual({ changed: true, validFrom: checkIn.toISOString(), validTo: new Date(checkOut.getTime() + HOUR).toISOString() });
+    state = await inspect(lockId);
+    expect(state.passcodes.find((p: { keyboardPwdId: number }) => p.keyboardPwdId === custom.passcodeId)?.endDate).toBe(checkOut.getTime() + HOUR);
+
+    await cloud.revokePasscode({ lockId, passcodeId: random.passcodeId });
+    await cloud.revokePasscode({ lockId, passcodeId: custom.passcodeId });
+    expect((await inspect(lockId)).passcodes).toEqual([]);
+  });
+
+  it('refuses the same custom passcode twice on one lock: permanent duplicate', async () => {
+    const lockId = lock();
+    await cloud.issuePasscode({ lockId, name: 'a', code: '1111', validity });
+    const err = await cloud.issuePasscode({ lockId, name: 'b', code: '1111', validity }).catch((e) => e);
+    expect(err).toMatchObject({ kind: 'permanent', category: 'duplicate', errcode: -3007 });
+    expect((await inspect(lockId)).passcodes).toHaveLength(1);
+  });
+
+  it('issues an RFID card, changes its period and revokes it', async () => {
+    const lockId = lock();
+    const card = await cloud.issueCard({ lockId, cardNumber: '0012345678', name: 'BK-4', validity });
+    expect(card).toEqual({ cardId: expect.any(Number), cardNumber: '0012345678', validFrom: checkIn.toISOString(), validTo: checkOut.toISOString() });
+    expect((await inspect(lockId)).cards).toEqual([expect.objectContaining({ cardId: card.cardId, cardNumber: '0012345678', status: 'pending' })]);
+    const earlier = new Date(checkIn.getTime() - 2 * HOUR);
+    await cloud.changeValidity({ type: 'CARD', lockId, credentialId: card.cardId, validity: { start: earlier, end: checkOut } });
+    expect((await inspect(lockId)).cards[0].startDate).toBe(earlier.getTime());
+    expect((await cloud.listCredentials(lockId)).cards).toEqual([expect.objectContaining({ cardId: card.cardId, validFrom: earlier.toISOString() })]);
+    await cloud.revokeCard({ lockId, cardId: card.cardId });
+    expect((await inspect(lockId)).cards).toEqual([]);
+  });
+
+  it('shows a credential active during its period', async () => {
+    const lockId = lock();
+    await cloud.issueEkey({ lockId, receiver: 'now@example.com', name: 'now', validity: { start: new Date(Date.now() - HOUR), end: new Date(Date.now() + HOUR) } });
+    expect((await inspect(lockId)).ekeys[0].status).toBe('active');
+  });
+
+  it('surfaces a full passcode store (-3009) and card store (-4056) as permanent', async () => {
+    const lockId = lock();
+    await cloud.getLock(lockId);
+    const day = Date.now() + 24 * HOUR - ((Date.now() + 24 * HOUR) % HOUR);
+    await s.models.Passcode.insertMany(
+      Array.from({ length: 250 }, (_, i) => ({ keyboardPwdId: 900_000_000 + i, lockId, keyboardPwd: String(10_000_000 + i), keyboardPwdType: 3, startDate: day, endDate: day + HOUR, custom: false })),
+    );
+    await s.models.Card.insertMany(
+      Array.from({ length: 1000 }, (_, i) => ({ cardId: 900_000_000 + i, lockId, cardNumber: String(5_000_000 + i), startDate: day, endDate: day + HOUR })),
+    );
+    const pwdErr = await cloud.issuePasscode({ lockId, name: 'x', validity }).catch((e) => e);
+    expect(pwdErr).toMatchObject({ kind: 'permanent', permanent: true, category: 'storage_full', errcode: -3009 });
+    const cardErr = await cloud.issueCard({ lockId, cardNumber: '42', name: 'x', validity }).catch((e) => e);
+    expect(cardErr).toMatchObject({ kind: 'permanent', category: 'storage_full', errcode: -4056 });
+    // the reconciliation listing pages through everything (pageSize 200)
+    const listed = await cloud.listCredentials(lockId);
+    expect(listed.passcodes).toHaveLength(250);
+    expect(listed.cards).toHaveLength(1000);
+  });
+
+  it('refuses bad input before calling the vendor: permanent invalid_input', async () => {
+    const lockId = lock();
+    const before = (await s.sim.get('/calls')).data.total;
+    await expect(cloud.issueEkey({ lockId, receiver: 'g', name: 'n', validity: { start: 'not a date', end: checkOut } })).rejects.toMatchObject({ category: 'invalid_input', permanent: true });
+    await expect(cloud.issueEkey({ lockId, receiver: 'g', name: 'n', validity: { start: checkOut, end: checkIn } })).rejects.toMatchObject({ category: 'invalid_input' });
+    await expect(cloud.issuePasscode({ lockId, name: 'n', code: '12ab', validity })).rejects.toMatchObject({ category: 'invalid_input' });
+    expect((await s.sim.get('/calls')).data.total).toBe(before);
+  });
+
+  it('never logs the client secret, the password, tokens, passcodes or lockData', async () => {
+    const lockId = lock();
+    const info = await cloud.getLock(lockId);
+    const pwd = await cloud.issuePasscode({ lockId, name: 'x', code: '90817263', validity });
+    const token = (await s.models.Token.findOne().lean())?.accessToken as string;
+    const logged = text();
+    expect(logged).toContain('lock cloud token obtained');
+    for (const secret of [s.config.SIM_CLIENT_SECRET, s.config.SIM_PASSWORD, token, info.lockData, pwd.code]) expect(logged).not.toContain(secret);
+  });
+});

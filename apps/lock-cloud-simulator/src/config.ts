@@ -1,0 +1,35 @@
+import { BaseConfig, Joi, baseEnv, loadConfig, portEnv } from '@smartlock/config';
+
+export interface Config extends BaseConfig {
+  PORT: number;
+  MONGO_DB: string;
+  SIM_CLIENT_ID: string;
+  SIM_CLIENT_SECRET: string;
+  SIM_USERNAME: string;
+  SIM_PASSWORD: string;
+  SIM_TOKEN_TTL_MS: number;
+  SIM_LATENCY_MS: number;
+}
+
+/** The account the simulator accepts: development defaults (the same as libs/lock-cloud's), required elsewhere. */
+const devDefault = (value: string) =>
+  Joi.string()
+    .min(1)
+    .when('NODE_ENV', { is: Joi.valid('development', 'test'), then: Joi.string().min(1).default(value), otherwise: Joi.required() });
+
+const schema = Joi.object<Config>({
+  ...baseEnv,
+  ...portEnv(8086),
+  MONGO_DB: Joi.string().default('smartlock_lock_sim'),
+  SIM_CLIENT_ID: devDefault('sim-client-id'),
+  SIM_CLIENT_SECRET: devDefault('sim-client-secret'),
+  SIM_USERNAME: devDefault('sim-admin'),
+  SIM_PASSWORD: devDefault('sim-password'),
+  // TTLock's tokens live 90 days; tests shorten it to exercise the refresh.
+  SIM_TOKEN_TTL_MS: Joi.number().integer().min(1).default(90 * 24 * 3600 * 1000),
+  SIM_LATENCY_MS: Joi.number().integer().min(0).default(0),
+});
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return loadConfig(schema, env);
+}

@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { isDuplicateKeyError } from '@smartlock/db';
+import { LockDoc, SimStore, nextId } from '../models';
+import { ERR, OK, VendorError, lockIdParam } from '../vendor/protocol';
+import type { VendorOperation } from '../vendor/operation';
+
+function randomMac(): string {
+  const b = randomBytes(6);
+  b[0] = (b[0] & 0xfe) | 0x02; // locally administered, unicast
+  return [...b].map((x) => x.toString(16).padStart(2, '0').toUpperCase()).join(':');
+}
+
+/**
+ * Any lock id is accepted: the first call that names it creates the lock with a generated MAC and
+ * lockData and a gateway, so the worker can provision against the layout's lock ids without setup.
+ * PUT /sim/locks/:lockId changes a lock (e.g. no gateway).
+ */
+export async function ensureLock(store: SimStore, lockId: string, init: Partial<Pick<LockDoc, 'hasGateway' | 'lockAlias'>> = {}): Promise<LockDoc> {
+  const cached = store.cache.locks.get(lockId);
+  if (cached) return cached;
+  const { models } = store;
+  const found = await models.Lock.findOne({ lockId }).lean();
+  if (found) {
+    store.cache.locks.set(lockId, found);
+    return found;
+  }
+  try {
+    const created = await models.Lock.create({
+      lockId,
+      lockMac: randomMac(),
+      lockData: randomBytes(96).toString('base64'),
+      lockAlias: init.lockAlias ?? `Lock ${lockId}`,
+      hasGateway: init.hasGateway ?? true,
+      adminKeyId: await nextId(models, 'adminKeyId'),
+    });
+    const lock = created.toObject();
+    store.cache.locks.set(lockId, lock);
+    return lock;
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    return (await models.Lock.findOne({ lockId }).lean()) as LockDoc;
+  }
+}
+
+export async function requireGateway(store: SimStore, lockId: string): Promise<void> {
+  const lock = await ensureLock(store, lockId);
+  if (!lock.hasGateway) throw new VendorError(ERR.NO_GATEWAY, 'The Lock is not connected to any Gateway.');
+}
+
+export const lockOperations: VendorOperation[] = [
+  {
+    method: 'GET',
+    path: '/v3/lock/detail',
+    auth: true,
+    changes: false,
+    async handle(p, deps) {
+      const lock = await ensureLock(deps, lockIdParam(p));
+      return {
+        lockId: lock.lockId,
+        lockName: lock.lockAlias,
+        lockAlias: lock.lockAlias,
+        lockMac: lock.lockMac,
+        lockData: lock.lockData,
+        hasGateway: lock.hasGateway ? 1 : 0,
+        electricQuantity: 100,
+      };
+    },
+  },
+  {
+    // The account's own (admin) key on the lock: what the vendor's SDK needs to operate it.
+    method: 'GET',
+    path: '/v3/key/get',
+    auth: true,
+    changes: false,
+    async handle(p, deps) {
+      const lock = await ensureLock(deps, lockIdParam(p));
+      return {
+        keyId: lock.adminKeyId,
+        lockId: lock.lockId,
+        lockAlias: lock.lockAlias,
+        lockMac: lock.lockMac,
+        lockData: lock.lockData,
+        userType: '110301',
+        keyStatus: '110401',
+        startDate: 0,
+        endDate: 0,
+        remoteEnable: 1,
+      };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v3/lock/unlock',
+    auth: true,
+    changes: false,
+    async handle(p, deps) {
+      const lock = await ensureLock(deps, lockIdParam(p));
+      if (!lock.hasGateway) throw new VendorError(ERR.UNSUPPORTED, 'Remote unlock needs a gateway: not supported by this lock.');
+      return { ...OK };
+    },
+  },
+];

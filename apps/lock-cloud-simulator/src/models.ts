@@ -1,0 +1,182 @@
+import { randomInt } from 'node:crypto';
+import { Connection, Model, Schema, basePlugin, isDuplicateKeyError } from '@smartlock/db';
+
+/**
+ * The simulated vendor's state, in the simulator's own database. All vendor times are epoch ms
+ * numbers, as on the wire. One file for the six small schemas: every use-case folder reads several.
+ */
+
+export interface LockDoc {
+  lockId: string;
+  lockMac: string;
+  lockData: string;
+  lockAlias: string;
+  hasGateway: boolean;
+  adminKeyId: number;
+}
+
+export interface EkeyDoc {
+  keyId: number;
+  lockId: string;
+  username: string;
+  keyName: string;
+  startDate: number;
+  endDate: number;
+  remoteEnable: number;
+  keyStatus: string;
+}
+
+export interface PasscodeDoc {
+  keyboardPwdId: number;
+  lockId: string;
+  keyboardPwd: string;
+  keyboardPwdName: string;
+  keyboardPwdType: number;
+  startDate: number;
+  endDate: number;
+  custom: boolean;
+}
+
+export interface CardDoc {
+  cardId: number;
+  lockId: string;
+  cardNumber: string;
+  cardName: string;
+  startDate: number;
+  endDate: number;
+}
+
+export interface TokenDoc {
+  accessToken: string;
+  refreshToken: string;
+  expiresAt: number;
+  refreshUsed: boolean;
+}
+
+const lockSchema = new Schema<LockDoc>({
+  lockId: { type: String, required: true },
+  lockMac: { type: String, required: true },
+  lockData: { type: String, required: true },
+  lockAlias: { type: String, default: '' },
+  hasGateway: { type: Boolean, default: true },
+  adminKeyId: { type: Number, required: true },
+});
+lockSchema.plugin(basePlugin);
+// Locks are created on first use by concurrent calls: the unique index makes exactly one win.
+lockSchema.index({ lockId: 1 }, { unique: true });
+
+const ekeySchema = new Schema<EkeyDoc>({
+  keyId: { type: Number, required: true },
+  lockId: { type: String, required: true },
+  username: { type: String, required: true },
+  keyName: { type: String, required: true },
+  startDate: { type: Number, required: true },
+  endDate: { type: Number, required: true },
+  remoteEnable: { type: Number, required: true },
+  keyStatus: { type: String, required: true },
+});
+ekeySchema.plugin(basePlugin);
+// key/delete and key/changePeriod address a key by keyId alone.
+ekeySchema.index({ keyId: 1 }, { unique: true });
+// listKey and the inspection route: a lock's keys in issue order.
+ekeySchema.index({ lockId: 1, keyId: 1 });
+
+const passcodeSchema = new Schema<PasscodeDoc>({
+  keyboardPwdId: { type: Number, required: true },
+  lockId: { type: String, required: true },
+  keyboardPwd: { type: String, required: true },
+  keyboardPwdName: { type: String, default: '' },
+  keyboardPwdType: { type: Number, required: true },
+  startDate: { type: Number, required: true },
+  endDate: { type: Number, required: true },
+  custom: { type: Boolean, required: true },
+});
+passcodeSchema.plugin(basePlugin);
+passcodeSchema.index({ keyboardPwdId: 1 }, { unique: true });
+// One lock cannot hold the same digits twice (a custom duplicate is refused with -3007; a generated
+// code that collides is drawn again).
+passcodeSchema.index({ lockId: 1, keyboardPwd: 1 }, { unique: true });
+
+const cardSchema = new Schema<CardDoc>({
+  cardId: { type: Number, required: true },
+  lockId: { type: String, required: true },
+  cardNumber: { type: String, required: true },
+  cardName: { type: String, default: '' },
+  startDate: { type: Number, required: true },
+  endDate: { type: Number, required: true },
+});
+cardSchema.plugin(basePlugin);
+cardSchema.index({ cardId: 1 }, { unique: true });
+// One lock cannot hold the same card number twice (-3007).
+cardSchema.index({ lockId: 1, cardNumber: 1 }, { unique: true });
+
+const tokenSchema = new Schema<TokenDoc>({
+  accessToken: { type: String, required: true },
+  refreshToken: { type: String, required: true },
+  expiresAt: { type: Number, required: true },
+  refreshUsed: { type: Boolean, default: false },
+});
+tokenSchema.plugin(basePlugin);
+// Every vendor call looks its token up; a refresh looks up its refresh token.
+tokenSchema.index({ accessToken: 1 }, { unique: true });
+tokenSchema.index({ refreshToken: 1 }, { unique: true });
+
+/**
+ * Issued ids (keyId, keyboardPwdId, cardId), one document per id: the unique `_id` decides who got an
+ * id. Not a `$inc` counter: FerretDB 1.x applies `$inc` as read-then-write, and concurrent calls
+ * got the same id (seen as errcode 90000 under load).
+ */
+const idClaimSchema = new Schema<{ _id: string }>({ _id: String }, { versionKey: false });
+
+/** The models on a connection, compiled once per connection (tests call this again on the app's). */
+export function simModels(conn: Connection) {
+  const model = <T>(name: string, schema: Schema<T>, collection: string) =>
+    (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema, collection);
+  return {
+    Lock: model<LockDoc>('Lock', lockSchema, 'locks'),
+    Ekey: model<EkeyDoc>('Ekey', ekeySchema, 'ekeys'),
+    Passcode: model<PasscodeDoc>('Passcode', passcodeSchema, 'passcodes'),
+    Card: model<CardDoc>('Card', cardSchema, 'cards'),
+    Token: model<TokenDoc>('Token', tokenSchema, 'tokens'),
+    IdClaim: model<{ _id: string }>('IdClaim', idClaimSchema, 'id_claims'),
+  };
+}
+export type SimModels = ReturnType<typeof simModels>;
+
+/** A new id of a kind: random in [100000, 2^31), claimed by a unique insert (retried on a collision). */
+export async function nextId(models: SimModels, name: 'keyId' | 'keyboardPwdId' | 'cardId' | 'adminKeyId'): Promise<number> {
+  for (;;) {
+    const id = 100_000 + randomInt(2 ** 31 - 100_000);
+    try {
+      await models.IdClaim.create({ _id: `${name}:${id}` });
+      return id;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+  }
+}
+
+/**
+ * Read-through caches of what nearly every call reads (its token, its lock). The simulator is one
+ * process and every write goes through it, so the database stays the source of truth: writes update
+ * both, POST /sim/reset clears both.
+ */
+export function createCache() {
+  const tokens = new Map<string, number>();
+  const locks = new Map<string, LockDoc>();
+  return {
+    tokens,
+    locks,
+    clear() {
+      tokens.clear();
+      locks.clear();
+    },
+  };
+}
+export type SimCache = ReturnType<typeof createCache>;
+
+/** What handlers need: the models and their caches. */
+export interface SimStore {
+  models: SimModels;
+  cache: SimCache;
+}

@@ -1,0 +1,79 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../config';
+import type { SimStore } from '../models';
+import { ERR, Params, VendorError, int, reqStr, str } from '../vendor/protocol';
+import type { VendorOperation } from '../vendor/operation';
+
+const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
+const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+const SKEW_MS = 5 * 60_000;
+
+function checkClient(p: Params, config: Config, withSecret: boolean): void {
+  const clientId = str(p, 'clientId') ?? '';
+  if (!sameText(clientId, config.SIM_CLIENT_ID)) throw new VendorError(ERR.INVALID_CLIENT, 'invalid client');
+  if (withSecret && !sameText(str(p, 'clientSecret') ?? '', config.SIM_CLIENT_SECRET)) throw new VendorError(ERR.INVALID_CLIENT, 'invalid client');
+}
+
+async function issue({ models, cache }: SimStore, config: Config) {
+  const accessToken = randomBytes(16).toString('hex');
+  const refreshToken = randomBytes(16).toString('hex');
+  const expiresAt = Date.now() + config.SIM_TOKEN_TTL_MS;
+  await models.Token.create({ accessToken, refreshToken, expiresAt });
+  cache.tokens.set(accessToken, expiresAt);
+  return {
+    access_token: accessToken,
+    refresh_token: refreshToken,
+    uid: 1,
+    scope: 'user,key,room',
+    token_type: 'Bearer',
+    expires_in: Math.ceil(config.SIM_TOKEN_TTL_MS / 1000),
+  };
+}
+
+/**
+ * POST /oauth2/token: the account's password grant (password as lowercase MD5) or a refresh
+ * (grant_type=refresh_token; each refresh token works once). Tokens expire after SIM_TOKEN_TTL_MS.
+ */
+export const tokenOperation: VendorOperation = {
+  method: 'POST',
+  path: '/oauth2/token',
+  auth: false,
+  changes: false,
+  async handle(p, deps) {
+    const { models, config } = deps;
+    checkClient(p, config, true);
+    if (str(p, 'grant_type') === 'refresh_token') {
+      const refreshToken = reqStr(p, 'refresh_token');
+      const used = await models.Token.findOneAndUpdate({ refreshToken, refreshUsed: false }, { $set: { refreshUsed: true } }).lean();
+      if (!used) throw new VendorError(ERR.INVALID_REFRESH_TOKEN, 'invalid refresh_token');
+      return issue(deps, config);
+    }
+    const username = str(p, 'username') ?? '';
+    const password = (str(p, 'password') ?? '').toLowerCase();
+    if (!sameText(username, config.SIM_USERNAME) || !sameText(password, md5(config.SIM_PASSWORD))) {
+      throw new VendorError(ERR.INVALID_ACCOUNT, 'invalid account');
+    }
+    return issue(deps, config);
+  },
+};
+
+/** Every other call: the app's clientId, a live accessToken, and a date within five minutes of ours. */
+export async function checkAccess(p: Params, { models, cache }: SimStore, config: Config): Promise<void> {
+  checkClient(p, config, false);
+  const accessToken = str(p, 'accessToken');
+  if (!accessToken) throw new VendorError(ERR.INVALID_TOKEN, 'invalid token');
+  const date = int(p, 'date', { required: true, min: 0 });
+  if (Math.abs(Date.now() - date) > SKEW_MS) throw new VendorError(ERR.DATE_SKEW, 'date must be current time, in 5 minutes');
+  let expiresAt = cache.tokens.get(accessToken);
+  if (expiresAt === undefined) {
+    const token = await models.Token.findOne({ accessToken }).lean();
+    if (!token) throw new VendorError(ERR.INVALID_TOKEN, 'invalid token');
+    expiresAt = token.expiresAt;
+    cache.tokens.set(accessToken, expiresAt);
+  }
+  if (expiresAt <= Date.now()) throw new VendorError(ERR.TOKEN_EXPIRED, 'invalid grant');
+}

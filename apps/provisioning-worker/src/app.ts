@@ -1,0 +1,96 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { BookingEventMessage, EmployeeScheduleMessage, bookingEventMessageSchema, employeeScheduleMessageSchema } from '@smartlock/contracts';
+import { Logger } from '@smartlock/observability';
+import { RunningService, startService } from '@smartlock/http';
+import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
+import { createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
+import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
+import type { Config } from './config';
+import { workerModels } from './models';
+import { replicaLayout } from './layout/replica-lookup';
+import { lockInfoCache } from './credentials/reconcile';
+import { createTurns } from './bookings/order';
+import { onBookingDeadLetter, onBookingEvent } from './bookings/on-booking-event';
+import { onEmployeeSchedule, onEmployeeScheduleDeadLetter } from './schedules/on-employee-schedule';
+
+export const SERVICE = 'provisioning-worker';
+
+/**
+ * The booking lifecycle: resolves rooms, provisions credentials on locks, reports status.
+ *
+ *   booking.events   → bookings/on-booking-event  (order per booking, apply, reconcile, report)
+ *   employee.schedules → schedules/on-employee-schedule (newest version wins, reconcile, report)
+ *   location.events  → libs/layout replica         (LayoutLookup: layout/replica-lookup)
+ */
+export async function start(config: Config, logger: Logger): Promise<RunningService> {
+  const cloud = createTtlockLockCloud(lockCloudConfigFromEnv(config), { logger });
+  const delays = config.PROVISIONING_RETRY_DELAYS_MS;
+  let replica: LayoutReplica | undefined;
+  return startService({
+    name: SERVICE,
+    port: config.PORT,
+    logger,
+    mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
+    amqp: { url: config.AMQP_URL },
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    // Indexes are ensured before the broker exists: the replica's models only need the connection.
+    models: (ctx) => [...Object.values(workerModels(ctx.db)), ...createLayoutReplica({ db: ctx.db, logger }).models],
+    setup: async (ctx) => {
+      const { broker } = ctx;
+      const layout = createLayoutReplica({ db: ctx.db, broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
+      replica = layout;
+      const models = workerModels(ctx.db);
+      await broker.declareExchanges([EXCHANGES.eventStatus, EXCHANGES.accessEvents]);
+      // Reports and credentials wait for the gateway, access-api and the dispatcher even before they first run.
+      await broker.declareQueues([QUEUES.ingestEventStatus, QUEUES.accessApiAccessEvents, QUEUES.dispatcherAccessEvents]);
+      const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+      const reconcileDeps = {
+        cloud,
+        models,
+        owner,
+        // A vendor call cannot outlive its timeout: past it, a pending operation's owner is gone.
+        leaseMs: config.LOCK_CLOUD_TIMEOUT_MS + 1000,
+        lockInfo: lockInfoCache(cloud),
+        inFlight: new Set<string>(),
+      };
+      const bookingDeps = {
+        models,
+        broker,
+        layout: replicaLayout(layout),
+        caps: cloud.capabilities,
+        reconcile: reconcileDeps,
+        turns: createTurns(models),
+        orderWaitMs: config.PROVISIONING_ORDER_WAIT_MS,
+        orderMaxWaitMs: config.PROVISIONING_ORDER_MAX_WAIT_MS,
+        parkQueue: retryQueueName(QUEUES.provisioningBookingEvents.name, delays[0]),
+      };
+      await broker.consume<BookingEventMessage>(QUEUES.provisioningBookingEvents, (msg, mctx) => onBookingEvent(bookingDeps, msg, mctx), {
+        schema: bookingEventMessageSchema,
+        prefetch: config.PREFETCH,
+        retryDelaysMs: delays,
+        maxRetries: delays.length,
+        onDeadLetter: (msg, mctx, info) => onBookingDeadLetter(bookingDeps, msg, mctx, info),
+      });
+      const scheduleDeps = {
+        ...bookingDeps,
+        owner,
+        // Converging a schedule's locks takes a few vendor calls per lock; a claim this old is a crashed holder's.
+        claimLeaseMs: 10 * (config.LOCK_CLOUD_TIMEOUT_MS + 1000),
+        claimWaitMs: config.PROVISIONING_ORDER_WAIT_MS,
+      };
+      await broker.consume<EmployeeScheduleMessage>(QUEUES.provisioningEmployeeSchedules, (msg, mctx) => onEmployeeSchedule(scheduleDeps, msg, mctx), {
+        schema: employeeScheduleMessageSchema,
+        prefetch: config.PREFETCH,
+        retryDelaysMs: delays,
+        maxRetries: delays.length,
+        onDeadLetter: (msg, mctx, info) => onEmployeeScheduleDeadLetter(scheduleDeps, msg, mctx, info),
+      });
+      await layout.consume(QUEUES.provisioningLocationEvents);
+    },
+    teardown: async () => {
+      replica?.stop();
+      await cloud.close();
+    },
+  });
+}

@@ -1,0 +1,256 @@
+import { randomUUID } from 'node:crypto';
+import type { AccessEventMessage } from '@smartlock/contracts';
+import type { Broker } from '@smartlock/messaging';
+import type { RunningService } from '@smartlock/http';
+import { captureLogger, createVhost, dropDatabases, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { start } from '../app';
+import { workerModels } from '../models';
+import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig } from '../test-support/harness';
+
+jest.setTimeout(60_000);
+
+describe('provisioning-worker: booking lifecycle on the simulated locks (real broker, database, simulator)', () => {
+  let vhost: TestVhost;
+  let pub: Broker;
+  let app: RunningService;
+  let layout: LayoutSource;
+  let t: Tap;
+  let sim: Awaited<ReturnType<typeof launchSimulator>>;
+  const dbName = uniqueDbName('prov');
+  const simDb = uniqueDbName('prov_sim');
+  const { logger, text } = captureLogger('provisioning-worker');
+  const company = companyId();
+  let siteId: string;
+  let locks: Record<string, string>;
+
+  const lock = async (lockId: string) => (await sim.sim.get(`/locks/${lockId}`)).data;
+  const ref = () => `ref-${randomUUID().slice(0, 10)}`;
+  const send = (...args: Parameters<typeof bookingEvent>) => publishEvent(pub, bookingEvent(...args));
+
+  beforeAll(async () => {
+    vhost = await createVhost('prov');
+    sim = await launchSimulator(simDb);
+    layout = await layoutSource(vhost, logger);
+    app = await start(
+      workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }),
+      logger,
+    );
+    t = await tap(vhost);
+    pub = await publisher(vhost, logger);
+    ({ siteId, locks } = await layout.seed(app.ctx.db, company, [
+      { name: '101' },
+      { name: '102', externalId: 'pms-102' },
+      { name: '201', beds: ['A', 'B'] },
+      { name: '301' },
+    ]));
+  });
+
+  afterEach(async () => {
+    await sim.sim.delete('/failures');
+    await sim.sim.put('/latency', { ms: 0 });
+  });
+
+  afterAll(async () => {
+    await app?.stop();
+    await pub?.close(0);
+    await t?.close();
+    await layout?.close();
+    await sim?.app.stop();
+    await vhost?.remove();
+    await dropDatabases(dbName, simDb);
+  });
+
+  it('CREATE with a bed and several types: every type on the door and the cabinet, PROCESSING then COMPLETED, access.provisioned', async () => {
+    const r = ref();
+    const ev = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '201', bed: 'B', access_types: ['EKEY', 'PASSCODE', 'CARD'], card_id: 'A0B1C277' });
+    const final = await waitFinal(t, ev.event_id);
+    expect(final).toMatchObject({ status: 'COMPLETED', message: null });
+    expect(t.statusesOf(ev.event_id)).toContain('PROCESSING');
+    for (const lockId of [locks['201'], locks['201/B']]) {
+      const l = await lock(lockId);
+      expect(l.ekeys).toHaveLength(1);
+      expect(l.ekeys[0]).toMatchObject({ receiver: 'ada@example.com', validFrom: ev.booking.check_in, validTo: ev.booking.check_out });
+      expect(l.passcodes).toHaveLength(1);
+      expect(l.cards).toEqual([expect.objectContaining({ cardNumber: 'A0B1C277' })]);
+    }
+    expect((await lock(locks['201/A'].replace('cab', 'cab'))).ekeys ?? []).toHaveLength(0);
+    const provisioned = (await waitFor(() => t.access.find((a) => a.event_id === ev.event_id && a.type === 'access.provisioned'))) as AccessEventMessage;
+    expect(provisioned).toMatchObject({ company_id: company, reference_id: r, sequence: 1, subject: 'booking', guest: { email: 'ada@example.com' } });
+    expect(provisioned.credentials).toHaveLength(6);
+    const door = provisioned.credentials.find((c) => c.type === 'EKEY' && c.lockLocationType === 'door');
+    expect(door).toMatchObject({ lockId: locks['201'], siteName: 'Main site', roomNumber: '201', bedNumber: null, validFrom: ev.booking.check_in });
+    expect(door?.keyId).toEqual(expect.any(Number));
+    expect(door?.lockData).toEqual(expect.any(String));
+    expect(door?.lockMac).toEqual(expect.any(String));
+    const cabinetCode = provisioned.credentials.find((c) => c.type === 'PASSCODE' && c.lockLocationType === 'cabinet');
+    expect(cabinetCode).toMatchObject({ roomNumber: null, bedNumber: 'B', passcode: expect.stringMatching(/^\d+$/) });
+    expect(provisioned.credentials.find((c) => c.type === 'CARD')).toMatchObject({ card_id: 'A0B1C277', cardId: expect.any(Number) });
+    // Secrets stay out of the logs.
+    expect(text()).not.toContain(door?.lockData as string);
+    expect(text()).not.toContain(cabinetCode?.passcode as string);
+  });
+
+  it('resolves the room by the external room_id first; CHECKIN is recorded; CHECKOUT revokes early', async () => {
+    const r = ref();
+    const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room_id: 'pms-102', room: 'no such name' });
+    expect((await waitFinal(t, created.event_id)).status).toBe('COMPLETED');
+    expect((await lock(locks['102'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
+    const checkin = await send(company, siteId, r, 2, 'BOOKING_CHECKIN', { room_id: 'pms-102' });
+    expect((await waitFinal(t, checkin.event_id)).status).toBe('COMPLETED');
+    const b = await workerModels(app.ctx.db).Booking.findOne({ company_id: company, reference_id: r }).lean();
+    expect(b).toMatchObject({ state: 'checked_in', applied_sequence: 2 });
+    expect(b?.checked_in_at).toBeTruthy();
+    expect((await lock(locks['102'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
+    const checkout = await send(company, siteId, r, 3, 'BOOKING_CHECKOUT', { room_id: 'pms-102' });
+    expect((await waitFinal(t, checkout.event_id)).status).toBe('COMPLETED');
+    expect((await lock(locks['102'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(0);
+    const revoked = t.access.find((a) => a.event_id === checkout.event_id && a.type === 'access.revoked');
+    expect(revoked?.credentials).toHaveLength(1);
+  });
+
+  it('ROOMMOVE issues on the new room, then revokes the old; DATECHANGE changes the period in place; CANCEL revokes all', async () => {
+    const r = ref();
+    const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '101', access_types: ['EKEY', 'PASSCODE'] });
+    expect((await waitFinal(t, created.event_id)).status).toBe('COMPLETED');
+    const moved = await send(company, siteId, r, 2, 'BOOKING_ROOMMOVE', { room: '301' });
+    expect((await waitFinal(t, moved.event_id)).status).toBe('COMPLETED');
+    const mine = (l: { ekeys: { keyName: string }[]; passcodes: { name: string }[] }) => ({
+      ekeys: l.ekeys.filter((k) => k.keyName.startsWith(r)),
+      passcodes: l.passcodes.filter((p) => p.name.startsWith(r)),
+    });
+    expect(mine(await lock(locks['101']))).toEqual({ ekeys: [], passcodes: [] });
+    const at301 = mine(await lock(locks['301']));
+    expect(at301.ekeys).toHaveLength(1);
+    expect(at301.passcodes).toHaveLength(1);
+    // issue before revoke: the new room's key was sent before the old one was deleted
+    const calls = (await sim.sim.get('/calls')).data.calls as { path: string; lockId?: string }[];
+    const sendNew = calls.findIndex((c) => c.path === '/v3/key/send' && c.lockId === locks['301']);
+    const deleteOld = calls.map((c) => c.path).lastIndexOf('/v3/key/delete');
+    expect(sendNew).toBeGreaterThanOrEqual(0);
+    expect(deleteOld).toBeGreaterThan(sendNew);
+
+    const newOut = new Date(Date.parse(created.booking.check_out as string) + 24 * 3600 * 1000).toISOString();
+    const changed = await send(company, siteId, r, 3, 'BOOKING_DATECHANGE', { check_out: newOut });
+    expect((await waitFinal(t, changed.event_id)).status).toBe('COMPLETED');
+    const after = mine(await lock(locks['301']));
+    expect(after.ekeys).toHaveLength(1);
+    expect(after.ekeys[0]).toMatchObject({ keyId: (at301.ekeys[0] as unknown as { keyId: number }).keyId, validTo: newOut });
+    expect(after.passcodes[0]).toMatchObject({ validTo: newOut });
+
+    const cancelled = await send(company, siteId, r, 4, 'BOOKING_CANCEL', {});
+    expect((await waitFinal(t, cancelled.event_id)).status).toBe('COMPLETED');
+    expect(mine(await lock(locks['301']))).toEqual({ ekeys: [], passcodes: [] });
+  });
+
+  it('UPDATE reconciles what changed: a card added, the e-key kept', async () => {
+    const r = ref();
+    const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '101' });
+    expect((await waitFinal(t, created.event_id)).status).toBe('COMPLETED');
+    const keyBefore = (await lock(locks['101'])).ekeys.find((k: { keyName: string }) => k.keyName.startsWith(r));
+    const updated = await send(company, siteId, r, 2, 'BOOKING_UPDATE', { room: '101', access_types: ['EKEY', 'CARD'], card_id: '12345678' });
+    expect((await waitFinal(t, updated.event_id)).status).toBe('COMPLETED');
+    const l = await lock(locks['101']);
+    expect(l.ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toEqual([keyBefore]);
+    expect(l.cards.filter((c: { name: string }) => c.name.startsWith(r))).toHaveLength(1);
+  });
+
+  it('when the room does not exist, the event ends FAILED with `Room not found`, without retries', async () => {
+    const ev = await send(company, siteId, ref(), 1, 'BOOKING_CREATE', { room: '999' });
+    expect(await waitFinal(t, ev.event_id)).toMatchObject({ status: 'FAILED', message: 'Room not found', retry_count: 0 });
+    expect(t.access.find((a) => a.event_id === ev.event_id)).toMatchObject({ type: 'access.failed', reason: 'Room not found' });
+  });
+
+  it('a company the replica has never seen is rebuilt from location-api\'s snapshot before the room is resolved', async () => {
+    const other = companyId();
+    const seeded = await layout.seed(app.ctx.db, other, [{ name: 'S1' }], { publish: false });
+    const r = ref();
+    const ev = await send(other, seeded.siteId, r, 1, 'BOOKING_CREATE', { room: 'S1' });
+    expect((await waitFinal(t, ev.event_id)).status).toBe('COMPLETED');
+    expect((await lock(seeded.locks.S1)).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
+  });
+
+  it('a room added a moment ago, not yet in the replica (its location.events still on the way), is found through the snapshot', async () => {
+    // The company is known to the replica; the new site and room exist at location-api only.
+    const seeded = await layout.seed(app.ctx.db, company, [{ name: 'Fresh-1' }], { publish: false });
+    const r = ref();
+    const ev = await send(company, seeded.siteId, r, 1, 'BOOKING_CREATE', { room: 'Fresh-1' });
+    expect(await waitFinal(t, ev.event_id)).toMatchObject({ status: 'COMPLETED', message: null });
+    expect((await lock(seeded.locks['Fresh-1'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
+  });
+
+  it('a room name found on two floors of the site ends FAILED with a clear message, nothing issued', async () => {
+    const other = companyId();
+    const seeded = await layout.seed(app.ctx.db, other, [
+      { name: 'Twin', floor: '1' },
+      { name: 'Twin', floor: '2' },
+    ]);
+    const ev = await send(other, seeded.siteId, ref(), 1, 'BOOKING_CREATE', { room: 'Twin' });
+    const final = await waitFinal(t, ev.event_id);
+    expect(final).toMatchObject({ status: 'FAILED', retry_count: 0 });
+    expect(final.message).toMatch(/room "Twin" in site .* is ambiguous: 2 locations have that name/);
+  });
+
+  it('when the site is not configured for the company, the event ends FAILED with `Site not found`', async () => {
+    const ev = await send(company, 'unknown-site', ref(), 1, 'BOOKING_CREATE', { room: '101' });
+    expect(await waitFinal(t, ev.event_id)).toMatchObject({ status: 'FAILED', message: 'Site not found' });
+  });
+
+  it('a cancel of an unknown booking ends FAILED with a clear message', async () => {
+    const r = ref();
+    const ev = await send(company, siteId, r, 1, 'BOOKING_CANCEL', {});
+    expect(await waitFinal(t, ev.event_id)).toMatchObject({ status: 'FAILED', message: `Booking ${r} not found` });
+  });
+
+  it('a transient vendor error is retried and then succeeds, issuing once', async () => {
+    await sim.sim.post('/failures', { path: '/v3/key/send', lockId: locks['301'], times: 2, errcode: -3002 });
+    const r = ref();
+    const ev = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '301' });
+    expect((await waitFinal(t, ev.event_id)).status).toBe('COMPLETED');
+    expect(t.statuses.filter((s) => s.event_id === ev.event_id && s.status === 'PROCESSING').map((s) => s.retry_count)).toEqual([0, 1, 2]);
+    expect((await lock(locks['301'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
+  });
+
+  it('three failed retries end DEAD_LETTER with the last reason', async () => {
+    await sim.sim.post('/failures', { path: '/v3/key/send', lockId: locks['301'], errcode: 90000, errmsg: 'vendor down' });
+    const ev = await send(company, siteId, ref(), 1, 'BOOKING_CREATE', { room: '301' });
+    const final = await waitFinal(t, ev.event_id);
+    expect(final).toMatchObject({ status: 'DEAD_LETTER', retry_count: 3 });
+    expect(final.message).toContain('errcode 90000');
+    expect(await vhost.queue('provisioning-worker.booking-events.dlq')).toMatchObject({ messages: expect.any(Number) });
+  });
+
+  it('a permanent vendor error ends FAILED at once with the reason, plus access.failed', async () => {
+    await sim.sim.post('/failures', { path: '/v3/key/send', lockId: locks['301'], errcode: -2018 });
+    const ev = await send(company, siteId, ref(), 1, 'BOOKING_CREATE', { room: '301' });
+    const final = await waitFinal(t, ev.event_id);
+    expect(final).toMatchObject({ status: 'FAILED', retry_count: 0 });
+    expect(final.message).toContain('errcode -2018');
+    expect(t.access.find((a) => a.event_id === ev.event_id)?.type).toBe('access.failed');
+  });
+
+  it('the same message delivered twice issues once', async () => {
+    const r = ref();
+    const ev = bookingEvent(company, siteId, r, 1, 'BOOKING_CREATE', { room: '101', access_types: ['EKEY', 'PASSCODE'] });
+    // Two copies back to back (as a redelivery would); the publisher keys confirms by message id.
+    await publishEvent(pub, ev);
+    await publishEvent(pub, { ...ev });
+    await waitFor(() => t.statuses.filter((s) => s.event_id === ev.event_id && s.status === 'COMPLETED').length === 2, { what: 'both copies done' });
+    const l = await lock(locks['101']);
+    expect(l.ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
+    expect(l.passcodes.filter((p: { name: string }) => p.name.startsWith(r))).toHaveLength(1);
+  });
+
+  it('a cancel published right after its create never leaves a credential (order per booking)', async () => {
+    const refs = Array.from({ length: 20 }, ref);
+    await Promise.all(
+      refs.map(async (r) => {
+        await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '101' });
+        await send(company, siteId, r, 2, 'BOOKING_CANCEL', {});
+      }),
+    );
+    const bookings = () => workerModels(app.ctx.db).Booking.find({ company_id: company, reference_id: { $in: refs } }).lean();
+    await waitFor(async () => (await bookings()).every((b) => b.applied_sequence === 2) && (await bookings()).length === 20, { what: '20 bookings settled', timeoutMs: 45_000 });
+    const l = await lock(locks['101']);
+    expect(l.ekeys.filter((k: { keyName: string }) => refs.some((r) => k.keyName.startsWith(r)))).toEqual([]);
+  });
+});

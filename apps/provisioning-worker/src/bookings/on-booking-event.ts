@@ -1,0 +1,162 @@
+import type { BookingEventMessage } from '@smartlock/contracts';
+import { isDuplicateKeyError } from '@smartlock/db';
+import type { LockCapabilities } from '@smartlock/lock-cloud';
+import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
+import type { BookingDoc, WorkerModels } from '../models';
+import type { LayoutLookup } from '../layout/lookup';
+import { ReconcileDeps, Subject, reconcile } from '../credentials/reconcile';
+import { applyEvent } from './apply-event';
+import { publishAccess, reportStatus } from './report';
+import type { Turns } from './order';
+
+export interface BookingDeps {
+  models: WorkerModels;
+  broker: Broker;
+  layout: LayoutLookup;
+  caps: LockCapabilities;
+  reconcile: ReconcileDeps;
+  turns: Turns;
+  orderWaitMs: number;
+  orderMaxWaitMs: number;
+  /** Where an early event waits (the first retry queue: back to the work queue after its delay). */
+  parkQueue: string;
+}
+
+/** Set on an event parked for order: when it first waited (epoch ms). */
+export const WAITING_SINCE = 'x-order-waiting-since';
+
+async function ensureBooking(deps: BookingDeps, msg: BookingEventMessage): Promise<BookingDoc> {
+  const { Booking } = deps.models;
+  const filter = { company_id: msg.company_id, reference_id: msg.reference_id };
+  const found = await Booking.findOne(filter).lean<BookingDoc>();
+  if (found) return found;
+  try {
+    await Booking.create({ ...filter, site_id: msg.site_id, provider: msg.provider });
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+  }
+  return (await Booking.findOne(filter).lean<BookingDoc>()) as BookingDoc;
+}
+
+export function bookingSubject(b: BookingDoc): Subject {
+  return { key: `booking|${b.company_id}|${b.reference_id}`, companyId: b.company_id, label: b.reference_id, desired: b.desired, actual: b.actual };
+}
+
+/**
+ * One booking event: wait for its turn (order per booking), apply it to the booking, converge the
+ * locks, publish access.provisioned / access.revoked, settle, report COMPLETED. A PermanentError
+ * (Room not found…) or a permanent vendor error ends in onBookingDeadLetter (FAILED at once); any
+ * other error is retried by libs/messaging and after the last retry ends there too (DEAD_LETTER).
+ */
+export async function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
+  const { Booking } = deps.models;
+  const log = ctx.logger.child({ eventId: msg.event_id, referenceId: msg.reference_id, sequence: msg.sequence });
+  let b = await ensureBooking(deps, msg);
+
+  if (msg.sequence > b.applied_sequence + 1) {
+    const since = Number(ctx.headers[WAITING_SINCE]) || Date.now();
+    if (Date.now() - since < deps.orderMaxWaitMs) {
+      const turn = await deps.turns.waitTurn(msg.company_id, msg.reference_id, msg.sequence, deps.orderWaitMs);
+      if (!turn) {
+        log.info('earlier event of the booking not settled yet; parked', { appliedSequence: b.applied_sequence });
+        await deps.broker.sendToQueue(deps.parkQueue, msg, {
+          messageId: ctx.messageId,
+          correlationId: ctx.correlationId,
+          headers: { ...ctx.headers, 'x-original-routing-key': ctx.routingKey, [WAITING_SINCE]: since },
+        });
+        return;
+      }
+      b = turn;
+    } else {
+      log.warn('earlier event of the booking never settled; applying this one anyway', { appliedSequence: b.applied_sequence });
+    }
+  }
+
+  // Not awaited before the work starts (latency); its outcome is checked before COMPLETED.
+  const processing = reportStatus(deps.broker, msg, 'PROCESSING', null, ctx.retryCount, ctx.correlationId).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  const fresh = msg.sequence > b.model_sequence;
+  if (fresh) {
+    const change = await applyEvent(deps.layout, deps.caps, b, msg);
+    await Booking.updateOne({ company_id: b.company_id, reference_id: b.reference_id }, { $set: { ...change, model_sequence: msg.sequence } });
+    b = { ...b, ...change, model_sequence: msg.sequence };
+  } else {
+    log.info('event already applied to the booking; converging the locks only', { modelSequence: b.model_sequence });
+  }
+
+  const result = await reconcile(
+    deps.reconcile,
+    bookingSubject(b),
+    async (actual) => {
+      await Booking.updateOne({ company_id: b.company_id, reference_id: b.reference_id }, { $set: { actual } });
+    },
+    log,
+  );
+
+  const common = {
+    company_id: msg.company_id,
+    reference_id: msg.reference_id,
+    event_id: msg.event_id,
+    sequence: Math.max(msg.sequence, b.model_sequence),
+    subject: 'booking' as const,
+    guest: b.guest,
+    site_time_zone: b.site_time_zone,
+    correlation_id: ctx.correlationId,
+  };
+  const validity = b.check_in && b.check_out ? { check_in: new Date(b.check_in).toISOString(), check_out: new Date(b.check_out).toISOString() } : undefined;
+  if (result.active.length && (fresh || result.issued.length || result.changed.length)) {
+    await publishAccess(deps.broker, { ...common, type: 'access.provisioned', credentials: result.active, validity });
+  }
+  const ending = msg.event_type === 'BOOKING_CANCEL' || msg.event_type === 'BOOKING_CHECKOUT';
+  if (result.revoked.length || (fresh && ending)) {
+    await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: result.revoked, validity });
+  }
+  await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence);
+  const notReported = await processing;
+  if (notReported) throw notReported;
+  await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId);
+  log.info('booking event completed', {
+    eventType: msg.event_type,
+    issued: result.issued.length,
+    changed: result.changed.length,
+    revoked: result.revoked.length,
+    active: result.active.length,
+  });
+}
+
+/**
+ * The event gave up: FAILED for a permanent reason (at once), DEAD_LETTER after the last retry. It
+ * is settled (the booking's next event may run) and access.failed says why.
+ */
+export async function onBookingDeadLetter(
+  deps: BookingDeps,
+  msg: BookingEventMessage | undefined,
+  ctx: MessageContext,
+  info: DeadLetterInfo,
+): Promise<void> {
+  if (!msg || typeof msg.event_id !== 'string' || typeof msg.company_id !== 'string') return;
+  const status = info.permanent ? 'FAILED' : 'DEAD_LETTER';
+  const b =
+    typeof msg.reference_id === 'string'
+      ? await deps.models.Booking.findOne({ company_id: msg.company_id, reference_id: msg.reference_id }).lean<BookingDoc>()
+      : null;
+  if (b && Number.isInteger(msg.sequence)) {
+    await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence);
+    await publishAccess(deps.broker, {
+      type: 'access.failed',
+      company_id: msg.company_id,
+      reference_id: msg.reference_id,
+      event_id: msg.event_id,
+      sequence: msg.sequence,
+      subject: 'booking',
+      guest: msg.guest ?? b.guest,
+      credentials: b.actual,
+      reason: info.reason,
+      site_time_zone: b.site_time_zone,
+      correlation_id: ctx.correlationId,
+    });
+  }
+  await reportStatus(deps.broker, msg, status, info.reason, info.retryCount, ctx.correlationId);
+}

@@ -1,0 +1,58 @@
+import type { BookingDoc, WorkerModels } from '../models';
+
+/**
+ * Per-booking order with competing workers (ARCHITECTURE: events of one booking take effect in the
+ * order received). An event with sequence N runs only once the booking's `applied_sequence` is
+ * N - 1: the previous event settled (COMPLETED, FAILED or DEAD_LETTER). Only the holder of that turn
+ * writes the booking, so no update here needs to be atomic across processes (FerretDB 1.x's are
+ * not). Unrelated bookings never wait for each other.
+ *
+ * An event that arrives early waits here (woken at once when this process settles the previous
+ * event, else polling the database with back-off) up to PROVISIONING_ORDER_WAIT_MS; then the caller
+ * parks it in the broker (see on-booking-event.ts) without spending a retry.
+ */
+export function createTurns(models: WorkerModels) {
+  const waiters = new Map<string, Set<() => void>>();
+  const keyOf = (companyId: string, ref: string) => `${companyId}|${ref}`;
+
+  function settled(companyId: string, ref: string) {
+    const set = waiters.get(keyOf(companyId, ref));
+    if (set) for (const wake of [...set]) wake();
+  }
+
+  /** The booking once `sequence` may run, or null when the wait ran out. */
+  async function waitTurn(companyId: string, ref: string, sequence: number, waitMs: number): Promise<BookingDoc | null> {
+    const key = keyOf(companyId, ref);
+    const deadline = Date.now() + waitMs;
+    let interval = 100;
+    for (;;) {
+      const b = await models.Booking.findOne({ company_id: companyId, reference_id: ref }).lean<BookingDoc>();
+      if (b && b.applied_sequence >= sequence - 1) return b;
+      const left = deadline - Date.now();
+      if (left <= 0) return null;
+      await new Promise<void>((resolve) => {
+        let set = waiters.get(key);
+        if (!set) waiters.set(key, (set = new Set()));
+        const wake = () => {
+          clearTimeout(timer);
+          set.delete(wake);
+          if (!set.size) waiters.delete(key);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.min(interval, left));
+        set.add(wake);
+      });
+      interval = Math.min(interval * 2, 1000);
+    }
+  }
+
+  /** Marks `sequence` settled (never moves backwards) and wakes this process's waiters. */
+  async function settle(companyId: string, ref: string, sequence: number): Promise<void> {
+    await models.Booking.updateOne({ company_id: companyId, reference_id: ref, applied_sequence: { $lt: sequence } }, { $set: { applied_sequence: sequence } });
+    settled(companyId, ref);
+  }
+
+  return { waitTurn, settle };
+}
+
+export type Turns = ReturnType<typeof createTurns>;

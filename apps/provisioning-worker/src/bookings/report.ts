@@ -1,0 +1,59 @@
+import {
+  AccessEventMessage,
+  AccessEventType,
+  EventStatus,
+  EventStatusMessage,
+  statusRoutingKey,
+} from '@smartlock/contracts';
+import { Broker, EXCHANGES } from '@smartlock/messaging';
+import type { ActualCredential, Guest } from '../models';
+import { credentialRecords } from '../credentials/records';
+
+/** The event's status, for the ingest gateway's record (applied monotonically there). */
+export async function reportStatus(
+  broker: Broker,
+  e: { event_id: string; company_id: string },
+  status: EventStatus,
+  message: string | null,
+  retryCount: number,
+  correlationId: string,
+): Promise<void> {
+  const body: EventStatusMessage = { event_id: e.event_id, company_id: e.company_id, status, message, retry_count: retryCount, at: new Date().toISOString() };
+  await broker.publish(EXCHANGES.eventStatus.name, statusRoutingKey(status), body, { correlationId, headers: { 'x-event-id': e.event_id } });
+}
+
+export interface AccessReport {
+  type: AccessEventType;
+  company_id: string;
+  reference_id: string;
+  event_id: string;
+  sequence: number;
+  subject: 'booking' | 'employee';
+  guest?: Guest | null;
+  credentials: ActualCredential[];
+  validity?: { check_in: string; check_out: string };
+  reason?: string;
+  site_time_zone?: string | null;
+  correlation_id: string;
+}
+
+/** access.provisioned / access.revoked / access.failed for access-api and callback-dispatcher. */
+export async function publishAccess(broker: Broker, r: AccessReport): Promise<void> {
+  const guest = r.guest ? Object.fromEntries(Object.entries(r.guest).filter(([, v]) => typeof v === 'string')) : undefined;
+  const body: AccessEventMessage = {
+    type: r.type,
+    company_id: r.company_id,
+    reference_id: r.reference_id,
+    event_id: r.event_id,
+    occurred_at: new Date().toISOString(),
+    sequence: r.sequence,
+    subject: r.subject,
+    ...(guest && Object.keys(guest).length ? { guest } : {}),
+    credentials: credentialRecords(r.credentials),
+    ...(r.validity ? { validity: r.validity } : {}),
+    ...(r.reason ? { reason: r.reason.slice(0, 1000) } : {}),
+    ...(r.site_time_zone ? { site_time_zone: r.site_time_zone } : {}),
+    correlation_id: r.correlation_id,
+  };
+  await broker.publish(EXCHANGES.accessEvents.name, r.type, body, { correlationId: r.correlation_id, headers: { 'x-event-id': r.event_id } });
+}

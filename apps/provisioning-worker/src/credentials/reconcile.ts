@@ -1,0 +1,259 @@
+import { createHash } from 'node:crypto';
+import { isDuplicateKeyError } from '@smartlock/db';
+import { LockCloud, LockInfo, isLockCloudError } from '@smartlock/lock-cloud';
+import type { Logger } from '@smartlock/observability';
+import type { ActualCredential, DesiredCredential, OperationDoc, WorkerModels } from '../models';
+
+export interface ReconcileDeps {
+  cloud: LockCloud;
+  models: WorkerModels;
+  /** This process (host, pid, boot): whose pending operations are whose. */
+  owner: string;
+  /** A pending operation of another process younger than this may still be in flight. */
+  leaseMs: number;
+  lockInfo: (lockId: string) => Promise<LockInfo>;
+  /** Operations this process is running now. */
+  inFlight: Set<string>;
+}
+
+/** Whose credentials: a booking or an employee schedule. */
+export interface Subject {
+  /** e.g. `booking|<company>|<reference>`: prefix of every operation id. */
+  key: string;
+  companyId: string;
+  /** Human part of the vendor-side credential name (the booking reference). */
+  label: string;
+  desired: DesiredCredential[];
+  actual: ActualCredential[];
+}
+
+export interface ReconcileResult {
+  issued: ActualCredential[];
+  changed: ActualCredential[];
+  revoked: ActualCredential[];
+  /** Everything on the locks for the subject now. */
+  active: ActualCredential[];
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+export function operationId(subject: Subject, d: DesiredCredential): string {
+  return `${subject.key}|${d.slot}|v${d.version}|${sha(d.fp).slice(0, 12)}`;
+}
+
+/** The name the credential carries at the vendor: unique per operation, so a lock listing finds it. */
+export function vendorLabel(subject: Subject, opId: string): string {
+  return `${subject.label.slice(0, 40)} ${sha(opId).slice(0, 12)}`;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Converges the locks to the subject's desired credentials: issues what is missing (or changes its
+ * period in place where the provider can), THEN revokes what is no longer wanted — so a room move
+ * gives the new room before taking the old one. Progress is saved after every vendor change
+ * (`save`), so a retry continues where a failure stopped. Issues go through the operation log.
+ * Revocations and period changes need no log: the vendor treats a repeated one as done.
+ */
+export async function reconcile(
+  deps: ReconcileDeps,
+  subject: Subject,
+  save: (actual: ActualCredential[]) => Promise<void>,
+  logger: Logger,
+): Promise<ReconcileResult> {
+  let actual = [...subject.actual];
+  const result: ReconcileResult = { issued: [], changed: [], revoked: [], active: [] };
+  let saving = Promise.resolve();
+  const persist = () => (saving = saving.then(() => save(actual)));
+  const errors: unknown[] = [];
+
+  const keep = new Set<ActualCredential>();
+  await Promise.all(
+    subject.desired.map(async (d) => {
+      try {
+        const match = actual.find((a) => a.slot === d.slot && a.fp === d.fp && !keep.has(a));
+        if (match) {
+          keep.add(match);
+          if (match.validFrom === d.validFrom && match.validTo === d.validTo) {
+            if (match.version !== d.version || match.roomNumber !== d.roomNumber || match.bedNumber !== d.bedNumber || match.siteName !== d.siteName) {
+              replace(match, { ...match, ...placeOf(d), version: d.version });
+            }
+            return;
+          }
+          const credentialId = match.keyId ?? match.passcodeId ?? match.cardId;
+          if (credentialId !== null) {
+            const change = await deps.cloud.changeValidity({ type: match.type, lockId: match.lockId, credentialId, validity: { start: d.validFrom, end: d.validTo } });
+            if (change.changed) {
+              const next = { ...match, ...placeOf(d), version: d.version, validFrom: d.validFrom, validTo: d.validTo, appliedFrom: change.validFrom, appliedTo: change.validTo };
+              replace(match, next);
+              result.changed.push(next);
+              await persist();
+              return;
+            }
+          }
+          // Not changeable in place: a new one is issued below and the old one revoked after.
+          keep.delete(match);
+        }
+        const issued = await issue(deps, subject, d, logger);
+        actual = [...actual, issued];
+        keep.add(issued);
+        result.issued.push(issued);
+        await persist();
+      } catch (err) {
+        errors.push(err);
+      }
+    }),
+  );
+
+  function replace(old: ActualCredential, next: ActualCredential) {
+    actual = actual.map((a) => (a === old ? next : a));
+    keep.delete(old);
+    keep.add(next);
+  }
+
+  // Revoke only once every issue succeeded: a failed issue must not leave the guest with nothing.
+  if (!errors.length) {
+    await Promise.all(
+      actual
+        .filter((a) => !keep.has(a))
+        .map(async (a) => {
+          try {
+            await revoke(deps.cloud, a);
+            actual = actual.filter((x) => x !== a);
+            result.revoked.push(a);
+            await persist();
+          } catch (err) {
+            errors.push(err);
+          }
+        }),
+    );
+  }
+  await persist();
+  if (errors.length) {
+    // A permanent error decides the outcome (FAILED at once); otherwise the first transient one is retried.
+    throw errors.find((e) => isLockCloudError(e) && e.permanent) ?? errors[0];
+  }
+  result.active = actual;
+  return result;
+}
+
+function placeOf(d: DesiredCredential) {
+  return { siteId: d.siteId, siteName: d.siteName, roomId: d.roomId, roomNumber: d.roomNumber, bedId: d.bedId, bedNumber: d.bedNumber };
+}
+
+async function revoke(cloud: LockCloud, a: ActualCredential): Promise<void> {
+  if (a.type === 'EKEY' || a.type === 'REMOTE') await cloud.revokeEkey({ lockId: a.lockId, keyId: a.keyId as number });
+  else if (a.type === 'PASSCODE') await cloud.revokePasscode({ lockId: a.lockId, passcodeId: a.passcodeId as number });
+  else await cloud.revokeCard({ lockId: a.lockId, cardId: a.cardId as number });
+}
+
+/**
+ * Issues one credential at most once: record the intent (unique `_id`), call the vendor, record
+ * the result. Meeting an intent already recorded: done → its result; pending in another live
+ * process → wait for it (up to the lease); otherwise (its owner crashed, or the call timed out and
+ * may have applied) → list the lock and adopt the credential carrying our label, else issue.
+ */
+async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential, logger: Logger): Promise<ActualCredential> {
+  const { Operation } = deps.models;
+  const id = operationId(subject, d);
+  const label = vendorLabel(subject, id);
+  try {
+    await Operation.create({ _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() });
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+    let op = await Operation.findById(id).lean<OperationDoc>();
+    if (!op) throw err;
+    const liveElsewhere = () => op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < deps.leaseMs);
+    while (liveElsewhere()) {
+      await sleep(50);
+      op = await Operation.findById(id).lean<OperationDoc>();
+    }
+    if (op?.status === 'done' && op.result) return op.result;
+    if (op?.status !== 'failed') {
+      const found = await findOnLock(deps, d, label);
+      if (found) {
+        logger.info('credential found on the lock after an interrupted issue; adopted', { op: id, lockId: d.lockId, type: d.type });
+        const adopted = { ...found, op: id };
+        await Operation.updateOne({ _id: id }, { $set: { status: 'done', result: adopted, error: null } });
+        return adopted;
+      }
+    }
+    await Operation.updateOne({ _id: id }, { $set: { status: 'pending', owner: deps.owner, started_at: new Date(), error: null } });
+  }
+  deps.inFlight.add(id);
+  try {
+    const issued = await callIssue(deps, d, label, id);
+    await Operation.updateOne({ _id: id }, { $set: { status: 'done', result: issued, error: null } });
+    return issued;
+  } catch (err) {
+    // A timeout may have issued it: the next attempt lists the lock before issuing again.
+    const status = isLockCloudError(err) && err.maybeApplied ? 'uncertain' : 'failed';
+    await Operation.updateOne({ _id: id }, { $set: { status, error: String((err as Error).message).slice(0, 500) } }).catch(() => undefined);
+    throw err;
+  } finally {
+    deps.inFlight.delete(id);
+  }
+}
+
+function base(d: DesiredCredential, info: LockInfo, op: string): ActualCredential {
+  return {
+    ...d,
+    op,
+    lockMac: info.lockMac,
+    lockData: null,
+    keyId: null,
+    passcodeId: null,
+    passcode: null,
+    cardId: null,
+    appliedFrom: d.validFrom,
+    appliedTo: d.validTo,
+  };
+}
+
+async function callIssue(deps: ReconcileDeps, d: DesiredCredential, label: string, op: string): Promise<ActualCredential> {
+  const { cloud } = deps;
+  const info = await deps.lockInfo(d.lockId);
+  const validity = { start: d.validFrom, end: d.validTo };
+  const a = base(d, info, op);
+  if (d.type === 'EKEY' || d.type === 'REMOTE') {
+    const input = { lockId: d.lockId, receiver: d.receiver, name: label, validity };
+    const k = d.type === 'REMOTE' ? await cloud.grantRemoteUnlock(input) : await cloud.issueEkey({ ...input, remoteUnlock: d.remote });
+    return { ...a, keyId: k.keyId, lockData: info.lockData, appliedFrom: k.validFrom, appliedTo: k.validTo };
+  }
+  if (d.type === 'PASSCODE') {
+    const p = await cloud.issuePasscode({ lockId: d.lockId, name: label, validity });
+    return { ...a, passcodeId: p.passcodeId, passcode: p.code, appliedFrom: p.validFrom, appliedTo: p.validTo };
+  }
+  const c = await cloud.issueCard({ lockId: d.lockId, cardNumber: d.card_id as string, name: label, validity });
+  return { ...a, cardId: c.cardId, appliedFrom: c.validFrom, appliedTo: c.validTo };
+}
+
+async function findOnLock(deps: ReconcileDeps, d: DesiredCredential, label: string): Promise<ActualCredential | null> {
+  const listed = await deps.cloud.listCredentials(d.lockId);
+  const info = await deps.lockInfo(d.lockId);
+  const a = base(d, info, '');
+  if (d.type === 'EKEY' || d.type === 'REMOTE') {
+    const k = listed.ekeys.find((x) => x.name === label);
+    return k ? { ...a, keyId: k.keyId, lockData: info.lockData, appliedFrom: k.validFrom, appliedTo: k.validTo } : null;
+  }
+  if (d.type === 'PASSCODE') {
+    const p = listed.passcodes.find((x) => x.name === label);
+    return p ? { ...a, passcodeId: p.passcodeId, passcode: p.code, appliedFrom: p.validFrom, appliedTo: p.validTo } : null;
+  }
+  const c = listed.cards.find((x) => x.name === label);
+  return c ? { ...a, cardId: c.cardId, appliedFrom: c.validFrom, appliedTo: c.validTo } : null;
+}
+
+/** lockMac and lockData per lock, fetched once per process (they do not change while the lock is bound). */
+export function lockInfoCache(cloud: LockCloud): (lockId: string) => Promise<LockInfo> {
+  const cache = new Map<string, Promise<LockInfo>>();
+  return (lockId) => {
+    let p = cache.get(lockId);
+    if (!p) {
+      p = cloud.getLock(lockId);
+      cache.set(lockId, p);
+      p.catch(() => cache.delete(lockId));
+    }
+    return p;
+  };
+}

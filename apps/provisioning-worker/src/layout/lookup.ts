@@ -1,0 +1,33 @@
+/**
+ * What the worker asks of its layout replica. Ids are the replica's (location-api's) ids; the
+ * customer's own ids are `externalId`. Room locks are `door`, bed locks `cabinet`.
+ */
+export interface SiteRef {
+  id: string;
+  name: string;
+  timeZone?: string;
+}
+
+export interface PlaceRef {
+  id: string;
+  name: string;
+}
+
+export interface LockRef {
+  lockId: string;
+  lockLocationType: 'door' | 'cabinet';
+}
+
+export interface LayoutLookup {
+  site(companyId: string, siteId: string): Promise<SiteRef | null>;
+  /** By the customer's external id first, else by name within the site (SPEC: names are the key). */
+  room(companyId: string, siteId: string, by: { externalId?: string; name?: string }): Promise<PlaceRef | null>;
+  /** By the customer's external id first, else by name within the room. */
+  bed(companyId: string, roomId: string, by: { externalId?: string; name?: string }): Promise<PlaceRef | null>;
+  /** A room or a bed by its own id (employee schedules carry resolved ids). */
+  roomById(companyId: string, roomId: string): Promise<(PlaceRef & { siteId: string }) | null>;
+  bedById(companyId: string, bedId: string): Promise<(PlaceRef & { roomId: string }) | null>;
+  locks(companyId: string, target: { roomId: string } | { bedId: string }): Promise<LockRef[]>;
+  /** Brings the company's layout up to date with location-api now (a snapshot), before a "not found" is final. */
+  refresh(companyId: string): Promise<void>;
+}

@@ -1,0 +1,173 @@
+import type { EmployeeScheduleMessage } from '@smartlock/contracts';
+import { isDuplicateKeyError } from '@smartlock/db';
+import type { LockCapabilities } from '@smartlock/lock-cloud';
+import { Broker, DeadLetterInfo, MessageContext, TransientError } from '@smartlock/messaging';
+import type { CredentialPlace, ScheduleDoc, WorkerModels } from '../models';
+import type { LayoutLookup } from '../layout/lookup';
+import { ReconcileDeps, reconcile } from '../credentials/reconcile';
+import { desiredCredentials } from '../credentials/desired';
+import { publishAccess } from '../bookings/report';
+
+export interface ScheduleDeps {
+  models: WorkerModels;
+  broker: Broker;
+  layout: LayoutLookup;
+  caps: LockCapabilities;
+  reconcile: ReconcileDeps;
+  owner: string;
+  /** A claim older than this belongs to a crashed process. */
+  claimLeaseMs: number;
+  /** How long a message waits in process for another one of its schedule before it is retried. */
+  claimWaitMs: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits for the schedule's claim (an insert against its unique `_id`); false when the wait ran out. */
+async function claim(deps: ScheduleDeps, id: string): Promise<Date | null> {
+  const { ScheduleClaim } = deps.models;
+  const deadline = Date.now() + deps.claimWaitMs;
+  for (;;) {
+    const at = new Date();
+    try {
+      await ScheduleClaim.collection.insertOne({ _id: id, owner: deps.owner, at } as never);
+      return at;
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+    const held = await ScheduleClaim.collection.findOne<{ at: Date }>({ _id: id as never });
+    // Deleting by its `at` removes only the stale claim; the insert above still decides who follows.
+    if (held && Date.now() - held.at.getTime() > deps.claimLeaseMs) await ScheduleClaim.collection.deleteOne({ _id: id as never, at: held.at });
+    if (Date.now() >= deadline) return null;
+    await sleep(25);
+  }
+}
+
+/** The locks of the schedule's resolved locations: room doors, and bed cabinets for bed entries. */
+async function placesOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promise<CredentialPlace[]> {
+  const company = msg.company_id;
+  const places = new Map<string, CredentialPlace>();
+  for (const loc of msg.locations) {
+    const site = await deps.layout.site(company, loc.site_id);
+    const room = await deps.layout.roomById(company, loc.room_id);
+    // access-api resolved these against its own replica: ours is behind, so retry until it catches up.
+    if (!site || !room) throw new TransientError(`location ${loc.room_id} of site ${loc.site_id} not in the layout replica yet`);
+    const base = { siteId: site.id, siteName: site.name, roomId: room.id };
+    for (const l of await deps.layout.locks(company, { roomId: room.id })) {
+      if (!places.has(l.lockId)) places.set(l.lockId, { ...base, lockId: l.lockId, lockLocationType: 'door', roomNumber: room.name, bedId: null, bedNumber: null });
+    }
+    if (loc.bed_id) {
+      const bed = await deps.layout.bedById(company, loc.bed_id);
+      if (!bed) throw new TransientError(`bed ${loc.bed_id} not in the layout replica yet`);
+      for (const l of await deps.layout.locks(company, { bedId: bed.id })) {
+        if (!places.has(l.lockId)) places.set(l.lockId, { ...base, lockId: l.lockId, lockLocationType: 'cabinet', roomNumber: null, bedId: bed.id, bedNumber: bed.name });
+      }
+    }
+  }
+  return [...places.values()];
+}
+
+async function ensureSchedule(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promise<ScheduleDoc> {
+  const { Schedule } = deps.models;
+  const filter = { company_id: msg.company_id, schedule_id: msg.schedule_id };
+  const found = await Schedule.findOne(filter).lean<ScheduleDoc>();
+  if (found) return found;
+  await Schedule.create({ ...filter, ref_id: msg.ref_id }).catch((err) => {
+    if (!isDuplicateKeyError(err)) throw err;
+  });
+  return (await Schedule.findOne(filter).lean<ScheduleDoc>()) as ScheduleDoc;
+}
+
+const eventIdOf = (msg: EmployeeScheduleMessage) => `schedule:${msg.schedule_id}:v${msg.version}`;
+
+/**
+ * One schedule message (the full resolved set, not a delta): under the schedule's claim, a version
+ * older than the one applied is ignored; a newer one replaces the desired credentials (none for
+ * schedule.revoked); then the locks are converged through the same operation log as bookings and
+ * access.provisioned / access.revoked go out with `subject: 'employee'`.
+ */
+export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeScheduleMessage, ctx: MessageContext): Promise<void> {
+  const { Schedule } = deps.models;
+  const log = ctx.logger.child({ scheduleId: msg.schedule_id, refId: msg.ref_id, version: msg.version });
+  const claimId = `${msg.company_id}|${msg.schedule_id}`;
+  const at = await claim(deps, claimId);
+  if (!at) throw new TransientError(`schedule ${msg.schedule_id} is being applied by another message; retry`);
+  try {
+    let s = await ensureSchedule(deps, msg);
+    if (msg.version < s.model_version || (msg.version === s.model_version && s.applied_version >= msg.version)) {
+      log.info('schedule version already superseded or applied; ignored', { modelVersion: s.model_version });
+      return;
+    }
+    const fresh = msg.version > s.model_version;
+    if (fresh) {
+      const revoked = msg.type === 'schedule.revoked';
+      const desired = revoked
+        ? []
+        : desiredCredentials(
+            {
+              places: await placesOf(deps, msg),
+              types: msg.access_types,
+              receiver: msg.contact ?? `employee-${msg.employee_id ?? msg.ref_id}`,
+              cardId: null,
+              validFrom: new Date(msg.start).toISOString(),
+              validTo: new Date(msg.end).toISOString(),
+              version: msg.version,
+              previous: s.desired,
+            },
+            deps.caps,
+          );
+      const change = { ref_id: msg.ref_id, state: revoked ? ('revoked' as const) : ('active' as const), desired, model_version: msg.version };
+      await Schedule.updateOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }, { $set: change });
+      s = { ...s, ...change };
+    }
+    const result = await reconcile(
+      deps.reconcile,
+      { key: `schedule|${s.company_id}|${s.schedule_id}`, companyId: s.company_id, label: s.ref_id, desired: s.desired, actual: s.actual },
+      async (actual) => {
+        await Schedule.updateOne({ company_id: s.company_id, schedule_id: s.schedule_id }, { $set: { actual } });
+      },
+      log,
+    );
+    const common = {
+      company_id: msg.company_id,
+      reference_id: msg.ref_id,
+      event_id: eventIdOf(msg),
+      sequence: msg.version,
+      subject: 'employee' as const,
+      validity: { check_in: new Date(msg.start).toISOString(), check_out: new Date(msg.end).toISOString() },
+      correlation_id: ctx.correlationId,
+    };
+    if (result.active.length && (fresh || result.issued.length || result.changed.length)) {
+      await publishAccess(deps.broker, { ...common, type: 'access.provisioned', credentials: result.active });
+    }
+    if (result.revoked.length || (fresh && msg.type === 'schedule.revoked')) {
+      await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: result.revoked });
+    }
+    await Schedule.updateOne({ company_id: s.company_id, schedule_id: s.schedule_id }, { $set: { applied_version: msg.version } });
+    log.info('employee schedule applied', { issued: result.issued.length, changed: result.changed.length, revoked: result.revoked.length, active: result.active.length });
+  } finally {
+    await deps.models.ScheduleClaim.collection.deleteOne({ _id: claimId as never, at });
+  }
+}
+
+/** The message gave up (permanent error, or the last retry): access.failed says why. */
+export async function onEmployeeScheduleDeadLetter(
+  deps: ScheduleDeps,
+  msg: EmployeeScheduleMessage | undefined,
+  ctx: MessageContext,
+  info: DeadLetterInfo,
+): Promise<void> {
+  if (!msg || typeof msg.company_id !== 'string' || typeof msg.ref_id !== 'string' || !Number.isInteger(msg.version)) return;
+  const s = await deps.models.Schedule.findOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }).lean<ScheduleDoc>();
+  await publishAccess(deps.broker, {
+    type: 'access.failed',
+    company_id: msg.company_id,
+    reference_id: msg.ref_id,
+    event_id: eventIdOf(msg),
+    sequence: msg.version,
+    subject: 'employee',
+    credentials: s?.actual ?? [],
+    reason: info.reason,
+    correlation_id: ctx.correlationId,
+  });
+}

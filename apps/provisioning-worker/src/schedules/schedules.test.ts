@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import type { AccessEventMessage, EmployeeScheduleMessage } from '@smartlock/contracts';
+import { Broker, EXCHANGES, QUEUES } from '@smartlock/messaging';
+import type { RunningService } from '@smartlock/http';
+import { captureLogger, createVhost, dropDatabases, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { start } from '../app';
+import { workerModels } from '../models';
+import { LayoutSource, Tap, companyId, launchSimulator, layoutSource, publisher, tap, workerTestConfig } from '../test-support/harness';
+
+jest.setTimeout(60_000);
+
+describe('provisioning-worker: employee schedules converge the locks (real broker, database, simulator)', () => {
+  let vhost: TestVhost;
+  let pub: Broker;
+  let app: RunningService;
+  let layout: LayoutSource;
+  let t: Tap;
+  let sim: Awaited<ReturnType<typeof launchSimulator>>;
+  const dbName = uniqueDbName('provs');
+  const simDb = uniqueDbName('provs_sim');
+  const { logger, text } = captureLogger('provisioning-worker');
+  const company = companyId();
+
+  beforeAll(async () => {
+    vhost = await createVhost('provs');
+    sim = await launchSimulator(simDb);
+    layout = await layoutSource(vhost, logger);
+    app = await start(
+      workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }),
+      logger,
+    );
+    t = await tap(vhost);
+    pub = await publisher(vhost, logger);
+    await pub.declareExchanges([EXCHANGES.employeeSchedules]);
+    await pub.declareQueues([QUEUES.provisioningEmployeeSchedules]);
+  });
+
+  afterAll(async () => {
+    await app?.stop();
+    await pub?.close(0);
+    await t?.close();
+    await layout?.close();
+    await sim?.app.stop();
+    await vhost?.remove();
+    await dropDatabases(dbName, simDb);
+  });
+
+  it('issues on every room door and bed cabinet of the set, ignores an older version, revokes what left the set and everything on revoke', async () => {
+    const { siteId, ids, locks } = await layout.seed(app.ctx.db, company, [{ name: 'A', beds: ['1'] }, { name: 'B' }]);
+    const refId = `emp-${randomUUID().slice(0, 8)}`;
+    const scheduleId = randomUUID();
+    const day = 24 * 3600 * 1000;
+    const startAt = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString();
+    const endAt = new Date(Date.parse(startAt) + 30 * day).toISOString();
+    const msg = (version: number, type: EmployeeScheduleMessage['type'], rooms: { room: string; bed?: string }[]): EmployeeScheduleMessage => ({
+      type,
+      company_id: company,
+      schedule_id: scheduleId,
+      ref_id: refId,
+      employee_id: 'emp-1',
+      contact: 'cleaner@example.com',
+      schedule_type: 'TIMED',
+      access_types: ['EKEY', 'PASSCODE'],
+      start: startAt,
+      end: endAt,
+      locations: rooms.map((r) => ({ site_id: siteId, room_id: ids[r.room], bed_id: r.bed ? ids[`${r.room}/${r.bed}`] : null })),
+      version,
+      occurred_at: new Date().toISOString(),
+      correlation_id: randomUUID(),
+    });
+    const send = (m: EmployeeScheduleMessage) => pub.publish(EXCHANGES.employeeSchedules.name, m.type, m, { correlationId: m.correlation_id });
+    const mine = async (lockId: string) => {
+      const l = (await sim.sim.get(`/locks/${lockId}`)).data;
+      return {
+        ekeys: (l.ekeys ?? []).filter((k: { keyName: string }) => k.keyName.startsWith(refId)).length,
+        passcodes: (l.passcodes ?? []).filter((p: { name: string }) => p.name.startsWith(refId)).length,
+      };
+    };
+    const applied = async (v: number) => (await workerModels(app.ctx.db).Schedule.findOne({ company_id: company, schedule_id: scheduleId }).lean())?.applied_version === v;
+    const events = (type: string) => t.access.filter((a): a is AccessEventMessage => a.reference_id === refId && a.type === type);
+
+    await send(msg(1, 'schedule.upserted', [{ room: 'A', bed: '1' }, { room: 'B' }]));
+    const provisioned = await waitFor(() => events('access.provisioned').find((a) => a.sequence === 1), { what: 'access.provisioned v1' });
+    expect(provisioned).toMatchObject({ company_id: company, subject: 'employee', validity: { check_in: startAt, check_out: endAt } });
+    expect(provisioned.credentials.map((c) => `${c.type}@${c.lockId}`).sort()).toEqual(
+      [locks.A, locks['A/1'], locks.B].flatMap((l) => [`EKEY@${l}`, `PASSCODE@${l}`]).sort(),
+    );
+    for (const l of [locks.A, locks['A/1'], locks.B]) expect(await mine(l)).toEqual({ ekeys: 1, passcodes: 1 });
+
+    await send(msg(3, 'schedule.upserted', [{ room: 'B' }]));
+    await waitFor(() => applied(3), { what: 'version 3 applied' });
+    expect(events('access.revoked').find((a) => a.sequence === 3)?.credentials).toHaveLength(4);
+    for (const l of [locks.A, locks['A/1']]) expect(await mine(l)).toEqual({ ekeys: 0, passcodes: 0 });
+    expect(await mine(locks.B)).toEqual({ ekeys: 1, passcodes: 1 });
+
+    // Older than what is applied: ignored, nothing comes back.
+    await send(msg(2, 'schedule.upserted', [{ room: 'A' }]));
+    await waitFor(() => text().includes('schedule version already superseded or applied; ignored'), { what: 'version 2 ignored' });
+    expect(await mine(locks.A)).toEqual({ ekeys: 0, passcodes: 0 });
+
+    await send(msg(4, 'schedule.revoked', [{ room: 'B' }]));
+    await waitFor(() => applied(4), { what: 'version 4 applied' });
+    expect(await mine(locks.B)).toEqual({ ekeys: 0, passcodes: 0 });
+    expect(events('access.revoked').find((a) => a.sequence === 4)).toMatchObject({ subject: 'employee', credentials: expect.arrayContaining([expect.objectContaining({ lockId: locks.B })]) });
+    // Each credential was issued once (the operation log): 3 locks × e-key at version 1.
+    const sent = (await sim.sim.get('/calls', { params: { path: '/v3/key/send' } })).data.calls as { lockId?: string }[];
+    expect(sent.filter((c) => [locks.A, locks['A/1'], locks.B].includes(c.lockId as string))).toHaveLength(3);
+  });
+});

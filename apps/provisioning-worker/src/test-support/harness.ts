@@ -1,0 +1,243 @@
+import amqp, { ChannelModel } from 'amqplib';
+import axios, { AxiosInstance } from 'axios';
+import { randomUUID } from 'node:crypto';
+import { AddressInfo } from 'node:net';
+import { Server, createServer } from 'node:http';
+import type {
+  AccessEventMessage,
+  AccessType,
+  BookingEventMessage,
+  EventStatusMessage,
+  EventType,
+  LayoutSnapshot,
+  LocationEventMessage,
+  LocationLevel,
+  LocationNodeState,
+  LocationPathItem,
+  LockBinding,
+} from '@smartlock/contracts';
+import { bookingRoutingKey, locationRoutingKey } from '@smartlock/contracts';
+import { Broker, EXCHANGES, QUEUES, createBroker } from '@smartlock/messaging';
+import type { Logger } from '@smartlock/observability';
+// Test-only module (imported by *.test.ts alone), so libs/testing is allowed here as in the tests.
+import { LaunchedApp, MONGO_URL, TestVhost, launchApp, uniqueName, waitFor } from '@smartlock/testing';
+import { Connection, Types } from '@smartlock/db';
+import { Config, readConfig } from '../config';
+
+/** The lock-cloud simulator as a process (apps never import each other), with its /sim controls. */
+export async function launchSimulator(dbName: string): Promise<{ app: LaunchedApp; url: string; sim: AxiosInstance }> {
+  const app = await launchApp('lock-cloud-simulator', { MONGO_URL, MONGO_DB: dbName, SHUTDOWN_TIMEOUT_MS: '1000' });
+  return { app, url: app.url, sim: axios.create({ baseURL: `${app.url}/sim`, validateStatus: () => true, timeout: 10_000 }) };
+}
+
+/** Every message on event.status and access.events of the test vhost. */
+export async function tap(vhost: TestVhost) {
+  const conn: ChannelModel = await amqp.connect(vhost.url);
+  const ch = await conn.createChannel();
+  const statuses: EventStatusMessage[] = [];
+  const access: AccessEventMessage[] = [];
+  for (const [ex, sink] of [
+    [EXCHANGES.eventStatus, statuses],
+    [EXCHANGES.accessEvents, access],
+  ] as const) {
+    await ch.assertExchange(ex.name, ex.type, { durable: true });
+    const q = await ch.assertQueue('', { exclusive: true });
+    await ch.bindQueue(q.queue, ex.name, '#');
+    await ch.consume(q.queue, (m) => m && (sink as unknown[]).push(JSON.parse(m.content.toString())), { noAck: true });
+  }
+  return {
+    statuses,
+    access,
+    statusesOf: (eventId: string) => statuses.filter((s) => s.event_id === eventId).map((s) => s.status),
+    final: (eventId: string) => statuses.find((s) => s.event_id === eventId && ['COMPLETED', 'FAILED', 'DEAD_LETTER'].includes(s.status)),
+    close: () => conn.close(),
+  };
+}
+export type Tap = Awaited<ReturnType<typeof tap>>;
+
+export async function publisher(vhost: TestVhost, logger: Logger): Promise<Broker> {
+  const b = createBroker({ url: vhost.url, logger, connectionName: 'test-publisher' });
+  await b.declareExchanges([EXCHANGES.bookingEvents]);
+  await b.connect();
+  return b;
+}
+
+/**
+ * location-api as the worker sees it: location.events messages (the contract's shape, one version
+ * per change and company) on the test vhost, and the admin snapshot route on a local HTTP server
+ * (the worker's LOCATION_API_URL) for a company the replica has never seen.
+ */
+export async function layoutSource(vhost: TestVhost, logger: Logger) {
+  const broker = createBroker({ url: vhost.url, logger, connectionName: 'test-location-api' });
+  await broker.declareExchanges([EXCHANGES.locationEvents]);
+  // As location-api does: the queue it feeds exists before the worker first consumes it.
+  await broker.declareQueues([QUEUES.provisioningLocationEvents]);
+  await broker.connect();
+  const companies = new Map<string, { version: number; nodes: Map<string, LocationNodeState> }>();
+  const companyOf = (id: string) => {
+    let c = companies.get(id);
+    if (!c) companies.set(id, (c = { version: 0, nodes: new Map() }));
+    return c;
+  };
+  const server: Server = createServer((req, res) => {
+    const m = /^\/admin\/v1\/companies\/([0-9a-f]{24})\/snapshot$/.exec(req.url ?? '');
+    const c = m && companies.get(m[1]);
+    res.setHeader('content-type', 'application/json');
+    if (!c || req.headers.authorization !== `Bearer ${ADMIN_TOKEN}`) {
+      res.statusCode = 404;
+      res.end(JSON.stringify({ success: false, code: 'NOT_FOUND' }));
+      return;
+    }
+    const snapshot: LayoutSnapshot = { company_id: m[1], version: c.version, nodes: [...c.nodes.values()] };
+    res.end(JSON.stringify({ success: true, data: snapshot }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  /** One node created (with its locks): a new company version, published unless only in the snapshot. */
+  async function add(companyId: string, level: LocationLevel, name: string, parent: LocationNodeState | null, extra: Partial<LocationNodeState>, publish: boolean) {
+    const c = companyOf(companyId);
+    const node: LocationNodeState = { level, _id: new Types.ObjectId().toHexString(), name, external_id: null, version: ++c.version, ...extra };
+    const path: LocationPathItem[] = [];
+    if (parent) {
+      for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (parent[f]) node[f] = parent[f];
+      node[`${parent.level}_id` as 'site_id'] = parent._id;
+      for (const id of [node.site_id, node.building_id, node.floor_id, node.room_id]) {
+        const a = id && c.nodes.get(id);
+        if (a) path.push({ level: a.level, _id: a._id, name: a.name });
+      }
+    }
+    c.nodes.set(node._id, node);
+    if (publish) {
+      const msg: LocationEventMessage = {
+        company_id: companyId,
+        kind: 'node.created',
+        version: node.version,
+        commit_first: node.version,
+        commit_last: node.version,
+        occurred_at: new Date().toISOString(),
+        node: { ...node, path },
+        correlation_id: randomUUID(),
+      };
+      await broker.publish(EXCHANGES.locationEvents.name, locationRoutingKey('node.created'), msg, { correlationId: msg.correlation_id });
+    }
+    return node;
+  }
+
+  const lock = (lockId: string, type: 'door' | 'cabinet'): LockBinding => ({ lock_id: lockId, lock_mac: '', name: null, provider: null, lockLocationType: type });
+
+  return {
+    url,
+    /**
+     * A site with rooms (each with a door lock, on floor `floor` or "1") and optional beds (each with
+     * a cabinet lock). Published on location.events and awaited in the worker's replica (`db`);
+     * `{ publish: false }` leaves it to the snapshot route (a company the worker has never seen).
+     */
+    async seed(
+      db: Connection,
+      companyId: string,
+      rooms: { name: string; externalId?: string; floor?: string; beds?: string[] }[],
+      { publish = true }: { publish?: boolean } = {},
+    ) {
+      const site = await add(companyId, 'site', 'Main site', null, {}, publish);
+      const building = await add(companyId, 'building', 'Main', site, {}, publish);
+      const floors = new Map<string, LocationNodeState>();
+      const locks: Record<string, string> = {};
+      const ids: Record<string, string> = {};
+      for (const r of rooms) {
+        const floorName = r.floor ?? '1';
+        let floor = floors.get(floorName);
+        if (!floor) floors.set(floorName, (floor = await add(companyId, 'floor', floorName, building, {}, publish)));
+        const door = uniqueName('door');
+        locks[r.name] = door;
+        const room = await add(companyId, 'room', r.name, floor, { external_id: r.externalId ?? null, locks: [lock(door, 'door')] }, publish);
+        ids[r.name] = room._id;
+        for (const bed of r.beds ?? []) {
+          const cabinet = uniqueName('cab');
+          locks[`${r.name}/${bed}`] = cabinet;
+          ids[`${r.name}/${bed}`] = (await add(companyId, 'bed', bed, room, { locks: [lock(cabinet, 'cabinet')] }, publish))._id;
+        }
+      }
+      if (publish) {
+        const version = companyOf(companyId).version;
+        const applied = async () => (await db.collection('replica_location_companies').findOne<{ version: number }>({ _id: companyId as never }))?.version ?? 0;
+        await waitFor(async () => (await applied()) >= version, { what: `layout version ${version} in the worker's replica` });
+      }
+      return { siteId: site._id, locks, ids };
+    },
+    close: async () => {
+      await broker.close(0);
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+export type LayoutSource = Awaited<ReturnType<typeof layoutSource>>;
+
+/** The admin token the worker presents to the snapshot route in tests. */
+export const ADMIN_TOKEN = 'test-admin-token-0123';
+
+export const companyId = () => new Types.ObjectId().toHexString();
+
+let seq = 0;
+export function bookingEvent(
+  companyId: string,
+  siteId: string,
+  ref: string,
+  sequence: number,
+  eventType: EventType,
+  booking: Partial<BookingEventMessage['booking']> = {},
+  guest: BookingEventMessage['guest'] = { name: 'Ada Guest', email: 'ada@example.com' },
+): BookingEventMessage {
+  const day = 24 * 3600 * 1000;
+  const base = Math.ceil(Date.now() / 3_600_000) * 3_600_000 + day;
+  return {
+    event_id: `ev-${++seq}-${randomUUID().slice(0, 8)}`,
+    company_id: companyId,
+    site_id: siteId,
+    provider: 'direct',
+    event_type: eventType,
+    action: eventType.replace('BOOKING_', '').toLowerCase(),
+    reference_id: ref,
+    sequence,
+    received_at: new Date().toISOString(),
+    booking: {
+      check_in: new Date(base).toISOString(),
+      check_out: new Date(base + 2 * day).toISOString(),
+      access_types: ['EKEY'] as AccessType[],
+      ...booking,
+    },
+    guest,
+    correlation_id: randomUUID(),
+  };
+}
+
+export async function publishEvent(b: Broker, msg: BookingEventMessage): Promise<BookingEventMessage> {
+  await b.publish(EXCHANGES.bookingEvents.name, bookingRoutingKey(msg.event_type), msg, {
+    correlationId: msg.correlation_id,
+    messageId: msg.event_id,
+    headers: { 'x-event-id': msg.event_id },
+  });
+  return msg;
+}
+
+export async function waitFinal(t: Tap, eventId: string, timeoutMs = 15_000): Promise<EventStatusMessage> {
+  return (await waitFor(() => t.final(eventId), { timeoutMs, what: `final status of ${eventId}` })) as EventStatusMessage;
+}
+
+/** The worker's configuration in tests: short retries and waits, the simulator and layout source given. */
+export function workerTestConfig(o: { vhost: TestVhost; dbName: string; simUrl: string; layoutUrl: string }): Config {
+  return readConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    AMQP_URL: o.vhost.url,
+    MONGO_URL,
+    MONGO_DB: o.dbName,
+    LOCK_CLOUD_URL: o.simUrl,
+    LOCATION_API_URL: o.layoutUrl,
+    ADMIN_TOKEN,
+    LOCK_CLOUD_TIMEOUT_MS: '2000',
+    PROVISIONING_RETRY_DELAYS_MS: '100,200,300',
+    PROVISIONING_ORDER_WAIT_MS: '300',
+    SHUTDOWN_TIMEOUT_MS: '3000',
+  });
+}
