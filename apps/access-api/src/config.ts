@@ -1,0 +1,28 @@
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, portEnv } from '@smartlock/config';
+
+export interface Config extends BaseConfig {
+  PORT: number;
+  MONGO_DB: string;
+  IDENTITY_DB: string;
+  /** location-api, for rebuilding the layout replica from its snapshot. */
+  LOCATION_API_URL: string;
+  ADMIN_TOKEN: string;
+  /** How often employee schedule changes not yet confirmed by the broker are published again. */
+  SCHEDULE_RELAY_INTERVAL_MS: number;
+}
+
+const schema = Joi.object<Config>({
+  ...baseEnv,
+  ...portEnv(8082),
+  ...identityDbEnv,
+  ...adminTokenEnv,
+  MONGO_DB: Joi.string().default('smartlock_access'),
+  LOCATION_API_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('http://127.0.0.1:8081'),
+  SCHEDULE_RELAY_INTERVAL_MS: Joi.number().integer().min(100).default(30000),
+});
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return loadConfig(schema, env);
+}

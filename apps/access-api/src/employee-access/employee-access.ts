@@ -1,0 +1,142 @@
+import { Router, RequestHandler } from 'express';
+import { companyOf } from '@smartlock/auth';
+import { Model, Types, isDuplicateKeyError } from '@smartlock/db';
+import { asyncHandler, HttpError, notFound } from '@smartlock/http';
+import type { Broker } from '@smartlock/messaging';
+import type { Logger } from '@smartlock/observability';
+import { parseEmployeeAccess, parseListQuery, scheduleIdParam } from './employee-access.schema';
+import type { LayoutReplica } from '@smartlock/layout';
+import { layoutRowsOr503 } from './layout';
+import { publishSchedule } from './publish';
+import { resolveRules } from './resolve';
+import type { ScheduleDoc } from './schedule.schema';
+import { VersionDeps, nextVersion } from './versions';
+
+export interface EmployeeAccessDeps extends VersionDeps {
+  schedules: Model<ScheduleDoc>;
+  broker: Broker;
+  logger: Logger;
+  replica: LayoutReplica;
+  apiKey: RequestHandler;
+  /** PERMANENT schedules: start now, end this many years later. */
+  permanentYears?: number;
+}
+
+const PERMANENT_YEARS = 10;
+const BASE = '/api/v3/access/employee';
+
+/** SPEC "Employee access (response data)", plus the schedule's own state. */
+export function present(doc: ScheduleDoc) {
+  return {
+    employee_id: doc.employee_id,
+    schedule_id: String(doc._id),
+    access_type: doc.access_type,
+    startDate: doc.start.toISOString(),
+    endDate: doc.end.toISOString(),
+    locations: doc.locations.map((g) => ({ site: g.site, room: g.room, bed: g.bed ?? null })),
+    ref_id: doc.ref_id,
+    type: doc.type,
+    contact: doc.contact,
+    status: doc.status,
+    revoked_at: doc.revoked_at ? doc.revoked_at.toISOString() : null,
+    version: doc.version,
+  };
+}
+
+export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
+  const router = Router();
+  const years = deps.permanentYears ?? PERMANENT_YEARS;
+
+  router.post(
+    BASE,
+    deps.apiKey,
+    asyncHandler(async (req, res) => {
+      const companyId = companyOf(req);
+      const input = parseEmployeeAccess(req.body);
+      let resolved = resolveRules(input.access_locations, await layoutRowsOr503(deps.replica, companyId, req.log));
+      if ('problems' in resolved) {
+        // The replica follows location.events and may lag a layout change made a moment ago: before
+        // ids are refused as unknown, it is refreshed from location-api's snapshot once.
+        await deps.replica.rebuild(companyId).catch((err: Error) => req.log.warn('layout refresh failed', { companyId, err: err.message }));
+        resolved = resolveRules(input.access_locations, await layoutRowsOr503(deps.replica, companyId, req.log));
+      }
+      if ('problems' in resolved) throw new HttpError(400, 'Validation failed', undefined, resolved.problems);
+
+      const start = input.type === 'TIMED' ? new Date(input.startDate as string) : new Date();
+      const end = input.type === 'TIMED' ? new Date(input.endDate as string) : new Date(new Date(start).setUTCFullYear(start.getUTCFullYear() + years));
+      let doc: ScheduleDoc;
+      try {
+        doc = (
+          await deps.schedules.create({
+            company_id: companyId,
+            ref_id: input.ref_id,
+            // Without emp_id the schedule gets its own employee id, so SPEC's employee_id is always an ObjectId.
+            employee_id: input.emp_id?.toLowerCase() ?? new Types.ObjectId().toHexString(),
+            contact: input.contact ?? null,
+            type: input.type,
+            access_type: input.access_type,
+            start,
+            end,
+            rules: input.access_locations,
+            locations: resolved.grants,
+            status: 'active',
+            version: 1,
+            publish_owed: true,
+          })
+        ).toObject();
+      } catch (err) {
+        if (isDuplicateKeyError(err)) {
+          throw new HttpError(409, 'ref_id already used', undefined, [{ path: ['ref_id'], message: `ref_id ${input.ref_id} is already used by another schedule` }]);
+        }
+        throw err;
+      }
+      await publishSchedule({ ...deps, logger: req.log }, doc, req.correlationId);
+      req.log.info('employee schedule created', { scheduleId: String(doc._id), companyId, locations: doc.locations.length });
+      res.status(201).json({ success: true, message: 'Employee access created', data: present(doc) });
+    }),
+  );
+
+  router.get(
+    BASE,
+    deps.apiKey,
+    asyncHandler(async (req, res) => {
+      const companyId = companyOf(req);
+      const q = parseListQuery(req.query);
+      const filter = { company_id: companyId, ...(q.employee_id ? { employee_id: q.employee_id.toLowerCase() } : {}), ...(q.status ? { status: q.status } : {}) };
+      const [docs, total] = await Promise.all([
+        deps.schedules.find(filter).sort({ created_at: -1, _id: -1 }).skip((q.page - 1) * q.limit).limit(q.limit).lean<ScheduleDoc[]>(),
+        deps.schedules.countDocuments(filter),
+      ]);
+      res.json({ success: true, message: 'Employee access schedules', data: docs.map(present), pagination: { page: q.page, limit: q.limit, total } });
+    }),
+  );
+
+  router.get(
+    `${BASE}/:scheduleId`,
+    deps.apiKey,
+    asyncHandler(async (req, res) => {
+      const doc = await deps.schedules.findOne({ _id: scheduleIdParam(req.params.scheduleId), company_id: companyOf(req) }).lean<ScheduleDoc>();
+      if (!doc) throw notFound('Schedule not found');
+      res.json({ success: true, message: 'Employee access schedule', data: present(doc) });
+    }),
+  );
+
+  router.delete(
+    `${BASE}/:scheduleId`,
+    deps.apiKey,
+    asyncHandler(async (req, res) => {
+      const id = scheduleIdParam(req.params.scheduleId);
+      const companyId = companyOf(req);
+      // Revoking twice is a no-op: the first revoke's version and time stay. A revoke racing a
+      // re-resolution is decided by the version record (nextVersion).
+      const owned = await deps.schedules.exists({ _id: id, company_id: companyId });
+      const made = owned ? await nextVersion(deps, id, (cur) => (cur.status === 'active' ? { status: 'revoked', revoked_at: new Date() } : null)) : null;
+      if (made) await publishSchedule({ ...deps, logger: req.log }, made, req.correlationId);
+      const doc = made ?? (owned ? await deps.schedules.findById(id).lean<ScheduleDoc>() : null);
+      if (!doc) throw notFound('Schedule not found');
+      res.json({ success: true, message: 'Employee access revoked', data: present(doc) });
+    }),
+  );
+
+  return router;
+}

@@ -1,0 +1,50 @@
+import { Router, RequestHandler } from 'express';
+import { companyOf } from '@smartlock/auth';
+import { SuccessCodes, ok } from '@smartlock/contracts';
+import type { Model } from '@smartlock/db';
+import { asyncHandler, notFound } from '@smartlock/http';
+import type { AccessLogDoc } from '../credentials/access-log.schema';
+import { referenceParam } from '../credentials/params';
+import { findAccess } from '../credentials/repository';
+import { ekeysPerLock, placeOf } from '../credentials/present';
+
+/**
+ * `GET /api/v3/booking/getLockData/:referenceId`: the legacy v2 information (one entry per active
+ * e-key on a lock) in the standard envelope, with the place as `{ name, _id }` objects (a cabinet keeps
+ * its room; a door has no bed) and the booking's status, so a v2 client migrates field by field. Shape in README.
+ */
+export function lockDataRoutes(deps: { log: Model<AccessLogDoc>; apiKey: RequestHandler }): Router {
+  const router = Router();
+  router.get(
+    '/api/v3/booking/getLockData/:referenceId',
+    deps.apiKey,
+    asyncHandler(async (req, res) => {
+      const referenceId = referenceParam(req.params.referenceId, 'referenceId');
+      const view = await findAccess(deps.log, { companyId: companyOf(req), referenceId });
+      if (!view) throw notFound(`Booking ${referenceId} not found`);
+      res.json(
+        ok('Lock data retrieved', SuccessCodes.LOCK_DATA_RETRIEVED, {
+          reference_id: view.reference_id,
+          status: view.status,
+          validity: view.validity,
+          locks: ekeysPerLock(view.active).map((c) => {
+            const place = placeOf(c);
+            return {
+              lockId: c.lockId,
+              lockMac: c.lockMac,
+              lockLocationType: c.lockLocationType,
+              lockData: c.lockData,
+              keyId: c.keyId,
+              site: place.site,
+              room: place.room,
+              bed: c.lockLocationType === 'door' ? null : place.bed,
+              validFrom: c.validFrom,
+              validTo: c.validTo,
+            };
+          }),
+        }),
+      );
+    }),
+  );
+  return router;
+}

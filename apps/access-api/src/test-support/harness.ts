@@ -1,0 +1,97 @@
+// Shared set-up of access-api's tests (no test framework imports here): the app on a fresh vhost and
+// databases, two companies with API keys, a publisher.
+import axios, { AxiosRequestConfig } from 'axios';
+import mongoose from 'mongoose';
+import { generateApiKey, identityModels } from '@smartlock/auth';
+import { Broker, EXCHANGES, createBroker } from '@smartlock/messaging';
+import type { RunningService } from '@smartlock/http';
+// Only *.test.ts files import this module, so libs/testing stays out of the app's runtime code.
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { start } from '../app';
+import { readConfig } from '../config';
+
+export interface Company {
+  id: string;
+  key: string;
+}
+
+export interface Harness {
+  app: RunningService;
+  vhost: TestVhost;
+  publisher: Broker;
+  dbName: string;
+  a: Company;
+  b: Company;
+  logs: () => string;
+  get(path: string, company: Company, opts?: AxiosRequestConfig): Promise<{ status: number; data: any; headers: Record<string, unknown> }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  send(method: 'post' | 'delete', path: string, company: Company, body?: unknown, opts?: AxiosRequestConfig): Promise<{ status: number; data: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  stop(): Promise<void>;
+}
+
+export async function startHarness(prefix: string, env: Record<string, string> = {}): Promise<Harness> {
+  const vhost = await createVhost(prefix);
+  const dbName = uniqueDbName(prefix);
+  const identityDb = uniqueDbName(`${prefix}_id`);
+  const conn = await mongoose.createConnection(MONGO_URL).asPromise();
+  const models = identityModels(conn.useDb(identityDb));
+  const company = async (name: string): Promise<Company> => {
+    const c = await models.Company.create({ name });
+    const k = generateApiKey();
+    await models.ApiKey.create({ company_id: c._id, name: 'test', prefix: k.prefix, hash: k.hash });
+    return { id: String(c._id), key: k.key };
+  };
+  const a = await company('Company A');
+  const b = await company('Company B');
+  await conn.close();
+
+  const { logger, text } = captureLogger('access-api');
+  const app = await start(
+    readConfig({
+      NODE_ENV: 'test',
+      PORT: '0',
+      AMQP_URL: vhost.url,
+      MONGO_URL,
+      MONGO_DB: dbName,
+      IDENTITY_DB: identityDb,
+      ADMIN_TOKEN: 'test-admin-token-123',
+      SHUTDOWN_TIMEOUT_MS: '3000',
+      ...env,
+    }),
+    logger,
+  );
+  const publisher = createBroker({ url: vhost.url, logger, connectionName: 'test-publisher' });
+  await publisher.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.bookingEvents, EXCHANGES.locationEvents, EXCHANGES.employeeSchedules]);
+  await publisher.connect();
+
+  return {
+    app,
+    vhost,
+    publisher,
+    dbName,
+    a,
+    b,
+    logs: text,
+    get: (path, c, opts = {}) =>
+      axios.get(`${app.url}${path}`, { validateStatus: () => true, ...opts, headers: { apikey: c.key, ...(opts.headers ?? {}) } }),
+    send: (method, path, c, body, opts = {}) =>
+      axios.request({
+        method,
+        url: `${app.url}${path}`,
+        data: body,
+        validateStatus: () => true,
+        ...opts,
+        headers: { apikey: c.key, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...(opts.headers ?? {}) },
+      }),
+    async stop() {
+      await publisher.close(0);
+      await app.stop();
+      await vhost.remove();
+      await dropDatabases(dbName, identityDb);
+    },
+  };
+}
+
+/** waitFor for a value: resolves to it, never undefined. */
+export async function until<T>(fn: () => Promise<T | undefined | false>, opts: { what: string; timeoutMs?: number }): Promise<T> {
+  return (await waitFor(fn, opts)) as T;
+}
