@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import type { RequestHandler } from 'express';
+import { SuccessCodes, ok } from '@smartlock/contracts';
+import { decryptSecret } from '@smartlock/auth';
+import { asyncHandler, badRequest, notFound } from '@smartlock/http';
+import { Broker, QUEUES } from '@smartlock/messaging';
+import { redact } from '@smartlock/observability';
+import type { DeliveryDoc, DispatcherModels, GuestMessageDoc } from '../models';
+import type { WorkMessage } from '../deliveries/deliver';
+
+export interface AdminDeps {
+  models: DispatcherModels;
+  broker: Broker;
+  key: Buffer;
+  admin: RequestHandler;
+}
+
+const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+const DELIVERY_ID = /^dlv_[0-9a-f]{32}$/;
+
+function iso(d: Date | null | undefined): string | null {
+  return d ? new Date(d).toISOString() : null;
+}
+
+/** The stored body with its credential fields (passcode, lockData, cardNumber) redacted. */
+function redactedBody(deliveryBody: DeliveryDoc['body'], key: Buffer): unknown {
+  try {
+    return redact(JSON.parse(decryptSecret(deliveryBody, key)));
+  } catch {
+    return null;
+  }
+}
+
+async function requeue(deps: AdminDeps, id: string, company: string, correlationId: string) {
+  const msg: WorkMessage = { id, company, trigger: 'manual' };
+  await deps.broker.sendToQueue(QUEUES.dispatcherDeliveries.name, msg, { correlationId, messageId: `${id}:manual:${randomUUID()}` });
+}
+
+/**
+ * /admin/v1/… delivery operations (admin token; the edge routes them here): list a reference's
+ * deliveries with every attempt, redeliver one, redeliver a company's dead-lettered ones.
+ */
+export function adminRoutes(deps: AdminDeps): Router {
+  const { models } = deps;
+  const r = Router();
+
+  r.get(
+    '/admin/v1/companies/:companyId/deliveries',
+    deps.admin,
+    asyncHandler(async (req, res) => {
+      const { companyId } = req.params;
+      const referenceId = req.query.referenceId;
+      if (typeof referenceId !== 'string' || referenceId.length === 0 || referenceId.length > 256) {
+        throw badRequest('referenceId is required (one string)');
+      }
+      if (!ID.test(companyId)) throw badRequest('companyId is malformed');
+      const deliveries = await models.Delivery.find({ company_id: companyId, reference_id: referenceId }).sort({ created_at: 1 }).lean<DeliveryDoc[]>();
+      const guest = await models.GuestMessage.find({ company_id: companyId, reference_id: referenceId }).sort({ created_at: 1 }).lean<GuestMessageDoc[]>();
+      res.json(
+        ok('Deliveries retrieved', SuccessCodes.DELIVERIES_RETRIEVED, {
+          referenceId,
+          deliveries: deliveries.map((d) => ({
+            deliveryId: d._id,
+            event: d.event,
+            eventId: d.event_id,
+            status: d.status,
+            createdAt: iso(d.created_at),
+            deliveredAt: iso(d.delivered_at),
+            deadAt: iso(d.dead_at),
+            deadReason: d.dead_reason,
+            lastStatusCode: d.last_status_code,
+            lastError: d.last_error,
+            body: redactedBody(d.body, deps.key),
+            attempts: (d.attempt_log ?? []).map((a) => ({
+                attempt: a.attempt,
+                at: iso(a.at),
+                trigger: a.trigger,
+                url: a.url,
+                statusCode: a.status_code,
+                latencyMs: a.latency_ms,
+                error: a.error,
+              })),
+          })),
+          guestMessages: guest.map((g) => ({
+            id: g._id,
+            channel: g.channel,
+            event: g.event,
+            eventId: g.event_id,
+            status: g.status,
+            attempts: g.attempts,
+            lastError: g.last_error,
+            sentAt: iso(g.sent_at),
+          })),
+        }),
+      );
+    }),
+  );
+
+  r.post(
+    '/admin/v1/deliveries/:deliveryId/redeliver',
+    deps.admin,
+    asyncHandler(async (req, res) => {
+      const { deliveryId } = req.params;
+      if (!DELIVERY_ID.test(deliveryId)) throw notFound('Delivery not found');
+      const updated = await models.Delivery.findOneAndUpdate(
+        { _id: deliveryId },
+        { $set: { status: 'pending', dead_at: null, dead_reason: null } },
+        { new: true },
+      ).lean<DeliveryDoc>();
+      if (!updated) throw notFound('Delivery not found');
+      await requeue(deps, deliveryId, updated.company_id, req.correlationId);
+      res.status(202).json(ok('Redelivery queued', SuccessCodes.REDELIVERY_QUEUED, { deliveryId, status: 'pending' }));
+    }),
+  );
+
+  r.post(
+    '/admin/v1/companies/:companyId/deliveries/redeliver-dead',
+    deps.admin,
+    asyncHandler(async (req, res) => {
+      const { companyId } = req.params;
+      if (!ID.test(companyId)) throw badRequest('companyId is malformed');
+      const dead = await models.Delivery.find({ company_id: companyId, status: 'dead' }, { _id: 1 }).lean<Pick<DeliveryDoc, '_id'>[]>();
+      const ids: string[] = [];
+      for (const { _id } of dead) {
+        // Only the caller that flips dead → pending requeues it: two concurrent calls never double it.
+        const flipped = await models.Delivery.updateOne({ _id, status: 'dead' }, { $set: { status: 'pending', dead_at: null, dead_reason: null } });
+        if (flipped.modifiedCount === 1) {
+          await requeue(deps, _id, companyId, req.correlationId);
+          ids.push(_id);
+        }
+      }
+      res.status(202).json(ok('Redelivery queued', SuccessCodes.REDELIVERY_QUEUED, { redelivered: ids.length, deliveryIds: ids }));
+    }),
+  );
+  return r;
+}

@@ -1,0 +1,121 @@
+import { IDENTITY_DB, createAuth, parseSecretsKey } from '@smartlock/auth';
+import { AccessEventMessage, IdentityEventMessage, accessEventMessageSchema, identityEventMessageSchema } from '@smartlock/contracts';
+import { Logger, counter, histogram } from '@smartlock/observability';
+import { QUEUES } from '@smartlock/messaging';
+import { RunningService, startService } from '@smartlock/http';
+import type { Config } from './config';
+import { dispatcherModels } from './models';
+import { onIdentityEvent } from './endpoints/on-identity-event';
+import { onAccessEvent } from './deliveries/on-access-event';
+import { WorkMessage, deliver, onDeliveryDeadLetter } from './deliveries/deliver';
+import { createLimiter } from './deliveries/limiter';
+import { createEmailSender, createSmsSender } from './guest/channels';
+import { onGuestDeadLetter, sendGuestMessage } from './guest/send';
+import { adminRoutes } from './admin/routes';
+
+export const SERVICE = 'callback-dispatcher';
+
+/**
+ * Signed callbacks to customer endpoints with durable retries; guest e-mail and SMS.
+ *
+ *   identity.events → endpoints/on-identity-event   (replica of callback endpoints)
+ *   access.events   → deliveries/on-access-event    (records deliveries and guest messages, enqueues)
+ *   callback-dispatcher.deliveries     → deliveries/deliver  (one attempt; retries in broker delay queues)
+ *   callback-dispatcher.guest-messages → guest/send          (e-mail and SMS)
+ *   /admin/v1/…deliveries…             → admin/routes
+ */
+export async function start(config: Config, logger: Logger): Promise<RunningService> {
+  const key = parseSecretsKey(config.SECRETS_KEY);
+  const delays = config.CALLBACK_RETRY_DELAYS_MS;
+  const retry = { retryDelaysMs: delays, maxRetries: delays.length };
+  const email = config.SMTP_HOST
+    ? createEmailSender({
+        host: config.SMTP_HOST,
+        port: config.SMTP_PORT,
+        secure: config.SMTP_SECURE,
+        user: config.SMTP_USER,
+        pass: config.SMTP_PASS,
+        from: config.SMTP_FROM,
+        timeoutMs: config.CALLBACK_TIMEOUT_MS,
+      })
+    : undefined;
+  const sms =
+    config.SMS_API_URL && config.SMS_ACCOUNT_SID && config.SMS_AUTH_TOKEN && config.SMS_FROM
+      ? createSmsSender({
+          url: config.SMS_API_URL,
+          accountSid: config.SMS_ACCOUNT_SID,
+          authToken: config.SMS_AUTH_TOKEN,
+          from: config.SMS_FROM,
+          timeoutMs: config.CALLBACK_TIMEOUT_MS,
+        })
+      : undefined;
+  if (!email) logger.warn('guest e-mail disabled: SMTP_HOST is not set');
+  if (!sms) logger.warn('guest SMS disabled: SMS_API_URL is not set');
+
+  return startService({
+    name: SERVICE,
+    port: config.PORT,
+    logger,
+    mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
+    amqp: { url: config.AMQP_URL },
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    models: (ctx) => Object.values(dispatcherModels(ctx.db)),
+    setup: async (ctx) => {
+      const models = dispatcherModels(ctx.db);
+      const { broker, metrics } = ctx;
+      const deliverDeps = {
+        models,
+        broker,
+        key,
+        limiter: createLimiter({
+          perKey: config.CALLBACK_CONCURRENCY_PER_ENDPOINT,
+          total: config.CALLBACK_CONCURRENCY_TOTAL,
+          maxWaiting: config.CALLBACK_QUEUE_PER_ENDPOINT,
+          maxBacklog: config.CALLBACK_CONCURRENCY_TOTAL * 2,
+          slowAfterMs: Math.min(1000, Math.ceil(config.CALLBACK_TIMEOUT_MS / 2)),
+        }),
+        inFlight: new Set<string>(),
+        timeoutMs: config.CALLBACK_TIMEOUT_MS,
+        parkDelayMs: delays[0],
+        attempts: counter(metrics, 'callback_attempts_total', 'Callback delivery attempts', ['outcome']),
+        deadLettered: counter(metrics, 'callback_deliveries_dead_lettered_total', 'Callback deliveries dead-lettered (access.failed-class alert)'),
+        latency: histogram(metrics, 'callback_attempt_duration_seconds', 'Latency of one callback attempt', ['outcome']),
+      };
+      const guestDeps = {
+        models,
+        key,
+        email: email?.send,
+        sms,
+        failed: counter(metrics, 'guest_messages_failed_total', 'Guest e-mails and SMS refused or dead-lettered', ['channel', 'outcome']),
+      };
+
+      await broker.consume<IdentityEventMessage>(QUEUES.dispatcherIdentityEvents, (msg, mctx) => onIdentityEvent(models, msg, mctx), {
+        schema: identityEventMessageSchema,
+      });
+      await broker.consume<AccessEventMessage>(
+        QUEUES.dispatcherAccessEvents,
+        (msg, mctx) => onAccessEvent({ models, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE }, msg, mctx),
+        { schema: accessEventMessageSchema, prefetch: 64 },
+      );
+      // A high prefetch: a hanging endpoint holds at most perEndpoint + queuePerEndpoint messages, the
+      // rest of the window keeps flowing to other companies (its surplus is parked in the broker).
+      await broker.consume<WorkMessage>(QUEUES.dispatcherDeliveries, (msg, mctx) => deliver(deliverDeps, msg, mctx), {
+        ...retry,
+        prefetch: Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4),
+        onDeadLetter: (msg, mctx, info) => onDeliveryDeadLetter(deliverDeps, msg, mctx, info),
+      });
+      await broker.consume<WorkMessage>(QUEUES.dispatcherGuestMessages, (msg, mctx) => sendGuestMessage(guestDeps, msg, mctx), {
+        ...retry,
+        prefetch: 16,
+        onDeadLetter: (msg, mctx, info) => onGuestDeadLetter(guestDeps, msg, mctx, info),
+      });
+    },
+    routes: (app, ctx) => {
+      const auth = createAuth({ identityDb: ctx.db.useDb(IDENTITY_DB, { useCache: true }), logger });
+      app.use(adminRoutes({ models: dispatcherModels(ctx.db), broker: ctx.broker, key, admin: auth.admin(config.ADMIN_TOKEN) }));
+    },
+    teardown: async () => {
+      email?.close();
+    },
+  });
+}

@@ -1,0 +1,163 @@
+import axios from 'axios';
+import type { Counter, Histogram } from 'prom-client';
+import { decryptSecret } from '@smartlock/auth';
+import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
+import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels } from '../models';
+import { Limiter, PARKED } from './limiter';
+import { EVENT_HEADER, authHeaders } from './sign';
+
+/** The message on `callback-dispatcher.deliveries` (and on the guest-message queue). */
+export interface WorkMessage {
+  id: string;
+  /** The company (endpoint) of a delivery: the per-endpoint limit is checked before any database read. */
+  company?: string;
+  trigger: AttemptTrigger;
+}
+
+export interface DeliverDeps {
+  models: DispatcherModels;
+  broker: Broker;
+  key: Buffer;
+  limiter: Limiter;
+  /** Deliveries with an attempt running in this process: a duplicate message waits instead of racing. */
+  inFlight: Set<string>;
+  timeoutMs: number;
+  /** How long a message waits in the broker when its endpoint is saturated or another attempt holds it. */
+  parkDelayMs: number;
+  attempts: Counter<string>;
+  deadLettered: Counter<string>;
+  latency: Histogram<string>;
+}
+
+/** Back to a broker delay queue without counting an attempt: keeps the prefetch window for other endpoints. */
+async function park(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext, why: string) {
+  ctx.logger.debug('delivery parked', { deliveryId: msg.id, why });
+  await deps.broker.sendToQueue(retryQueueName(QUEUES.dispatcherDeliveries.name, deps.parkDelayMs), msg, {
+    messageId: ctx.messageId,
+    headers: ctx.headers,
+  });
+}
+
+function describe(err: unknown, timeoutMs: number): string {
+  const e = err as { code?: string; name?: string; message?: string };
+  if (e.name === 'AbortError' || e.name === 'CanceledError' || e.code === 'ECONNABORTED' || e.code === 'ETIMEDOUT' || e.code === 'ERR_CANCELED') {
+    return `timeout after ${timeoutMs} ms`;
+  }
+  return e.code ? `${e.code}: ${e.message}` : String(e.message ?? err);
+}
+
+/**
+ * One attempt of one callback delivery. Check before sending (a delivered or dead delivery is never
+ * sent again; two messages of one delivery never run at once in a process), sign with the endpoint's
+ * newest secret, POST the stored bytes, record the attempt. A non-2xx, a timeout or a connection error throws for the broker's retry
+ * schedule; a 410 Gone is permanent.
+ */
+export async function deliver(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<void> {
+  const endpointKey = msg.company ?? msg.id;
+  if (deps.limiter.admit(endpointKey) === 'park') return park(deps, msg, ctx, 'endpoint slow or saturated');
+  if (deps.inFlight.has(msg.id)) return park(deps, msg, ctx, 'another attempt in progress');
+  deps.inFlight.add(msg.id);
+  let parked: string | undefined | typeof PARKED;
+  try {
+    parked = await deps.limiter.run(endpointKey, () => attempt(deps, msg, ctx));
+  } finally {
+    deps.inFlight.delete(msg.id);
+  }
+  if (parked === PARKED) await park(deps, msg, ctx, 'endpoint slow');
+  else if (parked) await park(deps, msg, ctx, parked);
+}
+
+async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<string | undefined> {
+  const { models, key, timeoutMs } = deps;
+  // Check before sending: a delivered or dead delivery is never sent again. The endpoint is read
+  // alongside (its newest secret signs).
+  const [delivery, endpoint] = await Promise.all([
+    models.Delivery.findById(msg.id, { attempt_log: 0 }).lean<DeliveryDoc>(),
+    msg.company ? models.Endpoint.findOne({ company_id: msg.company }).lean() : null,
+  ]);
+  if (!delivery) throw new PermanentError(`unknown delivery ${msg.id}`);
+  if (delivery.status !== 'pending') {
+    ctx.logger.info('delivery already settled; not sent again', { deliveryId: msg.id, status: delivery.status });
+    return undefined;
+  }
+  const found = endpoint ?? (await models.Endpoint.findOne({ company_id: delivery.company_id }).lean());
+  if (!found) throw new PermanentError('the company has no callback endpoint any more');
+  const config = found.config;
+  const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';
+  const body = decryptSecret(delivery.body, key);
+  const at = new Date();
+  const headers = { 'Content-Type': 'application/json', [EVENT_HEADER]: delivery.event, ...authHeaders(config, body, key, at) };
+
+  let statusCode: number | null = null;
+  let error: string | null = null;
+  const started = performance.now();
+  try {
+    const res = await axios.post(config.url, body, {
+      headers,
+      timeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+      maxRedirects: 0,
+      responseType: 'text',
+      transformRequest: [(d) => d],
+      transformResponse: [(d) => d],
+      maxContentLength: 64 * 1024,
+      validateStatus: () => true,
+    });
+    statusCode = res.status;
+    if (statusCode < 200 || statusCode >= 300) error = `endpoint answered ${statusCode}`;
+  } catch (err) {
+    error = describe(err, timeoutMs);
+  }
+  const latencyMs = Math.round(performance.now() - started);
+  const outcome = statusCode !== null && statusCode >= 200 && statusCode < 300 ? 'delivered' : statusCode === 410 ? 'gone' : 'failed';
+  deps.attempts.inc({ outcome });
+  deps.latency.observe({ outcome }, latencyMs / 1000);
+  const number = delivery.attempts + 1;
+  const record: AttemptRecord = { attempt: number, at, trigger, url: config.url, status_code: statusCode, latency_ms: latencyMs, error };
+  // One write records the attempt and settles the delivery.
+  await models.Delivery.updateOne(
+    { _id: delivery._id },
+    {
+      $set: {
+        last_status_code: statusCode,
+        last_error: error,
+        ...(outcome === 'delivered' ? { status: 'delivered', delivered_at: new Date() } : {}),
+      },
+      $inc: { attempts: 1 },
+      $push: { attempt_log: record },
+    },
+  );
+  if (outcome === 'delivered') {
+    ctx.logger.info('callback delivered', { deliveryId: delivery._id, attempt: number, statusCode, latencyMs });
+    return undefined;
+  }
+  if (outcome === 'gone') throw new PermanentError('endpoint answered 410 Gone');
+  throw new TransientError(error ?? 'callback failed');
+}
+
+/**
+ * After the last retry, or at once on a permanent failure: the delivery is recorded dead and an
+ * `access.failed`-class alert is raised (an error line and `callback_deliveries_dead_lettered_total`).
+ * The message then goes to `callback-dispatcher.deliveries.dlq`; `redeliver-dead` replays from the record.
+ */
+export async function onDeliveryDeadLetter(deps: DeliverDeps, msg: WorkMessage | undefined, ctx: MessageContext, info: DeadLetterInfo) {
+  const reason = info.reason;
+  let companyId: string | undefined;
+  if (msg?.id) {
+    const dead = await deps.models.Delivery.findOneAndUpdate(
+      { _id: msg.id, status: 'pending' },
+      { $set: { status: 'dead', dead_at: new Date(), dead_reason: reason } },
+      { new: true },
+    ).lean<DeliveryDoc>();
+    companyId = dead?.company_id;
+  }
+  deps.deadLettered.inc();
+  ctx.logger.error('callback delivery dead-lettered', {
+    alert: 'access.failed',
+    deliveryId: msg?.id,
+    companyId,
+    reason,
+    retries: info.retryCount,
+    permanent: info.permanent,
+  });
+}

@@ -1,0 +1,363 @@
+import axios from 'axios';
+import { createHmac, randomUUID } from 'node:crypto';
+import { parseSecretsKey } from '@smartlock/auth';
+import type { AccessEventMessage, CallbackBody } from '@smartlock/contracts';
+import { Broker, EXCHANGES, QUEUES, createBroker, deadLetterQueueName } from '@smartlock/messaging';
+import type { RunningService } from '@smartlock/http';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { start } from '../app';
+import { readConfig } from '../config';
+import { dispatcherModels } from '../models';
+import { Receiver, startReceiver } from '../test-support/receivers';
+import { AuthSpec, TEST_SECRETS_KEY, accessEvent, credential, endpointEvent } from '../test-support/factories';
+
+const key = parseSecretsKey(TEST_SECRETS_KEY);
+const ADMIN = 'test-admin-token-123';
+
+describe('callback-dispatcher: signed callbacks with durable retries (real broker, database, receivers)', () => {
+  let vhost: TestVhost;
+  let publisher: Broker;
+  let app: RunningService;
+  const dbName = uniqueDbName('dispatcher');
+  const receivers: Receiver[] = [];
+  const { logger, text } = captureLogger('callback-dispatcher');
+
+  const env = () => ({
+    NODE_ENV: 'test',
+    PORT: '0',
+    AMQP_URL: vhost.url,
+    MONGO_URL,
+    MONGO_DB: dbName,
+    ADMIN_TOKEN: ADMIN,
+    SECRETS_KEY: TEST_SECRETS_KEY,
+    CALLBACK_RETRY_DELAYS_MS: '100,200',
+    CALLBACK_TIMEOUT_MS: '1000',
+    SHUTDOWN_TIMEOUT_MS: '3000',
+  });
+  const models = () => dispatcherModels(app.ctx.db);
+
+  async function receiver(opts: Parameters<typeof startReceiver>[0] = {}) {
+    const r = await startReceiver(opts);
+    receivers.push(r);
+    return r;
+  }
+
+  /** A company with an endpoint in the dispatcher's replica. */
+  async function company(url: string, auth: AuthSpec, version = 1): Promise<string> {
+    const companyId = `co-${randomUUID().slice(0, 8)}`;
+    await setEndpoint(companyId, url, auth, version);
+    return companyId;
+  }
+
+  async function setEndpoint(companyId: string, url: string, auth: AuthSpec, version: number, type?: 'callback.updated' | 'callback.secret_rotated') {
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, url, auth, key, version, type));
+    await waitFor(async () => (await models().Endpoint.findOne({ company_id: companyId }).lean())?.version === version, {
+      what: `endpoint v${version} of ${companyId} in the replica`,
+    });
+  }
+
+  async function publish(msg: AccessEventMessage) {
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, msg, { correlationId: msg.correlation_id });
+    return msg;
+  }
+
+  async function deadLettered(): Promise<number> {
+    const res = await axios.get(`${app.url}/metrics`);
+    const m = /^callback_deliveries_dead_lettered_total\{[^}]*\} (\d+)/m.exec(res.data as string);
+    return m ? Number(m[1]) : 0;
+  }
+
+  const admin = { headers: { Authorization: `Bearer ${ADMIN}` }, validateStatus: () => true };
+
+  beforeAll(async () => {
+    vhost = await createVhost('dispatcher');
+    app = await start(readConfig(env()), logger);
+    publisher = createBroker({ url: vhost.url, logger, connectionName: 'test-publisher' });
+    await publisher.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
+    await publisher.connect();
+  });
+
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await publisher?.close(0);
+    await app?.stop();
+    await vhost?.remove();
+    await dropDatabases(dbName);
+  });
+
+  const hmacSecret = 'whsec_first_secret_value';
+  const strategies: [string, AuthSpec, (h: Record<string, unknown>) => boolean][] = [
+    ['hmac', { type: 'hmac', secrets: [hmacSecret] }, () => true],
+    ['bearer', { type: 'bearer', token: 'bearer-token-xyz' }, (h) => h.authorization === 'Bearer bearer-token-xyz'],
+    ['basic', { type: 'basic', username: 'acme', password: 'p@ss:word' }, (h) => h.authorization === `Basic ${Buffer.from('acme:p@ss:word').toString('base64')}`],
+    ['api_key', { type: 'api_key', header: 'X-Acme-Key', value: 'acme-static-key' }, (h) => h['x-acme-key'] === 'acme-static-key'],
+  ];
+
+  it.each(strategies)('%s: every event type arrives with the SPEC headers, the configured authentication and the documented body', async (_name, auth, authOk) => {
+    const r = await receiver({ secrets: () => [hmacSecret] });
+    const companyId = await company(r.url, auth);
+    const sent = [
+      await publish(accessEvent(companyId, 'access.provisioned', { credentials: [credential('EKEY'), credential('CARD', { lockId: 'lock-102', roomNumber: '102' })] })),
+      await publish(accessEvent(companyId, 'access.revoked', { credentials: [credential('PASSCODE')] })),
+      await publish(accessEvent(companyId, 'access.failed', { credentials: [], reason: 'Room not found' })),
+    ];
+    await waitFor(() => r.received.length === 3, { what: 'three callbacks' });
+    for (const msg of sent) {
+      const cb = r.received.find((c) => c.body.eventId === msg.event_id);
+      expect(cb).toBeDefined();
+      if (!cb) continue;
+      expect(cb.headers['content-type']).toBe('application/json');
+      expect(cb.headers['x-service-event']).toBe(msg.type);
+      expect(authOk(cb.headers as Record<string, unknown>)).toBe(true);
+      if (auth.type === 'hmac') {
+        expect(cb.signedWith).toBe(0);
+        const ts = cb.headers['x-service-timestamp'] as string;
+        expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(30);
+        const v2 = createHmac('sha256', hmacSecret).update(`${ts}.${cb.raw.toString('utf8')}`).digest('hex');
+        expect(cb.headers['x-service-signature-v2']).toBe(v2);
+      } else {
+        expect(cb.headers['x-service-signature']).toBeUndefined();
+      }
+      const body = cb.body as unknown as CallbackBody;
+      expect(body).toMatchObject({ event: msg.type, referenceId: msg.reference_id, eventId: msg.event_id, occurredAt: msg.occurred_at });
+      expect(body.deliveryId).toMatch(/^dlv_[0-9a-f]{32}$/);
+      if (msg.type === 'access.failed') expect(body.data).toEqual({ reason: 'Room not found' });
+      else expect(body.data).toMatchObject({ validity: { checkIn: msg.validity?.check_in, checkOut: msg.validity?.check_out } });
+    }
+    const provisioned = r.received.find((c) => c.body.event === 'access.provisioned')?.body as unknown as CallbackBody;
+    expect(provisioned.data).toMatchObject({
+      credentials: [
+        { type: 'EKEY', lockId: 'lock-101', keyId: 7001, lockData: 'LOCKDATA-DOOR-101', siteName: 'Harbour House', roomNumber: '101' },
+        { type: 'CARD', lockId: 'lock-102', cardNumber: 'CARD-0042', cardId: 99, roomNumber: '102' },
+      ],
+    });
+  });
+
+  it('a receiver answering 500 twice then 200 gets the callback on the third attempt, same bytes and deliveryId each time', async () => {
+    const bodies: string[] = [];
+    const r = await receiver({
+      secrets: () => [hmacSecret],
+      reply: (n, cb) => {
+        bodies.push(cb.raw.toString('utf8'));
+        return n < 2 ? 500 : 200;
+      },
+    });
+    const companyId = await company(r.url, { type: 'hmac', secrets: [hmacSecret] });
+    const msg = await publish(accessEvent(companyId, 'access.provisioned'));
+    await waitFor(() => r.received.length === 1, { what: 'the third attempt to succeed' });
+    expect(r.hits()).toBe(3);
+    expect(new Set(bodies).size).toBe(1);
+    expect(r.received[0].signedWith).toBe(0);
+    const delivery = await waitFor(() => models().Delivery.findOne({ company_id: companyId, status: 'delivered' }).lean(), { what: 'delivered record' });
+    expect(delivery?.event_id).toBe(msg.event_id);
+    const attempts = delivery?.attempt_log ?? [];
+    expect(attempts.map((a) => [a.attempt, a.status_code, a.trigger])).toEqual([
+      [1, 500, 'scheduled'],
+      [2, 500, 'scheduled'],
+      [3, 200, 'scheduled'],
+    ]);
+    expect(attempts[0].error).toBe('endpoint answered 500');
+    expect(attempts.every((a) => a.latency_ms >= 0 && a.at instanceof Date)).toBe(true);
+  });
+
+  it('a receiver that always fails: dead-lettered after the last attempt, recorded, alerted and counted', async () => {
+    const r = await receiver({ reply: () => 503 });
+    const companyId = await company(r.url, { type: 'bearer', token: 't' });
+    const before = await deadLettered();
+    await publish(accessEvent(companyId, 'access.revoked'));
+    const dead = await waitFor(() => models().Delivery.findOne({ company_id: companyId, status: 'dead' }).lean(), { what: 'dead delivery' });
+    expect(r.hits()).toBe(3); // the first attempt and the 2 configured retries
+    expect(dead?.dead_reason).toBe('endpoint answered 503');
+    await waitFor(async () => (await vhost.queue(deadLetterQueueName(QUEUES.dispatcherDeliveries.name)))?.messages === 1, { what: 'the message in the DLQ' });
+    expect(await deadLettered()).toBe(before + 1);
+    expect(text()).toContain('"alert":"access.failed"');
+    // and nothing more is tried
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(r.hits()).toBe(3);
+    // drain the DLQ for the next tests that count it
+    await axios.delete(`${process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api'}/queues/${encodeURIComponent(vhost.vhost)}/${deadLetterQueueName(QUEUES.dispatcherDeliveries.name)}/contents`, {
+      auth: { username: 'guest', password: 'guest' },
+    });
+  });
+
+  it('a 410 Gone stops at once: one attempt, dead-lettered', async () => {
+    const r = await receiver({ reply: () => 410 });
+    const companyId = await company(r.url, { type: 'bearer', token: 't' });
+    const before = await deadLettered();
+    await publish(accessEvent(companyId, 'access.provisioned'));
+    const dead = await waitFor(() => models().Delivery.findOne({ company_id: companyId, status: 'dead' }).lean(), { what: 'dead delivery' });
+    expect(dead?.dead_reason).toBe('endpoint answered 410 Gone');
+    expect(r.hits()).toBe(1);
+    expect(await deadLettered()).toBe(before + 1);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(r.hits()).toBe(1);
+  });
+
+  it('the same access event redelivered by the broker produces one delivery, never a second send', async () => {
+    const r = await receiver();
+    const companyId = await company(r.url, { type: 'bearer', token: 't' });
+    const msg = accessEvent(companyId, 'access.provisioned');
+    await publish(msg);
+    await publish(msg);
+    await waitFor(() => r.received.length >= 1, { what: 'the callback' });
+    await waitFor(async () => (await models().Delivery.findOne({ company_id: companyId }).lean())?.status === 'delivered', { what: 'delivered' });
+    await publish(msg); // after acknowledgement, too
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(r.hits()).toBe(1);
+    expect(await models().Delivery.countDocuments({ company_id: companyId })).toBe(1);
+  });
+
+  it('an older endpoint version is ignored; secret rotation: the new secret signs, a receiver accepting either keeps working', async () => {
+    const oldSecret = 'whsec_old_secret';
+    const newSecret = 'whsec_new_secret';
+    let accepted = [oldSecret];
+    const r = await receiver({ secrets: () => accepted, reply: (_n, cb) => (cb.signedWith >= 0 ? 200 : 401) });
+    const companyId = await company(r.url, { type: 'hmac', secrets: [oldSecret] }, 3);
+    await publish(accessEvent(companyId, 'access.provisioned'));
+    await waitFor(() => r.received.length === 1, { what: 'callback signed with the old secret' });
+    expect(r.received[0].signedWith).toBe(0);
+
+    // the receiver accepts either during the window; the service rotates
+    accepted = [newSecret, oldSecret];
+    await setEndpoint(companyId, r.url, { type: 'hmac', secrets: [newSecret, oldSecret] }, 4, 'callback.secret_rotated');
+    // a late, older configuration does not roll the rotation back
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, r.url, { type: 'hmac', secrets: [oldSecret] }, key, 2));
+    const marker = accessEvent(companyId, 'access.revoked');
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, 'http://127.0.0.1:1/nowhere', { type: 'bearer', token: 'x' }, key, 1));
+    await publish(marker);
+    await waitFor(() => r.received.length === 2, { what: 'callback after rotation' });
+    expect(r.received[1].signedWith).toBe(0); // the new secret (index 0 of what the receiver accepts)
+    expect((await models().Endpoint.findOne({ company_id: companyId }).lean())?.version).toBe(4);
+
+    // the receiver retires the old secret: deliveries keep verifying
+    accepted = [newSecret];
+    await publish(accessEvent(companyId, 'access.provisioned'));
+    await waitFor(() => r.received.length === 3, { what: 'callback after the old secret is retired' });
+    expect(r.hits()).toBe(3);
+  });
+
+  it("a receiver that hangs for 30 s does not delay another company's callbacks", async () => {
+    // Its own dispatcher with the production-like timeout, so the hang is real (not cut at 1 s).
+    const own = await createVhost('dispatcher-hang');
+    const ownDb = uniqueDbName('dispatcher_hang');
+    const hangApp = await start(readConfig({ ...env(), AMQP_URL: own.url, MONGO_DB: ownDb, CALLBACK_TIMEOUT_MS: '30000', SHUTDOWN_TIMEOUT_MS: '500' }), logger);
+    const pub = createBroker({ url: own.url, logger, connectionName: 'test-publisher-hang' });
+    try {
+      await pub.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
+      await pub.connect();
+      const hangModels = dispatcherModels(hangApp.ctx.db);
+      const hanging = await receiver({ reply: () => 'hang' });
+      const fast = await receiver();
+      const slowCompany = `co-slow-${randomUUID().slice(0, 6)}`;
+      const fastCompany = `co-fast-${randomUUID().slice(0, 6)}`;
+      for (const [c, url] of [[slowCompany, hanging.url], [fastCompany, fast.url]]) {
+        await pub.publish(EXCHANGES.identityEvents.name, '', endpointEvent(c, url, { type: 'bearer', token: 't' }, key, 1));
+        await waitFor(() => hangModels.Endpoint.exists({ company_id: c }), { what: 'endpoint replica' });
+      }
+      for (let i = 0; i < 40; i++) {
+        const msg = accessEvent(slowCompany, 'access.provisioned');
+        await pub.publish(EXCHANGES.accessEvents.name, msg.type, msg);
+      }
+      await waitFor(() => hanging.hits() >= 4, { what: 'the hanging endpoint to hold its slots' });
+      const sentAt = new Map<string, number>();
+      for (let i = 0; i < 10; i++) {
+        const msg = accessEvent(fastCompany, 'access.provisioned');
+        sentAt.set(msg.event_id, Date.now());
+        await pub.publish(EXCHANGES.accessEvents.name, msg.type, msg);
+      }
+      await waitFor(() => fast.received.length === 10, { what: 'every fast callback', timeoutMs: 5000 });
+      const lags = fast.received.map((c) => c.at - (sentAt.get(c.body.eventId as string) ?? 0));
+      expect(Math.max(...lags)).toBeLessThan(1000);
+      // the hanging endpoint holds only its per-endpoint slots; its other deliveries wait in the broker
+      expect(hanging.hits()).toBe(8); // CALLBACK_CONCURRENCY_PER_ENDPOINT
+      await hanging.close();
+    } finally {
+      await pub.close(0);
+      await hangApp.stop();
+      await own.remove();
+      await dropDatabases(ownDb);
+    }
+  });
+
+  describe('operations (admin routes)', () => {
+    it('lists a reference\'s deliveries with every attempt, credentials redacted; refuses without the admin token', async () => {
+      const r = await receiver({ reply: (n) => (n === 0 ? 500 : 200) });
+      const companyId = await company(r.url, { type: 'bearer', token: 't' });
+      const msg = await publish(accessEvent(companyId, 'access.provisioned', { credentials: [credential('PASSCODE'), credential('CARD')] }));
+      await waitFor(() => r.received.length === 1, { what: 'delivery' });
+      await waitFor(async () => (await models().Delivery.findOne({ company_id: companyId }).lean())?.status === 'delivered', { what: 'delivered' });
+      const res = await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries`, { ...admin, params: { referenceId: msg.reference_id } });
+      expect(res.status).toBe(200);
+      expect(res.data).toMatchObject({ message: expect.any(String), code: 7080, error: false });
+      const [d] = res.data.data.deliveries;
+      expect(d).toMatchObject({ event: 'access.provisioned', eventId: msg.event_id, status: 'delivered', lastStatusCode: 200 });
+      expect(d.attempts).toEqual([
+        expect.objectContaining({ attempt: 1, statusCode: 500, trigger: 'scheduled', error: 'endpoint answered 500', url: r.url }),
+        expect.objectContaining({ attempt: 2, statusCode: 200, trigger: 'scheduled', error: null }),
+      ]);
+      const shown = JSON.stringify(d.body);
+      expect(shown).not.toContain('482913');
+      expect(shown).not.toContain('CARD-0042');
+      expect(d.body.data.credentials[0].passcode).toBe('[REDACTED]');
+
+      expect((await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries`, { params: { referenceId: 'x' }, validateStatus: () => true })).status).toBe(401);
+      const bad = await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries?referenceId[$gt]=`, admin);
+      expect(bad.status).toBe(400);
+      expect(bad.data).toEqual({ message: 'referenceId is required (one string)', code: 4000, error: true, data: null });
+      const none = await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries`, { ...admin, params: { referenceId: 'unknown-ref' } });
+      expect(none.data.data.deliveries).toEqual([]);
+    });
+
+    it('redelivers one delivery (trigger manual) and every dead-lettered delivery of a company', async () => {
+      let up = false;
+      const r = await receiver({ reply: () => (up ? 200 : 500) });
+      const companyId = await company(r.url, { type: 'bearer', token: 't' });
+      const a = await publish(accessEvent(companyId, 'access.provisioned'));
+      await publish(accessEvent(companyId, 'access.revoked'));
+      await waitFor(async () => (await models().Delivery.countDocuments({ company_id: companyId, status: 'dead' })) === 2, {
+        what: 'two dead deliveries',
+        timeoutMs: 20_000,
+      });
+      up = true;
+
+      const one = await models().Delivery.findOne({ company_id: companyId, event_id: a.event_id }).lean();
+      const res = await axios.post(`${app.url}/admin/v1/deliveries/${one?._id}/redeliver`, undefined, admin);
+      expect(res.status).toBe(202);
+      expect(res.data).toMatchObject({ code: 7081, error: false, data: { deliveryId: one?._id, status: 'pending' } });
+      await waitFor(() => r.received.length === 1, { what: 'manual redelivery' });
+      const manual = await waitFor(async () => (await models().Delivery.findById(one?._id).lean())?.attempt_log.find((x) => x.attempt === 4), {
+        what: 'the manual attempt recorded',
+      });
+      expect(manual).toMatchObject({ attempt: 4, trigger: 'manual', status_code: 200 });
+      expect(r.received[0].body.deliveryId).toBe(one?._id);
+
+      const all = await axios.post(`${app.url}/admin/v1/companies/${companyId}/deliveries/redeliver-dead`, undefined, admin);
+      expect(all.status).toBe(202);
+      expect(all.data.data.redelivered).toBe(1);
+      await waitFor(() => r.received.length === 2, { what: 'dead-lettered redelivered' });
+      await waitFor(async () => (await models().Delivery.countDocuments({ company_id: companyId, status: 'delivered' })) === 2, { what: 'both delivered' });
+
+      const again = await axios.post(`${app.url}/admin/v1/companies/${companyId}/deliveries/redeliver-dead`, undefined, admin);
+      expect(again.data.data.redelivered).toBe(0);
+      const missing = await axios.post(`${app.url}/admin/v1/deliveries/dlv_${'0'.repeat(32)}/redeliver`, undefined, admin);
+      expect(missing.status).toBe(404);
+      expect(missing.data).toMatchObject({ code: 4040, error: true });
+      expect((await axios.post(`${app.url}/admin/v1/deliveries/not-an-id/redeliver`, undefined, admin)).status).toBe(404);
+    });
+  });
+
+  it('the dispatcher stopped in the middle of the schedule and started again still delivers', async () => {
+    let n = 0;
+    const r = await receiver({ reply: () => (n++ === 0 ? 500 : 200) });
+    const companyId = await company(r.url, { type: 'bearer', token: 't' });
+    await publish(accessEvent(companyId, 'access.provisioned'));
+    await waitFor(() => r.hits() === 1, { what: 'the first, failed attempt' });
+    await app.stop(); // the retry waits in the broker, not in this process
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(r.hits()).toBe(1);
+    app = await start(readConfig(env()), logger);
+    await waitFor(() => r.received.length === 1, { what: 'delivery after restart' });
+    const delivered = await waitFor(() => models().Delivery.findOne({ company_id: companyId, status: 'delivered' }).lean(), { what: 'delivered record' });
+    expect(delivered?.attempts).toBe(2);
+  });
+});

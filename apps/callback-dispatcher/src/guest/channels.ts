@@ -1,0 +1,73 @@
+import axios from 'axios';
+import nodemailer from 'nodemailer';
+import { PermanentError, TransientError } from '@smartlock/messaging';
+import type { EmailContent } from './compose';
+
+export type EmailSender = (to: string, content: EmailContent) => Promise<void>;
+export type SmsSender = (to: string, text: string) => Promise<void>;
+
+/**
+ * SMTP through nodemailer. A 5xx reply (a refused recipient, a mailbox that does not exist) is
+ * permanent; a 4xx, a timeout or a lost connection is retried.
+ */
+export function createEmailSender(opts: {
+  host: string;
+  port: number;
+  secure: boolean;
+  user?: string;
+  pass?: string;
+  from: string;
+  timeoutMs: number;
+}): { send: EmailSender; close: () => void } {
+  const transport = nodemailer.createTransport({
+    host: opts.host,
+    port: opts.port,
+    secure: opts.secure,
+    auth: opts.user ? { user: opts.user, pass: opts.pass } : undefined,
+    connectionTimeout: opts.timeoutMs,
+    greetingTimeout: opts.timeoutMs,
+    socketTimeout: opts.timeoutMs,
+    // A local or private relay often has no certificate for its address; plain SMTP with STARTTLS if offered.
+    tls: { rejectUnauthorized: opts.secure },
+  });
+  return {
+    async send(to, content) {
+      try {
+        await transport.sendMail({ from: opts.from, to, subject: content.subject, text: content.text, html: content.html });
+      } catch (err) {
+        const e = err as { responseCode?: number; response?: string; message?: string };
+        const reason = `SMTP: ${e.response ?? e.message}`;
+        if (e.responseCode !== undefined && e.responseCode >= 500 && e.responseCode < 600) throw new PermanentError(reason);
+        throw new TransientError(reason);
+      }
+    },
+    close: () => transport.close(),
+  };
+}
+
+/**
+ * A Twilio-style SMS API: POST form-encoded To, From, Body to
+ * `${url}/2010-04-01/Accounts/{sid}/Messages.json` with basic auth (sid, token). A 400 (an invalid
+ * or unreachable number) is permanent; anything else that is not 2xx is retried.
+ */
+export function createSmsSender(opts: { url: string; accountSid: string; authToken: string; from: string; timeoutMs: number }): SmsSender {
+  const endpoint = `${opts.url.replace(/\/+$/, '')}/2010-04-01/Accounts/${encodeURIComponent(opts.accountSid)}/Messages.json`;
+  return async (to, text) => {
+    let res;
+    try {
+      res = await axios.post(endpoint, new URLSearchParams({ To: to, From: opts.from, Body: text }).toString(), {
+        auth: { username: opts.accountSid, password: opts.authToken },
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        timeout: opts.timeoutMs,
+        validateStatus: () => true,
+      });
+    } catch (err) {
+      throw new TransientError(`SMS provider unreachable: ${(err as Error).message}`);
+    }
+    if (res.status >= 200 && res.status < 300) return;
+    const detail = typeof res.data === 'object' && res.data ? (res.data as { message?: string }).message : undefined;
+    const reason = `SMS provider answered ${res.status}${detail ? `: ${detail}` : ''}`;
+    if (res.status === 400) throw new PermanentError(reason);
+    throw new TransientError(reason);
+  };
+}

@@ -1,0 +1,112 @@
+import type { AccessEventMessage, CredentialRecord } from '@smartlock/contracts';
+
+export interface EmailContent {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+}
+
+/** "22 Nov 2026, 15:00" in the site's zone when known, UTC otherwise; the zone is always named. */
+function formatWhen(iso: string, timeZone: string): string {
+  const d = new Date(iso);
+  const fmt = new Intl.DateTimeFormat('en-GB', { timeZone, day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hour12: false });
+  return fmt.format(d);
+}
+
+function validZone(zone: string | undefined): string | undefined {
+  if (!zone) return undefined;
+  try {
+    new Intl.DateTimeFormat('en-GB', { timeZone: zone });
+    return zone;
+  } catch {
+    return undefined;
+  }
+}
+
+function where(c: CredentialRecord): string {
+  const parts = [c.siteName];
+  if (c.roomNumber) parts.push(`room ${c.roomNumber}`);
+  if (c.bedNumber) parts.push(`bed ${c.bedNumber}`);
+  if (c.lockLocationType === 'cabinet' && !c.roomNumber) parts.push('cabinet');
+  return parts.join(', ');
+}
+
+function how(c: CredentialRecord, keyLink: string): string {
+  switch (c.type) {
+    case 'PASSCODE':
+      return c.passcode ? `door code ${c.passcode}` : 'a door code (ask the front desk)';
+    case 'CARD':
+      return `your key card${c.card_id ? ` ${c.card_id}` : ''}`;
+    case 'REMOTE':
+      return `remote unlock in the app: ${keyLink}`;
+    case 'EKEY':
+      return `mobile key: ${keyLink}`;
+  }
+}
+
+export function keyLinkFor(base: string, msg: AccessEventMessage): string {
+  return `${base.replace(/\/+$/, '')}/${encodeURIComponent(msg.reference_id)}`;
+}
+
+interface Summary {
+  greeting: string;
+  whenLine: string;
+  lines: { where: string; how: string }[];
+}
+
+function summarise(msg: AccessEventMessage, linkBase: string): Summary {
+  const zone = validZone(msg.site_time_zone);
+  const tz = zone ?? 'UTC';
+  const from = msg.validity?.check_in ?? msg.credentials[0]?.validFrom;
+  const to = msg.validity?.check_out ?? msg.credentials[0]?.validTo;
+  const zoneNote = zone ? `${zone} time` : 'UTC (site time zone unknown)';
+  const whenLine = from && to ? `${formatWhen(from, tz)} to ${formatWhen(to, tz)}, ${zoneNote}` : 'for the dates of your booking';
+  const link = keyLinkFor(linkBase, msg);
+  return {
+    greeting: msg.guest?.name ? `Hello ${msg.guest.name},` : 'Hello,',
+    whenLine,
+    lines: msg.credentials.map((c) => ({ where: where(c), how: how(c, link) })),
+  };
+}
+
+/** The guest's e-mail: where (site, room, bed), when (check-in to check-out) and how (code, card, link). */
+export function composeEmail(msg: AccessEventMessage, linkBase: string): EmailContent {
+  const s = summarise(msg, linkBase);
+  if (msg.type === 'access.revoked') {
+    const text = `${s.greeting}\n\nYour access for booking ${msg.reference_id} has been cancelled. Codes, cards and mobile keys of this booking no longer open the doors.\n`;
+    return {
+      subject: `Your access for booking ${msg.reference_id} has ended`,
+      text,
+      html: `<p>${escapeHtml(s.greeting)}</p><p>Your access for booking <b>${escapeHtml(msg.reference_id)}</b> has been cancelled. Codes, cards and mobile keys of this booking no longer open the doors.</p>`,
+    };
+  }
+  const text = [
+    s.greeting,
+    '',
+    `Your access for booking ${msg.reference_id} is ready.`,
+    `When: ${s.whenLine}`,
+    '',
+    ...s.lines.map((l) => `Where: ${l.where}\nHow: ${l.how}`),
+    '',
+  ].join('\n');
+  const html = [
+    `<p>${escapeHtml(s.greeting)}</p>`,
+    `<p>Your access for booking <b>${escapeHtml(msg.reference_id)}</b> is ready.</p>`,
+    `<p><b>When:</b> ${escapeHtml(s.whenLine)}</p>`,
+    '<ul>',
+    ...s.lines.map((l) => `<li><b>Where:</b> ${escapeHtml(l.where)}<br><b>How:</b> ${escapeHtml(l.how)}</li>`),
+    '</ul>',
+  ].join('\n');
+  return { subject: `Your access for booking ${msg.reference_id}`, text, html };
+}
+
+/** The SMS: the same facts, short. */
+export function composeSms(msg: AccessEventMessage, linkBase: string): string {
+  if (msg.type === 'access.revoked') return `Your access for booking ${msg.reference_id} has been cancelled.`;
+  const s = summarise(msg, linkBase);
+  return [`Booking ${msg.reference_id}: ${s.whenLine}.`, ...s.lines.map((l) => `${l.where}: ${l.how}`)].join(' ');
+}

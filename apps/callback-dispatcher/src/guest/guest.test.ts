@@ -1,0 +1,185 @@
+import axios from 'axios';
+import { randomUUID } from 'node:crypto';
+import { parseSecretsKey } from '@smartlock/auth';
+import type { AccessEventMessage } from '@smartlock/contracts';
+import { Broker, EXCHANGES, QUEUES, createBroker } from '@smartlock/messaging';
+import type { RunningService } from '@smartlock/http';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { start } from '../app';
+import { readConfig } from '../config';
+import { dispatcherModels } from '../models';
+import { Receiver, SmsStub, SmtpSink, startReceiver, startSmsStub, startSmtpSink } from '../test-support/receivers';
+import { TEST_SECRETS_KEY, accessEvent, credential, endpointEvent } from '../test-support/factories';
+
+const key = parseSecretsKey(TEST_SECRETS_KEY);
+
+describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real SMTP server, SMS stub)', () => {
+  let vhost: TestVhost;
+  let publisher: Broker;
+  let app: RunningService;
+  let smtp: SmtpSink;
+  let sms: SmsStub;
+  let callbacks: Receiver;
+  const smsFailures = new Map<string, number>();
+  const dbName = uniqueDbName('dispatcher_guest');
+  const { logger, text } = captureLogger('callback-dispatcher');
+  const models = () => dispatcherModels(app.ctx.db);
+
+  beforeAll(async () => {
+    vhost = await createVhost('dispatcher-guest');
+    smtp = await startSmtpSink((address) => address.startsWith('nobody@'));
+    sms = await startSmsStub((to) => {
+      if (to === '+000') return 400;
+      const left = smsFailures.get(to) ?? 0;
+      if (left > 0) {
+        smsFailures.set(to, left - 1);
+        return 500;
+      }
+      return 201;
+    });
+    callbacks = await startReceiver();
+    app = await start(
+      readConfig({
+        NODE_ENV: 'test',
+        PORT: '0',
+        AMQP_URL: vhost.url,
+        MONGO_URL,
+        MONGO_DB: dbName,
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        CALLBACK_RETRY_DELAYS_MS: '100,200',
+        CALLBACK_TIMEOUT_MS: '2000',
+        SMTP_HOST: '127.0.0.1',
+        SMTP_PORT: String(smtp.port),
+        SMTP_FROM: 'Harbour Access <access@harbour.test>',
+        SMS_API_URL: sms.url,
+        SMS_ACCOUNT_SID: 'AC0123456789',
+        SMS_AUTH_TOKEN: 'sms-auth-token',
+        SMS_FROM: '+15550001111',
+        GUEST_KEY_LINK_BASE: 'https://keys.harbour.test/k',
+      }),
+      logger,
+    );
+    publisher = createBroker({ url: vhost.url, logger, connectionName: 'test-publisher' });
+    await publisher.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
+    await publisher.connect();
+  });
+
+  afterAll(async () => {
+    await publisher?.close(0);
+    await app?.stop();
+    await Promise.all([smtp?.close(), sms?.close(), callbacks?.close()]);
+    await vhost?.remove();
+    await dropDatabases(dbName);
+  });
+
+  async function publish(msg: AccessEventMessage) {
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, msg);
+    return msg;
+  }
+
+  function guest() {
+    const id = randomUUID().slice(0, 8);
+    return { name: 'Ada Lovelace', email: `ada.${id}@guest.test`, phone: `+44700${Math.floor(Math.random() * 1e6)}` };
+  }
+
+  async function mailTo(address: string): Promise<SmtpSink['mails'][number]> {
+    return waitFor(() => smtp.mails.find((m) => m.to.includes(address)) ?? false, { what: `mail to ${address}` }) as Promise<SmtpSink['mails'][number]>;
+  }
+  async function smsTo(phone: string): Promise<SmsStub['messages'][number]> {
+    return waitFor(() => sms.messages.find((m) => m.to === phone) ?? false, { what: `SMS to ${phone}` }) as Promise<SmsStub['messages'][number]>;
+  }
+
+  it.each([
+    ['PASSCODE', 'door code 482913'],
+    ['CARD', 'your key card CARD-0042'],
+    ['EKEY', 'mobile key: https://keys.harbour.test/k/'],
+  ] as const)('%s: e-mail (text and HTML) and SMS say where, when and how', async (type, how) => {
+    const g = guest();
+    const msg = await publish(
+      accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: g, credentials: [credential(type, { bedNumber: 'B', bedId: 'bed-b' })] }),
+    );
+    const mail = await mailTo(g.email);
+    expect(mail.from).toBe('access@harbour.test');
+    expect(mail.text).toContain(`Subject: Your access for booking ${msg.reference_id}`);
+    expect(mail.text).toContain('Content-Type: text/plain');
+    expect(mail.text).toContain('Content-Type: text/html');
+    expect(mail.text).toContain('Hello Ada Lovelace,');
+    expect(mail.text).toContain('Where: Harbour House, room 101, bed B');
+    expect(mail.text).toContain('When: 1 Dec 2026, 14:00 to 4 Dec 2026, 10:00, UTC (site time zone unknown)');
+    expect(mail.text).toContain(`How: ${how}`);
+    expect(mail.text).toContain('<b>Where:</b> Harbour House, room 101, bed B');
+
+    const text = await smsTo(g.phone);
+    expect(text.from).toBe('+15550001111');
+    expect(text.path).toBe('/2010-04-01/Accounts/AC0123456789/Messages.json');
+    expect(text.auth).toBe(`Basic ${Buffer.from('AC0123456789:sms-auth-token').toString('base64')}`);
+    expect(text.body).toContain(`Booking ${msg.reference_id}`);
+    expect(text.body).toContain('Harbour House, room 101, bed B');
+    expect(text.body).toContain(how);
+    if (type === 'EKEY') expect(text.body).toContain(`https://keys.harbour.test/k/${msg.reference_id}`);
+  });
+
+  it("times are in the site's time zone when the event names it", async () => {
+    const g = guest();
+    await publish(accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: g, site_time_zone: 'America/New_York' }));
+    const mail = await mailTo(g.email);
+    expect(mail.text).toContain('When: 1 Dec 2026, 09:00 to 4 Dec 2026, 05:00, America/New_York time');
+  });
+
+  it('revocation sends a short notice; a failed provisioning sends the guest nothing', async () => {
+    const g = guest();
+    const revoked = await publish(accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.revoked', { guest: g }));
+    const mail = await mailTo(g.email);
+    expect(mail.text).toContain(`Subject: Your access for booking ${revoked.reference_id} has ended`);
+    expect(mail.text).not.toContain('482913');
+    expect((await smsTo(g.phone)).body).toBe(`Your access for booking ${revoked.reference_id} has been cancelled.`);
+
+    const g2 = guest();
+    const failed = await publish(accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.failed', { guest: g2 }));
+    await waitFor(async () => (await vhost.queue(QUEUES.dispatcherAccessEvents.name))?.messages === 0, { what: 'the access events consumed' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await models().GuestMessage.countDocuments({ event_id: failed.event_id })).toBe(0);
+    expect(smtp.mails.some((m) => m.to.includes(g2.email))).toBe(false);
+    expect(sms.messages.some((m) => m.to === g2.phone)).toBe(false);
+  });
+
+  it('an SMS provider error is retried like a callback', async () => {
+    const g = guest();
+    smsFailures.set(g.phone, 1);
+    const msg = await publish(accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: g }));
+    await smsTo(g.phone);
+    const doc = await waitFor(() => models().GuestMessage.findOne({ event_id: msg.event_id, channel: 'sms', status: 'sent' }).lean(), { what: 'sms sent' });
+    expect(doc?.attempts).toBe(2);
+  });
+
+  it('a refused e-mail address or phone number is reported, not retried, and never holds the customer callback', async () => {
+    const companyId = `co-${randomUUID().slice(0, 6)}`;
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, callbacks.url, { type: 'bearer', token: 't' }, key, 1));
+    await waitFor(() => models().Endpoint.exists({ company_id: companyId }), { what: 'endpoint replica' });
+    const msg = await publish(accessEvent(companyId, 'access.provisioned', { guest: { email: 'nobody@guest.test', phone: '+000' } }));
+    await waitFor(() => callbacks.received.find((c) => c.body.eventId === msg.event_id), { what: 'the customer callback' });
+    const email = await waitFor(() => models().GuestMessage.findOne({ event_id: msg.event_id, channel: 'email', status: 'failed' }).lean(), { what: 'email failed' });
+    const text = await waitFor(() => models().GuestMessage.findOne({ event_id: msg.event_id, channel: 'sms', status: 'failed' }).lean(), { what: 'sms failed' });
+    expect(email?.last_error).toMatch(/^SMTP: 550 .*Recipient address rejected/);
+    expect(text?.last_error).toMatch(/^SMS provider answered 400: The 'To' number \+000 is not a valid phone number/);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await models().GuestMessage.findById(email?._id).lean())?.attempts).toBe(1);
+    expect((await models().GuestMessage.findById(text?._id).lean())?.attempts).toBe(1);
+    expect(text_()).toContain('guest message refused; not retried');
+    const metrics = (await axios.get(`${app.url}/metrics`)).data as string;
+    expect(metrics).toMatch(/guest_messages_failed_total\{[^}]*channel="email"[^}]*outcome="refused"[^}]*\} 1/);
+    // the admin listing reports them with the reference's deliveries
+    const res = await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries`, {
+      params: { referenceId: msg.reference_id },
+      headers: { Authorization: 'Bearer dev-admin-token' },
+    });
+    expect(res.data.data.guestMessages).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ channel: 'email', status: 'failed', attempts: 1 }),
+        expect.objectContaining({ channel: 'sms', status: 'failed', attempts: 1 }),
+      ]),
+    );
+  });
+
+  const text_ = () => text();
+});

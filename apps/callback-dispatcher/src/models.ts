@@ -1,0 +1,153 @@
+import { Connection, Schema, basePlugin } from '@smartlock/db';
+import type { AccessEventType, CallbackEndpointConfig, EncryptedSecret } from '@smartlock/contracts';
+
+/** The replica of a company's callback endpoint (fed by identity.events `callback.*`). */
+export interface EndpointDoc {
+  company_id: string;
+  version: number;
+  config: CallbackEndpointConfig;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
+
+/**
+ * One callback delivery: one access event to one company's endpoint. `_id` is the deliveryId,
+ * derived from (eventId, event, company), so a broker redelivery of the access event finds it.
+ */
+export interface DeliveryDoc {
+  _id: string;
+  company_id: string;
+  reference_id: string;
+  event: AccessEventType;
+  event_id: string;
+  occurred_at: Date;
+  /** The exact body bytes, AES-256-GCM encrypted with SECRETS_KEY (they hold credentials). */
+  body: EncryptedSecret;
+  status: DeliveryStatus;
+  attempts: number;
+  /** Every attempt, in order (bounded: the retry schedule plus manual redeliveries). */
+  attempt_log: AttemptRecord[];
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  dead_at: Date | null;
+  dead_reason: string | null;
+  created_at?: Date;
+  updated_at?: Date;
+}
+
+export type AttemptTrigger = 'scheduled' | 'manual';
+
+/** One attempt, kept inside its delivery document: recording it is the same single write that settles the attempt. */
+export interface AttemptRecord {
+  attempt: number;
+  at: Date;
+  trigger: AttemptTrigger;
+  url: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+export type GuestChannel = 'email' | 'sms';
+export type GuestMessageStatus = 'pending' | 'sent' | 'failed' | 'dead';
+
+/** One e-mail or SMS to a guest; `_id` from (eventId, event, channel). */
+export interface GuestMessageDoc {
+  _id: string;
+  company_id: string;
+  reference_id: string;
+  event: AccessEventType;
+  event_id: string;
+  channel: GuestChannel;
+  /** The rendered message, encrypted (it carries the passcode or card number). */
+  content: EncryptedSecret;
+  status: GuestMessageStatus;
+  attempts: number;
+  last_error: string | null;
+  sent_at: Date | null;
+  created_at?: Date;
+}
+
+const encrypted = { iv: String, tag: String, ciphertext: String };
+
+const cache = new WeakMap<Connection, ReturnType<typeof build>>();
+
+/** The dispatcher's models on its connection (built once per connection: mongoose refuses a second definition). */
+export function dispatcherModels(conn: Connection) {
+  let models = cache.get(conn);
+  if (!models) cache.set(conn, (models = build(conn)));
+  return models;
+}
+
+function build(conn: Connection) {
+  const endpoint = new Schema<EndpointDoc>({
+    company_id: { type: String, required: true },
+    version: { type: Number, required: true },
+    config: { type: Schema.Types.Mixed, required: true },
+  });
+  endpoint.plugin(basePlugin);
+  // One endpoint per company; the conditional upsert on version relies on it to ignore older versions.
+  endpoint.index({ company_id: 1 }, { unique: true });
+
+  const attemptSchema = new Schema<AttemptRecord>(
+    {
+      attempt: { type: Number, required: true },
+      at: { type: Date, required: true },
+      trigger: { type: String, required: true },
+      url: { type: String, required: true },
+      status_code: { type: Number, default: null },
+      latency_ms: { type: Number, required: true },
+      error: { type: String, default: null },
+    },
+    { _id: false },
+  );
+
+  const delivery = new Schema<DeliveryDoc>({
+    _id: { type: String },
+    company_id: { type: String, required: true },
+    reference_id: { type: String, required: true },
+    event: { type: String, required: true },
+    event_id: { type: String, required: true },
+    occurred_at: { type: Date, required: true },
+    body: { type: encrypted, required: true },
+    status: { type: String, required: true, default: 'pending' },
+    attempts: { type: Number, default: 0 },
+    attempt_log: { type: [attemptSchema], default: [] },
+    last_status_code: { type: Number, default: null },
+    last_error: { type: String, default: null },
+    delivered_at: { type: Date, default: null },
+    dead_at: { type: Date, default: null },
+    dead_reason: { type: String, default: null },
+  });
+  delivery.plugin(basePlugin);
+  // GET /admin/v1/companies/:id/deliveries?referenceId= (a reference's deliveries, oldest first)
+  delivery.index({ company_id: 1, reference_id: 1, created_at: 1 });
+  // POST …/redeliver-dead: a company's dead-lettered deliveries
+  delivery.index({ company_id: 1, status: 1 });
+
+  const guest = new Schema<GuestMessageDoc>({
+    _id: { type: String },
+    company_id: { type: String, required: true },
+    reference_id: { type: String, required: true },
+    event: { type: String, required: true },
+    event_id: { type: String, required: true },
+    channel: { type: String, required: true },
+    content: { type: encrypted, required: true },
+    status: { type: String, required: true, default: 'pending' },
+    attempts: { type: Number, default: 0 },
+    last_error: { type: String, default: null },
+    sent_at: { type: Date, default: null },
+  });
+  guest.plugin(basePlugin);
+  // Listed with a reference's deliveries.
+  guest.index({ company_id: 1, reference_id: 1, created_at: 1 });
+
+  return {
+    Endpoint: conn.model<EndpointDoc>('CallbackEndpoint', endpoint, 'callback_endpoints'),
+    Delivery: conn.model<DeliveryDoc>('Delivery', delivery, 'deliveries'),
+    GuestMessage: conn.model<GuestMessageDoc>('GuestMessage', guest, 'guest_messages'),
+  };
+}
+
+export type DispatcherModels = ReturnType<typeof build>;
