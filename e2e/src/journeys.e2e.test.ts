@@ -1,0 +1,321 @@
+import axios, { AxiosInstance } from 'axios';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { launchSystem, System, waitFor } from '@smartlock/testing';
+
+// A customer's journeys through the public HTTP interfaces only: the admin API and {base_url}
+// behind the edge, {webhook_url} on the ingest gateway, the callback receiver, the SMTP sink and
+// the SMS stub; the lock cloud is read through the simulator's inspection route.
+
+const LAYOUT = {
+  sites: [
+    {
+      name: 'Harbour',
+      buildings: [
+        {
+          name: 'Main',
+          floors: [
+            {
+              name: '1',
+              rooms: [
+                { name: '101', locks: [{ lock_id: 'L-101', lock_mac: 'AA:00:00:00:01:01' }] },
+                { name: '102', locks: [{ lock_id: 'L-102', lock_mac: 'AA:00:00:00:01:02' }] },
+                {
+                  name: '201',
+                  locks: [{ lock_id: 'L-201', lock_mac: 'AA:00:00:00:02:01' }],
+                  beds: [{ name: 'A', locks: [{ lock_id: 'L-201A', lock_mac: 'AA:00:00:00:02:0A' }] }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  ],
+};
+
+interface Lock {
+  lock: { lockMac: string };
+  ekeys?: { keyId: number; status: string; endDate: number; receiver?: string }[];
+  passcodes?: { status: string }[];
+  cards?: { status: string }[];
+}
+
+describe('customer journeys (every app as a process)', () => {
+  let sys: System;
+  let admin: AxiosInstance;
+  let api: AxiosInstance;
+  let ingest: AxiosInstance;
+  let companyId: string;
+  let token: string;
+  let secret: string;
+  let floorId: string;
+  let siteId: string;
+
+  const day = (n: number) => new Date(Date.UTC(2027, 0, 10 + n, 14)).toISOString();
+  const lock = async (id: string): Promise<Lock> =>
+    (await axios.get(`${sys.simUrl}/sim/locks/${id}`, { validateStatus: (s) => s === 200 || s === 404 })).data;
+  const activeKeys = async (id: string) => ((await lock(id)).ekeys ?? []).filter((k) => k.status !== 'deleted' && k.status !== 'revoked');
+
+  async function post(body: Record<string, unknown>) {
+    const res = await ingest.post(`/webhook/t/${token}`, body);
+    expect(res.status).toBe(202);
+    return res.data as { success: boolean; eventId: string; status: string; message: string };
+  }
+
+  async function settled(eventId: string) {
+    return waitFor(
+      async () => {
+        const res = await ingest.get(`/webhook/events/${eventId}`);
+        return ['COMPLETED', 'FAILED', 'DEAD_LETTER'].includes(res.data.status) ? res.data : false;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: `event ${eventId} to settle` },
+    );
+  }
+
+  /** The event ends COMPLETED (a failure shows its reason). */
+  async function completed(eventId: string) {
+    const { status, message } = await settled(eventId);
+    expect({ status, message }).toEqual({ status: 'COMPLETED', message: null });
+  }
+
+  function verifySignature(raw: Buffer, signature: unknown) {
+    const expected = createHmac('sha256', secret).update(raw).digest();
+    const given = Buffer.from(String(signature), 'hex');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  beforeAll(async () => {
+    sys = await launchSystem();
+    const json = { validateStatus: () => true };
+    admin = axios.create({ baseURL: sys.baseUrl, headers: { Authorization: `Bearer ${sys.adminToken}` }, ...json });
+
+    // onboarding: company, key, layout, ingest token, callback
+    companyId = (await admin.post('/admin/v1/companies', { name: 'Harbour Hotel' })).data._id;
+    const key = (await admin.post(`/admin/v1/companies/${companyId}/api-keys`, { name: 'pms' })).data.key;
+    api = axios.create({ baseURL: sys.baseUrl, headers: { apikey: key }, ...json });
+    ingest = axios.create({ baseURL: sys.webhookUrl, headers: { apikey: key }, ...json });
+    const imported = await admin.put(`/admin/v1/companies/${companyId}/layout`, LAYOUT);
+    expect(imported.status).toBe(200);
+    const all = await api.get('/api/v4/location/all');
+    expect(all.data).toMatchObject({ code: 7010, error: false, data: { total: 3 } }); // 101, 102 (no beds) and 201/A
+    siteId = all.data.data.locations[0].site._id;
+    floorId = all.data.data.locations[0].floor._id;
+    const issued = await admin.post(`/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: siteId });
+    expect(issued.status).toBe(201);
+    token = issued.data.token;
+    const callback = await admin.put(`/admin/v1/companies/${companyId}/callback`, { url: `${sys.receiver.url}/hooks`, auth: { type: 'hmac' } });
+    expect(callback.status).toBe(200);
+    secret = callback.data.secret;
+  }, 180_000);
+
+  afterAll(async () => {
+    await sys?.stop();
+  });
+
+  it("a guest's stay: create, credentials everywhere, checkin, room move, date change, checkout", async () => {
+    const guest = { name: 'Ada Guest', email: 'ada@guest.example', phone: '+4915112345678' };
+    const created = await post({
+      reference_id: 'STAY-1',
+      action: 'create',
+      room_number: '101',
+      check_in: day(0),
+      check_out: day(3),
+      guest,
+      access_type: ['EKEY', 'PASSCODE'],
+    });
+    expect(created).toMatchObject({ success: true, status: 'QUEUED' });
+    await completed(created.eventId);
+
+    // v4: every credential with its lock and place
+    const v4 = await api.get('/api/v4/bookings/STAY-1/access');
+    expect(v4.status).toBe(200);
+    expect(v4.data.data.status).toBe('active');
+    const types = v4.data.data.credentials.map((c: { type: string }) => c.type).sort();
+    expect(types).toEqual(['EKEY', 'PASSCODE']);
+    const passcode = v4.data.data.credentials.find((c: { type: string }) => c.type === 'PASSCODE').passcode;
+    expect(passcode).toMatch(/^\d{4,9}$/);
+
+    // v3 and the legacy v2, exactly SPEC's fields and types
+    const v3 = await api.get('/api/v3/booking/getLockData/STAY-1');
+    expect(v3.data.data.locks).toEqual([expect.objectContaining({ lockId: 'L-101', lockLocationType: 'door' })]);
+    const v2 = await api.get('/api/v2/booking/access', { params: { ref_id: 'STAY-1' } });
+    expect(v2.data).toMatchObject({ code: 7005, error: false });
+    expect(v2.headers.deprecation).toBeDefined();
+    expect(v2.data.data).toEqual([
+      {
+        lockData: expect.any(String),
+        // the lock cloud's own record of the lock (it pairs with lockData), not the layout's copy
+        lockMac: (await lock('L-101')).lock.lockMac,
+        lockId: 'L-101',
+        lockLocationType: 'door',
+        roomNumber: '101',
+        bedNumber: null,
+        siteName: 'Harbour',
+        keyId: expect.any(Number),
+      },
+    ]);
+
+    // the signed callback, verified over the exact bytes received
+    const provisioned = await waitFor(
+      () => sys.receiver.received.find((r) => (r.body as { event?: string; referenceId?: string }).event === 'access.provisioned' && (r.body as { referenceId?: string }).referenceId === 'STAY-1'),
+      { timeoutMs: 20_000, what: 'access.provisioned callback' },
+    );
+    expect(provisioned.headers['x-service-event']).toBe('access.provisioned');
+    expect(verifySignature(provisioned.raw, provisioned.headers['x-service-signature'])).toBe(true);
+
+    // the guest got the credential by e-mail and by SMS
+    const mail = await waitFor(() => sys.smtp.mails.find((m) => m.to.includes(guest.email)), { timeoutMs: 20_000, what: 'guest e-mail' });
+    expect(mail.raw.replace(/=\r?\n/g, '')).toContain(passcode);
+    const sms = await waitFor(() => sys.sms.messages.find((m) => m.form.To === guest.phone), { timeoutMs: 20_000, what: 'guest SMS' });
+    expect(sms.form.Body).toContain(passcode);
+
+    // checkin is recorded
+    await completed((await post({ reference_id: 'STAY-1', action: 'check-in', room_number: '101', check_in: day(0), check_out: day(3) })).eventId);
+
+    // room move: the new room's lock gets a key, the old one loses it
+    const moved = await post({ reference_id: 'STAY-1', action: 'roommove', room_number: '102', check_in: day(0), check_out: day(3), access_type: ['EKEY', 'PASSCODE'] });
+    await completed(moved.eventId);
+    expect(await activeKeys('L-102')).toHaveLength(1);
+    expect(await activeKeys('L-101')).toHaveLength(0);
+
+    // date change: the validity follows
+    const extended = await post({ reference_id: 'STAY-1', action: 'extend', room_number: '102', check_in: day(0), check_out: day(5), access_type: ['EKEY', 'PASSCODE'] });
+    await completed(extended.eventId);
+    const [key] = await activeKeys('L-102');
+    expect(key.endDate).toBe(Date.parse(day(5)));
+
+    // checkout: everything revoked, and the customer is told
+    const out = await post({ reference_id: 'STAY-1', action: 'checkout', room_number: '102', check_in: day(0), check_out: day(5) });
+    await completed(out.eventId);
+    expect(await activeKeys('L-102')).toHaveLength(0);
+    expect((await api.get('/api/v4/bookings/STAY-1/access')).data.data.status).toBe('revoked');
+    const revoked = await waitFor(
+      () => sys.receiver.received.find((r) => (r.body as { event?: string; referenceId?: string }).event === 'access.revoked' && (r.body as { referenceId?: string }).referenceId === 'STAY-1'),
+      { timeoutMs: 20_000, what: 'access.revoked callback' },
+    );
+    expect(verifySignature(revoked.raw, revoked.headers['x-service-signature'])).toBe(true);
+
+    // the event history of the booking, oldest first, without messages
+    const history = await ingest.get('/webhook/events/reference/STAY-1');
+    expect(history.data).toMatchObject({ success: true, count: 5 });
+    expect(history.data.events.map((e: { event_type: string }) => e.event_type)).toEqual([
+      'BOOKING_CREATE',
+      'BOOKING_CHECKIN',
+      'BOOKING_ROOMMOVE',
+      'BOOKING_DATECHANGE',
+      'BOOKING_CHECKOUT',
+    ]);
+  });
+
+  it('a bed in a shared room gets the door and the cabinet; cancel before arrival revokes both', async () => {
+    const created = await post({ reference_id: 'BED-1', action: 'create', room: '201', bed: 'A', start_date: day(10), end_date: day(12) });
+    await completed(created.eventId);
+    const v2 = await api.get('/api/v2/booking/access', { params: { ref_id: 'BED-1' } });
+    const byType = Object.fromEntries(v2.data.data.map((r: { lockLocationType: string }) => [r.lockLocationType, r]));
+    expect(byType.door).toMatchObject({ lockId: 'L-201', roomNumber: '201', bedNumber: null });
+    expect(byType.cabinet).toMatchObject({ lockId: 'L-201A', roomNumber: null, bedNumber: 'A' });
+
+    const cancelled = await post({ reference_id: 'BED-1', action: 'cancel' });
+    await completed(cancelled.eventId);
+    expect(await activeKeys('L-201')).toHaveLength(0);
+    expect(await activeKeys('L-201A')).toHaveLength(0);
+  });
+
+  it('a duplicate within 60 s answers the original event and is never processed', async () => {
+    const body = { reference_id: 'DUP-1', action: 'create', room_number: '101', check_in: day(20), check_out: day(21) };
+    const first = await post(body);
+    const again = await post({ ...body, action: 'Create' });
+    expect(again).toMatchObject({ success: true, eventId: first.eventId, status: 'QUEUED' });
+    expect(again.message).toMatch(/duplicate/i);
+    await completed(first.eventId);
+    const list = await ingest.get('/webhook/events', { params: { referenceId: 'DUP-1' } });
+    expect(list.data.events.map((e: { status: string }) => e.status).sort()).toEqual(['COMPLETED', 'DUPLICATE']);
+  });
+
+  it('a booking for a room that does not exist fails with `Room not found`; once the room exists, retry completes it', async () => {
+    const created = await post({ reference_id: 'LATE-1', action: 'create', room_number: '301', check_in: day(30), check_out: day(31) });
+    const failed = await settled(created.eventId);
+    expect(failed).toMatchObject({ success: true, status: 'FAILED', message: 'Room not found' });
+
+    const room = await admin.post(`/admin/v1/companies/${companyId}/rooms`, { name: '301', floor_id: floorId });
+    expect(room.status).toBe(201);
+    const roomId = room.data.data._id ?? room.data.data.room?._id;
+    expect((await admin.put(`/admin/v1/companies/${companyId}/locks/L-301`, { room_id: roomId, lock_mac: 'AA:00:00:00:03:01' })).status).toBe(200);
+
+    // the worker's replica learns of the room through location.events; retry until it has
+    await waitFor(
+      async () => {
+        const retried = await ingest.post('/webhook/retry');
+        expect(retried.status).toBe(200);
+        const res = await ingest.get(`/webhook/events/${created.eventId}`);
+        if (res.data.status === 'FAILED') return false;
+        return (await settled(created.eventId)).status === 'COMPLETED';
+      },
+      { timeoutMs: 30_000, intervalMs: 1000, what: 'the retried booking to complete' },
+    );
+    expect(await activeKeys('L-301')).toHaveLength(1);
+  });
+
+  it('lock failures end DEAD_LETTER with the reason after 3 retries', async () => {
+    await axios.post(`${sys.simUrl}/sim/failures`, { path: '/v3/key/send', lockId: 'L-102', errcode: -3002 });
+    try {
+      const created = await post({ reference_id: 'DEAD-1', action: 'create', room_number: '102', check_in: day(40), check_out: day(41) });
+      const dead = await settled(created.eventId);
+      expect(dead.status).toBe('DEAD_LETTER');
+      expect(dead.message).toMatch(/-3002|offline|gateway/i);
+    } finally {
+      await axios.delete(`${sys.simUrl}/sim/failures`);
+    }
+  });
+
+  it("an employee's TIMED and PERMANENT schedules over wildcard rules reach the locks; revoking removes them", async () => {
+    const staffKeys = async (lockId: string, who: string) => (await activeKeys(lockId)).filter((k) => k.receiver === who);
+    // TIMED: every room of the site, with their beds (`*` at room level)
+    const timed = await api.post('/api/v3/access/employee', {
+      ref_id: 'CLEANER01',
+      type: 'TIMED',
+      startDate: day(50),
+      endDate: day(57),
+      contact: 'cleaner@harbour.example',
+      access_locations: [{ site_id: siteId, room_id: '*' }],
+    });
+    expect({ status: timed.status, body: timed.status === 201 ? null : timed.data }).toEqual({ status: 201, body: null });
+    expect(timed.data).toMatchObject({ success: true, data: { access_type: 'EKEY', startDate: day(50), endDate: day(57) } });
+    // access-api's replica may still be applying the layout import; the schedule follows the layout
+    // (a new version as the rooms arrive), so what is promised is convergence
+    const places = (data: { locations: { room: { name: string }; bed: { name: string } | null }[] }) =>
+      data.locations.map((l) => `${l.room.name}${l.bed ? `/${l.bed.name}` : ''}`).sort();
+    await waitFor(
+      async () => {
+        const got = await api.get(`/api/v3/access/employee/${timed.data.data.schedule_id}`);
+        const covered = places(got.data.data);
+        return ['101', '102', '201', '201/A'].every((p) => covered.includes(p));
+      },
+      { timeoutMs: 30_000, what: 'the schedule to cover every room and bed of the site' },
+    );
+    for (const lockId of ['L-101', 'L-102', 'L-201', 'L-201A']) {
+      await waitFor(async () => (await staffKeys(lockId, 'cleaner@harbour.example')).length === 1, { timeoutMs: 30_000, what: `the cleaner's key on ${lockId}` });
+    }
+
+    // PERMANENT: everything (all five levels `*`), dates set by the service
+    const permanent = await api.post('/api/v3/access/employee', {
+      ref_id: 'MANAGER01',
+      type: 'PERMANENT',
+      contact: 'manager@harbour.example',
+      access_locations: [{ site_id: '*', building_id: '*', floor_id: '*', room_id: '*', bed_id: '*' }],
+    });
+    expect(permanent.status).toBe(201);
+    expect(Date.parse(permanent.data.data.endDate)).toBeGreaterThan(Date.parse(permanent.data.data.startDate));
+    await waitFor(async () => (await staffKeys('L-201A', 'manager@harbour.example')).length === 1, { timeoutMs: 30_000, what: "the manager's cabinet key" });
+
+    // a TIMED schedule without dates is refused in the employee envelope
+    const invalid = await api.post('/api/v3/access/employee', { ref_id: 'NODATES01', type: 'TIMED', contact: 'x@harbour.example', access_locations: [{ room_id: '*' }] });
+    expect(invalid.status).toBe(400);
+    expect(invalid.data).toMatchObject({ error: expect.any(String), details: expect.arrayContaining([expect.objectContaining({ path: ['startDate'] })]) });
+
+    // revoking the cleaner's schedule removes their keys, and only theirs
+    expect((await api.delete(`/api/v3/access/employee/${timed.data.data.schedule_id}`)).status).toBe(200);
+    await waitFor(async () => (await staffKeys('L-101', 'cleaner@harbour.example')).length === 0, { timeoutMs: 30_000, what: "the cleaner's keys revoked" });
+    expect(await staffKeys('L-101', 'manager@harbour.example')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,114 @@
+import amqp from 'amqplib';
+import axios from 'axios';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createVhost, dropDatabases, launchApp, LaunchedApp, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const ADMIN = 'cli-admin-token-1234';
+const exec = promisify(execFile);
+
+/** The built CLI (dist/tools/cli.js) against a started admin-api, as an integrator would use it. */
+describe('the CLI against a running admin-api', () => {
+  const dbName = uniqueDbName('cli');
+  let vhost: TestVhost;
+  let api: LaunchedApp;
+  let listener: amqp.ChannelModel;
+
+  async function cli(args: string[], env: Record<string, string> = {}) {
+    try {
+      const { stdout, stderr } = await exec(process.execPath, ['dist/tools/cli.js', ...args], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, SMARTLOCK_URL: api.url, ADMIN_TOKEN: ADMIN, ...env },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  }
+  const json = async (args: string[], env?: Record<string, string>) => {
+    const r = await cli([...args, '--json'], env);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    return JSON.parse(r.stdout);
+  };
+
+  beforeAll(async () => {
+    await Promise.all(['admin-api', 'tools/cli'].map((t) => exec(process.execPath, ['tools/build.mjs', t], { cwd: ROOT })));
+    vhost = await createVhost('cli');
+    api = await launchApp('admin-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
+    // a queue on identity.events, as the callback-dispatcher has: republished endpoints are routed somewhere
+    listener = await amqp.connect(vhost.url);
+    const ch = await listener.createChannel();
+    const q = await ch.assertQueue('', { exclusive: true });
+    await ch.bindQueue(q.queue, 'identity.events', '');
+  });
+  afterAll(async () => {
+    await listener?.close().catch(() => undefined);
+    await api?.stop();
+    await vhost?.remove();
+    await dropDatabases(dbName);
+  });
+
+  it('creates a company, issues a key (--json), checks it, revokes it', async () => {
+    const company = await json(['companies', 'create', 'CLI Hotel']);
+    expect(company).toEqual({ _id: expect.any(String), name: 'CLI Hotel', created_at: expect.any(String) });
+
+    const key = await json(['keys', 'create', company._id, '--name', 'pms']);
+    expect(key.key).toMatch(/^slk_/);
+    const current = await json(['keys', 'current', '--apikey', 'env:MY_KEY'], { MY_KEY: key.key });
+    expect(current).toMatchObject({ company_id: company._id, prefix: key.prefix, name: 'pms' });
+
+    const listed = await json(['keys', 'list', company._id]);
+    expect(listed).toEqual([expect.objectContaining({ _id: key._id, prefix: key.prefix, revoked_at: null })]);
+    expect(JSON.stringify(listed)).not.toContain(key.key);
+
+    const revoked = await json(['keys', 'revoke', key._id]);
+    expect(revoked.revoked_at).toEqual(expect.any(String));
+    const refused = await axios.get(`${api.url}/admin/v1/keys/current`, { headers: { apikey: key.key }, validateStatus: () => true });
+    expect(refused.data.message).toBe('API key has been revoked');
+    const again = await cli(['keys', 'current', '--apikey', key.key]);
+    expect(again).toMatchObject({ code: 1, stderr: 'error: 401 API key has been revoked\n' });
+  });
+
+  it('prints readable text without --json; tokens and the callback', async () => {
+    const created = await cli(['companies', 'create', 'Text Hotel']);
+    expect(created.code).toBe(0);
+    const id = /_id\s+([0-9a-f]{24})/.exec(created.stdout)?.[1] as string;
+    expect(id).toBeDefined();
+
+    const token = await cli(['tokens', 'create', id, '--site', 'lobby', '--provider', 'mews']);
+    expect(token.stdout).toMatch(/path\s+\/webhook\/t\/[A-Za-z0-9_-]{43}/);
+    const list = await cli(['tokens', 'list', id]);
+    expect(list.stdout).toMatch(/site_id\s+provider/);
+    expect(list.stdout).toContain('lobby');
+    const tokenId = (await json(['tokens', 'list', id]))[0]._id;
+    expect((await cli(['tokens', 'revoke', tokenId])).stdout).toContain('revoked at');
+
+    const set = await cli(['callback', 'set', id, '--url', 'https://pms.example.com/cb', '--auth', 'hmac']);
+    expect(set.stdout).toMatch(/signing secret \(shown this once: store it now\)\s+whsec_/);
+    const rotated = await json(['callback', 'rotate-secret', id]);
+    expect(rotated).toEqual({ secret: expect.stringMatching(/^whsec_/), previous_valid_until: expect.any(String) });
+    const basic = await json(['callback', 'set', id, '--url', 'https://pms.example.com/cb', '--auth', 'basic', '--username', 'u', '--password', 'env:CB_PASS'], {
+      CB_PASS: 'p4ss',
+    });
+    expect(basic.auth).toEqual({ type: 'basic', username: 'u' });
+    expect((await cli(['callback', 'get', id])).stdout).toMatch(/auth\s+basic/);
+    expect((await json(['callback', 'republish'])).failed).toBe(0);
+  });
+
+  it('says what is wrong: usage (exit 2), API refusals (exit 1), unreachable server (exit 1)', async () => {
+    expect(await cli([])).toMatchObject({ code: 2, stderr: expect.stringContaining('usage:') });
+    expect(await cli(['keys', 'create', '0123456789abcdef01234567'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--name is required') });
+    expect(await cli(['companies', 'create', 'x', '--bogus'])).toMatchObject({ code: 2, stderr: expect.stringContaining("Unknown option '--bogus'") });
+    expect(await cli(['companies', 'get', 'nope'])).toMatchObject({ code: 1, stderr: 'error: 400 companyId must be a 24-character hexadecimal id\n' });
+    expect(await cli(['companies', 'get', '0123456789abcdef01234567'])).toMatchObject({ code: 1, stderr: expect.stringContaining('error: 404 Company') });
+    expect(await cli(['companies', 'list'], { ADMIN_TOKEN: 'wrong-token-12345' })).toMatchObject({ code: 1, stderr: expect.stringContaining('error: 401') });
+    expect(await cli(['companies', 'list', '--base-url', 'http://127.0.0.1:1'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('cannot reach the admin API at http://127.0.0.1:1'),
+    });
+    expect(await cli(['--help'])).toMatchObject({ code: 0, stdout: expect.stringContaining('companies create <name>') });
+  });
+});

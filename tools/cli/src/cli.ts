@@ -1,0 +1,220 @@
+import { parseArgs } from 'node:util';
+import { AdminClient, ApiError, adminClient } from './admin-client';
+
+export const USAGE = `usage: node dist/tools/cli.js [options] <command> [arguments]   (or: npm run -s cli -- ...)
+
+Commands
+  companies create <name>
+  companies list [--name <name>]
+  companies get <companyId>
+  keys create <companyId> --name <name> [--expires-at <ISO 8601 date-time>]
+  keys list <companyId>
+  keys revoke <keyId>
+  keys current --apikey <key>          which company and key an API key is (no admin token needed)
+  tokens create <companyId> --site <site_id> [--provider <provider>]
+  tokens list <companyId>
+  tokens revoke <tokenId>
+  callback get <companyId>
+  callback set <companyId> --url <url> --auth hmac
+  callback set <companyId> --url <url> --auth bearer --bearer <token>
+  callback set <companyId> --url <url> --auth basic --username <user> --password <password>
+  callback set <companyId> --url <url> --auth api_key --header <name> --value <value>
+  callback rotate-secret <companyId>
+  callback republish                   every endpoint again on identity.events (dispatcher re-sync)
+
+Options
+  --base-url <url>        the admin API (env SMARTLOCK_URL; default http://127.0.0.1:8080, the edge)
+  --admin-token <token>   env ADMIN_TOKEN; default dev-admin-token (local development)
+  --json                  print the API's JSON answer on stdout, for scripts
+  -h, --help
+
+A secret option (--admin-token, --apikey, --bearer, --password, --value) may be given as env:NAME to
+read it from the environment variable NAME instead of the command line (shell history, ps).
+Exit codes: 0 done, 1 refused by the API or unreachable, 2 bad usage.`;
+
+export interface Io {
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  'base-url': { type: 'string' },
+  url: { type: 'string' },
+  'admin-token': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+  name: { type: 'string' },
+  'expires-at': { type: 'string' },
+  apikey: { type: 'string' },
+  site: { type: 'string' },
+  provider: { type: 'string' },
+  auth: { type: 'string' },
+  bearer: { type: 'string' },
+  username: { type: 'string' },
+  password: { type: 'string' },
+  header: { type: 'string' },
+  value: { type: 'string' },
+} as const;
+
+type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+/** Runs one command; resolves with the process exit code. */
+export async function run(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<number> {
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] });
+  } catch (err) {
+    io.err(`error: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help || positionals.length === 0) {
+    (values.help ? io.out : io.err)(USAGE);
+    return values.help ? 0 : 2;
+  }
+  try {
+    const secret = (name: keyof Values) => fromEnv(values[name] as string | undefined, env, name);
+    const baseUrl = values['base-url'] ?? env.SMARTLOCK_URL ?? 'http://127.0.0.1:8080';
+    const client = adminClient(baseUrl, secret('admin-token') ?? env.ADMIN_TOKEN ?? 'dev-admin-token');
+    const result = await dispatch(client, positionals, values, secret);
+    if (values.json) io.out(JSON.stringify(result.data, null, 2));
+    else io.out(result.text);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`error: ${err.message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (err instanceof ApiError) {
+      io.err(`error: ${err.status} ${err.message}`);
+      if (values.json) io.err(JSON.stringify(err.body));
+      return 1;
+    }
+    io.err(`error: ${(err as Error).message}`);
+    return 1;
+  }
+}
+
+function fromEnv(value: string | undefined, env: NodeJS.ProcessEnv, option: string): string | undefined {
+  if (value === undefined || !value.startsWith('env:')) return value;
+  const name = value.slice(4);
+  const v = env[name];
+  if (v === undefined || v === '') throw new UsageError(`--${option} env:${name}: the variable ${name} is not set`);
+  return v;
+}
+
+interface Result {
+  data: unknown;
+  text: string;
+}
+
+type Row = Record<string, unknown>;
+const req = (v: string | undefined, what: string): string => {
+  if (v === undefined || v === '') throw new UsageError(`${what} is required`);
+  return v;
+};
+const seg = (id: string) => encodeURIComponent(id);
+const when = (v: unknown) => (v ? String(v) : '-');
+
+async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (name: keyof Values) => string | undefined): Promise<Result> {
+  const [group, action, arg, ...rest] = pos;
+  if (rest.length) throw new UsageError(`unexpected argument ${rest[0]}`);
+  const command = `${group} ${action ?? ''}`.trim();
+  switch (command) {
+    case 'companies create': {
+      const c = await client.request<Row>('POST', '/admin/v1/companies', { name: req(arg, '<name>') });
+      return { data: c, text: `company created\n  _id   ${c._id}\n  name  ${c.name}` };
+    }
+    case 'companies list': {
+      const list = await client.request<Row[]>('GET', `/admin/v1/companies${v.name ? `?name=${encodeURIComponent(v.name)}` : ''}`);
+      return { data: list, text: table(list, ['_id', 'name', 'created_at']) };
+    }
+    case 'companies get': {
+      const c = await client.request<Row>('GET', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}`);
+      return { data: c, text: `${c._id}  ${c.name}  created ${c.created_at}` };
+    }
+    case 'keys create': {
+      const body: Row = { name: req(v.name, '--name') };
+      if (v['expires-at']) body.expires_at = v['expires-at'];
+      const k = await client.request<Row>('POST', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}/api-keys`, body);
+      return {
+        data: k,
+        text: `API key created (shown this once: store it now)\n  key         ${k.key}\n  _id         ${k._id}\n  prefix      ${k.prefix}\n  expires_at  ${when(k.expires_at)}`,
+      };
+    }
+    case 'keys list': {
+      const list = await client.request<Row[]>('GET', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}/api-keys`);
+      return { data: list, text: table(list, ['_id', 'prefix', 'name', 'expires_at', 'revoked_at', 'last_used_at']) };
+    }
+    case 'keys revoke': {
+      const k = await client.request<Row>('POST', `/admin/v1/api-keys/${seg(req(arg, '<keyId>'))}/revoke`);
+      return { data: k, text: `API key ${k._id} (${k.prefix}) revoked at ${k.revoked_at}` };
+    }
+    case 'keys current': {
+      const key = req(secret('apikey') ?? arg, '--apikey');
+      const k = await client.request<Row>('GET', '/admin/v1/keys/current', undefined, { apikey: key });
+      return { data: k, text: `key ${k.prefix} (${k.name}) of company ${k.company_id} (${k.company_name}); expires ${when(k.expires_at)}` };
+    }
+    case 'tokens create': {
+      const body: Row = { site_id: req(v.site, '--site') };
+      if (v.provider) body.provider = v.provider;
+      const t = await client.request<Row>('POST', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}/ingest-tokens`, body);
+      return {
+        data: t,
+        text: `ingest token created (shown this once: the URL is the credential)\n  path      ${t.path}   (on {webhook_url})\n  token     ${t.token}\n  _id       ${t._id}\n  site_id   ${t.site_id}\n  provider  ${t.provider}`,
+      };
+    }
+    case 'tokens list': {
+      const list = await client.request<Row[]>('GET', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}/ingest-tokens`);
+      return { data: list, text: table(list, ['_id', 'site_id', 'provider', 'revoked_at', 'last_used_at']) };
+    }
+    case 'tokens revoke': {
+      const t = await client.request<Row>('POST', `/admin/v1/ingest-tokens/${seg(req(arg, '<tokenId>'))}/revoke`);
+      return { data: t, text: `ingest token ${t._id} (site ${t.site_id}) revoked at ${t.revoked_at}` };
+    }
+    case 'callback get': {
+      const c = await client.request<Row>('GET', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}/callback`);
+      return { data: c, text: endpointText(c) };
+    }
+    case 'callback set': {
+      const type = req(v.auth, '--auth');
+      const auth: Row = { type };
+      if (type === 'bearer') auth.token = req(secret('bearer'), '--bearer');
+      else if (type === 'basic') Object.assign(auth, { username: req(v.username, '--username'), password: req(secret('password'), '--password') });
+      else if (type === 'api_key') Object.assign(auth, { header: req(v.header, '--header'), value: req(secret('value'), '--value') });
+      else if (type !== 'hmac') throw new UsageError('--auth must be hmac, bearer, basic or api_key');
+      const c = await client.request<Row>('PUT', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}/callback`, { url: req(v.url, '--url'), auth });
+      const secretLine = c.secret ? `\n  signing secret (shown this once: store it now)  ${c.secret}` : '';
+      return { data: c, text: `callback endpoint set\n${endpointText(c)}${secretLine}` };
+    }
+    case 'callback rotate-secret': {
+      const r = await client.request<Row>('POST', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}/callback/rotate-secret`);
+      return { data: r, text: `new signing secret (shown this once: store it now)  ${r.secret}\nthe previous secret stays valid until ${r.previous_valid_until}` };
+    }
+    case 'callback republish': {
+      const r = await client.request<Row>('POST', '/admin/v1/callback-endpoints/republish');
+      return { data: r, text: `${r.republished} callback endpoint(s) republished on identity.events` };
+    }
+    default:
+      throw new UsageError(`unknown command: ${pos.join(' ')}`);
+  }
+}
+
+function endpointText(c: Row): string {
+  const auth = c.auth as Row & { secrets?: Row[] };
+  const lines = [`  company   ${c.company_id}`, `  url       ${c.url}`, `  auth      ${auth.type}`, `  version   ${c.version}`];
+  if (auth.username) lines.push(`  username  ${auth.username}`);
+  if (auth.header) lines.push(`  header    ${auth.header}`);
+  for (const s of auth.secrets ?? []) lines.push(`  secret    created ${s.created_at}, ${s.valid_until ? `valid until ${s.valid_until}` : 'current'}`);
+  return lines.join('\n');
+}
+
+function table(rows: Row[], columns: string[]): string {
+  if (rows.length === 0) return '(none)';
+  const cells = rows.map((r) => columns.map((c) => when(r[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)));
+  const line = (vals: string[]) => vals.map((val, i) => val.padEnd(widths[i])).join('  ').trimEnd();
+  return [line(columns), ...cells.map(line)].join('\n');
+}
