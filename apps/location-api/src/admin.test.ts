@@ -174,10 +174,9 @@ describe('location-api: external ids and layout administration', () => {
         expect({ body, status: res.status }).toEqual({ body, status: 400 });
         expect(res.data).toMatchObject({ code: 4000, error: true });
       }
-      const huge = property({ floors: 20, rooms: 400, locks: true });
-      const tooBig = await h.admin.put(`${C.base}/layout`, huge, { maxBodyLength: Infinity });
+      const tooBig = await h.admin.put(`${C.base}/layout`, { sites: [{ name: 'x'.repeat(17 * 1024 * 1024) }] }, { maxBodyLength: Infinity });
       expect(tooBig.status).toBe(413);
-      expect(tooBig.data).toMatchObject({ code: 4130, error: true });
+      expect(tooBig.data).toMatchObject({ code: 4130, error: true, message: expect.stringContaining('16mb') });
       expect((await h.admin.get(`${C.base}/snapshot`)).data.data).toEqual({ company_id: C.id, version: 0, nodes: [] });
 
       expect((await h.admin.put(`${C.base}/layout`, property({ rooms: 3 }))).status).toBe(200);
@@ -187,6 +186,19 @@ describe('location-api: external ids and layout administration', () => {
       const pruned = await h.admin.put(`${C.base}/layout?prune=true`, smaller);
       expect(pruned.data.data.removed.map((n: { name: string }) => n.name).sort()).toEqual(['102', '103']);
       expect((await C.api.get('/api/v4/location/all')).data.data.total).toBe(1);
+    });
+
+    it('import: a 5,000-room property with a lock per room (over the 256 kB of other routes) in one call', async () => {
+      const D = await h.company('D');
+      const doc = property({ floors: 10, rooms: 500, locks: true });
+      expect(JSON.stringify(doc).length).toBeGreaterThan(256 * 1024);
+      const res = await h.admin.put(`${D.base}/layout`, doc, { maxBodyLength: Infinity });
+      expect(res.status).toBe(200);
+      expect(res.data.data.created.filter((n: { level: string }) => n.level === 'room')).toHaveLength(5000);
+      const rooms = (await D.api.get('/api/v4/location/rooms?limit=1')).data.data;
+      expect(rooms.total).toBe(5000);
+      const snap = (await h.admin.get(`${D.base}/snapshot`)).data.data.nodes as { level: string; locks?: unknown[] }[];
+      expect(snap.filter((n) => n.level === 'room' && n.locks?.length === 1)).toHaveLength(5000);
     });
 
     it('snapshot: the whole layout with locks and the current version', async () => {

@@ -11,6 +11,7 @@ import { adminRoutes } from './admin/routes';
 import { startRelay } from './relay/relay';
 
 export const SERVICE = 'location-api';
+const LAYOUT_IMPORT = /^\/admin\/v1\/companies\/[^/]+\/layout\/?$/;
 
 /**
  * The company layout: /api/v3|v4/location/* (read/routes.ts, external-ids/routes.ts) and layout
@@ -28,6 +29,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    largeBodies: { match: (req) => req.method === 'PUT' && LAYOUT_IMPORT.test(req.path), limit: config.LAYOUT_IMPORT_BODY_LIMIT },
     models: (ctx) => {
       store = createLayoutStore(ctx.db, logger);
       auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });

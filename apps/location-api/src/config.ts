@@ -6,6 +6,7 @@ export interface Config extends BaseConfig {
   ADMIN_TOKEN: string;
   IDENTITY_DB: string;
   LOCATION_RELAY_INTERVAL_MS: number;
+  LAYOUT_IMPORT_BODY_LIMIT: string;
 }
 
 const schema = Joi.object<Config>({
@@ -16,6 +17,10 @@ const schema = Joi.object<Config>({
   MONGO_DB: Joi.string().default('smartlock_location'),
   /** How often commits whose events the broker did not confirm are looked for (replicas are then told to resync). */
   LOCATION_RELAY_INTERVAL_MS: Joi.number().integer().min(100).default(10000),
+  /** A whole property in one `PUT .../layout` (5,000 rooms with locks is about 0.5 MB); other routes keep 256 kB. */
+  LAYOUT_IMPORT_BODY_LIMIT: Joi.string()
+    .pattern(/^[1-9][0-9]*(kb|mb)$/)
+    .default('16mb'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -4,7 +4,7 @@ import { createMetrics, createReadiness } from '@smartlock/observability';
 import { captureLogger } from '@smartlock/testing';
 import { asyncHandler, createHttpApp, ingestEnvelope, apiEnvelope, badRequest } from './index';
 
-function build(ready = true) {
+function build(ready = true, extra: { largeBodies?: Parameters<typeof createHttpApp>[0]['largeBodies'] } = {}) {
   const { logger, text } = captureLogger('http-test');
   const readiness = createReadiness();
   readiness.add('database', () => ready);
@@ -14,6 +14,7 @@ function build(ready = true) {
       metrics: createMetrics('http-test'),
       readiness,
       envelope: (req) => (req.path.startsWith('/webhook') ? ingestEnvelope : apiEnvelope),
+      ...extra,
     },
     (a) => {
       const r = Router();
@@ -41,6 +42,19 @@ describe('libs/http app factory', () => {
     const api = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(big);
     expect(api.status).toBe(413);
     expect(api.body).toEqual({ message: expect.stringContaining('256kb'), code: 4130, error: true, data: null });
+  });
+
+  it('gives the routes named in largeBodies their own limit, and names that limit in the 413', async () => {
+    const { app } = build(true, { largeBodies: { match: (req) => req.path === '/api/echo', limit: '1mb' } });
+    const big = { reference_id: 'x'.repeat(600 * 1024) };
+    const ok = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(JSON.stringify(big));
+    expect(ok.status).toBe(200);
+    expect(ok.body.got.reference_id).toHaveLength(600 * 1024);
+    // Other routes keep 256 kB.
+    expect((await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send(JSON.stringify(big))).status).toBe(413);
+    const tooBig = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(JSON.stringify({ r: 'x'.repeat(1100 * 1024) }));
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body).toEqual({ message: expect.stringContaining('1mb'), code: 4130, error: true, data: null });
   });
 
   it('answers malformed JSON with 400 in the envelope', async () => {

@@ -27,6 +27,11 @@ export interface HttpAppOptions {
    * vendor's API, which the simulator speaks); their router parses them.
    */
   formBodies?: (req: Request) => boolean;
+  /**
+   * Requests allowed a larger JSON body than BODY_LIMIT (a whole layout in one import): their body
+   * is parsed with `limit` instead.
+   */
+  largeBodies?: { match: (req: Request) => boolean; limit: string };
 }
 
 /** Express 4 does not catch rejected promises: route handlers go through this. */
@@ -38,7 +43,7 @@ export function asyncHandler(fn: (req: Request, res: Response, next: NextFunctio
 
 /**
  * The parts every app shares, in order: security headers, correlation id (accepted or generated, and
- * echoed), request log and metrics, JSON-only bodies up to 256 kB, health, readiness and metrics
+ * echoed), request log and metrics, JSON-only bodies up to 256 kB (more where `largeBodies` says), health, readiness and metrics
  * endpoints. `mount` adds the app's routes; 404s and errors are answered in the endpoint's envelope.
  */
 export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => void): Express {
@@ -95,13 +100,23 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     }
     next();
   });
+  if (opts.largeBodies) {
+    const { match, limit } = opts.largeBodies;
+    const large = express.json({ limit, strict: false, type: 'application/json' });
+    app.use((req, res, next) => {
+      if (!match(req)) return next();
+      res.locals.bodyLimit = limit;
+      large(req, res, next);
+    });
+  }
+  // Skips a body the large parser has read already (body-parser marks it).
   app.use(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' }));
 
   mount(app);
 
   app.use((req, _res, next) => next(new HttpError(404, `No route for ${req.method} ${redactUrl(req.path)}`)));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const httpError = toHttpError(err);
+    const httpError = toHttpError(err, (res.locals.bodyLimit as string | undefined) ?? BODY_LIMIT);
     const log = req.log ?? opts.logger;
     if (httpError.status >= 500) log.error('request failed', { err, path: redactUrl(req.originalUrl) });
     if (res.headersSent) return;
@@ -110,10 +125,10 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
   return app;
 }
 
-function toHttpError(err: unknown): HttpError {
+function toHttpError(err: unknown, bodyLimit: string): HttpError {
   if (err instanceof HttpError) return err;
   const e = err as { type?: string; status?: number };
-  if (e?.type === 'entity.too.large') return new HttpError(413, `Request body exceeds the ${BODY_LIMIT} limit`);
+  if (e?.type === 'entity.too.large') return new HttpError(413, `Request body exceeds the ${bodyLimit} limit`);
   if (e?.type === 'entity.parse.failed') return new HttpError(400, 'Malformed JSON body');
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new HttpError(415, 'Unsupported body encoding');
   if (e?.status === 400 && typeof e.type === 'string') return new HttpError(400, 'Malformed request body');

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { Connection, connectDb, ensureIndexes, isDbReady, Model } from '@smartlock/db';
 import { Broker, createBroker } from '@smartlock/messaging';
 import { createLogger, createMetrics, createReadiness, Logger, Readiness, Registry } from '@smartlock/observability';
-import { createHttpApp } from './app';
+import { createHttpApp, HttpAppOptions } from './app';
 import type { EnvelopeFor } from './envelopes';
 
 export interface ServiceContext {
@@ -28,6 +28,8 @@ export interface ServiceSpec {
   envelope?: EnvelopeFor;
   /** See HttpAppOptions.formBodies. */
   formBodies?: (req: Request) => boolean;
+  /** See HttpAppOptions.largeBodies. */
+  largeBodies?: HttpAppOptions['largeBodies'];
   shutdownTimeoutMs?: number;
   /** Models whose indexes are created at start-up. */
   models?: (ctx: ServiceContext) => Model<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -76,7 +78,7 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
     throw err;
   }
 
-  const app = createHttpApp({ logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies }, (a) => spec.routes?.(a, ctx));
+  const app = createHttpApp({ logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies }, (a) => spec.routes?.(a, ctx));
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(spec.port, () => resolve(s));
   });
