@@ -42,8 +42,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       replica = layout;
       const models = workerModels(ctx.db);
       await broker.declareExchanges([EXCHANGES.eventStatus, EXCHANGES.accessEvents]);
-      // Reports and credentials wait for the gateway, access-api and the dispatcher even before they first run.
-      await broker.declareQueues([QUEUES.ingestEventStatus, QUEUES.accessApiAccessEvents, QUEUES.dispatcherAccessEvents]);
+      // Reports and credentials wait for the gateway, access-api, location-api and the dispatcher even before they first run.
+      await broker.declareQueues([QUEUES.ingestEventStatus, QUEUES.accessApiAccessEvents, QUEUES.dispatcherAccessEvents, QUEUES.locationApiAccessEvents]);
       const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
       const reconcileDeps = {
         cloud,

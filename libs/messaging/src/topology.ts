@@ -59,6 +59,8 @@ export const QUEUES = {
   accessApiBookingEvents: { name: 'access-api.booking-events', exchange: EXCHANGES.bookingEvents, bindings: ['booking.#'] },
   /** access-api: its layout replica */
   accessApiLocationEvents: { name: 'access-api.location-events', exchange: EXCHANGES.locationEvents, bindings: ['#'] },
+  /** location-api: which rooms and beds have guests (a delete of an occupied place is refused) */
+  locationApiAccessEvents: { name: 'location-api.access-events', exchange: EXCHANGES.accessEvents, bindings: ['access.provisioned', 'access.revoked'] },
   /** callback-dispatcher: deliveries to customer endpoints and guests */
   dispatcherAccessEvents: { name: 'callback-dispatcher.access-events', exchange: EXCHANGES.accessEvents, bindings: ['access.#'] },
   /** callback-dispatcher: its replica of companies' callback endpoints */
