@@ -20,6 +20,7 @@ GOBIN_DIR="$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
 FERRETDB_BIN="${FERRETDB_BIN:-$GOBIN_DIR/ferretdb-$FERRETDB_VERSION}"
 FERRETDB_BACKEND="${FERRETDB_BACKEND:-postgresql}"
 PG_URL="${FERRETDB_POSTGRESQL_URL:-postgres://postgres@127.0.0.1:5432/ferretdb}"
+FERRETDB_PG_POOL="${FERRETDB_PG_POOL:-90}"
 
 say() { printf 'infra: %s\n' "$*"; }
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
@@ -132,11 +133,18 @@ if [ -z "$MONGO" ]; then
   FERRET_VERSION_TEXT="$("$FERRETDB_BIN" --version 2>/dev/null | sed -n "s/^version: //p")"
   if [ "$FERRETDB_BACKEND" = postgresql ]; then
     PG_DB="${PG_URL##*/}"
+    PG_DB="${PG_DB%%\?*}"
     PG_ADMIN_URL="${PG_URL%/*}/postgres"
     if ! psql "$PG_ADMIN_URL" -tAc "select 1 from pg_database where datname = '$PG_DB'" 2>/dev/null | grep -q 1; then
       psql "$PG_ADMIN_URL" -qc "create database \"$PG_DB\"" >/dev/null
     fi
     say "mongo: starting FerretDB ($FERRET_VERSION_TEXT) on 127.0.0.1:$MONGO_PORT, PostgreSQL backend (database $PG_DB)"
+    # FerretDB's own default is 50 PostgreSQL connections. Each open cursor (a find whose result
+    # outlasts its first batch) holds one until its last getMore, and DDL (create or drop database,
+    # collection or index) holds FerretDB's metadata lock while it waits for one: with all 50 taken,
+    # the server stalls for good (seen here with several test runs at once: every client hung, goroutine
+    # dump showed 50 busy connections and dropDatabase waiting). More connections make that far rarer.
+    case "$PG_URL" in *pool_max_conns=*) ;; *\?*) PG_URL="$PG_URL&pool_max_conns=$FERRETDB_PG_POOL" ;; *) PG_URL="$PG_URL?pool_max_conns=$FERRETDB_PG_POOL" ;; esac
     BACKEND_ARGS=(--handler=postgresql "--postgresql-url=$PG_URL")
   else
     say "mongo: starting FerretDB ($FERRET_VERSION_TEXT) on 127.0.0.1:$MONGO_PORT, SQLite backend (data in .data/ferretdb)"
