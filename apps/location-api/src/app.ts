@@ -2,6 +2,7 @@ import { Logger } from '@smartlock/observability';
 import { RunningService, startService } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import { Auth, createAuth } from '@smartlock/auth';
+import { AccessEventMessage, accessEventMessageSchema } from '@smartlock/contracts';
 import type { Config } from './config';
 import { LayoutStore, createLayoutStore } from './layout/store';
 import { Deps } from './layout/write';
@@ -9,6 +10,7 @@ import { publicReadRoutes } from './read/routes';
 import { externalIdRoutes } from './external-ids/routes';
 import { adminRoutes } from './admin/routes';
 import { startRelay } from './relay/relay';
+import { occupancyModel, onAccessEvent } from './occupancy/occupancy';
 
 export const SERVICE = 'location-api';
 const LAYOUT_IMPORT = /^\/admin\/v1\/companies\/[^/]+\/layout\/?$/;
@@ -16,7 +18,8 @@ const LAYOUT_IMPORT = /^\/admin\/v1\/companies\/[^/]+\/layout\/?$/;
 /**
  * The company layout: /api/v3|v4/location/* (read/routes.ts, external-ids/routes.ts) and layout
  * administration /admin/v1/companies/:companyId/* (admin/routes.ts); the layout store is
- * layout/store.ts, writes and their location.events are layout/write.ts, the relay relay/relay.ts.
+ * layout/store.ts, writes and their location.events are layout/write.ts, the relay relay/relay.ts;
+ * access.events feed occupancy/occupancy.ts (a delete of an occupied room or bed is refused).
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   let store: LayoutStore;
@@ -33,18 +36,23 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     models: (ctx) => {
       store = createLayoutStore(ctx.db, logger);
       auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
-      return store.models;
+      return [...store.models, occupancyModel(ctx.db)];
     },
     setup: async (ctx) => {
       await ctx.broker.declareExchanges([EXCHANGES.locationEvents]);
       // The replicas' queues: changes wait there for a consumer that has not started yet.
       await ctx.broker.declareQueues([QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents]);
+      const occupancy = occupancyModel(ctx.db);
+      await ctx.broker.consume<AccessEventMessage>(QUEUES.locationApiAccessEvents, (msg, mctx) => onAccessEvent(occupancy, msg, mctx), {
+        schema: accessEventMessageSchema,
+        prefetch: 32,
+      });
       stopRelay = startRelay({ store, broker: ctx.broker, logger }, config.LOCATION_RELAY_INTERVAL_MS);
     },
     routes: (app, ctx) => {
       const deps: Deps = { store, broker: ctx.broker, logger };
       app.use(['/api/v4/location', '/api/v3/location'], auth.apiKey(), publicReadRoutes(store), externalIdRoutes(deps));
-      app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth));
+      app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth, occupancyModel(ctx.db)));
     },
     teardown: async () => stopRelay(),
   });

@@ -1,6 +1,6 @@
 import { NextFunction, Request, Response, Router } from 'express';
 import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, ok } from '@smartlock/contracts';
-import { Types } from '@smartlock/db';
+import { Model, Types } from '@smartlock/db';
 import { asyncHandler, badRequest, notFound } from '@smartlock/http';
 import type { Auth } from '@smartlock/auth';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
@@ -8,6 +8,7 @@ import { Entry, MissingChunkError } from '../layout/store';
 import { publicRow } from '../external-ids/routes';
 import { Deps, bindLock, createNode, deleteNode, getNode, renameNode, runWrite, unbindLock } from '../layout/write';
 import { checkLayoutDocument, importLayout, layoutSchema } from './import';
+import { OccupancyEntry, refuseIfOccupied } from '../occupancy/occupancy';
 
 function levelOf(req: Request): LocationLevel {
   const level = PLURALS[req.params.levels];
@@ -43,7 +44,7 @@ function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
 }
 
 /** `/admin/v1/companies/:companyId/...`: the only writer of the layout. */
-export function adminRoutes(deps: Deps, auth: Auth): Router {
+export function adminRoutes(deps: Deps, auth: Auth, occupancy: Model<OccupancyEntry>): Router {
   const router = Router({ mergeParams: true });
 
   // The company must exist in the identity slice (the one shared read, through libs/auth).
@@ -168,6 +169,7 @@ export function adminRoutes(deps: Deps, auth: Auth): Router {
       const level = levelOf(req);
       const id = idParam(req);
       const force = flag(req, 'force');
+      if (!force) await refuseIfOccupied(deps.store, occupancy, req.params.companyId, id);
       const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) =>
         deleteNode(ctx, getNode(ctx, id, level), force).map((n) => ({ level: n.level, _id: n._id, name: n.name })),
       );

@@ -1,0 +1,118 @@
+import amqp, { ChannelModel } from 'amqplib';
+import { randomUUID } from 'node:crypto';
+import { AccessEventMessage, CredentialRecord, Exchanges } from '@smartlock/contracts';
+import { waitFor } from '@smartlock/testing';
+import { occupancyModel } from './occupancy/occupancy';
+import { LocationApiHarness, property, startLocationApi } from './test-support/harness';
+
+describe('location-api: deleting an occupied room or bed (access.events replica)', () => {
+  let h: LocationApiHarness;
+  let A: Awaited<ReturnType<LocationApiHarness['company']>>;
+  let conn: ChannelModel;
+  let publish: (m: AccessEventMessage) => void;
+  type Row = { _id: string; name: string; site_id: string; floor_id: string; room_id?: string };
+  let rooms: Row[];
+  let beds: Row[];
+
+  beforeAll(async () => {
+    h = await startLocationApi();
+    A = await h.company('A');
+    expect((await h.admin.put(`${A.base}/layout`, property({ floors: 2, rooms: 3, beds: 2 }))).status).toBe(200);
+    rooms = (await A.api.get('/api/v4/location/rooms')).data.data.rooms;
+    beds = (await A.api.get('/api/v4/location/beds')).data.data.beds;
+    conn = await amqp.connect(h.vhost.url);
+    const ch = await conn.createConfirmChannel();
+    publish = (m) => ch.publish(Exchanges.accessEvents, m.type, Buffer.from(JSON.stringify(m)), { contentType: 'application/json' });
+  });
+  afterAll(async () => {
+    await conn?.close();
+    await h?.stop();
+  });
+
+  const future = new Date(Date.now() + 7 * 86400_000).toISOString();
+  const credential = (room: Row, bed: Row | null, over: Partial<CredentialRecord> = {}): CredentialRecord => ({
+    type: 'EKEY',
+    lockId: `L-${bed?._id ?? room._id}`,
+    lockMac: 'AA:BB',
+    lockLocationType: bed ? 'cabinet' : 'door',
+    siteName: 'Site 1',
+    siteId: room.site_id,
+    roomNumber: room.name,
+    roomId: room._id,
+    bedNumber: bed?.name ?? null,
+    bedId: bed?._id ?? null,
+    keyId: 1,
+    validFrom: new Date().toISOString(),
+    validTo: future,
+    ...over,
+  });
+  const message = (type: AccessEventMessage['type'], ref: string, sequence: number, credentials: CredentialRecord[], over: Partial<AccessEventMessage> = {}): AccessEventMessage => ({
+    type,
+    company_id: A.id,
+    reference_id: ref,
+    event_id: randomUUID(),
+    occurred_at: new Date().toISOString(),
+    sequence,
+    credentials,
+    correlation_id: randomUUID(),
+    ...over,
+  });
+  const stored = (ref: string, n: number) =>
+    waitFor(async () => (await occupancyModel(h.db()).countDocuments({ reference_id: ref })) === n, { what: `${n} occupancy entries of ${ref}` });
+  const del = (level: string, id: string, force = false) => h.admin.delete(`${A.base}/${level}/${id}${force ? '?force=true' : ''}`);
+
+  it('a room with a guest: 409 naming the booking; after the checkout revokes (and a late redelivery of the provision), it is free of guests', async () => {
+    const room = rooms[0];
+    publish(message('access.provisioned', 'BOOK-1', 1, [credential(room, null)]));
+    await stored('BOOK-1', 1);
+    const refused = await del('rooms', room._id);
+    expect(refused.status).toBe(409);
+    expect(refused.data).toMatchObject({ error: true, code: 4090, data: { _id: room._id, active_bookings: ['BOOK-1'] } });
+    expect(refused.data.message).toBe(`The room "${room.name}" has 1 active booking(s) (BOOK-1); cancel or move them first, or send ?force=true`);
+    // A site or floor above it is refused for the same reason, before its children are even counted.
+    expect((await del('sites', room.site_id)).data.data.active_bookings).toEqual(['BOOK-1']);
+    expect((await del('floors', room.floor_id)).data.data.active_bookings).toEqual(['BOOK-1']);
+
+    publish(message('access.revoked', 'BOOK-1', 3, [credential(room, null)]));
+    await stored('BOOK-1', 2);
+    // A late redelivery of the provision (lower sequence) brings nobody back.
+    publish(message('access.provisioned', 'BOOK-1', 1, [credential(room, null)], { event_id: 'late-redelivery' }));
+    await stored('BOOK-1', 3);
+    const again = await del('rooms', room._id);
+    // Its beds are still there: the ordinary children rule answers now.
+    expect(again.status).toBe(409);
+    expect(again.data.data.active_bookings).toBeUndefined();
+    expect(again.data.message).toMatch(/location\(s\)/);
+  });
+
+  it('a bed: only that bed\'s guest counts; another bed of the room is free to delete', async () => {
+    const [b1, b2] = beds.filter((b) => b.room_id === rooms[1]._id);
+    publish(message('access.provisioned', 'BOOK-2', 1, [credential(rooms[1], null), credential(rooms[1], b1)]));
+    await stored('BOOK-2', 1);
+    expect((await del('beds', b1._id)).data).toMatchObject({ code: 4090, data: { active_bookings: ['BOOK-2'] } });
+    expect((await del('beds', b2._id)).status).toBe(200);
+    // force deletes an occupied bed all the same.
+    expect((await del('beds', b1._id, true)).status).toBe(200);
+  });
+
+  it('a date change that re-issues within one event keeps the room occupied; expired credentials and employees do not count', async () => {
+    const room = rooms[2];
+    publish(message('access.revoked', 'BOOK-3', 2, [credential(room, null)]));
+    publish(message('access.provisioned', 'BOOK-3', 2, [credential(room, null)]));
+    publish(message('access.provisioned', 'BOOK-OLD', 1, [credential(room, null, { lockId: 'L-other', validTo: new Date(Date.now() - 60_000).toISOString() })]));
+    publish(message('access.provisioned', 'EMP-1', 1, [credential(room, null)], { subject: 'employee' }));
+    await stored('BOOK-3', 2);
+    await stored('BOOK-OLD', 1);
+    const refused = await del('rooms', room._id);
+    expect(refused.data.data.active_bookings).toEqual(['BOOK-3']);
+  });
+
+  it('another company\'s guests are not this company\'s', async () => {
+    const B = await h.company('B');
+    expect((await h.admin.put(`${B.base}/layout`, property({ rooms: 1 }))).status).toBe(200);
+    const [roomB] = (await B.api.get('/api/v4/location/rooms')).data.data.rooms;
+    publish(message('access.provisioned', 'BOOK-4', 1, [credential(roomB, null)])); // tagged with company A
+    await stored('BOOK-4', 1);
+    expect((await h.admin.delete(`${B.base}/rooms/${roomB._id}`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { AccessEventMessage } from '@smartlock/contracts';
+import { Connection, Model, Schema, isDuplicateKeyError } from '@smartlock/db';
+import { conflict } from '@smartlock/http';
+import type { MessageContext } from '@smartlock/messaging';
+import type { LayoutStore } from '../layout/store';
+import { descendants } from '../layout/tree';
+
+/**
+ * Which places have guests: location-api's replica of the bookings' credentials, fed by
+ * access.events, so that deleting an occupied room or bed can be refused (the bookings themselves
+ * live in the worker's slice, which no other app reads).
+ *
+ * Insert-only, like access-api's log: one entry per message, `_id` a hash of it, so a redelivery is a
+ * duplicate key and two consumers never race on an update (FerretDB's updates are not atomic). The
+ * state is folded when a delete asks, which is rare.
+ */
+export interface OccupancyEntry {
+  _id: string;
+  company_id: string;
+  reference_id: string;
+  kind: 'access.provisioned' | 'access.revoked';
+  sequence: number;
+  /** Every room the entry's credentials are on (a bed's credentials name its room too): the filter of a delete. */
+  room_ids: string[];
+  credentials: { key: string; room_id: string; bed_id: string | null; valid_to: Date }[];
+  received_at: Date;
+}
+
+const schema = new Schema<OccupancyEntry>(
+  {
+    _id: String,
+    company_id: { type: String, required: true },
+    reference_id: { type: String, required: true },
+    kind: { type: String, required: true },
+    sequence: { type: Number, required: true },
+    room_ids: { type: [String], required: true },
+    credentials: [{ _id: false, key: String, room_id: String, bed_id: String, valid_to: Date }],
+    received_at: { type: Date, required: true },
+  },
+  { collection: 'occupancy', versionKey: false },
+);
+// Serves the delete's query on MongoDB; FerretDB 1.x scans the collection for it (no index use
+// beyond `_id`), acceptable for an administrative delete.
+schema.index({ company_id: 1, room_ids: 1 });
+
+export function occupancyModel(db: Connection): Model<OccupancyEntry> {
+  return (db.models.Occupancy as Model<OccupancyEntry>) ?? db.model<OccupancyEntry>('Occupancy', schema);
+}
+
+/** access.events → one entry. Employee schedules are not bookings, and `access.failed` changes no lock. */
+export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
+  if (msg.subject === 'employee' || (msg.type !== 'access.provisioned' && msg.type !== 'access.revoked')) return;
+  const credentials = msg.credentials
+    .filter((c) => c.roomId)
+    .map((c) => ({ key: `${c.type}|${c.lockId}|${c.roomId}|${c.bedId ?? ''}`, room_id: c.roomId as string, bed_id: c.bedId, valid_to: new Date(c.validTo) }));
+  if (!credentials.length) return;
+  const id = createHash('sha256')
+    .update(JSON.stringify([msg.company_id, msg.reference_id, msg.type, msg.sequence, msg.event_id, msg.occurred_at]))
+    .digest('hex');
+  try {
+    await model.create({
+      _id: id,
+      company_id: msg.company_id,
+      reference_id: msg.reference_id,
+      kind: msg.type,
+      sequence: msg.sequence,
+      room_ids: [...new Set(credentials.map((c) => c.room_id))],
+      credentials,
+      received_at: new Date(),
+    });
+  } catch (err) {
+    if (!isDuplicateKeyError(err)) throw err;
+  }
+  ctx.logger.debug('occupancy recorded', { companyId: msg.company_id, referenceId: msg.reference_id, kind: msg.type, sequence: msg.sequence });
+}
+
+/**
+ * The bookings with a credential in force on a place `here` accepts, looked for on `rooms` (a bed's
+ * credentials name its room). Per credential the entry of the highest sequence wins; at an equal
+ * sequence a provision wins over a revoke (the worker revokes and re-issues within one event, e.g. a
+ * date change that the lock cannot make in place), and a credential past its end has no guest any more.
+ */
+export async function activeBookings(
+  model: Model<OccupancyEntry>,
+  company: string,
+  rooms: string[],
+  here: (roomId: string, bedId: string | null) => boolean,
+  now = new Date(),
+): Promise<string[]> {
+  if (!rooms.length) return [];
+  const entries = await model.find({ company_id: company, room_ids: { $in: rooms } }).lean<OccupancyEntry[]>();
+  entries.sort((a, b) => a.sequence - b.sequence || rank(a) - rank(b));
+  const state = new Map<string, { ref: string; active: boolean; until: Date; here: boolean }>();
+  for (const e of entries) {
+    for (const c of e.credentials) {
+      state.set(`${e.reference_id}|${c.key}`, { ref: e.reference_id, active: e.kind === 'access.provisioned', until: new Date(c.valid_to), here: here(c.room_id, c.bed_id) });
+    }
+  }
+  const refs = new Set<string>();
+  for (const s of state.values()) if (s.here && s.active && s.until > now) refs.add(s.ref);
+  return [...refs].sort();
+}
+
+const rank = (e: OccupancyEntry) => (e.kind === 'access.revoked' ? 0 : 1);
+
+/** 409 when the node, or a room or bed under it, has a guest (the delete route, without `force`). */
+export async function refuseIfOccupied(store: LayoutStore, model: Model<OccupancyEntry>, company: string, id: string): Promise<void> {
+  const tree = await store.tree(await store.current(company));
+  const node = tree.nodes.get(id);
+  if (!node) return; // the write answers the 404
+  let refs: string[];
+  if (node.level === 'bed') refs = await activeBookings(model, company, [node.room_id as string], (_room, bed) => bed === node._id);
+  else {
+    const rooms = new Set([node, ...descendants(tree, node)].filter((n) => n.level === 'room').map((n) => n._id));
+    refs = await activeBookings(model, company, [...rooms], (room) => rooms.has(room));
+  }
+  if (!refs.length) return;
+  const shown = refs.slice(0, 10).join(', ') + (refs.length > 10 ? `, and ${refs.length - 10} more` : '');
+  throw conflict(`The ${node.level} "${node.name}" has ${refs.length} active booking(s) (${shown}); cancel or move them first, or send ?force=true`, {
+    _id: node._id,
+    active_bookings: refs,
+  });
+}
