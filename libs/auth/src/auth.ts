@@ -3,6 +3,7 @@ import { Connection, Types } from '@smartlock/db';
 import { HttpError } from '@smartlock/http';
 import type { Logger } from '@smartlock/observability';
 import { IdentityModels, identityModels } from './identity.models';
+import { freshReads } from './fresh-reads';
 import { isWellFormedIngestToken, parseApiKey, safeEqual, sha256 } from './secrets';
 
 /** Who is calling: a company (through its API key or an ingest token), or the administrator. */
@@ -50,6 +51,9 @@ export interface Auth {
   apiKeyOrAdmin(adminToken: string): RequestHandler;
 }
 
+/** Ingest tokens whose id one process remembers (a token's id is one small map entry). */
+const TOKEN_ID_CACHE_MAX = 10_000;
+
 export function createAuth(opts: AuthOptions): Auth {
   const models = identityModels(opts.identityDb);
   const now = opts.now ?? (() => new Date());
@@ -84,9 +88,32 @@ export function createAuth(opts: AuthOptions): Auth {
     return { companyId: String(doc.company_id), keyId: String(doc._id) };
   }
 
+  /**
+   * Token hash → the token's `_id`, so that every request after the first reads its token by primary
+   * key (FerretDB 1.x answers only `_id` from an index; a `hash` query reads the whole collection).
+   * Only the id is kept: each request still reads the document, so a revocation holds on the next
+   * request; the read checks the hash, so a stale entry can never admit a token.
+   */
+  const tokenIds = new Map<string, Types.ObjectId>();
+  const readToken = freshReads(async (hash: string) => {
+    const id = tokenIds.get(hash);
+    if (id) {
+      const byId = await models.IngestToken.findById(id).lean();
+      if (byId && byId.hash === hash) return byId;
+      tokenIds.delete(hash);
+      if (!byId) return null; // deleted
+    }
+    const doc = await models.IngestToken.findOne({ hash }).lean();
+    if (doc) {
+      if (tokenIds.size >= TOKEN_ID_CACHE_MAX) tokenIds.clear();
+      tokenIds.set(hash, doc._id);
+    }
+    return doc;
+  });
+
   async function verifyIngestToken(token: unknown) {
     if (typeof token !== 'string' || !isWellFormedIngestToken(token)) throw new HttpError(401, AuthMessages.invalidToken);
-    const doc = await models.IngestToken.findOne({ hash: sha256(token) }).lean();
+    const doc = await readToken(sha256(token));
     if (!doc || doc.revoked_at) throw new HttpError(401, AuthMessages.invalidToken);
     touch(models.IngestToken, doc._id);
     return { companyId: String(doc.company_id), tokenId: String(doc._id), siteId: doc.site_id, provider: doc.provider };
