@@ -47,7 +47,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         broker: ctx.broker,
         auth: createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger }),
         now,
-        writers: createWriters(models, now),
+        writers: createWriters(models),
       };
       await ctx.broker.declareExchanges([EXCHANGES.bookingEvents]);
       // Accepted events wait in the worker's queue even if no worker has ever started.

@@ -125,7 +125,7 @@ eventSchema.index({ company_id: 1, received_at: -1 });
 eventSchema.index({ company_id: 1, status: 1, received_at: -1 });
 // POST /webhook/retry with the admin token: every company's FAILED events.
 eventSchema.index({ status: 1, received_at: 1 });
-// The relay: events whose publish is due (null, i.e. nothing pending, is never <= a date).
+// The outbox's start-up backfill: events with a publish pending (null, i.e. nothing pending, is skipped).
 eventSchema.index({ next_attempt_at: 1 });
 
 /**
@@ -178,6 +178,24 @@ export const sequenceClaimSchema = new Schema<SequenceClaimDoc>(
   { collection: 'booking_sequences', versionKey: false, timestamps: false },
 );
 
+/**
+ * The outbox: one entry per event that may have a publish pending (`_id` = event id), looked at from
+ * `due_at` on. The event's `next_attempt_at` stays the truth; this small collection is what the relay
+ * queries, so a relay round costs the in-flight and failing events, not every event ever received
+ * (FerretDB 1.x answers only `_id` from an index: a query on `events.next_attempt_at` reads the whole
+ * collection, every round). Written with the event, deleted once the event is QUEUED.
+ */
+export interface OutboxDoc {
+  _id: string;
+  due_at: Date;
+}
+export const outboxSchema = new Schema<OutboxDoc>(
+  { _id: { type: String, required: true }, due_at: { type: Date, required: true } },
+  { collection: 'outbox', versionKey: false, timestamps: false },
+);
+// The relay's query (used by MongoDB; FerretDB reads the small collection whole).
+outboxSchema.index({ due_at: 1 });
+
 function model<T>(conn: Connection, name: string, schema: Schema<T>): Model<T> {
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema);
 }
@@ -188,6 +206,7 @@ export function eventModels(conn: Connection) {
     RelayClaim: model(conn, 'RelayClaim', relayClaimSchema),
     SequenceClaim: model(conn, 'SequenceClaim', sequenceClaimSchema),
     DedupClaim: model(conn, 'DedupClaim', dedupClaimSchema),
+    Outbox: model(conn, 'Outbox', outboxSchema),
   };
 }
 export type EventModels = ReturnType<typeof eventModels>;

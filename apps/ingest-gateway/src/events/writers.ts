@@ -1,14 +1,15 @@
-import type { Clock } from '../deps';
 import type { EventModels } from './event.schema';
 import { GroupCommit, insertEach } from './group-commit';
 
 /**
  * The ingest hot path's writes, group-committed (see GroupCommit): claiming duplicate windows and
- * sequence numbers, storing events, and RECEIVED → QUEUED after the broker's confirm. Unique-index
+ * sequence numbers, storing events, and adding or removing their outbox entries. Unique-index
  * conflicts come back per item (DuplicateKeyError), so the claims work exactly as single inserts.
+ * RECEIVED → QUEUED is not here: an update of many ids at once (`_id: {$in}`) reads the whole events
+ * collection on FerretDB 1.x, so each event is updated on its own, by `_id` (publish/publisher.ts).
  */
-export function createWriters(models: EventModels, now: Clock) {
-  const { Event, SequenceClaim, DedupClaim } = models;
+export function createWriters(models: EventModels) {
+  const { Event, SequenceClaim, DedupClaim, Outbox } = models;
   return {
     insertEvent: new GroupCommit<Record<string, unknown>, true>((docs) =>
       insertEach((d) => Event.collection.insertMany(d as never[], { ordered: false }), docs),
@@ -19,16 +20,13 @@ export function createWriters(models: EventModels, now: Clock) {
     claimSequence: new GroupCommit<Record<string, unknown>, true>((docs) =>
       insertEach((d) => SequenceClaim.collection.insertMany(d as never[], { ordered: false }), docs),
     ),
-    /** Conditional (only from RECEIVED): a worker's report that got there first is never overwritten. */
-    markQueued: new GroupCommit<string, true>(async (ids) => {
-      const t = now();
-      await Event.updateMany(
-        { _id: { $in: ids }, status: 'RECEIVED' },
-        {
-          $set: { status: 'QUEUED', message: null, failure: null, next_attempt_at: null, queued_at: t, updated_at: t },
-          $inc: { publish_attempts: 1 },
-        },
-      ).exec();
+    /** A new event's outbox entry (a duplicate key: an entry left by an earlier attempt, as good). */
+    addToOutbox: new GroupCommit<{ _id: string; due_at: Date }, true>((docs) =>
+      insertEach((d) => Outbox.collection.insertMany(d as never[], { ordered: false }), docs),
+    ),
+    /** Entries of QUEUED events. `$in` reads the outbox whole on FerretDB: it holds only in-flight events. */
+    removeFromOutbox: new GroupCommit<string, true>(async (ids) => {
+      await Outbox.deleteMany({ _id: { $in: ids } }).exec();
       return ids.map(() => true as const);
     }, 500),
   };

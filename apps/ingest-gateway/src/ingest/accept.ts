@@ -68,7 +68,7 @@ type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
  * error (503): never a 202 for an event that was not stored.
  */
 export async function acceptEvent(deps: Deps, source: IngestSource, input: ValidBooking): Promise<Acceptance> {
-  const { Event, SequenceClaim, DedupClaim } = deps.models;
+  const { Event, DedupClaim } = deps.models;
   const now = deps.now();
   const company = source.companyId;
   const ref = input.reference_id;
@@ -123,16 +123,11 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     }
   }
 
-  /** Claims the booking's next free sequence number for `eventId`, starting the search at `from`. */
-  async function claimSequence(eventId: string, from: number, first?: Promise<unknown>): Promise<number> {
-    let probe = first;
+  /** Claims the booking's next free sequence number for `eventId`, from `from` on: an insert per number, no look-up first. */
+  async function claimSequence(eventId: string, from: number): Promise<number> {
     for (let sequence = from; sequence < from + MAX_STEPS; sequence++) {
-      const id = sequenceClaimId(company, ref, sequence);
-      const taken = await (probe ?? SequenceClaim.exists({ _id: id }).exec());
-      probe = undefined;
-      if (taken) continue;
       try {
-        await deps.writers.claimSequence.submit({ _id: id, event_id: eventId, at: now });
+        await deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: eventId, at: now });
         return sequence;
       } catch (err) {
         if (!isDuplicateKeyError(err)) throw err;
@@ -141,14 +136,20 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     throw new Error(`booking ${ref}: no free sequence number from ${from}`);
   }
 
-  // The first look-ups (claim generation 1, sequence number 1) are independent: ask both at once.
-  const firstSequenceProbe = SequenceClaim.exists({ _id: sequenceClaimId(company, ref, 1) }).exec();
-  firstSequenceProbe.catch(() => undefined); // awaited below, or dropped when it no longer matters
+  // Each generation's claim is inserted straight away: in the common case (a new event) that is the
+  // only write of the duplicate check; a conflict means the generation is taken, and only then is it read.
   let nextSequence = 1;
   for (let gen = 1; gen <= MAX_STEPS; gen++) {
     const claimId = originalEventId(company, ref, input.action_key, gen);
-    const claim = await DedupClaim.findById(claimId).lean();
-    if (claim) {
+    try {
+      await deps.writers.claimWindow.submit({ _id: claimId, received_at: now });
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+      const claim = await DedupClaim.findById(claimId).lean();
+      if (!claim) {
+        gen -= 1; // freed meanwhile (its original could not be stored): try it again
+        continue;
+      }
       const claimedAt = new Date(claim.received_at);
       if (now.getTime() - claimedAt.getTime() < DUPLICATE_WINDOW_MS) {
         const original = await originalOf(claimId, claimedAt);
@@ -160,18 +161,16 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       }
       continue;
     }
-    try {
-      await deps.writers.claimWindow.submit({ _id: claimId, received_at: now });
-    } catch (err) {
-      if (isDuplicateKeyError(err)) {
-        gen -= 1; // lost the race for this generation: read the winner's claim
-        continue;
-      }
-      throw err;
-    }
     // This request is the original: number it, store it, publish it.
     try {
-      const sequence = await claimSequence(claimId, nextSequence, nextSequence === 1 ? firstSequenceProbe : undefined);
+      const nextAttemptAt = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
+      // The outbox entry is written before the event, alongside the sequence number: a stored event always has one.
+      const [sequence] = await Promise.all([
+        claimSequence(claimId, nextSequence),
+        deps.writers.addToOutbox.submit({ _id: claimId, due_at: nextAttemptAt }).catch((err: unknown) => {
+          if (!isDuplicateKeyError(err)) throw err; // an entry left by an earlier attempt serves as well
+        }),
+      ]);
       const doc = {
         ...base,
         _id: claimId,
@@ -180,7 +179,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
         sequence,
         claim_gen: gen,
         duplicate_of: null,
-        next_attempt_at: new Date(now.getTime() + deps.config.RELAY_GRACE_MS),
+        next_attempt_at: nextAttemptAt,
       };
       await deps.writers.insertEvent.submit(doc);
       deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, correlationId: source.correlationId });

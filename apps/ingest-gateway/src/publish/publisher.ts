@@ -57,10 +57,19 @@ export async function publishEvent(deps: Deps, e: EventDoc): Promise<void> {
   });
 }
 
-/** RECEIVED (or a re-queued QUEUED, or a FAILED publish) → QUEUED, once the broker confirmed. */
+/**
+ * The event's outbox entry is looked at from `dueAt` on (the relay then compares it with the event's
+ * `next_attempt_at`). An upsert: the entry of a new event is inserted by the ingest path instead.
+ */
+export async function scheduleOutbox(deps: Deps, eventId: string, dueAt: Date) {
+  await deps.models.Outbox.updateOne({ _id: eventId }, { $set: { due_at: dueAt } }, { upsert: true }).exec();
+}
+
+/** RECEIVED (or a re-queued QUEUED, or a FAILED publish) → QUEUED, once the broker confirmed; then nothing is pending. */
 export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], extra: Record<string, unknown> = {}) {
   const now = deps.now();
-  return persist(deps, 'QUEUED', e._id, () =>
+  // One event by `_id`: on FerretDB 1.x a multi-id filter reads the whole collection.
+  const done = await persist(deps, 'QUEUED', e._id, () =>
     deps.models.Event.updateOne(
       { _id: e._id, status: { $in: from } },
       {
@@ -69,6 +78,9 @@ export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], e
       },
     ).exec(),
   );
+  // Kept when the update did not land: the relay reconciles the event from its entry.
+  if (done) await persist(deps, 'the outbox entry removal', e._id, () => deps.writers.removeFromOutbox.submit(e._id));
+  return done;
 }
 
 /**
@@ -89,7 +101,7 @@ export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStat
     retryCount,
     reason,
   });
-  return persist(deps, dead ? 'DEAD_LETTER' : 'FAILED', e._id, () =>
+  const done = await persist(deps, dead ? 'DEAD_LETTER' : 'FAILED', e._id, () =>
     deps.models.Event.updateOne(
       { _id: e._id, status: { $in: from } },
       {
@@ -105,6 +117,13 @@ export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStat
       },
     ).exec(),
   );
+  if (done) {
+    await persist(deps, 'the outbox entry', e._id, async () => {
+      if (next) await scheduleOutbox(deps, e._id, next);
+      else await deps.writers.removeFromOutbox.submit(e._id);
+    });
+  }
+  return done;
 }
 
 /** The first publish of a freshly stored event: QUEUED on confirm, FAILED (retried by the relay) otherwise. */
@@ -116,7 +135,6 @@ export async function publishNew(deps: Deps, e: EventDoc): Promise<boolean> {
     await markPublishFailed(deps, e, ['RECEIVED'], 0, err.message);
     return false;
   }
-  // RECEIVED → QUEUED, group-committed with the other requests' confirms.
-  await persist(deps, 'QUEUED', e._id, () => deps.writers.markQueued.submit(e._id));
+  await markQueued(deps, e, ['RECEIVED']);
   return true;
 }

@@ -1,7 +1,7 @@
 import type { Principal } from '@smartlock/auth';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
-import { isPublishFailure, markQueued, publishEvent } from '../publish/publisher';
+import { isPublishFailure, markQueued, publishEvent, scheduleOutbox } from '../publish/publisher';
 
 /** Events one call re-queues at most; the rest stay FAILED for the next call. */
 export const RETRY_MAX_PER_CALL = 10_000;
@@ -29,6 +29,8 @@ export async function retryFailed(deps: Deps, principal: Principal): Promise<{ r
     if (!before) return; // re-queued meanwhile (the relay, another call)
     const now = deps.now();
     const pendingUntil = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
+    // The outbox entry first: then a crash after the update still leaves the relay something to find.
+    await scheduleOutbox(deps, id, pendingUntil);
     const took = await Event.updateOne(
       { _id: id, status: 'FAILED', updated_at: before.updated_at },
       { $set: { status: 'QUEUED', message: null, failure: null, next_attempt_at: pendingUntil, updated_at: now } },
