@@ -9,8 +9,15 @@
 // Then it checks that no accepted event was lost: every eventId answered with a 202 must be QUEUED in
 // the gateway's database or seen on the broker.
 //
+// Fairness: both targets run warm, with the same connections and the same total duration, on a machine
+// whose other load drifts (2 shared cores): the gateway's time is split in two halves around the
+// baseline's (gateway, baseline, gateway), so a load change during the run weighs on both alike.
+// Latency is measured per request by this script (send to answer, both targets alike) so that the
+// halves combine into one p50/p99.
+//
 // BENCH_CONNECTIONS (50), BENCH_DURATION_S (20), BENCH_WARMUP_S (3), BENCH_KEEP=1 keeps the vhost
-// and databases, BENCH_LOG_LEVEL (warn) for the gateway.
+// and databases, BENCH_LOG_LEVEL (warn) for the gateway, BENCH_GATEWAY (default
+// dist/apps/ingest-gateway/main.js, built first) to measure another build of the gateway.
 import { spawn, execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -80,6 +87,7 @@ function startProcess(name, file, env) {
 function run(url, body) {
   return new Promise((resolve, reject) => {
     const accepted = [];
+    const latencies = [];
     let n = 0;
     const instance = autocannon(
       {
@@ -90,35 +98,57 @@ function run(url, body) {
           {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
-            setupRequest: (req) => ({ ...req, body: JSON.stringify(body.make(n++)) }),
-            onResponse: (status, text) => {
+            // One request at a time per connection: the connection's context times it.
+            setupRequest: (req, context) => {
+              context.sentAt = process.hrtime.bigint();
+              return { ...req, body: JSON.stringify(body.make(n++)) };
+            },
+            onResponse: (status, text, context) => {
+              latencies.push(Number(process.hrtime.bigint() - context.sentAt) / 1e6);
               if (status === 202) accepted.push(JSON.parse(text).eventId);
             },
           },
         ],
       },
-      (err, result) => (err ? reject(err) : resolve({ result, accepted })),
+      (err, result) => (err ? reject(err) : resolve({ result, accepted, latencies })),
     );
     instance.on('error', reject);
   });
 }
 
-const summary = (label, { result, accepted }) => ({
+/** Several runs against one target as one: totals summed, latency percentiles over every request. */
+function combine(runs) {
+  const latencies = runs.flatMap((r) => r.latencies).sort((x, y) => x - y);
+  const pct = (p) => (latencies.length ? Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]) : null);
+  const sum = (f) => runs.reduce((t, r) => t + f(r.result), 0);
+  return {
+    accepted: runs.flatMap((r) => r.accepted),
+    seconds: sum((r) => r.duration),
+    requests: sum((r) => r.requests.total),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    non2xx: sum((r) => r.non2xx),
+    latencyMs: { p50: pct(50), p99: pct(99), max: latencies.length ? Math.round(latencies[latencies.length - 1]) : null },
+  };
+}
+
+const summary = (label, c) => ({
   target: label,
-  seconds: result.duration,
-  requests: result.requests.total,
-  accepted: accepted.length,
-  acceptedPerSecond: Math.round((accepted.length / result.duration) * 10) / 10,
-  latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
-  errors: result.errors,
-  timeouts: result.timeouts,
-  non2xx: result.non2xx,
+  seconds: c.seconds,
+  requests: c.requests,
+  accepted: c.accepted.length,
+  acceptedPerSecond: Math.round((c.accepted.length / c.seconds) * 10) / 10,
+  latencyMs: c.latencyMs,
+  errors: c.errors,
+  timeouts: c.timeouts,
+  non2xx: c.non2xx,
 });
 
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
   log('building the gateway and the baseline');
-  execFileSync(process.execPath, ['tools/build.mjs', 'ingest-gateway'], { cwd: ROOT, stdio: 'inherit' });
+  const gatewayMain = process.env.BENCH_GATEWAY ? path.resolve(process.env.BENCH_GATEWAY) : path.join(ROOT, 'dist/apps/ingest-gateway/main.js');
+  if (!process.env.BENCH_GATEWAY) execFileSync(process.execPath, ['tools/build.mjs', 'ingest-gateway'], { cwd: ROOT, stdio: 'inherit' });
   await build({
     entryPoints: [path.join(ROOT, 'bench/ingest/baseline.ts')],
     outfile: path.join(OUT, 'baseline.js'),
@@ -172,7 +202,7 @@ async function main() {
     });
 
     const gwPort = await freePort();
-    const gateway = startProcess('ingest-gateway', path.join(ROOT, 'dist/apps/ingest-gateway/main.js'), {
+    const gateway = startProcess('ingest-gateway', gatewayMain, {
       NODE_ENV: 'test',
       PORT: String(gwPort),
       AMQP_URL: amqpUrl,
@@ -205,10 +235,11 @@ async function main() {
       await run(gwUrl, { duration: WARMUP, make: event('warm-gw') });
       await run(baseUrl, { duration: WARMUP, make: event('warm-base') });
     }
-    log(`gateway: ${CONNECTIONS} connections, ${DURATION} s`);
-    const gw = await run(gwUrl, { duration: DURATION, make: event('gw') });
-    log(`baseline: ${CONNECTIONS} connections, ${DURATION} s`);
-    const base = await run(baseUrl, { duration: DURATION, make: event('base') });
+    const half = DURATION / 2;
+    log(`gateway ${half} s, baseline ${DURATION} s, gateway ${half} s; ${CONNECTIONS} connections`);
+    const gw1 = await run(gwUrl, { duration: half, make: event('gw1') });
+    const base = combine([await run(baseUrl, { duration: DURATION, make: event('base') })]);
+    const gw = combine([gw1, await run(gwUrl, { duration: half, make: event('gw2') })]);
 
     // Nothing accepted may be lost: each accepted id is QUEUED in the gateway's database or on the broker.
     log('checking that every accepted event arrived');
@@ -227,7 +258,8 @@ async function main() {
     const ratio = Math.round((g.acceptedPerSecond / b.acceptedPerSecond) * 1000) / 10;
     const report = {
       at: new Date().toISOString(),
-      machine: { cpus: (await import('node:os')).cpus().length, node: process.version, mongo: MONGO_URL.replace(/\/\/[^@/]*@/, '//') },
+      machine: { cpus: (await import('node:os')).cpus().length, node: process.version, mongo: MONGO_URL.replace(/\/\/[^@/]*@/, '//'), loadAverage: (await import('node:os')).loadavg() },
+      gatewayBuild: path.relative(ROOT, gatewayMain),
       connections: CONNECTIONS,
       gateway: g,
       baseline: b,
@@ -243,7 +275,7 @@ async function main() {
       accepted: s.accepted,
       errors: s.errors + s.timeouts + s.non2xx,
     })));
-    console.log(`ratio gateway / baseline: ${ratio}% (target >= 80%)`);
+    console.log(`ratio gateway / baseline: ${ratio}% (target >= 80%); load average ${report.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}`);
     console.log(
       `lost events: ${notQueuedNorOnBroker.length} of ${accepted.size} accepted (statuses ${JSON.stringify(byStatus)}; not found in the database: ${notFound.length}; baseline ids missing on the broker: ${baseLost})`,
     );
