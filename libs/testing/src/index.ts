@@ -7,3 +7,7 @@ export type { CallbackReceiver, ReceivedCallback, SmtpSink, SmsStub, ReceivedMai
 export { launchSystem, SYSTEM_ADMIN_TOKEN, SYSTEM_SECRETS_KEY } from './system';
 export type { System, SystemOptions } from './system';
 export { credentialRecord } from './factories';
+export { startTcpProxy } from './tcp-proxy';
+export type { TcpProxy } from './tcp-proxy';
+export { startPrivateRabbit } from './private-rabbit';
+export type { PrivateRabbit } from './private-rabbit';

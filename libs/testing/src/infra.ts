@@ -47,25 +47,28 @@ export async function createVhost(prefix = 't') {
       return count;
     },
     /** The queue's ready messages and consumers, read with a passive declare (exact and immediate). */
-    async queue(name: string): Promise<{ messages: number; consumers: number } | undefined> {
-      const conn = await amqp.connect(url);
-      try {
-        const ch = await conn.createChannel();
-        ch.on('error', () => undefined);
-        const ok = await ch.checkQueue(name);
-        return { messages: ok.messageCount, consumers: ok.consumerCount };
-      } catch {
-        return undefined;
-      } finally {
-        await conn.close().catch(() => undefined);
-      }
-    },
+    queue: (name: string) => queueState(url, name),
     async remove() {
       await axios.delete(`${RABBIT_API}/vhosts/${encodeURIComponent(vhost)}`, { auth: rabbitAuth }).catch(() => undefined);
     },
   };
 }
 export type TestVhost = Awaited<ReturnType<typeof createVhost>>;
+
+/** The queue's ready messages and consumers, read with a passive declare (exact and immediate). */
+export async function queueState(url: string, name: string): Promise<{ messages: number; consumers: number } | undefined> {
+  const conn = await amqp.connect(url);
+  try {
+    const ch = await conn.createChannel();
+    ch.on('error', () => undefined);
+    const ok = await ch.checkQueue(name);
+    return { messages: ok.messageCount, consumers: ok.consumerCount };
+  } catch {
+    return undefined;
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
+}
 
 /** A database name no other test uses; drop it with dropDatabase(). */
 export function uniqueDbName(prefix: string): string {

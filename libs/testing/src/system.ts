@@ -21,6 +21,8 @@ export interface SystemOptions {
   /** Extra environment for every process, or per app. */
   env?: Record<string, string>;
   appEnv?: Partial<Record<AppName, Record<string, string>>>;
+  /** A broker of the caller's (e.g. startPrivateRabbit().vhost) instead of a new vhost on the shared one; the caller removes it. */
+  vhost?: TestVhost;
 }
 
 /**
@@ -29,7 +31,7 @@ export interface SystemOptions {
  * simulator, a callback receiver, an SMTP sink and an SMS stub. `stop()` tears everything down.
  */
 export async function launchSystem(opts: SystemOptions = {}) {
-  const vhost: TestVhost = await createVhost('sys');
+  const vhost: TestVhost = opts.vhost ?? (await createVhost('sys'));
   const receiver: CallbackReceiver = await startCallbackReceiver();
   const smtp: SmtpSink = await startSmtpSink();
   const sms: SmsStub = await startSmsStub();
@@ -158,7 +160,7 @@ export async function launchSystem(opts: SystemOptions = {}) {
     async stop() {
       await Promise.all(running.map((r) => r.app.stop()));
       await Promise.all([receiver.stop(), smtp.stop(), sms.stop()]);
-      await vhost.remove();
+      if (!opts.vhost) await vhost.remove();
       await dropDatabases(...Object.values(dbs));
     },
   };
