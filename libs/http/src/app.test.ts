@@ -71,6 +71,20 @@ describe('libs/http app factory', () => {
     expect(res.body).toMatchObject({ message: 'Content-Type must be application/json', error: true });
   });
 
+  it('refuses U+0000 in a body (strings, keys, nested) or the URL with 400 in the envelope: the database cannot store it', async () => {
+    const { app } = build();
+    for (const body of ['{"guest":{"name":"Ada\\u0000"}}', '{"a\\u0000":1}', `${'['.repeat(3000)}"\\u0000"${']'.repeat(3000)}`]) {
+      const res = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send(body);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { success: false, errors: ['Text must not contain the NUL character (U+0000)'], message: 'Text must not contain the NUL character (U+0000)' } });
+    }
+    const inUrl = await request(app).get('/api/invalid?name=a%00b');
+    expect(inUrl.status).toBe(400);
+    expect(inUrl.body).toMatchObject({ error: true, message: 'Text must not contain the NUL character (U+0000)' });
+    // other control characters and lone surrogates are stored fine; refusing them is each field's business
+    const fine = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send('{"a":"\\u0001\\ud800"}');
+    expect(fine.status).toBe(202);
+  });
+
   it('echoes a given correlation id, generates one otherwise, and logs it', async () => {
     const { app, text } = build();
     const given = await request(app).post('/api/echo').set('X-Correlation-Id', 'trace-42').send({ a: 1 });

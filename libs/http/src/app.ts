@@ -111,6 +111,11 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
   }
   // Skips a body the large parser has read already (body-parser marks it).
   app.use(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' }));
+  // U+0000 is never meaningful text here, and FerretDB on PostgreSQL cannot store it (nor match it in
+  // a filter): the write or query would fail as a 500. Refused up front, for every route, in its envelope.
+  app.use((req, _res, next) => {
+    next(/%00/.test(req.originalUrl) || containsNul(req.body) ? new HttpError(400, 'Text must not contain the NUL character (U+0000)') : undefined);
+  });
 
   mount(app);
 
@@ -123,6 +128,23 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     res.status(httpError.status).json(envelopeFor(req)(httpError, req));
   });
   return app;
+}
+
+/** Whether a parsed JSON value has U+0000 in any string or key (iterative: bodies may nest deeply). */
+function containsNul(value: unknown): boolean {
+  const stack = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return true;
+    } else if (v && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        if (k.includes('\u0000')) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
 }
 
 function toHttpError(err: unknown, bodyLimit: string): HttpError {
