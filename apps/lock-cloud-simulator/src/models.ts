@@ -143,10 +143,15 @@ export function simModels(conn: Connection) {
 }
 export type SimModels = ReturnType<typeof simModels>;
 
+/** A candidate vendor id: random in [100000, 2^31). */
+export function randomId(): number {
+  return 100_000 + randomInt(2 ** 31 - 100_000);
+}
+
 /** A new id of a kind: random in [100000, 2^31), claimed by a unique insert (retried on a collision). */
-export async function nextId(models: SimModels, name: 'keyId' | 'keyboardPwdId' | 'cardId' | 'adminKeyId'): Promise<number> {
+export async function nextId(models: SimModels, name: 'keyboardPwdId' | 'cardId' | 'adminKeyId'): Promise<number> {
   for (;;) {
-    const id = 100_000 + randomInt(2 ** 31 - 100_000);
+    const id = randomId();
     try {
       await models.IdClaim.create({ _id: `${name}:${id}` });
       return id;

@@ -1,4 +1,5 @@
-import { EkeyDoc, nextId } from '../models';
+import { isDuplicateKeyError } from '@smartlock/db';
+import { EkeyDoc, randomId } from '../models';
 import { ensureLock } from '../locks/locks';
 import { ERR, OK, VendorError, int, lockIdParam, pageOf, paging, period, reqStr } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
@@ -37,9 +38,17 @@ export const ekeyOperations: VendorOperation[] = [
       const pr = period(p, { permanentAllowed: true });
       const remoteEnable = int(p, 'remoteEnable', { min: 1, max: 2, default: 2 });
       await ensureLock(deps, lockId);
-      const keyId = await nextId(models, 'keyId');
-      await models.Ekey.create({ keyId, lockId, username: receiverUsername, keyName, ...pr, remoteEnable, keyStatus: NORMAL });
-      return { keyId };
+      // keyId is the e-keys' only unique key, so the insert itself claims it (no id_claims insert:
+      // e-keys are what a booking issues most, and every database round trip counts on FerretDB).
+      for (;;) {
+        const keyId = randomId();
+        try {
+          await models.Ekey.create({ keyId, lockId, username: receiverUsername, keyName, ...pr, remoteEnable, keyStatus: NORMAL });
+          return { keyId };
+        } catch (err) {
+          if (!isDuplicateKeyError(err)) throw err;
+        }
+      }
     },
   },
   {

@@ -2,7 +2,7 @@ import { PermanentError } from '@smartlock/messaging';
 import type { BookingEventMessage } from '@smartlock/contracts';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import type { BookingDoc, CredentialPlace } from '../models';
-import type { LayoutLookup } from '../layout/lookup';
+import type { LayoutLookup, LockRef } from '../layout/lookup';
 import { desiredCredentials } from '../credentials/desired';
 
 /** SPEC "Error conditions": exact strings, stored on the event record as its message. */
@@ -116,32 +116,45 @@ async function withFreshLayout<T>(layout: LayoutLookup, company: string, resolve
 async function resolvePlaces(layout: LayoutLookup, b: BookingDoc, msg: BookingEventMessage) {
   const e = msg.booking;
   const company = msg.company_id;
-  const site = await layout.site(company, msg.site_id);
+  const roomGiven = e.room_id !== undefined || e.room !== undefined;
+  // Independent look-ups run together: each is a few database round trips.
+  const [site, foundRoom] = await Promise.all([
+    layout.site(company, msg.site_id),
+    roomGiven ? layout.room(company, msg.site_id, { externalId: e.room_id, name: e.room }) : null,
+  ]);
   if (!site) throw new LayoutMissError(SITE_NOT_FOUND);
 
   let room = b.room;
   let bed = b.bed;
-  const roomGiven = e.room_id !== undefined || e.room !== undefined;
+  let roomLocks: LockRef[] | undefined;
+  let bedLocks: LockRef[] | undefined;
   if (roomGiven) {
-    const found = await layout.room(company, msg.site_id, { externalId: e.room_id, name: e.room });
-    if (!found) throw new LayoutMissError(ROOM_NOT_FOUND);
-    if (found.id !== room?.id) bed = null;
-    room = { id: found.id, name: found.name };
+    if (!foundRoom) throw new LayoutMissError(ROOM_NOT_FOUND);
+    if (foundRoom.id !== room?.id) bed = null;
+    room = { id: foundRoom.id, name: foundRoom.name };
+    roomLocks = foundRoom.locks;
   }
   if (!room) throw new LayoutMissError(ROOM_NOT_FOUND);
   if (e.bed_id !== undefined || e.bed !== undefined) {
     const found = await layout.bed(company, room.id, { externalId: e.bed_id, name: e.bed });
     if (!found) throw new LayoutMissError(BED_NOT_FOUND);
     bed = { id: found.id, name: found.name };
+    bedLocks = found.locks;
   }
+  const roomId = room.id;
+  const bedId = bed?.id;
+  [roomLocks, bedLocks] = await Promise.all([
+    roomLocks ?? layout.locks(company, { roomId }),
+    bedId ? (bedLocks ?? layout.locks(company, { bedId })) : [],
+  ]);
 
   const site0 = { siteId: site.id, siteName: site.name };
   const places: CredentialPlace[] = [];
-  for (const l of await layout.locks(company, { roomId: room.id })) {
+  for (const l of roomLocks) {
     places.push({ ...site0, lockId: l.lockId, lockLocationType: 'door', roomId: room.id, roomNumber: room.name, bedId: null, bedNumber: null });
   }
   if (bed) {
-    for (const l of await layout.locks(company, { bedId: bed.id })) {
+    for (const l of bedLocks) {
       places.push({ ...site0, lockId: l.lockId, lockLocationType: 'cabinet', roomId: room.id, roomNumber: null, bedId: bed.id, bedNumber: bed.name });
     }
   }

@@ -2,10 +2,10 @@ import type { BookingEventMessage } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
-import type { BookingDoc, WorkerModels } from '../models';
+import { BookingDoc, WorkerModels, bookingId } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, Subject, reconcile } from '../credentials/reconcile';
-import { applyEvent } from './apply-event';
+import { BookingChange, applyEvent } from './apply-event';
 import { publishAccess, reportStatus } from './report';
 import type { Turns } from './order';
 
@@ -25,17 +25,43 @@ export interface BookingDeps {
 /** Set on an event parked for order: when it first waited (epoch ms). */
 export const WAITING_SINCE = 'x-order-waiting-since';
 
-async function ensureBooking(deps: BookingDeps, msg: BookingEventMessage): Promise<BookingDoc> {
-  const { Booking } = deps.models;
-  const filter = { company_id: msg.company_id, reference_id: msg.reference_id };
-  const found = await Booking.findOne(filter).lean<BookingDoc>();
-  if (found) return found;
+/** A booking never seen before, as its first stored document would be (the schema's defaults). */
+function newBooking(msg: BookingEventMessage): BookingDoc {
+  return {
+    _id: bookingId(msg.company_id, msg.reference_id),
+    company_id: msg.company_id,
+    reference_id: msg.reference_id,
+    site_id: msg.site_id,
+    provider: msg.provider,
+    state: 'none',
+    site_name: null,
+    site_time_zone: null,
+    room: null,
+    bed: null,
+    check_in: null,
+    check_out: null,
+    access_types: [],
+    card_id: null,
+    guest: null,
+    model_sequence: 0,
+    applied_sequence: 0,
+    desired: [],
+    actual: [],
+    checked_in_at: null,
+    checked_out_at: null,
+    cancelled_at: null,
+  };
+}
+
+/** False when another delivery inserted the booking first (the `_id` decides). */
+async function insertBooking(deps: BookingDeps, b: BookingDoc): Promise<boolean> {
   try {
-    await Booking.create({ ...filter, site_id: msg.site_id, provider: msg.provider });
+    await deps.models.Booking.create(b);
+    return true;
   } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
+    if (isDuplicateKeyError(err)) return false;
+    throw err;
   }
-  return (await Booking.findOne(filter).lean<BookingDoc>()) as BookingDoc;
 }
 
 export function bookingSubject(b: BookingDoc): Subject {
@@ -51,7 +77,11 @@ export function bookingSubject(b: BookingDoc): Subject {
 export async function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
   const { Booking } = deps.models;
   const log = ctx.logger.child({ eventId: msg.event_id, referenceId: msg.reference_id, sequence: msg.sequence });
-  let b = await ensureBooking(deps, msg);
+  const id = bookingId(msg.company_id, msg.reference_id);
+  const found = await Booking.findById(id).lean<BookingDoc>();
+  // A new booking is stored only with its first event's model (one write, not an insert and an update).
+  let stored = !!found;
+  let b = found ?? newBooking(msg);
 
   if (msg.sequence > b.applied_sequence + 1) {
     const since = Number(ctx.headers[WAITING_SINCE]) || Date.now();
@@ -67,6 +97,7 @@ export async function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage
         return;
       }
       b = turn;
+      stored = true;
     } else {
       log.warn('earlier event of the booking never settled; applying this one anyway', { appliedSequence: b.applied_sequence });
     }
@@ -79,9 +110,20 @@ export async function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage
   );
   const fresh = msg.sequence > b.model_sequence;
   if (fresh) {
-    const change = await applyEvent(deps.layout, deps.caps, b, msg);
-    await Booking.updateOne({ company_id: b.company_id, reference_id: b.reference_id }, { $set: { ...change, model_sequence: msg.sequence } });
+    let change: BookingChange;
+    try {
+      change = await applyEvent(deps.layout, deps.caps, b, msg);
+    } catch (err) {
+      // The dead-letter path settles the event on the stored booking, so the booking's next event runs.
+      if (!stored) await insertBooking(deps, b);
+      throw err;
+    }
     b = { ...b, ...change, model_sequence: msg.sequence };
+    if (stored) await Booking.updateOne({ _id: id }, { $set: { ...change, model_sequence: msg.sequence } });
+    else if (!(await insertBooking(deps, b))) {
+      // A concurrent delivery of this booking's first event stored it first: start over from its document.
+      return onBookingEvent(deps, msg, ctx);
+    }
   } else {
     log.info('event already applied to the booking; converging the locks only', { modelSequence: b.model_sequence });
   }
@@ -90,7 +132,7 @@ export async function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage
     deps.reconcile,
     bookingSubject(b),
     async (actual) => {
-      await Booking.updateOne({ company_id: b.company_id, reference_id: b.reference_id }, { $set: { actual } });
+      await Booking.updateOne({ _id: id }, { $set: { actual } });
     },
     log,
   );
@@ -113,7 +155,9 @@ export async function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage
   if (result.revoked.length || (fresh && ending)) {
     await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: result.revoked, validity });
   }
-  await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence);
+  // What is on the locks is stored with the settle, once the access events are out (reconcile: a
+  // crash before this write loses nothing; the retry finds each issue in the operation log).
+  await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { actual: result.active });
   const notReported = await processing;
   if (notReported) throw notReported;
   await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId);
@@ -140,7 +184,7 @@ export async function onBookingDeadLetter(
   const status = info.permanent ? 'FAILED' : 'DEAD_LETTER';
   const b =
     typeof msg.reference_id === 'string'
-      ? await deps.models.Booking.findOne({ company_id: msg.company_id, reference_id: msg.reference_id }).lean<BookingDoc>()
+      ? await deps.models.Booking.findById(bookingId(msg.company_id, msg.reference_id)).lean<BookingDoc>()
       : null;
   if (b && Number.isInteger(msg.sequence)) {
     await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence);

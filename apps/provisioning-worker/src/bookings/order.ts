@@ -1,4 +1,4 @@
-import type { BookingDoc, WorkerModels } from '../models';
+import { BookingDoc, WorkerModels, bookingId } from '../models';
 
 /**
  * Per-booking order with competing workers (ARCHITECTURE: events of one booking take effect in the
@@ -26,7 +26,7 @@ export function createTurns(models: WorkerModels) {
     const deadline = Date.now() + waitMs;
     let interval = 100;
     for (;;) {
-      const b = await models.Booking.findOne({ company_id: companyId, reference_id: ref }).lean<BookingDoc>();
+      const b = await models.Booking.findById(bookingId(companyId, ref)).lean<BookingDoc>();
       if (b && b.applied_sequence >= sequence - 1) return b;
       const left = deadline - Date.now();
       if (left <= 0) return null;
@@ -46,9 +46,12 @@ export function createTurns(models: WorkerModels) {
     }
   }
 
-  /** Marks `sequence` settled (never moves backwards) and wakes this process's waiters. */
-  async function settle(companyId: string, ref: string, sequence: number): Promise<void> {
-    await models.Booking.updateOne({ company_id: companyId, reference_id: ref, applied_sequence: { $lt: sequence } }, { $set: { applied_sequence: sequence } });
+  /**
+   * Marks `sequence` settled (never moves backwards), with `set` (the event's last write of the
+   * booking, in the same round trip), and wakes this process's waiters.
+   */
+  async function settle(companyId: string, ref: string, sequence: number, set: Partial<BookingDoc> = {}): Promise<void> {
+    await models.Booking.updateOne({ _id: bookingId(companyId, ref) }, { $set: set, $max: { applied_sequence: sequence } });
     settled(companyId, ref);
   }
 

@@ -51,20 +51,27 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * Converges the locks to the subject's desired credentials: issues what is missing (or changes its
  * period in place where the provider can), THEN revokes what is no longer wanted — so a room move
- * gives the new room before taking the old one. Progress is saved after every vendor change
- * (`save`), so a retry continues where a failure stopped. Issues go through the operation log.
- * Revocations and period changes need no log: the vendor treats a repeated one as done.
+ * gives the new room before taking the old one. Issues go through the operation log; revocations
+ * and period changes need no log: the vendor treats a repeated one as done.
+ *
+ * What is on the locks is not written after each vendor change: on success the caller stores
+ * `result.active` with its own final write (one database round trip per event, not one per
+ * credential); on failure `saveProgress` stores it, so a retry continues where the failure stopped.
+ * A crash in between loses nothing: the retry recomputes the same operations, and the log answers
+ * each (its result, or its pending intent → the credential found on the lock by its label), while
+ * a repeated revocation or period change is a no-op at the vendor.
  */
 export async function reconcile(
   deps: ReconcileDeps,
   subject: Subject,
-  save: (actual: ActualCredential[]) => Promise<void>,
+  saveProgress: (actual: ActualCredential[]) => Promise<void>,
   logger: Logger,
 ): Promise<ReconcileResult> {
-  let actual = [...subject.actual];
+  // Replaced, never changed in place: `actual !== subject.actual` says there is progress to save.
+  let actual = subject.actual;
   const result: ReconcileResult = { issued: [], changed: [], revoked: [], active: [] };
-  let saving = Promise.resolve();
-  const persist = () => (saving = saving.then(() => save(actual)));
+  // Results being recorded in the operation log while the other credentials converge.
+  const recorded: Promise<unknown>[] = [];
   const errors: unknown[] = [];
 
   const keep = new Set<ActualCredential>();
@@ -87,18 +94,17 @@ export async function reconcile(
               const next = { ...match, ...placeOf(d), version: d.version, validFrom: d.validFrom, validTo: d.validTo, appliedFrom: change.validFrom, appliedTo: change.validTo };
               replace(match, next);
               result.changed.push(next);
-              await persist();
               return;
             }
           }
           // Not changeable in place: a new one is issued below and the old one revoked after.
           keep.delete(match);
         }
-        const issued = await issue(deps, subject, d, logger);
+        const [issued, logged] = await issue(deps, subject, d, logger);
+        recorded.push(logged.catch((err: unknown) => errors.push(err)));
         actual = [...actual, issued];
         keep.add(issued);
         result.issued.push(issued);
-        await persist();
       } catch (err) {
         errors.push(err);
       }
@@ -121,15 +127,15 @@ export async function reconcile(
             await revoke(deps.cloud, a);
             actual = actual.filter((x) => x !== a);
             result.revoked.push(a);
-            await persist();
           } catch (err) {
             errors.push(err);
           }
         }),
     );
   }
-  await persist();
+  await Promise.all(recorded);
   if (errors.length) {
+    if (actual !== subject.actual) await saveProgress(actual);
     // A permanent error decides the outcome (FAILED at once); otherwise the first transient one is retried.
     throw errors.find((e) => isLockCloudError(e) && e.permanent) ?? errors[0];
   }
@@ -153,7 +159,7 @@ async function revoke(cloud: LockCloud, a: ActualCredential): Promise<void> {
  * process → wait for it (up to the lease); otherwise (its owner crashed, or the call timed out and
  * may have applied) → list the lock and adopt the credential carrying our label, else issue.
  */
-async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential, logger: Logger): Promise<ActualCredential> {
+async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential, logger: Logger): Promise<[ActualCredential, Promise<unknown>]> {
   const { Operation } = deps.models;
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
@@ -168,14 +174,14 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
       await sleep(50);
       op = await Operation.findById(id).lean<OperationDoc>();
     }
-    if (op?.status === 'done' && op.result) return op.result;
+    if (op?.status === 'done' && op.result) return [op.result, Promise.resolve()];
     if (op?.status !== 'failed') {
       const found = await findOnLock(deps, d, label);
       if (found) {
         logger.info('credential found on the lock after an interrupted issue; adopted', { op: id, lockId: d.lockId, type: d.type });
         const adopted = { ...found, op: id };
         await Operation.updateOne({ _id: id }, { $set: { status: 'done', result: adopted, error: null } });
-        return adopted;
+        return [adopted, Promise.resolve()];
       }
     }
     await Operation.updateOne({ _id: id }, { $set: { status: 'pending', owner: deps.owner, started_at: new Date(), error: null } });
@@ -183,8 +189,8 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   deps.inFlight.add(id);
   try {
     const issued = await callIssue(deps, d, label, id);
-    await Operation.updateOne({ _id: id }, { $set: { status: 'done', result: issued, error: null } });
-    return issued;
+    // Recorded while the other credentials are converged; awaited before the reconcile ends.
+    return [issued, Operation.updateOne({ _id: id }, { $set: { status: 'done', result: issued, error: null } }).exec()];
   } catch (err) {
     // A timeout may have issued it: the next attempt lists the lock before issuing again.
     const status = isLockCloudError(err) && err.maybeApplied ? 'uncertain' : 'failed';

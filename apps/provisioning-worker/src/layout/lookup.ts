@@ -18,12 +18,17 @@ export interface LockRef {
   lockLocationType: 'door' | 'cabinet';
 }
 
+/** A room or bed found by the booking's reference, with the locks bound to it (read with it: no second look-up). */
+export interface BoundPlaceRef extends PlaceRef {
+  locks: LockRef[];
+}
+
 export interface LayoutLookup {
   site(companyId: string, siteId: string): Promise<SiteRef | null>;
   /** By the customer's external id first, else by name within the site (SPEC: names are the key). */
-  room(companyId: string, siteId: string, by: { externalId?: string; name?: string }): Promise<PlaceRef | null>;
+  room(companyId: string, siteId: string, by: { externalId?: string; name?: string }): Promise<BoundPlaceRef | null>;
   /** By the customer's external id first, else by name within the room. */
-  bed(companyId: string, roomId: string, by: { externalId?: string; name?: string }): Promise<PlaceRef | null>;
+  bed(companyId: string, roomId: string, by: { externalId?: string; name?: string }): Promise<BoundPlaceRef | null>;
   /** A room or a bed by its own id (employee schedules carry resolved ids). */
   roomById(companyId: string, roomId: string): Promise<(PlaceRef & { siteId: string }) | null>;
   bedById(companyId: string, bedId: string): Promise<(PlaceRef & { roomId: string }) | null>;

@@ -1,3 +1,4 @@
+import type { LockBinding } from '@smartlock/contracts';
 import { AmbiguousLocationError, LayoutReplica, ReplicaNode } from '@smartlock/layout';
 import { PermanentError } from '@smartlock/messaging';
 import type { LayoutLookup, LockRef } from './lookup';
@@ -7,8 +8,12 @@ import type { LayoutLookup, LockRef } from './lookup';
  * snapshot). A company the replica has never seen is fetched first (`ensureCompany`); while that is
  * impossible the replica throws ReplicaUnavailableError, which is not permanent: the event is
  * retried. Two places of the same name are never guessed: FAILED with the replica's message.
+ *
+ * Answers are kept in process per company and replica version (see versionCache): a booking event
+ * costs one read of the company's version instead of the five to eight reads of its look-ups.
  */
-export function replicaLayout(replica: LayoutReplica): LayoutLookup {
+export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): LayoutLookup {
+  const cached = versionCache(replica, maxEntries);
   const unambiguous = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
@@ -18,42 +23,95 @@ export function replicaLayout(replica: LayoutReplica): LayoutLookup {
     }
   };
   const nodeOf = async (companyId: string, id: string, level: ReplicaNode['level']) => {
-    await replica.ensureCompany(companyId);
     const n = await replica.node(companyId, id);
     return n?.level === level ? n : null;
   };
   return {
-    async site(companyId, siteId) {
-      const s = await replica.findSite(companyId, siteId);
-      return s ? { id: s._id, name: s.name } : null;
-    },
-    async room(companyId, siteId, by) {
-      const byExt = by.externalId ? await replica.findRoomByExternalId(companyId, by.externalId) : null;
-      const r = byExt?.site_id === siteId ? byExt : by.name !== undefined ? await unambiguous(() => replica.findRoomByName(companyId, siteId, by.name as string)) : null;
-      return r ? { id: r._id, name: r.name } : null;
-    },
-    async bed(companyId, roomId, by) {
-      const byExt = by.externalId ? await replica.findBedByExternalId(companyId, by.externalId) : null;
-      const b = byExt?.room_id === roomId ? byExt : by.name !== undefined ? await unambiguous(() => replica.findBedByName(companyId, roomId, by.name as string)) : null;
-      return b ? { id: b._id, name: b.name } : null;
-    },
-    async roomById(companyId, roomId) {
-      const r = await nodeOf(companyId, roomId, 'room');
-      return r?.site_id ? { id: r._id, name: r.name, siteId: r.site_id } : null;
-    },
-    async bedById(companyId, bedId) {
-      const b = await nodeOf(companyId, bedId, 'bed');
-      return b?.room_id ? { id: b._id, name: b.name, roomId: b.room_id } : null;
-    },
+    site: (companyId, siteId) =>
+      cached(companyId, ['site', siteId], async () => {
+        const s = await replica.findSite(companyId, siteId);
+        return s ? { id: s._id, name: s.name } : null;
+      }),
+    room: (companyId, siteId, by) =>
+      cached(companyId, ['room', siteId, by.externalId, by.name], async () => {
+        const byExt = by.externalId ? await replica.findRoomByExternalId(companyId, by.externalId) : null;
+        const r = byExt?.site_id === siteId ? byExt : by.name !== undefined ? await unambiguous(() => replica.findRoomByName(companyId, siteId, by.name as string)) : null;
+        return r ? { id: r._id, name: r.name, locks: lockRefs(r.locks, 'door') } : null;
+      }),
+    bed: (companyId, roomId, by) =>
+      cached(companyId, ['bed', roomId, by.externalId, by.name], async () => {
+        const byExt = by.externalId ? await replica.findBedByExternalId(companyId, by.externalId) : null;
+        const b = byExt?.room_id === roomId ? byExt : by.name !== undefined ? await unambiguous(() => replica.findBedByName(companyId, roomId, by.name as string)) : null;
+        return b ? { id: b._id, name: b.name, locks: lockRefs(b.locks, 'cabinet') } : null;
+      }),
+    roomById: (companyId, roomId) =>
+      cached(companyId, ['roomById', roomId], async () => {
+        const r = await nodeOf(companyId, roomId, 'room');
+        return r?.site_id ? { id: r._id, name: r.name, siteId: r.site_id } : null;
+      }),
+    bedById: (companyId, bedId) =>
+      cached(companyId, ['bedById', bedId], async () => {
+        const b = await nodeOf(companyId, bedId, 'bed');
+        return b?.room_id ? { id: b._id, name: b.name, roomId: b.room_id } : null;
+      }),
     async refresh(companyId) {
       await replica.rebuild(companyId);
     },
-    async locks(companyId, target) {
-      await replica.ensureCompany(companyId);
+    locks: (companyId, target) => {
       const [id, type] = 'roomId' in target ? ([target.roomId, 'door'] as const) : ([target.bedId, 'cabinet'] as const);
-      const bound = await replica.locksOf(companyId, id);
-      // Sorted: the same layout always yields the same desired credentials, in the same order.
-      return bound.map((l): LockRef => ({ lockId: l.lock_id, lockLocationType: type })).sort((a, b) => a.lockId.localeCompare(b.lockId));
+      return cached(companyId, ['locks', id, type], async () => lockRefs(await replica.locksOf(companyId, id), type));
     },
   };
+}
+
+/**
+ * Look-up answers per company, valid for one version of the company's replica. The replica changes
+ * nodes only together with a new version (under its claim), and writes the version after the nodes:
+ * an answer loaded after reading version v reflects v or newer, and once the version moves on it is
+ * loaded again. So an answer is exactly as fresh as reading the replica, at the cost of one `_id`
+ * read of the version. Concurrent first events of a company the replica has never seen share one
+ * fetch (instead of racing for the rebuild claim, the losers failing "being rebuilt; retry").
+ * Failed look-ups are not kept; answers are shared, so callers never mutate them.
+ */
+function versionCache(replica: LayoutReplica, maxEntries: number) {
+  const companies = new Map<string, { version: number; answers: Map<string, Promise<unknown>> }>();
+  const fetching = new Map<string, Promise<void>>();
+
+  const fetchOnce = (companyId: string): Promise<void> => {
+    let p = fetching.get(companyId);
+    if (!p) {
+      p = replica.ensureCompany(companyId).finally(() => fetching.delete(companyId));
+      fetching.set(companyId, p);
+    }
+    return p;
+  };
+
+  return async function cached<T>(companyId: string, key: (string | undefined)[], load: () => Promise<T>): Promise<T> {
+    let version = await replica.version(companyId);
+    if (!version) {
+      await fetchOnce(companyId);
+      version = await replica.version(companyId);
+    }
+    let c = companies.get(companyId);
+    if (!c || c.version !== version) {
+      // An older version's answers are dropped; a newer one's (another lagging reader) are kept.
+      if (c && c.version > version) return load();
+      companies.set(companyId, (c = { version, answers: new Map() }));
+    }
+    const k = JSON.stringify(key);
+    let p = c.answers.get(k) as Promise<T> | undefined;
+    if (!p) {
+      if (c.answers.size >= maxEntries) c.answers.clear();
+      const answers = c.answers;
+      p = load();
+      answers.set(k, p);
+      p.catch(() => answers.delete(k));
+    }
+    return p;
+  };
+}
+
+/** Sorted: the same layout always yields the same desired credentials, in the same order. */
+function lockRefs(bound: LockBinding[] | undefined, type: LockRef['lockLocationType']): LockRef[] {
+  return (bound ?? []).map((l): LockRef => ({ lockId: l.lock_id, lockLocationType: type })).sort((a, b) => a.lockId.localeCompare(b.lockId));
 }

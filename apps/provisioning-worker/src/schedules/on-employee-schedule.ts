@@ -143,7 +143,7 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
     if (result.revoked.length || (fresh && msg.type === 'schedule.revoked')) {
       await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: result.revoked });
     }
-    await Schedule.updateOne({ company_id: s.company_id, schedule_id: s.schedule_id }, { $set: { applied_version: msg.version } });
+    await Schedule.updateOne({ company_id: s.company_id, schedule_id: s.schedule_id }, { $set: { actual: result.active, applied_version: msg.version } });
     log.info('employee schedule applied', { issued: result.issued.length, changed: result.changed.length, revoked: result.revoked.length, active: result.active.length });
   } finally {
     await deps.models.ScheduleClaim.collection.deleteOne({ _id: claimId as never, at });
