@@ -115,8 +115,8 @@ export const eventSchema = new Schema<EventDoc>(
   { collection: 'events', versionKey: false, timestamps: false },
 );
 
-// Uniqueness needs no secondary index: duplicate windows and sequence numbers are claimed by
-// primary-key inserts (dedup_claims, booking_sequences below).
+// Uniqueness needs no index here: duplicate windows and sequence numbers are claimed by inserts
+// into booking_sequences (below).
 // Tracking: GET /webhook/events/reference/:referenceId and the list's referenceId filter, in order of receipt.
 eventSchema.index({ company_id: 1, reference_id: 1, received_at: 1 });
 // Tracking: GET /webhook/events, newest first, scoped to the company.
@@ -146,27 +146,14 @@ export const relayClaimSchema = new Schema<RelayClaimDoc>(
 relayClaimSchema.index({ at: 1 });
 
 /**
- * The claim on one duplicate window: `_id` = the original's event id, name-based on (company,
- * reference_id, action, generation). Inserting it decides which request is the original (a
- * primary-key insert: one winner, on MongoDB and FerretDB alike); the winner then numbers and stores
- * its event under the same id. A claim whose event was never stored (the process died in between)
- * is an orphan: once ORPHAN_AFTER_MS old it no longer counts (ingest/accept.ts).
- */
-export interface DedupClaimDoc {
-  _id: string;
-  received_at: Date;
-}
-export const dedupClaimSchema = new Schema<DedupClaimDoc>(
-  { _id: { type: String, required: true }, received_at: { type: Date, required: true } },
-  { collection: 'dedup_claims', versionKey: false, timestamps: false },
-);
-
-/**
- * A claimed sequence number of one booking: `_id` = name-based id of (company, reference_id,
- * sequence). Claimed by a primary-key insert, so two events of one booking never share a number,
- * without trusting read-modify-write atomicity (FerretDB 1.x applies `$inc` as read-then-write). Only
- * the winner of a duplicate claim takes a number, and takes exactly one, so numbers are contiguous
- * (1, 2, 3…); only a process dying between claiming a number and storing its event leaves a gap.
+ * A claimed sequence number of one booking, and the claim of one duplicate window: `_id` =
+ * name-based id of (company, reference_id, sequence), `event_id` = the window's original (its id is
+ * name-based on company, reference_id, action and generation: ingest/accept.ts), unique as well. One
+ * insert claims both: the window has one winner and the winner exactly one number, so numbers are
+ * contiguous (1, 2, 3…) without trusting read-modify-write atomicity (FerretDB 1.x applies `$inc`
+ * as read-then-write). An event that could not be stored after its claim leaves its number used
+ * and its window freed (`event_id` voided); a process dying in between leaves an orphan claim, which
+ * no longer counts once ORPHAN_AFTER_MS old.
  */
 export interface SequenceClaimDoc {
   _id: string;
@@ -177,6 +164,8 @@ export const sequenceClaimSchema = new Schema<SequenceClaimDoc>(
   { _id: { type: String, required: true }, event_id: { type: String, required: true }, at: { type: Date, required: true } },
   { collection: 'booking_sequences', versionKey: false, timestamps: false },
 );
+// One number per window claim. (Existing records already hold one distinct event id each.)
+sequenceClaimSchema.index({ event_id: 1 }, { unique: true });
 
 /**
  * The outbox: one entry per event that may have a publish pending (`_id` = event id), looked at from
@@ -205,7 +194,6 @@ export function eventModels(conn: Connection) {
     Event: model(conn, 'Event', eventSchema),
     RelayClaim: model(conn, 'RelayClaim', relayClaimSchema),
     SequenceClaim: model(conn, 'SequenceClaim', sequenceClaimSchema),
-    DedupClaim: model(conn, 'DedupClaim', dedupClaimSchema),
     Outbox: model(conn, 'Outbox', outboxSchema),
   };
 }

@@ -50,25 +50,27 @@ type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
 /**
  * Stores an accepted booking event and publishes it (SPEC "Ingest", "States and transitions").
  *
- * Duplicates. Each 60 s window of a (company, reference_id, action) is a claim generation g whose id
- * is derived from (company, reference_id, action, g) and is also the original's event id. Inserting
- * the claim decides the original: a primary-key insert has one winner, on MongoDB and FerretDB alike,
- * with no transaction and no reliance on atomic read-modify-write (which FerretDB 1.x lacks). An
- * event within 60 s of the current claim's `received_at` is a DUPLICATE of its original (stored for
- * audit with a random id, never published; answered only once the original is stored, so a 202 never
- * names an event that does not exist); a later one claims g+1. 50 identical requests at once: one
- * original, 49 duplicates. Every look-up is by primary key.
- *
- * Sequence. Only the claim's winner numbers its event, claiming the booking's next free number with
- * a primary-key insert (booking_sequences): per booking and in order of receipt, 1, 2, 3…, never
- * shared, gap-free but for a process dying between the number and the event.
- *
+ * Duplicates and sequence, in one insert. Each 60 s window of a (company, reference_id, action) is a
+ * claim generation g whose id is derived from (company, reference_id, action, g) and is also the
+ * original's event id. The booking's numbers are records of booking_sequences: `_id` derived from
+ * (company, reference_id, number), `event_id` the claim, unique too. Inserting the record of the
+ * booking's next number for the claim decides both at once: the window (one record per claim) and
+ * the number (one record per number), with no transaction and no reliance on atomic
+ * read-modify-write (which FerretDB 1.x lacks), so the common case is a single write before the
+ * event itself. On a conflict (FerretDB does not say which index) the claim's event is read: stored
+ * and within 60 s of its `received_at`, the request is a DUPLICATE of it (stored for audit with a
+ * random id, never published); stored and older, the next generation is tried; not stored, the
+ * number's record says whether the number is another event's (try the next) or the claim's own
+ * original is on its way (wait for it, so a 202 never names an event that does not exist). 50
+ * identical requests at once: one original, 49 duplicates. Numbers go 1, 2, 3… per booking in order
+ * of receipt, never shared, gap-free but for an event that could not be stored after its number.
+
  * The event is stored RECEIVED, with `next_attempt_at` so the relay publishes it should this process
  * die before the broker confirms, before anything is published. A database failure surfaces as an
  * error (503): never a 202 for an event that was not stored.
  */
 export async function acceptEvent(deps: Deps, source: IngestSource, input: ValidBooking): Promise<Acceptance> {
-  const { Event, DedupClaim } = deps.models;
+  const { Event, SequenceClaim } = deps.models;
   const now = deps.now();
   const company = source.companyId;
   const ref = input.reference_id;
@@ -111,7 +113,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     return { kind: 'duplicate', eventId, originalId: original._id };
   }
 
-  /** The original of a fresh claim, once stored; undefined for an orphan; a 503 if it is still on its way. */
+  /** The original of a claimed window, once stored; undefined for an orphan; a 503 if it is still on its way. */
   async function originalOf(claimId: string, claimedAt: Date): Promise<Original | undefined> {
     const deadline = Date.now() + ORIGINAL_WAIT_MS;
     for (;;) {
@@ -123,74 +125,75 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     }
   }
 
-  /** Claims the booking's next free sequence number for `eventId`, from `from` on: an insert per number, no look-up first. */
-  async function claimSequence(eventId: string, from: number): Promise<number> {
-    for (let sequence = from; sequence < from + MAX_STEPS; sequence++) {
-      try {
-        await deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: eventId, at: now });
-        return sequence;
-      } catch (err) {
-        if (!isDuplicateKeyError(err)) throw err;
-      }
-    }
-    throw new Error(`booking ${ref}: no free sequence number from ${from}`);
+  /**
+   * Why the claim of `claimId` at number `sequence` conflicted: the claim's stored original, the
+   * number taken by another event ('next'), or an orphan claim whose window no longer counts.
+   */
+  async function conflict(claimId: string, sequence: number): Promise<Original | 'next' | 'orphan'> {
+    const stored = await findEvent(claimId);
+    if (stored) return stored;
+    const holder = await SequenceClaim.findById(sequenceClaimId(company, ref, sequence)).lean();
+    if (holder && holder.event_id !== claimId) return 'next';
+    // The claim holds a number and its original is not stored yet. (A query on event_id reads the
+    // whole collection on FerretDB 1.x: only when the claim is not at this number, which is rare.)
+    const claim = holder ?? (await SequenceClaim.findOne({ event_id: claimId }).lean());
+    if (!claim) return 'next'; // the claim was voided meanwhile: this number is taken, look further
+    return (await originalOf(claimId, new Date(claim.at))) ?? 'orphan';
   }
 
-  // Each generation's claim is inserted straight away: in the common case (a new event) that is the
-  // only write of the duplicate check; a conflict means the generation is taken, and only then is it read.
-  let nextSequence = 1;
-  for (let gen = 1; gen <= MAX_STEPS; gen++) {
+  let sequence = 1;
+  for (let gen = 1, steps = 0; gen <= MAX_STEPS && steps < MAX_STEPS; steps++) {
     const claimId = originalEventId(company, ref, input.action_key, gen);
+    const nextAttemptAt = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
     try {
-      await deps.writers.claimWindow.submit({ _id: claimId, received_at: now });
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-      const claim = await DedupClaim.findById(claimId).lean();
-      if (!claim) {
-        gen -= 1; // freed meanwhile (its original could not be stored): try it again
-        continue;
-      }
-      const claimedAt = new Date(claim.received_at);
-      if (now.getTime() - claimedAt.getTime() < DUPLICATE_WINDOW_MS) {
-        const original = await originalOf(claimId, claimedAt);
-        if (original) return duplicateOf(original);
-        // an orphan: its window no longer counts
-      } else {
-        const previous = await findEvent(claimId);
-        if (previous?.sequence) nextSequence = Math.max(nextSequence, previous.sequence + 1);
-      }
-      continue;
-    }
-    // This request is the original: number it, store it, publish it.
-    try {
-      const nextAttemptAt = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
-      // The outbox entry is written before the event, alongside the sequence number: a stored event always has one.
-      const [sequence] = await Promise.all([
-        claimSequence(claimId, nextSequence),
+      // The outbox entry is written with the claim, before the event: a stored event always has one.
+      await Promise.all([
+        deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId, at: now }),
         deps.writers.addToOutbox.submit({ _id: claimId, due_at: nextAttemptAt }).catch((err: unknown) => {
           if (!isDuplicateKeyError(err)) throw err; // an entry left by an earlier attempt serves as well
         }),
       ]);
-      const doc = {
-        ...base,
-        _id: claimId,
-        event_id: claimId,
-        status: 'RECEIVED' as const,
-        sequence,
-        claim_gen: gen,
-        duplicate_of: null,
-        next_attempt_at: nextAttemptAt,
-      };
-      await deps.writers.insertEvent.submit(doc);
-      deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, correlationId: source.correlationId });
-      const published = await publishNew(deps, doc as unknown as EventDoc);
-      return published ? { kind: 'queued', eventId: claimId } : { kind: 'publish-delayed', eventId: claimId };
     } catch (err) {
-      // Not stored: free the window so the customer's retry is not answered as a duplicate of nothing.
+      if (!isDuplicateKeyError(err)) throw err;
+      const why = await conflict(claimId, sequence);
+      if (why === 'next') {
+        sequence += 1;
+      } else if (why === 'orphan') {
+        gen += 1;
+      } else if (now.getTime() - new Date(why.received_at).getTime() < DUPLICATE_WINDOW_MS) {
+        return duplicateOf(why);
+      } else {
+        gen += 1;
+        if (why.sequence) sequence = Math.max(sequence, why.sequence + 1);
+      }
+      continue;
+    }
+    // This request is the original: store it, publish it.
+    const doc = {
+      ...base,
+      _id: claimId,
+      event_id: claimId,
+      status: 'RECEIVED' as const,
+      sequence,
+      claim_gen: gen,
+      duplicate_of: null,
+      next_attempt_at: nextAttemptAt,
+    };
+    try {
+      await deps.writers.insertEvent.submit(doc);
+    } catch (err) {
+      // Not stored: free the window (the number stays used) so the customer's retry is not answered as a duplicate of nothing.
       const stored = await findEvent(claimId).catch(() => undefined);
-      if (stored === null) await DedupClaim.deleteOne({ _id: claimId }).exec().catch(() => undefined);
+      if (stored === null) {
+        await SequenceClaim.updateOne({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId }, { $set: { event_id: `void:${randomUUID()}` } })
+          .exec()
+          .catch(() => undefined);
+      }
       throw err;
     }
+    deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, correlationId: source.correlationId });
+    const published = await publishNew(deps, doc as unknown as EventDoc);
+    return published ? { kind: 'queued', eventId: claimId } : { kind: 'publish-delayed', eventId: claimId };
   }
-  throw new Error(`booking ${ref}: no free duplicate window after ${MAX_STEPS} generations`);
+  throw new Error(`booking ${ref}: no free window and number after ${MAX_STEPS} steps`);
 }

@@ -3,7 +3,7 @@ import type { Connection } from '@smartlock/db';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 import type { Gateway } from '../app';
 import { BookingTap, TestCompany, booking, connectIdentity, movableClock, seedCompany, startGateway } from '../testing/harness';
-import { ORPHAN_AFTER_MS, OriginalPendingMessage, originalEventId } from './accept';
+import { ORPHAN_AFTER_MS, OriginalPendingMessage, originalEventId, sequenceClaimId } from './accept';
 import { IngestMessages } from './routes';
 
 describe('duplicates: same reference_id and action within 60 s of the original', () => {
@@ -110,16 +110,19 @@ describe('duplicates: same reference_id and action within 60 s of the original',
     const body = booking({ reference_id: 'DUP-ORPHAN' });
     const claimId = originalEventId(a.companyId, 'DUP-ORPHAN', 'create', 1);
     // died a moment ago: the duplicate cannot name an event that does not exist, so it is a 503 (retry)
-    await gw.deps.models.DedupClaim.create({ _id: claimId, received_at: new Date(clock.now().getTime() - 1_000) });
+    const numberId = sequenceClaimId(a.companyId, 'DUP-ORPHAN', 1);
+    await gw.deps.models.SequenceClaim.create({ _id: numberId, event_id: claimId, at: new Date(clock.now().getTime() - 1_000) });
     const early = await send(a, body);
     expect(early.status).toBe(503);
     expect(early.body).toEqual({ success: false, errors: [OriginalPendingMessage], message: OriginalPendingMessage });
     // died long enough ago: the next event is the original
-    await gw.deps.models.DedupClaim.updateOne({ _id: claimId }, { received_at: new Date(clock.now().getTime() - ORPHAN_AFTER_MS - 1) });
+    await gw.deps.models.SequenceClaim.updateOne({ _id: numberId }, { at: new Date(clock.now().getTime() - ORPHAN_AFTER_MS - 1) });
     const later = await send(a, body);
     expect(later.status).toBe(202);
     expect(later.body.message).toBe(IngestMessages.queued);
     expect(later.body.eventId).toBe(originalEventId(a.companyId, 'DUP-ORPHAN', 'create', 2));
+    // the orphan keeps its number: the original takes the next one
+    expect((await Event().findById(later.body.eventId).lean())?.sequence).toBe(2);
   });
 
   it("different actions of one booking at the same instant get distinct sequence numbers, 1 to n", async () => {

@@ -78,8 +78,9 @@ export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], e
       },
     ).exec(),
   );
-  // Kept when the update did not land: the relay reconciles the event from its entry.
-  if (done) await persist(deps, 'the outbox entry removal', e._id, () => deps.writers.removeFromOutbox.submit(e._id));
+  // Kept when the update did not land: the relay reconciles the event from its entry. Not awaited:
+  // nobody waits for it (an entry whose removal is lost is dropped by the relay, its event not being due).
+  if (done) void persist(deps, 'the outbox entry removal', e._id, () => deps.writers.removeFromOutbox.submit(e._id));
   return done;
 }
 

@@ -110,7 +110,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       const res = await request(gw.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
       expect(res.status).toBe(202);
       expect((await gw.deps.models.Event.findById(res.body.eventId).lean())?.status).toBe('QUEUED');
-      expect(await gw.deps.models.Outbox.findById(res.body.eventId).lean()).toBeNull();
+      await waitFor(async () => (await gw.deps.models.Outbox.findById(res.body.eventId).lean()) === null, { what: 'the entry to go' });
 
       // An entry whose event has nothing pending (the worker reported meanwhile) is dropped, not published.
       const past = new Date(Date.now() - 1000);
