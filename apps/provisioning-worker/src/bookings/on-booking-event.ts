@@ -74,11 +74,18 @@ export function bookingSubject(b: BookingDoc): Subject {
  * (Room not found…) or a permanent vendor error ends in onBookingDeadLetter (FAILED at once); any
  * other error is retried by libs/messaging and after the last retry ends there too (DEAD_LETTER).
  */
-export async function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
+export function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
+  // A booking's first event, on its first delivery, finds no booking: it skips the read and inserts
+  // (if the booking does exist, a copy published twice, the insert fails and it starts over with the read).
+  const surelyNew = msg.sequence === 1 && ctx.retryCount === 0 && !ctx.redelivered;
+  return handleBookingEvent(deps, msg, ctx, surelyNew);
+}
+
+async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext, surelyNew: boolean): Promise<void> {
   const { Booking } = deps.models;
   const log = ctx.logger.child({ eventId: msg.event_id, referenceId: msg.reference_id, sequence: msg.sequence });
   const id = bookingId(msg.company_id, msg.reference_id);
-  const found = await Booking.findById(id).lean<BookingDoc>();
+  const found = surelyNew ? null : await Booking.findById(id).lean<BookingDoc>();
   // A new booking is stored only with its first event's model (one write, not an insert and an update).
   let stored = !!found;
   let b = found ?? newBooking(msg);
@@ -115,14 +122,14 @@ export async function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage
       change = await applyEvent(deps.layout, deps.caps, b, msg);
     } catch (err) {
       // The dead-letter path settles the event on the stored booking, so the booking's next event runs.
-      if (!stored) await insertBooking(deps, b);
+      if (!stored && !(await insertBooking(deps, b)) && surelyNew) return handleBookingEvent(deps, msg, ctx, false);
       throw err;
     }
     b = { ...b, ...change, model_sequence: msg.sequence };
     if (stored) await Booking.updateOne({ _id: id }, { $set: { ...change, model_sequence: msg.sequence } });
     else if (!(await insertBooking(deps, b))) {
-      // A concurrent delivery of this booking's first event stored it first: start over from its document.
-      return onBookingEvent(deps, msg, ctx);
+      // Another delivery of this booking's first event stored it first: start over from its document.
+      return handleBookingEvent(deps, msg, ctx, false);
     }
   } else {
     log.info('event already applied to the booking; converging the locks only', { modelSequence: b.model_sequence });
