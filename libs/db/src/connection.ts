@@ -85,7 +85,9 @@ export function isUnavailableError(err: unknown): boolean {
   const message = (err as { message?: string } | null)?.message ?? '';
   return (
     /MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError|MongoPoolClearedError/.test(name) ||
-    /before initial connection is complete|Client must be connected|connection .* closed|Topology is closed/i.test(message)
+    // An unordered insertMany reports a lost server as a MongoBulkWriteError carrying the socket's error
+    // ("connect ECONNREFUSED …"): measured with the database cut off behind a proxy.
+    /before initial connection is complete|Client must be connected|connection .* closed|Topology is closed|\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)\b/i.test(message)
   );
 }
 

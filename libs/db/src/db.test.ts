@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { Schema } from 'mongoose';
-import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases } from '@smartlock/testing';
+import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases, startTcpProxy } from '@smartlock/testing';
 import { connectDb, ensureIndexes, basePlugin, isDuplicateKeyError, isUnavailableError } from './index';
 
 describe('libs/db', () => {
@@ -53,5 +53,24 @@ describe('libs/db', () => {
     expect(err).toBeInstanceOf(Error);
     expect(isUnavailableError(err)).toBe(true);
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('counts an unordered insertMany that lost its server as unavailable (a 503, not a 500)', async () => {
+    const target = new URL(MONGO_URL);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 27017) });
+    const dbName = uniqueDbName('dbcut');
+    const conn = await connectDb({ url: `mongodb://127.0.0.1:${proxy.port}`, dbName, logger });
+    try {
+      const Thing = conn.model('Thing', new Schema({ _id: String }));
+      await Thing.insertMany([{ _id: 'before' }], { ordered: false });
+      await proxy.cut();
+      const errors = [];
+      for (let i = 0; i < 3; i++) errors.push(await Thing.insertMany([{ _id: `during-${i}` }], { ordered: false }).catch((e) => e));
+      expect(errors.map((e) => [e instanceof Error, isUnavailableError(e)])).toEqual(errors.map(() => [true, true]));
+    } finally {
+      await proxy.stop();
+      await conn.close();
+      await dropDatabases(dbName);
+    }
   });
 });
