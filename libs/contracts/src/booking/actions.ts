@@ -29,7 +29,9 @@ export function normaliseAction(action: string): string {
 }
 
 export function eventTypeForAction(action: string): EventType {
-  return ACTION_TABLE[normaliseAction(action)] ?? 'BOOKING_UPDATE';
+  const key = normaliseAction(action);
+  // Own keys only: `constructor` is a key of every object (it crashed the publish of such an event).
+  return Object.hasOwn(ACTION_TABLE, key) ? ACTION_TABLE[key] : 'BOOKING_UPDATE';
 }
 
 /** SPEC: room is required for create, update, checkin and checkout (optional for cancel). */
