@@ -155,6 +155,11 @@ describe('location-api: external ids and layout administration', () => {
       });
       expect(kinds).toEqual([`lock.bound:${beds[0]._id}`, `lock.unbound:${beds[0]._id}`, `lock.bound:${beds[1]._id}`]);
       expect((await h.admin.put(`${A.base}/locks/CAB-2`, { bed_id: beds[0]._id, room_id: rooms[0]._id, lock_mac: 'x' })).status).toBe(400);
+      // an empty name or provider would be published and refused by every replica's message schema
+      for (const empty of [{ name: '' }, { provider: '' }]) {
+        const refused = await h.admin.put(`${A.base}/locks/CAB-2`, { bed_id: beds[0]._id, lock_mac: 'CC:02', ...empty });
+        expect({ status: refused.status, code: refused.data.code }).toEqual({ status: 400, code: 4000 });
+      }
       expect((await h.admin.delete(`${A.base}/locks/CAB-1`)).data).toMatchObject({ code: 7035 });
       expect((await h.admin.delete(`${A.base}/locks/CAB-1`)).status).toBe(404);
     });

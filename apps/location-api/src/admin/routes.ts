@@ -79,7 +79,9 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: Model<OccupancyEn
       if (typeof target !== 'string' || !OBJECT_ID.test(target)) throw badRequest(`${targets[0]} must be a 24-character hexadecimal ObjectId`);
       if (typeof body.lock_mac !== 'string' || !body.lock_mac || body.lock_mac.length > 64) throw badRequest('lock_mac is required (1 to 64 characters)');
       for (const f of ['name', 'provider'] as const) {
-        if (body[f] !== undefined && body[f] !== null && (typeof body[f] !== 'string' || (body[f] as string).length > 100)) throw badRequest(`${f} must be a string (up to 100 characters) or null`);
+        // '' is refused like the import does: location.events (and so every replica) never carry it.
+        const v = body[f];
+        if (v !== undefined && v !== null && (typeof v !== 'string' || v.length < 1 || v.length > 100)) throw badRequest(`${f} must be a string (1 to 100 characters) or null`);
       }
       const lockId = req.params.lockId;
       if (lockId.length > 64) throw badRequest('lockId must be at most 64 characters');
