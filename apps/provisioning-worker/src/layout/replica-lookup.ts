@@ -76,6 +76,19 @@ export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): Layo
 function versionCache(replica: LayoutReplica, maxEntries: number) {
   const companies = new Map<string, { version: number; answers: Map<string, Promise<unknown>> }>();
   const fetching = new Map<string, Promise<void>>();
+  const reading = new Map<string, Promise<number>>();
+
+  // Look-ups started in the same tick (an event's site and room) share one read of the version: it
+  // is sent after all of them started, so it is as fresh as a read of their own.
+  const versionOf = (companyId: string): Promise<number> => {
+    let p = reading.get(companyId);
+    if (!p) {
+      p = replica.version(companyId);
+      reading.set(companyId, p);
+      process.nextTick(() => reading.delete(companyId));
+    }
+    return p;
+  };
 
   const fetchOnce = (companyId: string): Promise<void> => {
     let p = fetching.get(companyId);
@@ -87,7 +100,7 @@ function versionCache(replica: LayoutReplica, maxEntries: number) {
   };
 
   return async function cached<T>(companyId: string, key: (string | undefined)[], load: () => Promise<T>): Promise<T> {
-    let version = await replica.version(companyId);
+    let version = await versionOf(companyId);
     if (!version) {
       await fetchOnce(companyId);
       version = await replica.version(companyId);
