@@ -141,20 +141,26 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     return (await originalOf(claimId, new Date(claim.at))) ?? 'orphan';
   }
 
+  /** Frees the window of a claim whose event was not stored; its number stays used (a gap, never a reuse). Best effort. */
+  async function voidClaim(claimId: string, sequence: number) {
+    await SequenceClaim.updateOne({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId }, { $set: { event_id: `void:${randomUUID()}` } })
+      .exec()
+      .catch(() => undefined);
+  }
+
   let sequence = 1;
   for (let gen = 1, steps = 0; gen <= MAX_STEPS && steps < MAX_STEPS; steps++) {
     const claimId = originalEventId(company, ref, input.action_key, gen);
     const nextAttemptAt = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
-    try {
-      // The outbox entry is written with the claim, before the event: a stored event always has one.
-      await Promise.all([
-        deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId, at: now }),
-        deps.writers.addToOutbox.submit({ _id: claimId, due_at: nextAttemptAt }).catch((err: unknown) => {
-          if (!isDuplicateKeyError(err)) throw err; // an entry left by an earlier attempt serves as well
-        }),
-      ]);
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
+    // The outbox entry is written with the claim, before the event: a stored event always has one.
+    const [claimed, listed] = await Promise.allSettled([
+      deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId, at: now }),
+      deps.writers.addToOutbox.submit({ _id: claimId, due_at: nextAttemptAt }).catch((err: unknown) => {
+        if (!isDuplicateKeyError(err)) throw err; // an entry left by an earlier attempt serves as well
+      }),
+    ]);
+    if (claimed.status === 'rejected') {
+      if (!isDuplicateKeyError(claimed.reason)) throw claimed.reason;
       const why = await conflict(claimId, sequence);
       if (why === 'next') {
         sequence += 1;
@@ -167,6 +173,10 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
         if (why.sequence) sequence = Math.max(sequence, why.sequence + 1);
       }
       continue;
+    }
+    if (listed.status === 'rejected') {
+      await voidClaim(claimId, sequence);
+      throw listed.reason;
     }
     // This request is the original: store it, publish it.
     const doc = {
@@ -184,11 +194,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     } catch (err) {
       // Not stored: free the window (the number stays used) so the customer's retry is not answered as a duplicate of nothing.
       const stored = await findEvent(claimId).catch(() => undefined);
-      if (stored === null) {
-        await SequenceClaim.updateOne({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId }, { $set: { event_id: `void:${randomUUID()}` } })
-          .exec()
-          .catch(() => undefined);
-      }
+      if (stored === null) await voidClaim(claimId, sequence);
       throw err;
     }
     deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, correlationId: source.correlationId });
