@@ -128,6 +128,17 @@ describe('libs/auth against the real database', () => {
     expect(revoked.body).toEqual({ success: false, errors: [AuthMessages.invalidToken], message: AuthMessages.invalidToken });
   });
 
+  it('a deleted ingest token is 401 on the next request, its id remembered or not', async () => {
+    const t = generateIngestToken();
+    const doc = await auth.models.IngestToken.create({ company_id: companyA, site_id: 'site-2', provider: 'direct', hash: t.hash });
+    expect((await request(app).post(`/webhook/t/${t.token}`).send({})).status).toBe(200);
+    await auth.models.IngestToken.deleteOne({ _id: doc._id });
+    expect((await request(app).post(`/webhook/t/${t.token}`).send({})).status).toBe(401);
+    // Issued again under the same hash (a restore): found again, by its hash.
+    const again = await auth.models.IngestToken.create({ company_id: companyA, site_id: 'site-3', provider: 'direct', hash: t.hash });
+    expect((await request(app).post(`/webhook/t/${t.token}`).send({})).body).toMatchObject({ tokenId: String(again._id), siteId: 'site-3' });
+  });
+
   it('retry accepts the admin token or a company key', async () => {
     expect((await request(app).post('/webhook/retry').set('Authorization', 'Bearer admin-token-123')).body).toEqual({ kind: 'admin' });
     expect((await request(app).post('/webhook/retry').set('Authorization', 'Bearer nope')).status).toBe(401);

@@ -173,6 +173,17 @@ describe('ingest: POST /webhook/t/:token and /webhook/generic', () => {
     expect((await post(`/webhook/t/${revoked.token}`, booking())).status).toBe(401);
   });
 
+  it('a token revoked after use (its id remembered, requests in flight) is refused from the next request on', async () => {
+    const c = await seedCompany(identity);
+    const burst = Array.from({ length: 10 }, (_, i) => post(`/webhook/t/${c.token}`, booking({ reference_id: `BK-REVOKE-${i}` })));
+    await identityModels(identity).IngestToken.updateMany({ company_id: c.companyId }, { revoked_at: new Date() });
+    // Sent before the revocation completed: either answer is right, but never a 500.
+    for (const res of await Promise.all(burst)) expect([202, 401]).toContain(res.status);
+    const next = await post(`/webhook/t/${c.token}`, booking({ reference_id: 'BK-REVOKE-next' }));
+    expect(next.status).toBe(401);
+    expect(next.body.message).toBe('Invalid or revoked ingest token');
+  });
+
   it('generic: apikey and X-Site-Id; the provider is "generic"', async () => {
     const res = await post('/webhook/generic', booking({ reference_id: 'BK-GEN' }))
       .set('apikey', a.apiKey)
