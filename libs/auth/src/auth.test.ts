@@ -83,6 +83,25 @@ describe('libs/auth against the real database', () => {
     expect(res.body.message).toBe('API key has been revoked');
   });
 
+  it('a deleted key is 401 on the next request, though its id is remembered; a key reissued under that prefix is read afresh', async () => {
+    const k = generateApiKey();
+    const doc = await auth.models.ApiKey.create({ company_id: companyA, name: 'k', prefix: k.prefix, hash: k.hash });
+    expect((await request(app).get('/api/whoami').set('apikey', k.key)).status).toBe(200);
+    await auth.models.ApiKey.deleteOne({ _id: doc._id });
+    expect((await request(app).get('/api/whoami').set('apikey', k.key)).body.message).toBe(AuthMessages.invalidKey);
+    await auth.models.ApiKey.create({ company_id: companyB, name: 'k', prefix: k.prefix, hash: k.hash });
+    expect((await request(app).get('/api/whoami').set('apikey', k.key)).body).toEqual({ company: String(companyB) });
+  });
+
+  it('concurrent requests with one key: all answered, and a revocation before a request is seen by it', async () => {
+    const { key, id } = await issueKey(companyA);
+    const burst = await Promise.all(Array.from({ length: 30 }, () => request(app).get('/api/whoami').set('apikey', key)));
+    expect(burst.map((r) => r.status)).toEqual(Array(30).fill(200));
+    await auth.models.ApiKey.updateOne({ _id: id }, { revoked_at: new Date() });
+    const after = await Promise.all(Array.from({ length: 10 }, () => request(app).get('/api/whoami').set('apikey', key)));
+    expect(after.map((r) => r.body.message)).toEqual(Array(10).fill('API key has been revoked'));
+  });
+
   it('expired: 401 "API key has expired"', async () => {
     const { key } = await issueKey(companyA, { expires_at: new Date(clock.getTime() - 1000) });
     const res = await request(app).get('/api/whoami').set('apikey', key);

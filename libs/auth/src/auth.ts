@@ -1,8 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Connection, Types } from '@smartlock/db';
+import { Connection, Model, Types } from '@smartlock/db';
+import type { FilterQuery } from 'mongoose';
 import { HttpError } from '@smartlock/http';
 import type { Logger } from '@smartlock/observability';
-import { IdentityModels, identityModels } from './identity.models';
+import { ApiKeyDoc, IdentityModels, IngestTokenDoc, identityModels } from './identity.models';
 import { freshReads } from './fresh-reads';
 import { isWellFormedIngestToken, parseApiKey, safeEqual, sha256 } from './secrets';
 
@@ -51,8 +52,8 @@ export interface Auth {
   apiKeyOrAdmin(adminToken: string): RequestHandler;
 }
 
-/** Ingest tokens whose id one process remembers (a token's id is one small map entry). */
-const TOKEN_ID_CACHE_MAX = 10_000;
+/** Keys and tokens whose id one process remembers (an id is one small map entry). */
+const ID_CACHE_MAX = 10_000;
 
 export function createAuth(opts: AuthOptions): Auth {
   const models = identityModels(opts.identityDb);
@@ -79,8 +80,9 @@ export function createAuth(opts: AuthOptions): Auth {
     if (key === undefined || key === '') throw new HttpError(401, AuthMessages.missingKey);
     const parsed = typeof key === 'string' ? parseApiKey(key) : undefined;
     if (!parsed || typeof key !== 'string') throw new HttpError(401, AuthMessages.invalidKey);
-    // No cache: revocation must hold on the very next request on every instance (SPEC rule 5).
-    const doc = await models.ApiKey.findOne({ prefix: parsed.prefix }).lean();
+    // Read on every request (by remembered _id): revocation must hold on the very next request on
+    // every instance (SPEC rule 5).
+    const doc = await readApiKey(parsed.prefix);
     if (!doc || !safeEqual(doc.hash, sha256(key))) throw new HttpError(401, AuthMessages.invalidKey);
     if (doc.revoked_at) throw new HttpError(401, AuthMessages.revoked);
     if (doc.expires_at && doc.expires_at.getTime() <= now().getTime()) throw new HttpError(401, AuthMessages.expired);
@@ -89,27 +91,32 @@ export function createAuth(opts: AuthOptions): Auth {
   }
 
   /**
-   * Token hash → the token's `_id`, so that every request after the first reads its token by primary
-   * key (FerretDB 1.x answers only `_id` from an index; a `hash` query reads the whole collection).
-   * Only the id is kept: each request still reads the document, so a revocation holds on the next
-   * request; the read checks the hash, so a stale entry can never admit a token.
+   * A credential's lookup value (an ingest token's hash, an API key's prefix) → its `_id`, so that
+   * every request after the first reads its document by primary key (FerretDB 1.x answers only `_id`
+   * from an index; a `hash` or `prefix` query reads the whole collection). Only the id is kept: each
+   * request still reads the document, so a revocation holds on the next request; the read checks the
+   * lookup value, so a stale entry can never admit anyone.
    */
-  const tokenIds = new Map<string, Types.ObjectId>();
-  const readToken = freshReads(async (hash: string) => {
-    const id = tokenIds.get(hash);
-    if (id) {
-      const byId = await models.IngestToken.findById(id).lean();
-      if (byId && byId.hash === hash) return byId;
-      tokenIds.delete(hash);
-      if (!byId) return null; // deleted
-    }
-    const doc = await models.IngestToken.findOne({ hash }).lean();
-    if (doc) {
-      if (tokenIds.size >= TOKEN_ID_CACHE_MAX) tokenIds.clear();
-      tokenIds.set(hash, doc._id);
-    }
-    return doc;
-  });
+  function byRememberedId<D extends { _id: Types.ObjectId }>(model: Model<D>, field: 'hash' | 'prefix') {
+    const ids = new Map<string, Types.ObjectId>();
+    return freshReads(async (value: string): Promise<D | null> => {
+      const id = ids.get(value);
+      if (id) {
+        const byId = await model.findById(id).lean<D>();
+        if (byId && (byId as Record<string, unknown>)[field] === value) return byId;
+        ids.delete(value);
+        if (!byId) return null; // deleted
+      }
+      const doc = await model.findOne({ [field]: value } as FilterQuery<D>).lean<D>();
+      if (doc) {
+        if (ids.size >= ID_CACHE_MAX) ids.clear();
+        ids.set(value, doc._id);
+      }
+      return doc;
+    });
+  }
+  const readToken = byRememberedId<IngestTokenDoc>(models.IngestToken, 'hash');
+  const readApiKey = byRememberedId<ApiKeyDoc>(models.ApiKey, 'prefix');
 
   async function verifyIngestToken(token: unknown) {
     if (typeof token !== 'string' || !isWellFormedIngestToken(token)) throw new HttpError(401, AuthMessages.invalidToken);
