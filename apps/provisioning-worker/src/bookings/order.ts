@@ -51,7 +51,7 @@ export function createTurns(models: WorkerModels) {
    * booking, in the same round trip), and wakes this process's waiters.
    */
   async function settle(companyId: string, ref: string, sequence: number, set: Partial<BookingDoc> = {}): Promise<void> {
-    await models.Booking.updateOne({ _id: bookingId(companyId, ref) }, { $set: set, $max: { applied_sequence: sequence } });
+    await models.Booking.updateOne({ _id: bookingId(companyId, ref) }, { ...(Object.keys(set).length ? { $set: set } : {}), $max: { applied_sequence: sequence } });
     settled(companyId, ref);
   }
 
