@@ -62,6 +62,22 @@ describe('libs/messaging against the real broker', () => {
     await expect(b.publish(EX.name, 'nobody.listens', { id: 2 })).rejects.toThrow(/unroutable/);
   });
 
+  it('settles every publish when two with one messageId are in flight (a request and an outbox relay sending the same change)', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    const consumerSide = broker();
+    await consumerSide.consume(Q, async () => undefined, { retryDelaysMs: [100] });
+    await consumerSide.connect();
+    await consumerSide.close(0);
+    await b.connect();
+    // Before the fix the second entry replaced the first: one promise never settled, not even by the timeout.
+    const both = Promise.all([1, 2].map((id) => b.publish(EX.name, 'thing.created', { id }, { messageId: 'same-id' })));
+    await expect(Promise.race([both, new Promise((_, reject) => setTimeout(() => reject(new Error('a publish never settled')), 15_000))])).resolves.toHaveLength(2);
+    // and an unroutable one still reports as such when it shares its id with one in flight
+    const mixed = await Promise.allSettled([b.publish(EX.name, 'thing.created', { id: 3 }, { messageId: 'other-id' }), b.publish(EX.name, 'nobody.listens', { id: 4 }, { messageId: 'lone-id' })]);
+    expect(mixed.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+  }, 30_000);
+
   it('rejects a publish while the connection is down', async () => {
     const b = broker();
     await b.declareExchanges([EX]);

@@ -100,6 +100,7 @@ interface Pending {
   reject: (err: Error) => void;
   returned: boolean;
   timer: NodeJS.Timeout;
+  messageId: string;
 }
 
 const DEFAULT_DELAYS = [1000, 5000, 30000];
@@ -118,7 +119,10 @@ export function createBroker(opts: BrokerOptions): Broker {
   const publishTimeoutMs = opts.publishTimeoutMs ?? 10_000;
   const exchanges = new Map<string, ExchangeDef>();
   const consumers: Consumer[] = [];
-  const pending = new Map<string, Pending>();
+  // Keyed per publish, not by messageId: two publishes of one messageId may be in flight at once (an
+  // outbox relay re-sending what a request is still publishing); sharing a key left one never settled.
+  const pending = new Map<number, Pending>();
+  let publishSeq = 0;
   let connection: ChannelModel | undefined;
   let confirm: ConfirmChannel | undefined;
   let closing = false;
@@ -167,8 +171,7 @@ export function createBroker(opts: BrokerOptions): Broker {
   async function openConfirmChannel(conn: ChannelModel) {
     const ch = await conn.createConfirmChannel();
     ch.on('return', (msg: ConsumeMessage) => {
-      const p = msg.properties.messageId ? pending.get(msg.properties.messageId) : undefined;
-      if (p) p.returned = true;
+      for (const p of pending.values()) if (msg.properties.messageId && p.messageId === msg.properties.messageId) p.returned = true;
     });
     ch.on('error', (err: Error) => log.warn('publisher channel error', { err }));
     ch.on('close', () => {
@@ -281,23 +284,24 @@ export function createBroker(opts: BrokerOptions): Broker {
   ): Promise<void> {
     const ch = confirm;
     if (!ch || !connection) throw new BrokerUnavailableError();
+    const key = ++publishSeq;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
-        if (pending.delete(props.messageId)) reject(new PublishError(`broker did not confirm within ${publishTimeoutMs} ms`));
+        if (pending.delete(key)) reject(new PublishError(`broker did not confirm within ${publishTimeoutMs} ms`));
       }, publishTimeoutMs);
-      const entry: Pending = { resolve, reject, returned: false, timer };
-      pending.set(props.messageId, entry);
+      const entry: Pending = { resolve, reject, returned: false, timer, messageId: props.messageId };
+      pending.set(key, entry);
       try {
         ch.publish(exchange, routingKey, body, { persistent: true, mandatory: true, ...props }, (err) => {
           clearTimeout(timer);
-          if (!pending.delete(props.messageId)) return;
+          if (!pending.delete(key)) return;
           if (err) reject(new PublishError(`broker rejected the message (nack) on ${exchange || '(default)'}/${routingKey}`));
           else if (entry.returned) reject(new PublishError(`unroutable: no queue bound to ${exchange || '(default)'}/${routingKey}`));
           else resolve();
         });
       } catch (err) {
         clearTimeout(timer);
-        pending.delete(props.messageId);
+        pending.delete(key);
         reject(new BrokerUnavailableError(`publish failed: ${(err as Error).message}`));
       }
     });
