@@ -53,10 +53,10 @@ describe('libs/layout: the layout replica', () => {
     await dropDatabases(dbName);
   });
 
-  async function setup(fetch?: () => Promise<LayoutSnapshot>) {
+  async function setup(fetch?: () => Promise<LayoutSnapshot>, claimTimeoutMs?: number) {
     const company = oid();
     const src = source(company);
-    const replica = createLayoutReplica({ db, logger, fetchSnapshot: fetch ?? src.snapshot, gapGraceMs: 300 });
+    const replica = createLayoutReplica({ db, logger, fetchSnapshot: fetch ?? src.snapshot, gapGraceMs: 300, claimTimeoutMs });
     await ensureIndexes(replica.models);
     return { company, src, replica };
   }
@@ -132,6 +132,26 @@ describe('libs/layout: the layout replica', () => {
     await late.replica.apply(late.src.messages[1]);
     expect(await late.replica.version(late.company)).toBe(2);
     expect((await late.replica.findSite(late.company, s2._id))?.name).toBe('S2 renamed');
+  });
+
+  it('a rebuild waits for a claim another process holds, and takes over one a crashed process left', async () => {
+    const { company, src, replica } = await setup(undefined, 1500);
+    const site = src.add('site', 'Harbour');
+    const b = src.add('building', 'A', site);
+    const f = src.add('floor', '1', b);
+    src.add('room', '101', f);
+    const claims = db.collection('replica_location_claims');
+    // A live holder that finishes in 400 ms: the rebuild goes on after it, without an error.
+    await claims.insertOne({ _id: `${company}:1`, at: new Date() } as never);
+    setTimeout(() => void claims.deleteOne({ _id: `${company}:1` } as never), 400);
+    await replica.rebuild(company);
+    expect((await replica.findRoomByName(company, site._id, '101'))?.name).toBe('101');
+    // A crashed holder (its claim never goes): taken over after claimTimeoutMs, not an error.
+    src.add('room', '102', f);
+    const next = (await replica.version(company)) + 1;
+    await claims.insertOne({ _id: `${company}:${next}`, at: new Date() } as never);
+    await replica.rebuild(company);
+    expect((await replica.findRoomByName(company, site._id, '102'))?.name).toBe('102');
   });
 
   it('deletes and external ids: lookups follow, stale keys never answer', async () => {

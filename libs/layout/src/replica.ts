@@ -134,6 +134,7 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
   const grace = opts.gapGraceMs ?? 5000;
   const threshold = opts.rebuildThreshold ?? 500;
   const claimTimeout = opts.claimTimeoutMs ?? 60_000;
+  const rebuildWaitSlackMs = 5000;
   const model = <T>(name: string, schema: Schema<T>, collection: string) => db.models[name] ?? db.model<T>(name, schema, collection);
   const Nodes = model('ReplicaLocationNode', nodeSchema, 'replica_location_nodes');
   const Keys = model('ReplicaLocationKey', keySchema, 'replica_location_keys');
@@ -262,13 +263,23 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     /** Replaces the company's replica with its snapshot (when the snapshot is newer than what is applied). */
     async rebuild(companyId: string, fetchSnapshot: FetchSnapshot | undefined = opts.fetchSnapshot): Promise<void> {
       if (!fetchSnapshot) throw new ReplicaUnavailableError('no fetchSnapshot given');
-      const s = await state(companyId);
-      const next = (s?.version ?? 0) + 1;
-      if (!(await claim(companyId, next))) throw new ReplicaUnavailableError(`the layout replica of ${companyId} is being updated; retry`);
-      try {
-        await rebuildClaimed(companyId, fetchSnapshot);
-      } finally {
-        await Claims.collection.deleteOne({ _id: `${companyId}:${next}` as never });
+      // While another process holds the company's claim (or a crashed one did, which claim() takes
+      // over after claimTimeout), wait for it instead of failing at once: a caller's retries
+      // (a booking's 2 + 10 + 30 s) are shorter than a takeover, and seen in a fault test a worker
+      // killed mid-rebuild dead-lettered every booking of its company this way.
+      const deadline = Date.now() + claimTimeout + rebuildWaitSlackMs;
+      for (;;) {
+        const next = ((await state(companyId))?.version ?? 0) + 1;
+        if (await claim(companyId, next)) {
+          try {
+            await rebuildClaimed(companyId, fetchSnapshot);
+          } finally {
+            await Claims.collection.deleteOne({ _id: `${companyId}:${next}` as never });
+          }
+          break;
+        }
+        if (Date.now() > deadline) throw new ReplicaUnavailableError(`the layout replica of ${companyId} is being updated; retry`);
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
       }
       await drain(companyId);
     },
