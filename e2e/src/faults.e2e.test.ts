@@ -47,7 +47,7 @@ describe('faults', () => {
     for (const { ref } of refs) {
       await waitFor(
         async () => (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events[0]?.status === 'COMPLETED',
-        { timeoutMs: 30_000, what: `${ref} COMPLETED` },
+        { timeoutMs: 120_000, what: `${ref} COMPLETED` },
       );
     }
     // The outage itself (the fault under test), not a wait for state: the endpoint stays down a minute.
@@ -71,5 +71,5 @@ describe('faults', () => {
     expect(delivered.size).toBe(refs.length);
     const perRef = refs.map(({ ref }) => sys.receiver.received.filter((r) => (r.body as { referenceId?: string }).referenceId === ref).length);
     expect(perRef).toEqual(refs.map(() => 1));
-  }, 200_000);
+  }, 300_000);
 });
