@@ -60,7 +60,13 @@ const oddString = fc.oneof(fc.constantFrom(...NASTY), fc.string({ unit: 'binary'
 /** Past every field limit (200-500 characters) and sometimes past the 256 kB body limit. */
 const hugeString = fc.integer({ min: 600, max: 300_000 }).map((n) => 'x'.repeat(n));
 const anyValue = fc.oneof(notString, oddString, hugeString, fc.constant(null));
-const extraKey = fc.oneof(fc.constantFrom('$where', '$gt', 'a.b', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'isAdmin'), fc.string({ minLength: 1, maxLength: 10 }));
+// `__proto__` is the 'proto' mutation's, whose outcome is 'either' (fast-check's strings produce it
+// now and then): joi skips an own `__proto__` key rather than calling it unknown, so the employee
+// route accepts and ignores it where another extra key is a 400.
+const extraKey = fc.oneof(
+  fc.constantFrom('$where', '$gt', 'a.b', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'isAdmin'),
+  fc.string({ minLength: 1, maxLength: 10 }).filter((k) => k !== '__proto__'),
+);
 
 // ---- mutations of a valid body -------------------------------------------------------------------
 
