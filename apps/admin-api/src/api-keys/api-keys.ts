@@ -5,7 +5,8 @@ import { isDuplicateKeyError } from '@smartlock/db';
 import { asyncHandler, badRequest } from '@smartlock/http';
 import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
-import { nameSchema, notFoundError, objectIdParam, validate } from '../shared/validation';
+import { revokeOnce } from '../shared/revoke';
+import { nameSchema, objectIdParam, validate } from '../shared/validation';
 
 /** A key as listed: never its hash, never the key itself. */
 export interface ApiKeyView {
@@ -76,24 +77,8 @@ export function apiKeyRoutes(router: Router, deps: Deps): void {
   router.post(
     '/api-keys/:keyId/revoke',
     asyncHandler(async (req, res) => {
-      const id = objectIdParam(req, 'keyId');
-      const revoked = await deps.models.ApiKey.findOneAndUpdate(
-        { _id: id, revoked_at: null },
-        { $set: { revoked_at: deps.now() } },
-        { new: true },
-      ).lean();
-      if (revoked) {
-        await deps.events.publish(
-          'api_key.revoked',
-          { company_id: String(revoked.company_id), id: String(revoked._id), data: { prefix: revoked.prefix, revoked_at: revoked.revoked_at } },
-          { correlationId: req.correlationId, logger: req.log },
-        );
-        res.json(apiKeyView(revoked));
-        return;
-      }
-      const existing = await deps.models.ApiKey.findById(id).lean();
-      if (!existing) throw notFoundError('API key', id);
-      res.json(apiKeyView(existing));
+      const revoked = await revokeOnce(deps, req, { model: deps.models.ApiKey, label: 'API key', event: 'api_key.revoked', data: (k) => ({ prefix: k.prefix, revoked_at: k.revoked_at }) }, objectIdParam(req, 'keyId'));
+      res.json(apiKeyView(revoked));
     }),
   );
 }

@@ -4,7 +4,8 @@ import { Joi } from '@smartlock/config';
 import { asyncHandler } from '@smartlock/http';
 import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
-import { SAFE_ID, notFoundError, objectIdParam, validate } from '../shared/validation';
+import { revokeOnce } from '../shared/revoke';
+import { SAFE_ID, objectIdParam, validate } from '../shared/validation';
 
 /** A token as listed: never its hash, never the token or its URL. */
 export interface IngestTokenView {
@@ -69,28 +70,8 @@ export function ingestTokenRoutes(router: Router, deps: Deps): void {
   router.post(
     '/ingest-tokens/:tokenId/revoke',
     asyncHandler(async (req, res) => {
-      const id = objectIdParam(req, 'tokenId');
-      const revoked = await deps.models.IngestToken.findOneAndUpdate(
-        { _id: id, revoked_at: null },
-        { $set: { revoked_at: deps.now() } },
-        { new: true },
-      ).lean();
-      if (revoked) {
-        await deps.events.publish(
-          'ingest_token.revoked',
-          {
-            company_id: String(revoked.company_id),
-            id: String(revoked._id),
-            data: { site_id: revoked.site_id, provider: revoked.provider, revoked_at: revoked.revoked_at },
-          },
-          { correlationId: req.correlationId, logger: req.log },
-        );
-        res.json(tokenView(revoked));
-        return;
-      }
-      const existing = await deps.models.IngestToken.findById(id).lean();
-      if (!existing) throw notFoundError('Ingest token', id);
-      res.json(tokenView(existing));
+      const revoked = await revokeOnce(deps, req, { model: deps.models.IngestToken, label: 'Ingest token', event: 'ingest_token.revoked', data: (t) => ({ site_id: t.site_id, provider: t.provider, revoked_at: t.revoked_at }) }, objectIdParam(req, 'tokenId'));
+      res.json(tokenView(revoked));
     }),
   );
 }
