@@ -185,6 +185,23 @@ export const outboxSchema = new Schema<OutboxDoc>(
 // The relay's query (used by MongoDB; FerretDB reads the small collection whole).
 outboxSchema.index({ due_at: 1 });
 
+/**
+ * A worker reported the event COMPLETED (`_id` = event id), written before the record is. COMPLETED
+ * is final, but on FerretDB 1.x a conditional update is a read then a write: a PROCESSING applied at
+ * the same moment (a redelivered report) can read the record before COMPLETED lands and write over
+ * it. An insert is atomic on both servers, so every other report, once applied, looks here and puts
+ * COMPLETED back (status/apply-status.ts).
+ */
+export interface CompletionDoc {
+  _id: string;
+  company_id: string;
+  at: Date;
+}
+export const completionSchema = new Schema<CompletionDoc>(
+  { _id: { type: String, required: true }, company_id: { type: String, required: true }, at: { type: Date, required: true } },
+  { collection: 'event_completions', versionKey: false, timestamps: false },
+);
+
 function model<T>(conn: Connection, name: string, schema: Schema<T>): Model<T> {
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema);
 }
@@ -195,6 +212,7 @@ export function eventModels(conn: Connection) {
     RelayClaim: model(conn, 'RelayClaim', relayClaimSchema),
     SequenceClaim: model(conn, 'SequenceClaim', sequenceClaimSchema),
     Outbox: model(conn, 'Outbox', outboxSchema),
+    Completion: model(conn, 'Completion', completionSchema),
   };
 }
 export type EventModels = ReturnType<typeof eventModels>;

@@ -1,4 +1,5 @@
 import { EventStatus, EventStatusMessage, statusesLeadingTo } from '@smartlock/contracts';
+import { isDuplicateKeyError } from '@smartlock/db';
 import type { MessageContext } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 
@@ -19,9 +20,40 @@ export type Applied = 'applied' | 'stale' | 'unknown';
  *
  * A report for an event id this gateway does not know (another environment, or another company's
  * id) is acknowledged and logged, never retried.
+ *
+ * Reports of one event are applied concurrently (prefetch, several gateways), and on FerretDB 1.x
+ * the conditional update is not atomic: a COMPLETED is recorded in `event_completions` before it is
+ * applied, and any other report that was applied looks there afterwards and re-applies COMPLETED.
+ * A write landing after COMPLETED's is therefore made after the record exists, and its writer sees
+ * it: the event ends COMPLETED.
  */
 export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: Pick<MessageContext, 'logger'>): Promise<Applied> {
   const log = ctx?.logger ?? deps.logger;
+  const to = report.status;
+  if (to === 'COMPLETED') {
+    await deps.models.Completion.create({ _id: report.event_id, company_id: report.company_id, at: deps.now() }).catch((err) => {
+      if (!isDuplicateKeyError(err)) throw err;
+    });
+  }
+  if (await update(deps, report)) {
+    log.info('event status applied', { eventId: report.event_id, status: to });
+    if (to !== 'COMPLETED' && (await deps.models.Completion.exists({ _id: report.event_id, company_id: report.company_id }))) {
+      await update(deps, { ...report, status: 'COMPLETED', message: null });
+      log.warn('a report overwrote COMPLETED; COMPLETED re-applied', { eventId: report.event_id, reported: to });
+    }
+    return 'applied';
+  }
+  const current = await deps.models.Event.findById(report.event_id, { status: 1, company_id: 1 }).lean();
+  if (!current || current.company_id !== report.company_id) {
+    log.warn('status report for an unknown event; acknowledged', { eventId: report.event_id, status: to });
+    return 'unknown';
+  }
+  log.info('stale status report ignored', { eventId: report.event_id, current: current.status, reported: to });
+  return 'stale';
+}
+
+/** The conditional update of one report; true when the record was in a status that leads to it. */
+async function update(deps: Deps, report: EventStatusMessage): Promise<boolean> {
   const to = report.status;
   const now = deps.now();
   const failed = to === 'FAILED' || to === 'DEAD_LETTER';
@@ -39,15 +71,5 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   };
   if (to === 'QUEUED') set.queued_at = now;
   const res = await deps.models.Event.updateOne({ _id: report.event_id, company_id: report.company_id, $or: from }, { $set: set }).exec();
-  if (res.matchedCount > 0) {
-    log.info('event status applied', { eventId: report.event_id, status: to });
-    return 'applied';
-  }
-  const current = await deps.models.Event.findById(report.event_id, { status: 1, company_id: 1 }).lean();
-  if (!current || current.company_id !== report.company_id) {
-    log.warn('status report for an unknown event; acknowledged', { eventId: report.event_id, status: to });
-    return 'unknown';
-  }
-  log.info('stale status report ignored', { eventId: report.event_id, current: current.status, reported: to });
-  return 'stale';
+  return res.matchedCount > 0;
 }

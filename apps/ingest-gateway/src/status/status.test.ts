@@ -3,7 +3,7 @@ import type { Connection } from '@smartlock/db';
 import { deadLetterQueueName, QUEUES } from '@smartlock/messaging';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import type { Gateway } from '../app';
-import { BookingTap, TestCompany, booking, connectIdentity, publishStatus, seedCompany, startGateway } from '../testing/harness';
+import { BookingTap, TestCompany, booking, connectIdentity, publishStatus, publishStatuses, seedCompany, startGateway } from '../testing/harness';
 
 describe('worker reports on event.status are applied monotonically', () => {
   const mongoDb = uniqueDbName('status');
@@ -71,6 +71,28 @@ describe('worker reports on event.status are applied monotonically', () => {
     await report(id, 'PROCESSING');
     await settled();
     expect((await statusOf(id))?.status).toBe('COMPLETED');
+  });
+
+  it('a PROCESSING handled together with COMPLETED (a redelivery after a broker outage) never leaves the event PROCESSING', async () => {
+    // The gateway applies reports concurrently; on FerretDB 1.x a conditional update is a read then
+    // a write, so a PROCESSING that read the record before COMPLETED landed used to write over it.
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await accepted());
+    const reports = ids.flatMap((id) =>
+      ['PROCESSING', 'PROCESSING', 'COMPLETED', 'PROCESSING', 'PROCESSING'].map((status) => ({
+        event_id: id,
+        company_id: a.companyId,
+        status,
+        message: null,
+        retry_count: 0,
+        at: new Date().toISOString(),
+      })),
+    );
+    sent += reports.length;
+    await publishStatuses(vhost.url, reports);
+    await settled();
+    const left = (await Promise.all(ids.map(statusOf))).filter((e) => e?.status !== 'COMPLETED').map((e) => `${e?._id}: ${e?.status}`);
+    expect(left).toEqual([]);
   });
 
   it('FAILED keeps its message: `Room not found` survives a late PROCESSING', async () => {

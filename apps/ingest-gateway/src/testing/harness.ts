@@ -126,14 +126,21 @@ export class BookingTap {
 
 /** A worker's report, published to event.status as the worker would. */
 export async function publishStatus(url: string, report: Record<string, unknown>) {
+  await publishStatuses(url, [report]);
+}
+
+/** Worker reports back to back on one channel, in this order: the gateway gets them together. */
+export async function publishStatuses(url: string, reports: Record<string, unknown>[]) {
   const conn = await amqp.connect(url);
   try {
     const ch = await conn.createConfirmChannel();
     await ch.assertExchange(EXCHANGES.eventStatus.name, EXCHANGES.eventStatus.type, { durable: true });
-    ch.publish(EXCHANGES.eventStatus.name, `status.${String(report.status).toLowerCase()}`, Buffer.from(JSON.stringify(report)), {
-      persistent: true,
-      headers: { 'x-correlation-id': 'status-test' },
-    });
+    for (const report of reports) {
+      ch.publish(EXCHANGES.eventStatus.name, `status.${String(report.status).toLowerCase()}`, Buffer.from(JSON.stringify(report)), {
+        persistent: true,
+        headers: { 'x-correlation-id': 'status-test' },
+      });
+    }
     await ch.waitForConfirms();
   } finally {
     await conn.close();
