@@ -238,3 +238,44 @@ describe('declareQueues', () => {
     }
   });
 });
+
+describe('a consumer whose handler publishes', () => {
+  it('publishes from the very first deliveries of a (re)connect, before connect() has returned', async () => {
+    const OUT: ExchangeDef = { name: 'test.out', type: 'topic' };
+    const OUT_Q: QueueDef = { name: 'test-app.out', exchange: OUT, bindings: ['#'] };
+    const vhost = await createVhost('msgfirst');
+    const { logger, text } = captureLogger('messaging-test');
+    const publisher = createBroker({ url: vhost.url, logger, connectionName: 'publisher' });
+    const consumer = createBroker({ url: vhost.url, logger, connectionName: 'consumer' });
+    try {
+      await publisher.declareExchanges([EX]);
+      await publisher.declareQueues([Q]);
+      await publisher.connect();
+      for (let id = 1; id <= 5; id++) await publisher.publish(EX.name, 'thing.created', { id });
+      // Waiting messages are delivered as soon as the consumer starts, inside the (re)connect: the
+      // handler's publish used to fail there ('message broker is not connected') and go round again.
+      const relayed: number[] = [];
+      let runs = 0;
+      await consumer.declareExchanges([OUT]);
+      await consumer.declareQueues([OUT_Q]);
+      await consumer.consume<{ id: number }>(
+        Q,
+        async (p) => {
+          runs += 1;
+          await consumer.publish(OUT.name, 'thing.relayed', p);
+          relayed.push(p.id);
+        },
+        { retryDelaysMs: [100] },
+      );
+      await consumer.connect();
+      await waitFor(() => relayed.length === 5, { what: 'the five waiting messages relayed' });
+      expect(runs).toBe(5); // each handled once: none failed and went round again
+      expect(text()).not.toContain('handler failed');
+      expect((await drain(vhost.url, OUT_Q.name)).map((m) => (m.body as { id: number }).id).sort()).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      await publisher.close(0);
+      await consumer.close(0);
+      await vhost.remove();
+    }
+  });
+});

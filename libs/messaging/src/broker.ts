@@ -282,8 +282,10 @@ export function createBroker(opts: BrokerOptions): Broker {
     body: Buffer,
     props: Options.Publish & { messageId: string },
   ): Promise<void> {
+    // The confirm channel alone decides: consumers start inside open(), before `connection` is set,
+    // and their handlers publish on the channel of that same connection.
     const ch = confirm;
-    if (!ch || !connection) throw new BrokerUnavailableError();
+    if (!ch) throw new BrokerUnavailableError();
     const key = ++publishSeq;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
