@@ -9,7 +9,12 @@ export interface DbOptions {
   connectTimeoutMs?: number;
   /** How long one operation waits for a reachable server before failing (fast 503s, not hangs). */
   serverSelectionTimeoutMs?: number;
+  /** A server check (heartbeat) running longer than this has hung: the client is replaced (see watchMonitor). */
+  monitorStuckAfterMs?: number;
 }
+
+/** Connecting, and one server check on an open connection, time out after this (the driver's default is 30 s). */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 export class DatabaseUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -37,6 +42,7 @@ export async function connectDb(opts: DbOptions): Promise<Connection> {
       autoIndex: false,
       autoCreate: false,
       serverSelectionTimeoutMS: Math.min(opts.serverSelectionTimeoutMs ?? 3000, Math.max(500, deadline - Date.now())),
+      connectTimeoutMS: CONNECT_TIMEOUT_MS,
       maxPoolSize: 20,
     });
     try {
@@ -44,6 +50,7 @@ export async function connectDb(opts: DbOptions): Promise<Connection> {
       await conn.db?.admin().ping();
       conn.on('disconnected', () => opts.logger.warn('database disconnected', { db: opts.dbName }));
       conn.on('reconnected', () => opts.logger.info('database reconnected', { db: opts.dbName }));
+      watchMonitor(conn, { logger: opts.logger, db: opts.dbName, stuckAfterMs: opts.monitorStuckAfterMs ?? 2 * CONNECT_TIMEOUT_MS + 5000 });
       opts.logger.info('database connected', { url: safeMongoUrl(opts.url), db: opts.dbName });
       return conn;
     } catch (err) {
@@ -59,6 +66,61 @@ export async function connectDb(opts: DbOptions): Promise<Connection> {
       delay = Math.min(delay * 2, 3000);
     }
   }
+}
+
+/**
+ * The driver's server monitor can hang for good (mongodb 6.20, seen with the database cut off behind
+ * a proxy under CPU load, about 1 run in 7): a heartbeat starts on the monitoring connection as the
+ * network drops and never ends, neither succeeded nor failed. Most likely its hello was written to a
+ * socket already destroyed but not yet reported closed: `write()` returns false and the driver
+ * waits for a 'drain' that never comes, a wait its socket timeout does not cover. The server then
+ * stays Unknown, so every operation fails server selection (503s) long after the database is back.
+ *
+ * No heartbeat can legitimately outlast connecting plus one hello (each bounded by connectTimeoutMS),
+ * so one older than `stuckAfterMs` means the monitor hung: the client is closed and connected again.
+ * That replaces its topology and monitors; mongoose's models keep working on the same client.
+ */
+function watchMonitor(conn: Connection, opts: { logger: Logger; db: string; stuckAfterMs: number }) {
+  const client = conn.getClient();
+  let startedAt: number | undefined;
+  let busy = false;
+  /** Closed by the watchdog and not connected again yet (the database may be down): retried each round. */
+  let closed = false;
+  client.on('serverHeartbeatStarted', () => {
+    startedAt ??= Date.now();
+  });
+  const ended = () => {
+    startedAt = undefined;
+  };
+  client.on('serverHeartbeatSucceeded', ended);
+  client.on('serverHeartbeatFailed', ended);
+
+  async function round() {
+    busy = true;
+    try {
+      if (!closed) {
+        opts.logger.error('database monitor hung; reconnecting the client', { db: opts.db, hungForMs: Date.now() - (startedAt as number) });
+        closed = true;
+        await client.close();
+        startedAt = undefined;
+      }
+      await client.connect();
+      closed = false;
+      opts.logger.info('database client reconnected', { db: opts.db });
+    } catch (err) {
+      opts.logger.warn('database client could not reconnect yet', { db: opts.db, err: (err as Error).message });
+    } finally {
+      busy = false;
+    }
+  }
+
+  const timer = setInterval(() => {
+    if (busy) return;
+    if (closed || (startedAt !== undefined && Date.now() - startedAt > opts.stuckAfterMs)) void round();
+  }, Math.min(5000, opts.stuckAfterMs)).unref();
+  conn.on('close', () => {
+    if (!busy && !closed) clearInterval(timer);
+  });
 }
 
 export function isDbReady(conn: Connection | undefined): boolean {
