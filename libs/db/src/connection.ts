@@ -145,13 +145,18 @@ export function isUnavailableError(err: unknown): boolean {
   if (err instanceof DatabaseUnavailableError) return true;
   const name = (err as { name?: string } | null)?.name ?? '';
   const message = (err as { message?: string } | null)?.message ?? '';
+  const code = (err as { code?: unknown } | null)?.code;
   return (
+    // The driver lets a socket's own error through unwrapped when it writes to a connection the
+    // server (or the network) just ended: "This socket has been ended by the other party", code EPIPE.
+    (typeof code === 'string' && NETWORK_CODES.test(code)) ||
     /MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError|MongoPoolClearedError/.test(name) ||
     // An unordered insertMany reports a lost server as a MongoBulkWriteError carrying the socket's error
     // ("connect ECONNREFUSED …"): measured with the database cut off behind a proxy.
     /before initial connection is complete|Client must be connected|connection .* closed|Topology is closed|\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)\b/i.test(message)
   );
 }
+const NETWORK_CODES = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)$/;
 
 /** MongoDB's duplicate-key error (a unique index said no), the same code on FerretDB. */
 export function isDuplicateKeyError(err: unknown): boolean {

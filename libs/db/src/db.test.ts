@@ -75,6 +75,15 @@ describe('libs/db', () => {
     }
   });
 
+  it('counts a raw socket error from a write to an ended connection as unavailable (seen in the e2e database cut: a 500 before)', () => {
+    // what writeCommand throws when the server ended the socket just before the write (Node's writeAfterFIN)
+    const ended = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
+    expect(isUnavailableError(ended)).toBe(true);
+    expect(isUnavailableError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe(true);
+    expect(isUnavailableError(Object.assign(new Error('E11000 duplicate key'), { code: 11000 }))).toBe(false);
+    expect(isUnavailableError(new TypeError('Cannot read properties of undefined'))).toBe(false);
+  });
+
   // The hang itself (a heartbeat that never ends) comes from a race in the driver that a test cannot
   // provoke on demand; the e2e database cut reproduces it under load. Here the client reports a
   // heartbeat that starts and never ends, exactly what the hung monitor reports, and the real
