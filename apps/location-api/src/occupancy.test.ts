@@ -115,4 +115,40 @@ describe('location-api: deleting an occupied room or bed (access.events replica)
     await stored('BOOK-4', 1);
     expect((await h.admin.delete(`${B.base}/rooms/${roomB._id}`)).status).toBe(200);
   });
+
+  it('an import with prune that would remove an occupied room or bed: 409 naming the bookings, nothing removed; ?force=true removes them', async () => {
+    const C = await h.company('C');
+    expect((await h.admin.put(`${C.base}/layout`, property({ rooms: 3, beds: 2 }))).status).toBe(200);
+    const roomsC: Row[] = (await C.api.get('/api/v4/location/rooms')).data.data.rooms;
+    const bedsC: Row[] = (await C.api.get('/api/v4/location/beds')).data.data.beds;
+    const [r1, r2] = roomsC;
+    const bedOfR2 = bedsC.find((b) => b.room_id === r2._id) as Row;
+    publish(message('access.provisioned', 'BOOK-P1', 1, [credential(r1, null)], { company_id: C.id }));
+    publish(message('access.provisioned', 'BOOK-P2', 1, [credential(r2, bedOfR2)], { company_id: C.id }));
+    await stored('BOOK-P1', 1);
+    await stored('BOOK-P2', 1);
+
+    // property({ rooms: 3, beds: 2 }) as a document of the rooms given
+    const layout = (rooms: { name: string; beds: { name: string }[] }[]) => ({ sites: [{ name: 'Site 1', buildings: [{ name: 'Building 1', floors: [{ name: 'Floor 1', rooms }] }] }] });
+    const bedsOf = (...names: string[]) => names.map((name) => ({ name }));
+    const r3 = { name: roomsC[2].name, beds: bedsOf('Bed 1', 'Bed 2') };
+
+    // The document keeps only the third room (r1 and r2 with its beds would go) …
+    const doc = layout([r3]);
+    const refused = await h.admin.put(`${C.base}/layout?prune=true`, doc);
+    expect(refused.status).toBe(409);
+    expect(refused.data).toMatchObject({ error: true, code: 4090, data: { active_bookings: ['BOOK-P1', 'BOOK-P2'] } });
+    expect(refused.data.message).toBe('The import would remove places with 2 active booking(s) (BOOK-P1, BOOK-P2); cancel or move them first, list the places in the document, or send ?force=true');
+    expect((await C.api.get('/api/v4/location/rooms')).data.data.total).toBe(3);
+
+    // … or only the occupied bed of r2: refused for that bed's guest, while removing the other bed is fine.
+    const otherBed = bedsC.find((b) => b.room_id === r2._id && b._id !== bedOfR2._id) as Row;
+    const r1Doc = { name: r1.name, beds: bedsOf('Bed 1', 'Bed 2') };
+    expect((await h.admin.put(`${C.base}/layout?prune=true`, layout([r1Doc, { name: r2.name, beds: bedsOf(otherBed.name) }, r3]))).data.data.active_bookings).toEqual(['BOOK-P2']);
+    expect((await h.admin.put(`${C.base}/layout?prune=true`, layout([r1Doc, { name: r2.name, beds: bedsOf(bedOfR2.name) }, r3]))).status).toBe(200);
+
+    const forced = await h.admin.put(`${C.base}/layout?prune=true&force=true`, doc);
+    expect(forced.status).toBe(200);
+    expect((await C.api.get('/api/v4/location/rooms')).data.data.rooms.map((r: Row) => r._id)).toEqual([roomsC[2]._id]);
+  });
 });

@@ -6,9 +6,9 @@ import type { Auth } from '@smartlock/auth';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
 import { Entry, MissingChunkError } from '../layout/store';
 import { publicRow } from '../external-ids/routes';
-import { Deps, bindLock, createNode, deleteNode, getNode, renameNode, runWrite, unbindLock } from '../layout/write';
+import { Deps, bindLock, createNode, deleteNode, getNode, preview, renameNode, runWrite, unbindLock } from '../layout/write';
 import { checkLayoutDocument, importLayout, layoutSchema } from './import';
-import { OccupancyEntry, refuseIfOccupied } from '../occupancy/occupancy';
+import { OccupancyEntry, refuseIfOccupied, refuseRemovingOccupied } from '../occupancy/occupancy';
 
 function levelOf(req: Request): LocationLevel {
   const level = PLURALS[req.params.levels];
@@ -61,9 +61,15 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: Model<OccupancyEn
     '/layout',
     asyncHandler(async (req, res) => {
       const prune = flag(req, 'prune');
+      const force = flag(req, 'force');
       const { value, error } = layoutSchema.validate(req.body, { abortEarly: false });
       if (error) throw badRequest(error.details[0].message.replace(/"/g, ''), error.details.map((d) => ({ path: d.path.map(String), message: d.message.replace(/"/g, '') })));
       checkLayoutDocument(value);
+      if (prune && !force) {
+        // Checked before the write, as the delete route does: a guest arriving in between is not seen.
+        const { result, before } = await preview(deps, req.params.companyId, (ctx) => importLayout(ctx, value, true));
+        await refuseRemovingOccupied(occupancy, req.params.companyId, before, result.removed.map((r) => r._id));
+      }
       const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => importLayout(ctx, value, prune));
       res.json(ok('Layout imported', SuccessCodes.LAYOUT_IMPORTED, { version, ...result }));
     }),

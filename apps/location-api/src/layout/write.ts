@@ -63,6 +63,13 @@ export async function runWrite<T>(deps: Deps, company: string, correlationId: st
   throw new HttpError(503, 'The layout is being changed by other requests; retry shortly');
 }
 
+/** What `mutate` would do to the latest layout, and the layout it would start from; nothing is written. */
+export async function preview<T>(deps: Deps, company: string, mutate: (ctx: WriteCtx) => T): Promise<{ result: T; before: Tree }> {
+  const base = await deps.store.current(company);
+  const before = await deps.store.tree(base);
+  return { result: mutate({ company, tree: cloneTree(before), base, events: [] }), before };
+}
+
 /**
  * Publishes a commit's events in version order (confirms awaited in windows), then marks the commit
  * published. A failure is logged, not returned: the change is committed; the relay later tells every

@@ -4,7 +4,7 @@ import { Connection, Model, Schema, isDuplicateKeyError } from '@smartlock/db';
 import { conflict } from '@smartlock/http';
 import type { MessageContext } from '@smartlock/messaging';
 import type { LayoutStore } from '../layout/store';
-import { descendants } from '../layout/tree';
+import { TNode, Tree, descendants } from '../layout/tree';
 
 /**
  * Which places have guests: location-api's replica of the bookings' credentials, fed by
@@ -104,21 +104,36 @@ export async function activeBookings(
 
 const rank = (e: OccupancyEntry) => (e.kind === 'access.revoked' ? 0 : 1);
 
+/** The bookings with a guest in any of `nodes` or under them (a bed counts alone, a room with its beds). */
+async function guestsIn(model: Model<OccupancyEntry>, company: string, tree: Tree, nodes: TNode[]): Promise<string[]> {
+  const all = nodes.flatMap((n) => [n, ...descendants(tree, n)]);
+  const rooms = new Set(all.filter((n) => n.level === 'room').map((n) => n._id));
+  const beds = new Set(all.filter((n) => n.level === 'bed').map((n) => n._id));
+  const read = new Set([...rooms, ...all.filter((n) => n.level === 'bed').map((n) => n.room_id as string)]);
+  return activeBookings(model, company, [...read], (room, bed) => rooms.has(room) || (bed !== null && beds.has(bed)));
+}
+
+const listed = (refs: string[]) => refs.slice(0, 10).join(', ') + (refs.length > 10 ? `, and ${refs.length - 10} more` : '');
+
 /** 409 when the node, or a room or bed under it, has a guest (the delete route, without `force`). */
 export async function refuseIfOccupied(store: LayoutStore, model: Model<OccupancyEntry>, company: string, id: string): Promise<void> {
   const tree = await store.tree(await store.current(company));
   const node = tree.nodes.get(id);
   if (!node) return; // the write answers the 404
-  let refs: string[];
-  if (node.level === 'bed') refs = await activeBookings(model, company, [node.room_id as string], (_room, bed) => bed === node._id);
-  else {
-    const rooms = new Set([node, ...descendants(tree, node)].filter((n) => n.level === 'room').map((n) => n._id));
-    refs = await activeBookings(model, company, [...rooms], (room) => rooms.has(room));
-  }
+  const refs = await guestsIn(model, company, tree, [node]);
   if (!refs.length) return;
-  const shown = refs.slice(0, 10).join(', ') + (refs.length > 10 ? `, and ${refs.length - 10} more` : '');
-  throw conflict(`The ${node.level} "${node.name}" has ${refs.length} active booking(s) (${shown}); cancel or move them first, or send ?force=true`, {
+  throw conflict(`The ${node.level} "${node.name}" has ${refs.length} active booking(s) (${listed(refs)}); cancel or move them first, or send ?force=true`, {
     _id: node._id,
+    active_bookings: refs,
+  });
+}
+
+/** 409 when a layout import with prune would remove places that have guests (without `force`). */
+export async function refuseRemovingOccupied(model: Model<OccupancyEntry>, company: string, tree: Tree, removedIds: string[]): Promise<void> {
+  const nodes = removedIds.map((id) => tree.nodes.get(id)).filter((n): n is TNode => !!n);
+  const refs = await guestsIn(model, company, tree, nodes);
+  if (!refs.length) return;
+  throw conflict(`The import would remove places with ${refs.length} active booking(s) (${listed(refs)}); cancel or move them first, list the places in the document, or send ?force=true`, {
     active_bookings: refs,
   });
 }
