@@ -222,6 +222,15 @@ describe('admin-api (real database, real broker)', () => {
       // and libs/auth refuses it from now on
       const auth = createAuth({ identityDb: service.ctx.db, logger });
       await expect(auth.verifyIngestToken(created.body.token)).rejects.toMatchObject({ status: 401, message: 'Invalid or revoked ingest token' });
+
+      // A token in use: libs/auth records its use apart from the token (credential_usage); the listing shows it.
+      await auth.verifyIngestToken(other.body.token);
+      const used = await waitFor(
+        async () => ((await call('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body as { _id: string; last_used_at: string | null }[]).find((t) => t._id === other.body._id)?.last_used_at,
+        { what: 'last_used_at in the listing' },
+      );
+      expect(Date.now() - new Date(used).getTime()).toBeLessThan(60_000);
+      expect((await call('POST', `/admin/v1/ingest-tokens/${other.body._id}/revoke`)).body.last_used_at).toBe(used);
     });
   });
 

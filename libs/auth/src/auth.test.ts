@@ -125,15 +125,39 @@ describe('libs/auth against the real database', () => {
   it('keeps last_used_at current at most once a minute per key', async () => {
     const { key, id } = await issueKey(companyA);
     await request(app).get('/api/whoami').set('apikey', key);
-    const first = await waitFor(async () => (await auth.models.ApiKey.findById(id).lean())?.last_used_at, { what: 'last_used_at' });
+    const lastUsed = async () => (await auth.models.CredentialUsage.findById(id).lean())?.last_used_at;
+    const first = await waitFor(lastUsed, { what: 'last_used_at' });
     expect(first?.toISOString()).toBe(clock.toISOString());
     clock = new Date(clock.getTime() + 30_000);
     await request(app).get('/api/whoami').set('apikey', key);
     clock = new Date(clock.getTime() + 31_000);
     await request(app).get('/api/whoami').set('apikey', key);
-    await waitFor(async () => (await auth.models.ApiKey.findById(id).lean())?.last_used_at?.getTime() === clock.getTime(), {
+    await waitFor(async () => (await lastUsed())?.getTime() === clock.getTime(), {
       what: 'second touch',
     });
+  });
+
+  // Seen in CI: a token revoked right after a request stayed valid. That request's last_used_at write
+  // was in flight; FerretDB 1.x applies an update as a read then a write of the whole document, so it
+  // wrote revoked_at: null back. Usage now lives in its own collection.
+  it('a revocation racing the last_used_at write of the request before it holds, in the database and on the next request', async () => {
+    const tokens = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const t = generateIngestToken();
+        const doc = await auth.models.IngestToken.create({ company_id: companyA, site_id: 'site-race', provider: 'direct', hash: t.hash });
+        return { token: t.token, id: doc._id };
+      }),
+    );
+    await Promise.all(
+      tokens.map(async ({ token, id }) => {
+        expect((await request(app).post(`/webhook/t/${token}`).send({})).status).toBe(200); // its touch is now in flight
+        await auth.models.IngestToken.updateOne({ _id: id, revoked_at: null }, { $set: { revoked_at: new Date() } });
+      }),
+    );
+    await waitFor(async () => (await auth.models.CredentialUsage.countDocuments({ _id: { $in: tokens.map((t) => String(t.id)) } })) === tokens.length, { what: 'every touch written' });
+    const stillValid = (await auth.models.IngestToken.find({ site_id: 'site-race', revoked_at: null }).lean()).length;
+    const answers = await Promise.all(tokens.map(async ({ token }) => (await request(app).post(`/webhook/t/${token}`).send({})).status));
+    expect({ stillValid, answers: [...new Set(answers)] }).toEqual({ stillValid: 0, answers: [401] });
   });
 
   it('an ingest token resolves company, site and provider; a revoked one is 401 in the ingest envelope', async () => {

@@ -62,16 +62,16 @@ export function createAuth(opts: AuthOptions): Auth {
   const lastTouched = new Map<string, number>();
 
   /**
-   * Keeps `last_used_at` current without a write per request: at most one write per key per
-   * interval per process, fire-and-forget (a failed touch never fails the request).
+   * Keeps `last_used_at` (credential_usage, apart from the key or token: see CredentialUsageDoc)
+   * current without a write per request: at most one write per key per interval per process,
+   * fire-and-forget (a failed touch never fails the request).
    */
-  function touch(model: IdentityModels['ApiKey'] | IdentityModels['IngestToken'], id: Types.ObjectId) {
+  function touch(id: Types.ObjectId) {
     const key = String(id);
     const t = now().getTime();
     if (t - (lastTouched.get(key) ?? 0) < touchInterval) return;
     lastTouched.set(key, t);
-    (model as IdentityModels['ApiKey'])
-      .updateOne({ _id: id }, { $set: { last_used_at: new Date(t) } })
+    models.CredentialUsage.updateOne({ _id: key }, { $set: { last_used_at: new Date(t) } }, { upsert: true })
       .exec()
       .catch((err: Error) => opts.logger.warn('could not record last_used_at', { id: key, err: err.message }));
   }
@@ -86,7 +86,7 @@ export function createAuth(opts: AuthOptions): Auth {
     if (!doc || !safeEqual(doc.hash, sha256(key))) throw new HttpError(401, AuthMessages.invalidKey);
     if (doc.revoked_at) throw new HttpError(401, AuthMessages.revoked);
     if (doc.expires_at && doc.expires_at.getTime() <= now().getTime()) throw new HttpError(401, AuthMessages.expired);
-    touch(models.ApiKey, doc._id);
+    touch(doc._id);
     return { companyId: String(doc.company_id), keyId: String(doc._id) };
   }
 
@@ -122,7 +122,7 @@ export function createAuth(opts: AuthOptions): Auth {
     if (typeof token !== 'string' || !isWellFormedIngestToken(token)) throw new HttpError(401, AuthMessages.invalidToken);
     const doc = await readToken(sha256(token));
     if (!doc || doc.revoked_at) throw new HttpError(401, AuthMessages.invalidToken);
-    touch(models.IngestToken, doc._id);
+    touch(doc._id);
     return { companyId: String(doc.company_id), tokenId: String(doc._id), siteId: doc.site_id, provider: doc.provider };
   }
 

@@ -19,7 +19,6 @@ export interface ApiKeyDoc {
   hash: string;
   expires_at: Date | null;
   revoked_at: Date | null;
-  last_used_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -31,9 +30,19 @@ export interface IngestTokenDoc {
   provider: string;
   hash: string;
   revoked_at: Date | null;
-  last_used_at: Date | null;
   created_at: Date;
   updated_at: Date;
+}
+
+/**
+ * When an API key or ingest token was last used (`_id` = its id). Kept apart from the key or token:
+ * FerretDB 1.x applies an update as a read then a write of the whole document, so a `last_used_at`
+ * write racing a revocation of the same document could write `revoked_at: null` back, and the
+ * revoked credential would keep working. Here a lost race loses a timestamp, nothing else.
+ */
+export interface CredentialUsageDoc {
+  _id: string;
+  last_used_at: Date;
 }
 
 const companySchema = new Schema<CompanyDoc>({ name: { type: String, required: true } });
@@ -46,7 +55,6 @@ const apiKeySchema = new Schema<ApiKeyDoc>({
   hash: { type: String, required: true },
   expires_at: { type: Date, default: null },
   revoked_at: { type: Date, default: null },
-  last_used_at: { type: Date, default: null },
 });
 apiKeySchema.plugin(basePlugin);
 // Every request finds its key by the non-secret prefix; unique so a prefix names one key.
@@ -60,13 +68,14 @@ const ingestTokenSchema = new Schema<IngestTokenDoc>({
   provider: { type: String, required: true },
   hash: { type: String, required: true },
   revoked_at: { type: Date, default: null },
-  last_used_at: { type: Date, default: null },
 });
 ingestTokenSchema.plugin(basePlugin);
 // Every ingest request finds its token by the hash of the URL's token.
 ingestTokenSchema.index({ hash: 1 }, { unique: true });
 // The admin listing of a company's tokens.
 ingestTokenSchema.index({ company_id: 1, created_at: -1 });
+
+const credentialUsageSchema = new Schema<CredentialUsageDoc>({ _id: String, last_used_at: { type: Date, required: true } }, { versionKey: false });
 
 function model<T>(conn: Connection, name: string, schema: Schema<T>, collection: string): Model<T> {
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema, collection);
@@ -77,6 +86,7 @@ export function identityModels(conn: Connection) {
     Company: model(conn, 'Company', companySchema, 'companies'),
     ApiKey: model(conn, 'ApiKey', apiKeySchema, 'api_keys'),
     IngestToken: model(conn, 'IngestToken', ingestTokenSchema, 'ingest_tokens'),
+    CredentialUsage: model(conn, 'CredentialUsage', credentialUsageSchema, 'credential_usage'),
   };
 }
 export type IdentityModels = ReturnType<typeof identityModels>;

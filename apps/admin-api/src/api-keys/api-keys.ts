@@ -5,6 +5,7 @@ import { isDuplicateKeyError } from '@smartlock/db';
 import { asyncHandler, badRequest } from '@smartlock/http';
 import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
+import { withLastUse } from '../shared/last-use';
 import { revokeOnce } from '../shared/revoke';
 import { nameSchema, objectIdParam, validate } from '../shared/validation';
 
@@ -20,7 +21,7 @@ export interface ApiKeyView {
   created_at: Date;
 }
 
-export const apiKeyView = (k: ApiKeyDoc): ApiKeyView => ({
+export const apiKeyView = (k: ApiKeyDoc & { last_used_at: Date | null }): ApiKeyView => ({
   _id: String(k._id),
   company_id: String(k.company_id),
   name: k.name,
@@ -69,7 +70,7 @@ export function apiKeyRoutes(router: Router, deps: Deps): void {
     asyncHandler(async (req, res) => {
       const company = await companyFromPath(deps, req);
       const keys = await deps.models.ApiKey.find({ company_id: company._id }).sort({ created_at: -1, _id: -1 }).lean();
-      res.json(keys.map(apiKeyView));
+      res.json((await withLastUse(deps, keys)).map(apiKeyView));
     }),
   );
 
@@ -78,7 +79,7 @@ export function apiKeyRoutes(router: Router, deps: Deps): void {
     '/api-keys/:keyId/revoke',
     asyncHandler(async (req, res) => {
       const revoked = await revokeOnce(deps, req, { model: deps.models.ApiKey, label: 'API key', event: 'api_key.revoked', data: (k) => ({ prefix: k.prefix, revoked_at: k.revoked_at }) }, objectIdParam(req, 'keyId'));
-      res.json(apiKeyView(revoked));
+      res.json((await withLastUse(deps, [revoked])).map(apiKeyView)[0]);
     }),
   );
 }

@@ -4,6 +4,7 @@ import { Joi } from '@smartlock/config';
 import { asyncHandler } from '@smartlock/http';
 import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
+import { withLastUse } from '../shared/last-use';
 import { revokeOnce } from '../shared/revoke';
 import { SAFE_ID, objectIdParam, validate } from '../shared/validation';
 
@@ -18,7 +19,7 @@ export interface IngestTokenView {
   created_at: Date;
 }
 
-const tokenView = (t: IngestTokenDoc): IngestTokenView => ({
+const tokenView = (t: IngestTokenDoc & { last_used_at: Date | null }): IngestTokenView => ({
   _id: String(t._id),
   company_id: String(t.company_id),
   site_id: t.site_id,
@@ -62,7 +63,7 @@ export function ingestTokenRoutes(router: Router, deps: Deps): void {
     asyncHandler(async (req, res) => {
       const company = await companyFromPath(deps, req);
       const tokens = await deps.models.IngestToken.find({ company_id: company._id }).sort({ created_at: -1, _id: -1 }).lean();
-      res.json(tokens.map(tokenView));
+      res.json((await withLastUse(deps, tokens)).map(tokenView));
     }),
   );
 
@@ -71,7 +72,7 @@ export function ingestTokenRoutes(router: Router, deps: Deps): void {
     '/ingest-tokens/:tokenId/revoke',
     asyncHandler(async (req, res) => {
       const revoked = await revokeOnce(deps, req, { model: deps.models.IngestToken, label: 'Ingest token', event: 'ingest_token.revoked', data: (t) => ({ site_id: t.site_id, provider: t.provider, revoked_at: t.revoked_at }) }, objectIdParam(req, 'tokenId'));
-      res.json(tokenView(revoked));
+      res.json((await withLastUse(deps, [revoked])).map(tokenView)[0]);
     }),
   );
 }

@@ -1,0 +1,13 @@
+import type { Types } from '@smartlock/db';
+import type { Deps } from './deps';
+
+/**
+ * `last_used_at` of each key or token (credential_usage, written by libs/auth), null for one never
+ * used. One read for a listing (`_id: {$in}`: on FerretDB 1.x a scan of the small usage collection).
+ */
+export async function withLastUse<D extends { _id: Types.ObjectId }>(deps: Deps, docs: D[]): Promise<(D & { last_used_at: Date | null })[]> {
+  if (!docs.length) return [];
+  const usage = await deps.models.CredentialUsage.find({ _id: { $in: docs.map((d) => String(d._id)) } }).lean();
+  const at = new Map(usage.map((u) => [u._id, u.last_used_at]));
+  return docs.map((d) => ({ ...d, last_used_at: at.get(String(d._id)) ?? null }));
+}
