@@ -73,7 +73,8 @@ report.runs.ingest = {
   errors: ingestJson?.gateway?.errors ?? null,
   baselinePerSecond: ingestJson?.baseline?.acceptedPerSecond ?? null,
   ratio: ingestJson?.gateway && ingestJson?.baseline ? +(ingestJson.gateway.acceptedPerSecond / ingestJson.baseline.acceptedPerSecond).toFixed(3) : null,
-  lost: ingestJson?.lost ?? ingestJson?.verification ?? null,
+  // every accepted event id QUEUED in the database or on the broker (bench/ingest/run.mjs checks it)
+  lost: ingestJson?.lostEvents ?? null,
 };
 
 const provisioning = await run('provisioning', 'bench/provisioning/run.mjs');
@@ -116,6 +117,7 @@ Written by \`npm run bench\` (bench/report.mjs) from the benchmarks' own output.
 | Ingest: accepted events/s at 50 connections | ${f(r.ingest.acceptedPerSecond)} (p50 ${f(r.ingest.p50Ms, ' ms')}, p99 ${f(r.ingest.p99Ms, ' ms')}, errors ${f(r.ingest.errors)}) | |
 | Ingest: baseline (insert + confirmed publish) events/s | ${f(r.ingest.baselinePerSecond)} | |
 | Ingest: ratio to baseline | ${f(r.ingest.ratio)} | ≥ 0.8 |
+| Ingest: accepted events lost (neither QUEUED nor on the broker) | ${r.ingest.lost ? `${r.ingest.lost.neitherQueuedNorOnBroker} of ${r.ingest.lost.accepted}` : 'not measured'} | 0 |
 | Provisioning: publish → COMPLETED latency at a steady rate | p50 ${f(r.provisioning.latency?.p50Ms, ' ms')}, p99 ${f(r.provisioning.latency?.p99Ms, ' ms')} (${f(r.provisioning.latency?.completed)}/${f(r.provisioning.latency?.events)} completed) | p50 < 100 ms, p99 < 500 ms |
 | Provisioning: throughput, simulator at 50 ms | 1 worker ${f(r.provisioning.oneWorkerPerSecond, '/s')}, 2 workers ${f(r.provisioning.twoWorkersPerSecond, '/s')} (×${f(r.provisioning.scaling)}) | ×1.6 |
 | Location: import of 10,000 beds | ${f(r.location.import10kBedsMs, ' ms')} | seconds |
