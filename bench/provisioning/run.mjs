@@ -2,7 +2,7 @@
 // COMPLETED report on event.status at a steady rate (simulator at 0 ms), and throughput with 1 and
 // 2 worker processes (simulator at 50 ms). Needs `npm run infra` and the built apps
 // (`node tools/build.mjs provisioning-worker && node tools/build.mjs lock-cloud-simulator`).
-// BENCH_RATE (50), BENCH_SECONDS (10), BENCH_BURST (300), BENCH_WARMUP (100) tune it.
+// BENCH_RATE (50), BENCH_SECONDS (10), BENCH_BURST (300), BENCH_WARMUP (100), BENCH_LIMITED_PREFETCH (2) tune it.
 //
 // Each scenario first runs BENCH_WARMUP bookings (two per room) to completion and measures only what
 // follows: a worker's first events pay one-off costs (the layout replica's snapshot fetch, the vendor
@@ -23,6 +23,7 @@ const RATE = Number(process.env.BENCH_RATE || 50);
 const SECONDS = Number(process.env.BENCH_SECONDS || 10);
 const BURST = Number(process.env.BENCH_BURST || 300);
 const WARMUP = Number(process.env.BENCH_WARMUP || 100);
+const LIMITED_PREFETCH = Number(process.env.BENCH_LIMITED_PREFETCH || 2);
 const uid = (p) => `${p}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -79,7 +80,7 @@ async function layoutServer(company, site) {
 
 const pct = (xs, p) => xs.slice().sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
-async function scenario({ workers, latencyMs, mode }) {
+async function scenario({ workers, latencyMs, mode, prefetch }) {
   const vhost = uid('bench');
   await axios.put(`${API}/vhosts/${vhost}`, {}, { auth });
   await axios.put(`${API}/permissions/${vhost}/guest`, { configure: '.*', write: '.*', read: '.*' }, { auth });
@@ -90,7 +91,7 @@ async function scenario({ workers, latencyMs, mode }) {
   const company = oid();
   const site = oid();
   const layout = await layoutServer(company, site);
-  const env = { AMQP_URL: amqpUrl, MONGO_URL, MONGO_DB: db, LOCK_CLOUD_URL: sim.url, LOCATION_API_URL: layout.url, ADMIN_TOKEN: 'bench-admin-token-0123' };
+  const env = { AMQP_URL: amqpUrl, MONGO_URL, MONGO_DB: db, LOCK_CLOUD_URL: sim.url, LOCATION_API_URL: layout.url, ADMIN_TOKEN: 'bench-admin-token-0123', ...(prefetch ? { PREFETCH: String(prefetch) } : {}) };
   const procs = [];
   for (let i = 0; i < workers; i++) procs.push(await launch('provisioning-worker', env));
   const conn = await mongoose.createConnection(MONGO_URL).asPromise();
@@ -151,7 +152,7 @@ async function scenario({ workers, latencyMs, mode }) {
   while (done.size < total && Date.now() < deadline) await sleep(50);
   const elapsed = (Math.max(...done.values()) - t0) / 1000;
   const lat = [...done].map(([id, at]) => at - sent.get(id));
-  const result = { workers, latencyMs, mode, events: total, completed: done.size, p50: Math.round(pct(lat, 50)), p99: Math.round(pct(lat, 99)), perSecond: +(done.size / elapsed).toFixed(1), generatorMaxLateMs: Math.round(behind) };
+  const result = { workers, latencyMs, mode, prefetch: prefetch ?? 'default', events: total, completed: done.size, p50: Math.round(pct(lat, 50)), p99: Math.round(pct(lat, 99)), perSecond: +(done.size / elapsed).toFixed(1), generatorMaxLateMs: Math.round(behind) };
 
   await c.close();
   for (const p of procs) await p.stop();
@@ -170,6 +171,13 @@ results.push(await scenario({ workers: 1, latencyMs: 50, mode: 'throughput' }));
 console.log(JSON.stringify(results.at(-1)));
 results.push(await scenario({ workers: 2, latencyMs: 50, mode: 'throughput' }));
 console.log(JSON.stringify(results.at(-1)));
-const [lat, one, two] = results;
+// The same with each worker allowed only LIMITED_PREFETCH bookings at once, so that the workers, not
+// the shared database, are the limit: what adding a process buys while the database has headroom.
+results.push(await scenario({ workers: 1, latencyMs: 50, mode: 'throughput', prefetch: LIMITED_PREFETCH }));
+console.log(JSON.stringify(results.at(-1)));
+results.push(await scenario({ workers: 2, latencyMs: 50, mode: 'throughput', prefetch: LIMITED_PREFETCH }));
+console.log(JSON.stringify(results.at(-1)));
+const [lat, one, two, oneLimited, twoLimited] = results;
 console.log(`latency at ${RATE}/s (simulator 0 ms): p50 ${lat.p50} ms, p99 ${lat.p99} ms`);
 console.log(`throughput (simulator 50 ms): 1 worker ${one.perSecond}/s, 2 workers ${two.perSecond}/s (x${(two.perSecond / one.perSecond).toFixed(2)})`);
+console.log(`throughput (simulator 50 ms, PREFETCH=${LIMITED_PREFETCH}): 1 worker ${oneLimited.perSecond}/s, 2 workers ${twoLimited.perSecond}/s (x${(twoLimited.perSecond / oneLimited.perSecond).toFixed(2)})`);
