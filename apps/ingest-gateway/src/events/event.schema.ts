@@ -202,6 +202,34 @@ export const completionSchema = new Schema<CompletionDoc>(
   { collection: 'event_completions', versionKey: false, timestamps: false },
 );
 
+/**
+ * The latest processing failure a worker reported for the event (`_id` = event id): FAILED or
+ * DEAD_LETTER with its message and the report's time, written before the record is, for the same
+ * reason as CompletionDoc. A report applied afterwards that is older than the failure puts the
+ * failure back; one newer than it belongs to a later run (POST /webhook/retry deletes the entry
+ * when it re-queues the event) and stands.
+ */
+export interface FailureDoc {
+  _id: string;
+  company_id: string;
+  status: 'FAILED' | 'DEAD_LETTER';
+  message: string | null;
+  retry_count: number;
+  /** the worker's `at` of the failure report */
+  at: Date;
+}
+export const failureSchema = new Schema<FailureDoc>(
+  {
+    _id: { type: String, required: true },
+    company_id: { type: String, required: true },
+    status: { type: String, required: true },
+    message: { type: String, default: null },
+    retry_count: { type: Number, required: true },
+    at: { type: Date, required: true },
+  },
+  { collection: 'event_failures', versionKey: false, timestamps: false },
+);
+
 function model<T>(conn: Connection, name: string, schema: Schema<T>): Model<T> {
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema);
 }
@@ -213,6 +241,7 @@ export function eventModels(conn: Connection) {
     SequenceClaim: model(conn, 'SequenceClaim', sequenceClaimSchema),
     Outbox: model(conn, 'Outbox', outboxSchema),
     Completion: model(conn, 'Completion', completionSchema),
+    Failure: model(conn, 'Failure', failureSchema),
   };
 }
 export type EventModels = ReturnType<typeof eventModels>;

@@ -31,6 +31,8 @@ export async function retryFailed(deps: Deps, principal: Principal): Promise<{ r
     const pendingUntil = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
     // The outbox entry first: then a crash after the update still leaves the relay something to find.
     await scheduleOutbox(deps, id, pendingUntil);
+    // A new run starts: the failure of the last one must not be put back over its reports.
+    await deps.models.Failure.deleteOne({ _id: id }).exec();
     const took = await Event.updateOne(
       { _id: id, status: 'FAILED', updated_at: before.updated_at },
       { $set: { status: 'QUEUED', message: null, failure: null, next_attempt_at: pendingUntil, updated_at: now } },

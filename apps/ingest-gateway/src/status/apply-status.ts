@@ -6,6 +6,8 @@ import type { Deps } from '../deps';
 /** Statuses only a worker that holds the message can report. */
 const WORKER_STATUSES: ReadonlySet<EventStatus> = new Set(['PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER']);
 
+const FINAL_FAILURES: ReadonlySet<EventStatus> = new Set(['FAILED', 'DEAD_LETTER']);
+
 export type Applied = 'applied' | 'stale' | 'unknown';
 
 /**
@@ -25,7 +27,8 @@ export type Applied = 'applied' | 'stale' | 'unknown';
  * the conditional update is not atomic: a COMPLETED is recorded in `event_completions` before it is
  * applied, and any other report that was applied looks there afterwards and re-applies COMPLETED.
  * A write landing after COMPLETED's is therefore made after the record exists, and its writer sees
- * it: the event ends COMPLETED.
+ * it: the event ends COMPLETED. FAILED and DEAD_LETTER are recorded the same way (`event_failures`),
+ * and put back over a report older than them (a newer one is a later run, after a re-queue).
  */
 export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: Pick<MessageContext, 'logger'>): Promise<Applied> {
   const log = ctx?.logger ?? deps.logger;
@@ -35,11 +38,23 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
       if (!isDuplicateKeyError(err)) throw err;
     });
   }
+  if (to === 'FAILED' || to === 'DEAD_LETTER') {
+    const failure = { company_id: report.company_id, status: to, message: report.message, retry_count: report.retry_count, at: new Date(report.at) };
+    await deps.models.Failure.updateOne({ _id: report.event_id }, { $set: failure }, { upsert: true }).exec();
+  }
   if (await update(deps, report)) {
     log.info('event status applied', { eventId: report.event_id, status: to });
-    if (to !== 'COMPLETED' && (await deps.models.Completion.exists({ _id: report.event_id, company_id: report.company_id }))) {
+    if (to === 'COMPLETED') return 'applied';
+    const [completed, failure] = await Promise.all([
+      deps.models.Completion.exists({ _id: report.event_id, company_id: report.company_id }),
+      FINAL_FAILURES.has(to) ? null : deps.models.Failure.findOne({ _id: report.event_id, company_id: report.company_id }).lean(),
+    ]);
+    if (completed) {
       await update(deps, { ...report, status: 'COMPLETED', message: null });
       log.warn('a report overwrote COMPLETED; COMPLETED re-applied', { eventId: report.event_id, reported: to });
+    } else if (failure && failure.at.getTime() >= new Date(report.at).getTime()) {
+      await update(deps, { ...report, status: failure.status, message: failure.message, retry_count: failure.retry_count, at: failure.at.toISOString() });
+      log.warn(`an older report overwrote ${failure.status}; ${failure.status} re-applied`, { eventId: report.event_id, reported: to });
     }
     return 'applied';
   }

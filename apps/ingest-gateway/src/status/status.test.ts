@@ -95,6 +95,53 @@ describe('worker reports on event.status are applied monotonically', () => {
     expect(left).toEqual([]);
   });
 
+  it.each([
+    ['FAILED', 'Room not found'],
+    ['DEAD_LETTER', 'Lock cloud unreachable after 3 retries'],
+  ])('older PROCESSING reports handled together with %s never leave the event PROCESSING, and its message stays', async (final, message) => {
+    // As with COMPLETED above: on FerretDB a PROCESSING that read the record before the failure
+    // landed could write over it, leaving the event PROCESSING with no message.
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await accepted());
+    const t0 = Date.now();
+    const reports = ids.flatMap((id) =>
+      ['PROCESSING', 'PROCESSING', final, 'PROCESSING', 'PROCESSING'].map((status, i) => ({
+        event_id: id,
+        company_id: a.companyId,
+        status,
+        message: status === final ? message : null,
+        retry_count: 0,
+        // the worker's clock: the redelivered PROCESSING reports are the earlier ones
+        at: new Date(t0 + (status === final ? 1000 : i)).toISOString(),
+      })),
+    );
+    sent += reports.length;
+    await publishStatuses(vhost.url, reports);
+    await settled();
+    const left = (await Promise.all(ids.map(statusOf))).filter((e) => e?.status !== final || e?.message !== message).map((e) => `${e?._id}: ${e?.status} ${e?.message}`);
+    expect(left).toEqual([]);
+  });
+
+  it('after POST /webhook/retry re-queues a FAILED event, the new run\'s reports stand: the old failure is not put back', async () => {
+    const id = await accepted();
+    const t0 = Date.now();
+    const at = (ms: number) => new Date(t0 + ms).toISOString();
+    const send = (status: string, ms: number, msg: string | null = null) => {
+      sent += 1;
+      return publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status, message: msg, retry_count: 0, at: at(ms) });
+    };
+    await send('FAILED', 0, 'Room not found');
+    await until(id, 'FAILED');
+    const retried = await request(gw.url).post('/webhook/retry').set('apikey', a.apiKey);
+    expect(retried.status).toBe(200);
+    await until(id, 'QUEUED');
+    // the first run's late PROCESSING (older than its failure), then the new run's
+    await send('PROCESSING', -500);
+    await send('PROCESSING', 5000);
+    await settled();
+    expect(await statusOf(id)).toMatchObject({ status: 'PROCESSING', message: null });
+  });
+
   it('FAILED keeps its message: `Room not found` survives a late PROCESSING', async () => {
     const id = await accepted();
     await report(id, 'PROCESSING');
