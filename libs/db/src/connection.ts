@@ -140,6 +140,11 @@ export async function ensureIndexes(models: Model<unknown>[] | Model<any>[]): Pr
   }
 }
 
+/** Socket errors that mean the server could not be reached (or dropped the connection). */
+const NETWORK_CODES = 'ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH';
+const NETWORK_CODE = new RegExp(`^(${NETWORK_CODES})$`);
+const UNAVAILABLE_MESSAGE = new RegExp(`before initial connection is complete|Client must be connected|connection .* closed|Topology is closed|\\b(${NETWORK_CODES})\\b`, 'i');
+
 /** Errors that mean "the database cannot be reached now" (503), as opposed to a bad query. */
 export function isUnavailableError(err: unknown): boolean {
   if (err instanceof DatabaseUnavailableError) return true;
@@ -149,14 +154,13 @@ export function isUnavailableError(err: unknown): boolean {
   return (
     // The driver lets a socket's own error through unwrapped when it writes to a connection the
     // server (or the network) just ended: "This socket has been ended by the other party", code EPIPE.
-    (typeof code === 'string' && NETWORK_CODES.test(code)) ||
+    (typeof code === 'string' && NETWORK_CODE.test(code)) ||
     /MongoServerSelectionError|MongoNetworkError|MongoNetworkTimeoutError|MongoNotConnectedError|MongoTopologyClosedError|MongoPoolClearedError/.test(name) ||
     // An unordered insertMany reports a lost server as a MongoBulkWriteError carrying the socket's error
     // ("connect ECONNREFUSED …"): measured with the database cut off behind a proxy.
-    /before initial connection is complete|Client must be connected|connection .* closed|Topology is closed|\b(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)\b/i.test(message)
+    UNAVAILABLE_MESSAGE.test(message)
   );
 }
-const NETWORK_CODES = /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)$/;
 
 /** MongoDB's duplicate-key error (a unique index said no), the same code on FerretDB. */
 export function isDuplicateKeyError(err: unknown): boolean {

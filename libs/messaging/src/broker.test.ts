@@ -42,11 +42,7 @@ describe('libs/messaging against the real broker', () => {
   it('a confirmed publish is on the queue, with its correlation id', async () => {
     const b = broker();
     await b.declareExchanges([EX]);
-    // declare the queue (and its retry and dead-letter queues) without consuming: consume on a second broker later
-    const consumerSide = broker();
-    await consumerSide.consume(Q, async () => undefined, { retryDelaysMs: [100] });
-    await consumerSide.connect();
-    await consumerSide.close(0);
+    await b.declareQueues([Q]); // the queue exists without a consumer: drain() reads it afterwards
     await b.connect();
     await b.publish(EX.name, 'thing.created', { id: 1 }, { correlationId: 'corr-1' });
     const msgs = await drain(vhost.url, Q.name);
@@ -65,10 +61,7 @@ describe('libs/messaging against the real broker', () => {
   it('settles every publish when two with one messageId are in flight (a request and an outbox relay sending the same change)', async () => {
     const b = broker();
     await b.declareExchanges([EX]);
-    const consumerSide = broker();
-    await consumerSide.consume(Q, async () => undefined, { retryDelaysMs: [100] });
-    await consumerSide.connect();
-    await consumerSide.close(0);
+    await b.declareQueues([Q]);
     await b.connect();
     // Before the fix the second entry replaced the first: one promise never settled, not even by the timeout.
     const both = Promise.all([1, 2].map((id) => b.publish(EX.name, 'thing.created', { id }, { messageId: 'same-id' })));

@@ -38,7 +38,7 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
       if (!isDuplicateKeyError(err)) throw err;
     });
   }
-  if (to === 'FAILED' || to === 'DEAD_LETTER') {
+  if (FINAL_FAILURES.has(to)) {
     const failure = { company_id: report.company_id, status: to, message: report.message, retry_count: report.retry_count, at: new Date(report.at) };
     await deps.models.Failure.updateOne({ _id: report.event_id }, { $set: failure }, { upsert: true }).exec();
   }
@@ -71,7 +71,7 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
 async function update(deps: Deps, report: EventStatusMessage): Promise<boolean> {
   const to = report.status;
   const now = deps.now();
-  const failed = to === 'FAILED' || to === 'DEAD_LETTER';
+  const failed = FINAL_FAILURES.has(to);
   const from: object[] = [{ status: { $in: statusesLeadingTo(to) } }];
   if (WORKER_STATUSES.has(to)) {
     from.push({ status: 'RECEIVED' }, { status: { $in: ['FAILED', 'DEAD_LETTER'] }, failure: 'publish' });
