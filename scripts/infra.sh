@@ -20,6 +20,7 @@ GOBIN_DIR="$(go env GOPATH 2>/dev/null || echo "$HOME/go")/bin"
 FERRETDB_BIN="${FERRETDB_BIN:-$GOBIN_DIR/ferretdb-$FERRETDB_VERSION}"
 FERRETDB_BACKEND="${FERRETDB_BACKEND:-postgresql}"
 PG_URL="${FERRETDB_POSTGRESQL_URL:-postgres://postgres@127.0.0.1:5432/ferretdb}"
+PG_DB_URL="$PG_URL"
 FERRETDB_PG_POOL="${FERRETDB_PG_POOL:-90}"
 
 say() { printf 'infra: %s\n' "$*"; }
@@ -157,6 +158,14 @@ if [ -z "$MONGO" ]; then
   echo $! >"$DATA/ferretdb.pid"
   wait_for "FerretDB (see .data/ferretdb.log)" 60 mongo_ping "$LOCAL_URL"
   MONGO="$LOCAL_URL"
+fi
+
+# FerretDB on PostgreSQL: indexes its equality filters can use (scripts/ferretdb-pg-indexes.sql says
+# why). Applied on every run, so a FerretDB started before the script had them gets them too.
+if [ "$MONGO" = "$LOCAL_URL" ] && command -v psql >/dev/null 2>&1 &&
+  psql "$PG_DB_URL" -tAc "select 1" >/dev/null 2>&1; then
+  PGOPTIONS="-c client_min_messages=warning" psql "$PG_DB_URL" -qtA -v ON_ERROR_STOP=1 -f "$ROOT/scripts/ferretdb-pg-indexes.sql" >/dev/null
+  say "mongo: PostgreSQL indexes for FerretDB's equality filters in place"
 fi
 
 AMQP="${AMQP_URL:-amqp://guest:guest@$AMQP_HOST:$AMQP_PORT}"
