@@ -195,10 +195,12 @@ outboxSchema.index({ due_at: 1 });
 export interface CompletionDoc {
   _id: string;
   company_id: string;
+  /** The worker's retry count in the COMPLETED report (absent on records written before it was kept). */
+  retry_count?: number;
   at: Date;
 }
 export const completionSchema = new Schema<CompletionDoc>(
-  { _id: { type: String, required: true }, company_id: { type: String, required: true }, at: { type: Date, required: true } },
+  { _id: { type: String, required: true }, company_id: { type: String, required: true }, retry_count: { type: Number }, at: { type: Date, required: true } },
   { collection: 'event_completions', versionKey: false, timestamps: false },
 );
 

@@ -3,6 +3,7 @@ import { isDuplicateKeyError } from '@smartlock/db';
 import { BrokerUnavailableError, EXCHANGES, PublishError } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
+import { reassertFinal } from '../status/apply-status';
 
 /** The message the worker gets: everything it needs, customer data included (never logged here). */
 export function toMessage(e: EventDoc): BookingEventMessage {
@@ -80,7 +81,17 @@ export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], e
   );
   // Kept when the update did not land: the relay reconciles the event from its entry. Not awaited:
   // nobody waits for it (an entry whose removal is lost is dropped by the relay, its event not being due).
-  if (done) void persist(deps, 'the outbox entry removal', e._id, () => deps.writers.removeFromOutbox.submit(e._id));
+  if (done) {
+    void persist(deps, 'the outbox entry removal', e._id, () => deps.writers.removeFromOutbox.submit(e._id));
+    // The worker may have finished the event meanwhile, and on FerretDB 1.x this update (a read, then
+    // a whole-document write) can land over its COMPLETED or FAILED: put that back. Any failure
+    // recorded now is of this run (a re-queue deletes the previous run's). Not awaited: the 202 does
+    // not depend on it.
+    const written = { event_id: e._id, company_id: e.company_id, status: 'QUEUED' as const, retry_count: e.worker_retry_count ?? 0, at: now.toISOString() };
+    if (done.matchedCount > 0) void reassertFinal(deps, written, new Date(0), deps.logger).catch((err: Error) =>
+      deps.logger.warn('could not check the event for a final status after QUEUED', { eventId: e._id, err: err.message }),
+    );
+  }
   return done;
 }
 

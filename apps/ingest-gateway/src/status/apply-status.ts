@@ -34,7 +34,7 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   const log = ctx?.logger ?? deps.logger;
   const to = report.status;
   if (to === 'COMPLETED') {
-    await deps.models.Completion.create({ _id: report.event_id, company_id: report.company_id, at: deps.now() }).catch((err) => {
+    await deps.models.Completion.create({ _id: report.event_id, company_id: report.company_id, retry_count: report.retry_count, at: deps.now() }).catch((err) => {
       if (!isDuplicateKeyError(err)) throw err;
     });
   }
@@ -44,18 +44,7 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   }
   if (await update(deps, report)) {
     log.info('event status applied', { eventId: report.event_id, status: to });
-    if (to === 'COMPLETED') return 'applied';
-    const [completed, failure] = await Promise.all([
-      deps.models.Completion.exists({ _id: report.event_id, company_id: report.company_id }),
-      FINAL_FAILURES.has(to) ? null : deps.models.Failure.findOne({ _id: report.event_id, company_id: report.company_id }).lean(),
-    ]);
-    if (completed) {
-      await update(deps, { ...report, status: 'COMPLETED', message: null });
-      log.warn('a report overwrote COMPLETED; COMPLETED re-applied', { eventId: report.event_id, reported: to });
-    } else if (failure && failure.at.getTime() >= new Date(report.at).getTime()) {
-      await update(deps, { ...report, status: failure.status, message: failure.message, retry_count: failure.retry_count, at: failure.at.toISOString() });
-      log.warn(`an older report overwrote ${failure.status}; ${failure.status} re-applied`, { eventId: report.event_id, reported: to });
-    }
+    if (to !== 'COMPLETED') await reassertFinal(deps, report, new Date(report.at), log);
     return 'applied';
   }
   const current = await deps.models.Event.findById(report.event_id, { status: 1, company_id: 1 }).lean();
@@ -65,6 +54,31 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   }
   log.info('stale status report ignored', { eventId: report.event_id, current: current.status, reported: to });
   return 'stale';
+}
+
+/**
+ * After a write of `written.status` that may have landed over a final status: puts COMPLETED back if
+ * it was recorded, else a failure recorded at or after `failuresSince` (an older one belongs to an
+ * earlier run). Used after every applied report but COMPLETED, and after the gateway's own QUEUED.
+ */
+export async function reassertFinal(
+  deps: Deps,
+  written: Pick<EventStatusMessage, 'event_id' | 'company_id' | 'status' | 'retry_count' | 'at'>,
+  failuresSince: Date,
+  log: Pick<MessageContext, 'logger'>['logger'],
+): Promise<void> {
+  const ids = { _id: written.event_id, company_id: written.company_id };
+  const [completed, failure] = await Promise.all([
+    deps.models.Completion.findOne(ids).lean(),
+    FINAL_FAILURES.has(written.status) ? null : deps.models.Failure.findOne(ids).lean(),
+  ]);
+  if (completed) {
+    await update(deps, { ...written, status: 'COMPLETED', message: null, retry_count: completed.retry_count ?? written.retry_count });
+    log.warn('a later write overwrote COMPLETED; COMPLETED re-applied', { eventId: written.event_id, written: written.status });
+  } else if (failure && failure.at.getTime() >= failuresSince.getTime()) {
+    await update(deps, { ...written, status: failure.status, message: failure.message, retry_count: failure.retry_count, at: failure.at.toISOString() });
+    log.warn(`an older write overwrote ${failure.status}; ${failure.status} re-applied`, { eventId: written.event_id, written: written.status });
+  }
 }
 
 /** The conditional update of one report; true when the record was in a status that leads to it. */

@@ -3,6 +3,8 @@ import type { Connection } from '@smartlock/db';
 import { deadLetterQueueName, QUEUES } from '@smartlock/messaging';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import type { Gateway } from '../app';
+import type { EventDoc } from '../events/event.schema';
+import { markQueued } from '../publish/publisher';
 import { BookingTap, TestCompany, booking, connectIdentity, publishStatus, publishStatuses, seedCompany, startGateway } from '../testing/harness';
 
 describe('worker reports on event.status are applied monotonically', () => {
@@ -164,6 +166,23 @@ describe('worker reports on event.status are applied monotonically', () => {
     await report(id, 'PROCESSING');
     await settled();
     expect(await statusOf(id)).toMatchObject({ status: 'DEAD_LETTER', message: 'Lock cloud unreachable after 3 retries' });
+  });
+
+  it.each([
+    ['COMPLETED', { status: 'COMPLETED', message: null }],
+    ['FAILED', { status: 'FAILED', message: 'Room not found' }],
+  ])('the gateway\'s own QUEUED landing over %s (FerretDB: read RECEIVED, the report lands, then the write) is undone', async (final, expected) => {
+    // The state that interleaving leaves: the report recorded, the record written QUEUED from RECEIVED.
+    const id = await accepted();
+    await gw.deps.models.Event.updateOne({ _id: id }, { $set: { status: 'RECEIVED' } }).exec();
+    const at = new Date();
+    if (final === 'COMPLETED') await gw.deps.models.Completion.create({ _id: id, company_id: a.companyId, retry_count: 0, at });
+    else await gw.deps.models.Failure.create({ _id: id, company_id: a.companyId, status: 'FAILED', message: 'Room not found', retry_count: 0, at });
+    const doc = (await statusOf(id)) as unknown as EventDoc;
+    const result = await markQueued(gw.deps, doc, ['RECEIVED']);
+    expect(result?.matchedCount).toBe(1);
+    await until(id, final);
+    expect(await statusOf(id)).toMatchObject(expected);
   });
 
   it('a report that overtakes the publish confirm (record still RECEIVED) is applied', async () => {
