@@ -1,3 +1,4 @@
+import type { RequestHandler } from 'express';
 import { Logger } from '@smartlock/observability';
 import { RunningService, startService } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
@@ -7,6 +8,7 @@ import type { Config } from './config';
 import { LayoutStore, createLayoutStore } from './layout/store';
 import { Deps } from './layout/write';
 import { publicReadRoutes } from './read/routes';
+import { earlyState } from './read/pages';
 import { externalIdRoutes } from './external-ids/routes';
 import { adminRoutes } from './admin/routes';
 import { startRelay } from './relay/relay';
@@ -51,7 +53,13 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     },
     routes: (app, ctx) => {
       const deps: Deps = { store, broker: ctx.broker, logger };
-      app.use(['/api/v4/location', '/api/v3/location'], auth.apiKey(), publicReadRoutes(store), externalIdRoutes(deps));
+      // A read's state probe starts while the key is verified: two round trips in parallel, not in a row.
+      const startEarly: RequestHandler = (req, res, next) => {
+        const company = req.method === 'GET' ? auth.likelyCompany(req.headers.apikey) : undefined;
+        if (company) res.locals.earlyState = earlyState(store, company);
+        next();
+      };
+      app.use(['/api/v4/location', '/api/v3/location'], startEarly, auth.apiKey(), publicReadRoutes(store), externalIdRoutes(deps));
       app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth, occupancyModel(ctx.db)));
     },
     teardown: async () => stopRelay(),

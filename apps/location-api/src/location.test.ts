@@ -60,6 +60,28 @@ describe('location-api: layout import and the public read API (SPEC "Location AP
     }
   });
 
+  it('a page carries an ETag: If-None-Match gets a 304 while the layout is unchanged, the new page once it changed', async () => {
+    const D = await h.company('D');
+    expect((await h.admin.put(`${D.base}/layout`, property({ prefix: 'D', rooms: 3 }))).status).toBe(200);
+    for (const path of ['/api/v4/location/all?limit=2', '/api/v4/location/rooms']) {
+      const first = await D.api.get(path);
+      const etag = first.headers.etag as string;
+      expect(etag).toMatch(/^W\/".+"$/);
+      expect((await D.api.get(path, { headers: { 'If-None-Match': etag } })).status).toBe(304);
+      const other = await D.api.get(`${path}${path.includes('?') ? '&' : '?'}page=2`);
+      expect(other.headers.etag).not.toBe(etag);
+    }
+    const etags = async () => Promise.all(['/api/v4/location/all?limit=2', '/api/v4/location/rooms'].map(async (p) => (await D.api.get(p)).headers.etag as string));
+    const before = await etags();
+    const room = (await D.api.get('/api/v4/location/rooms')).data.data.rooms[0];
+    expect((await h.admin.patch(`${D.base}/rooms/${room._id}`, { name: 'Renamed' })).status).toBe(200);
+    const after = await etags();
+    after.forEach((etag, i) => expect(etag).not.toBe(before[i]));
+    const fresh = await D.api.get('/api/v4/location/rooms', { headers: { 'If-None-Match': before[1] } });
+    expect(fresh.status).toBe(200);
+    expect(fresh.data.data.rooms.map((r: { name: string }) => r.name)).toContain('Renamed');
+  });
+
   it('door-only rooms give rows without bed; rooms sort numerically ("2" before "10")', async () => {
     const doc = { sites: [{ name: 'Door Site', buildings: [{ name: 'B', floors: [{ name: 'F', rooms: [{ name: 'Room 10' }, { name: 'Room 2' }, { name: 'room 1' }] }] }] }] };
     expect((await h.admin.put(`${B.base}/layout`, doc)).status).toBe(200);
@@ -164,5 +186,19 @@ describe('location-api: layout import and the public read API (SPEC "Location AP
     expect((await B.api.get('/api/v4/location/rooms')).data.data.rooms.every((r: { external_id: null }) => r.external_id === null)).toBe(true);
     // X-Company-Id of another company is refused (SPEC Authentication rule 6).
     expect((await A.api.get('/api/v4/location/all', { headers: { 'X-Company-Id': B.id } })).status).toBe(403);
+  });
+
+  it('a read starts on the state of the company a key had before the key is verified: a key revoked since gets a 401 and no rows', async () => {
+    const C = await h.company('C');
+    expect((await h.admin.put(`${C.base}/layout`, property({ prefix: 'C', rooms: 2 }))).status).toBe(200);
+    const before = await C.api.get('/api/v4/location/all');
+    expect(before.status).toBe(200);
+    expect(before.data.data.total).toBeGreaterThan(0);
+    await h.identity.ApiKey.updateOne({ prefix: C.key.split('_')[1] }, { $set: { revoked_at: new Date() } });
+    for (const path of ['/api/v4/location/all', '/api/v3/location/rooms']) {
+      const after = await C.api.get(path);
+      expect(after.status).toBe(401);
+      expect(after.data).toEqual({ message: 'API key has been revoked', code: 4010, error: true, data: null });
+    }
   });
 });

@@ -68,6 +68,16 @@ describe('libs/auth against the real database', () => {
     expect(res.body).toEqual({ message, code: 4010, error: true, data: null });
   });
 
+  it('likelyCompany: unknown until the key verified, then its company; a forged secret under the same prefix is unknown', async () => {
+    const { key } = await issueKey(companyB);
+    expect(auth.likelyCompany(key)).toBeUndefined();
+    expect((await request(app).get('/api/whoami').set('apikey', key)).status).toBe(200);
+    expect(auth.likelyCompany(key)).toBe(String(companyB));
+    expect(auth.likelyCompany(key.slice(0, 13) + 'b'.repeat(43))).toBeUndefined();
+    expect(auth.likelyCompany({ $gt: '' })).toBeUndefined();
+    expect(auth.likelyCompany(undefined)).toBeUndefined();
+  });
+
   it('a key with the right prefix but the wrong secret is refused', async () => {
     const { key } = await issueKey(companyA);
     const forged = key.slice(0, 13) + 'b'.repeat(43);

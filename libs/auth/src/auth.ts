@@ -46,6 +46,12 @@ export interface Auth {
   verifyIngestToken(token: unknown): Promise<{ companyId: string; tokenId: string; siteId: string; provider: string }>;
   /** API-host and event-tracking routes: `apikey` required; `X-Company-Id`, if sent, must match (403). */
   apiKey(): RequestHandler;
+  /**
+   * The company this process last authenticated this `apikey` header value for, without a database
+   * read; undefined for a key not seen yet. A hint for starting company-scoped reads while the key
+   * is verified; never a substitute for verifyApiKey (the key may be revoked since).
+   */
+  likelyCompany(key: unknown): string | undefined;
   /** Admin routes: `Authorization: Bearer <ADMIN_TOKEN>`. */
   admin(adminToken: string): RequestHandler;
   /** Routes open to both, such as `POST /webhook/retry` (a company's events, or every company's). */
@@ -60,6 +66,8 @@ export function createAuth(opts: AuthOptions): Auth {
   const now = opts.now ?? (() => new Date());
   const touchInterval = opts.touchIntervalMs ?? 60_000;
   const lastTouched = new Map<string, number>();
+  /** sha256 of a key that verified → its company (likelyCompany). */
+  const companyOfKey = new Map<string, string>();
 
   /**
    * Keeps `last_used_at` (credential_usage, apart from the key or token: see CredentialUsageDoc)
@@ -83,11 +91,15 @@ export function createAuth(opts: AuthOptions): Auth {
     // Read on every request (by remembered _id): revocation must hold on the very next request on
     // every instance (SPEC rule 5).
     const doc = await readApiKey(parsed.prefix);
-    if (!doc || !safeEqual(doc.hash, sha256(key))) throw new HttpError(401, AuthMessages.invalidKey);
+    const hash = sha256(key);
+    if (!doc || !safeEqual(doc.hash, hash)) throw new HttpError(401, AuthMessages.invalidKey);
     if (doc.revoked_at) throw new HttpError(401, AuthMessages.revoked);
     if (doc.expires_at && doc.expires_at.getTime() <= now().getTime()) throw new HttpError(401, AuthMessages.expired);
     touch(doc._id);
-    return { companyId: String(doc.company_id), keyId: String(doc._id) };
+    const companyId = String(doc.company_id);
+    if (companyOfKey.size >= ID_CACHE_MAX) companyOfKey.clear();
+    companyOfKey.set(hash, companyId);
+    return { companyId, keyId: String(doc._id) };
   }
 
   /**
@@ -145,6 +157,7 @@ export function createAuth(opts: AuthOptions): Auth {
     models,
     verifyApiKey,
     verifyIngestToken,
+    likelyCompany: (key) => (typeof key === 'string' && key !== '' ? companyOfKey.get(sha256(key)) : undefined),
     apiKey: () =>
       wrap(async (req) => {
         const { companyId, keyId } = await verifyApiKey(req.headers.apikey);

@@ -1,4 +1,4 @@
-import { Chunk, Entry, Head, LayoutStore, MissingChunkError, SeqName } from '../layout/store';
+import { Chunk, CompanyState, Entry, Head, LayoutStore, MissingChunkError, SeqName } from '../layout/store';
 
 /** Number of entries of `seq` whose key sorts below `key`: a binary search over the chunks, then inside one. */
 async function position(store: LayoutStore, head: Head, seq: SeqName, key: string): Promise<number> {
@@ -65,10 +65,32 @@ export async function lookupId(store: LayoutStore, head: Head, id: string): Prom
   return (await store.chunk(refs[lo - 1].id)).entries.find((e) => e.k === id);
 }
 
+/**
+ * The latest state of a company, looked for as soon as a request arrives, while its API key is still
+ * being verified: `company` is only the key's likely company (Auth.likelyCompany). A routine read, the
+ * same one the request makes after verification, and only used if the key proves to be that
+ * company's (withFreshState); started after the request arrived, so as fresh as one started later.
+ */
+export interface EarlyState {
+  company: string;
+  state: Promise<CompanyState | undefined>;
+}
+
+export function earlyState(store: LayoutStore, company: string): EarlyState {
+  // Nobody may await it (the key fails verification): a failure must not become an unhandled rejection.
+  return { company, state: store.current(company).catch(() => undefined) };
+}
+
 /** Runs a read against the latest state; a chunk collected under it means a newer state: read again. */
-export async function withFreshState<T>(store: LayoutStore, company: string, read: (head: Head | undefined) => Promise<T>): Promise<T> {
+export async function withFreshState<T>(
+  store: LayoutStore,
+  company: string,
+  read: (head: Head | undefined) => Promise<T>,
+  early?: EarlyState,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const state = attempt === 0 ? await store.current(company) : await store.probe(company);
+    const known = attempt === 0 && early?.company === company ? await early.state : undefined;
+    const state = known ?? (attempt === 0 ? await store.current(company) : await store.probe(company));
     try {
       return await read(state.headId ? await store.head(state.headId) : undefined);
     } catch (err) {

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { Request, Response, Router } from 'express';
 import { LocationLevel, SuccessCodes } from '@smartlock/contracts';
 import { asyncHandler, badRequest, notFound } from '@smartlock/http';
 import { companyOf } from '@smartlock/auth';
 import { LEVEL_DEPTH, OBJECT_ID, PLURALS } from '../layout/keys';
 import { Chunk, Entry, LayoutStore, SeqName } from '../layout/store';
-import { lookupId, rangeUnder, readRange, total, withFreshState } from './pages';
+import { EarlyState, lookupId, rangeUnder, readRange, total, withFreshState } from './pages';
 
 export const MAX_LIMIT = 100;
 const FILTERS = ['site_id', 'building_id', 'floor_id', 'room_id', 'bed_id'] as const;
@@ -55,6 +56,15 @@ function rowsJson(chunk: Chunk, seq: SeqName): string[] {
   return chunk.json;
 }
 
+/**
+ * A page's body follows from the layout state it was read from (heads are content-addressed) and the
+ * request's URL: its ETag is made from those, not by hashing the body as Express would (a tenth of the
+ * CPU of serving a page), so `If-None-Match` still gets a 304 for an unchanged page.
+ */
+function setETag(req: Request, res: Response, headId: string | undefined) {
+  res.set('ETag', `W/"${createHash('sha1').update(`${headId ?? 'empty'}\n${req.originalUrl}`).digest('base64url')}"`);
+}
+
 function send(res: Response, message: string, code: number, key: string, rows: string[], page: number, limit: number, count: number) {
   const data = `{"${key}":[${rows.join(',')}],"pagination":${JSON.stringify(pagination(page, limit, count))},"total":${count}}`;
   res.type('application/json').send(`{"message":${JSON.stringify(message)},"code":${code},"error":false,"data":${data}}`);
@@ -84,13 +94,14 @@ export function publicReadRoutes(store: LayoutStore): Router {
       const { page, limit } = parsePaging(req.query);
       filtersOf(req.query, 'all');
       const company = companyOf(req);
-      const { rows, count } = await withFreshState(store, company, async (head) => {
+      const { rows, count, headId } = await withFreshState(store, company, async (head) => {
         const count = total(head, 'all');
         const from = (page - 1) * limit;
-        if (!head || from >= count) return { rows: [] as string[], count };
+        if (!head || from >= count) return { rows: [] as string[], count, headId: head?._id };
         const parts = await readRange(store, head, 'all', from, Math.min(count, from + limit));
-        return { rows: parts.flatMap((p) => rowsJson(p.chunk, 'all').slice(p.start, p.end)), count };
-      });
+        return { rows: parts.flatMap((p) => rowsJson(p.chunk, 'all').slice(p.start, p.end)), count, headId: head._id };
+      }, res.locals.earlyState as EarlyState | undefined);
+      setETag(req, res, headId);
       send(res, 'Locations retrieved successfully', SuccessCodes.LOCATIONS_RETRIEVED, 'locations', rows, page, limit, count);
     }),
   );
@@ -103,8 +114,8 @@ export function publicReadRoutes(store: LayoutStore): Router {
       const { page, limit } = parsePaging(req.query);
       const filters = filtersOf(req.query, level);
       const company = companyOf(req);
-      const { rows, count } = await withFreshState(store, company, async (head) => {
-        if (!head) return { rows: [] as string[], count: 0 };
+      const { rows, count, headId } = await withFreshState(store, company, async (head) => {
+        if (!head) return { rows: [] as string[], count: 0, headId: undefined };
         let lo = 0;
         let hi = total(head, level);
         if (filters.length) {
@@ -112,21 +123,22 @@ export function publicReadRoutes(store: LayoutStore): Router {
           for (const f of filters) {
             const entry = await lookupId(store, head, f.id);
             // An id of another company, of another level or of nothing matches nothing.
-            if (!entry || entry.l !== FILTER_LEVEL[f.field]) return { rows: [], count: 0 };
+            if (!entry || entry.l !== FILTER_LEVEL[f.field]) return { rows: [], count: 0, headId: head._id };
             found.push(entry);
           }
           const deepest = found.reduce((a, b) => (LEVEL_DEPTH[b.l as LocationLevel] > LEVEL_DEPTH[a.l as LocationLevel] ? b : a));
           const key = deepest.p as string;
-          if (!found.every((f) => f === deepest || key.startsWith(`${f.p as string}\u0001`))) return { rows: [], count: 0 };
+          if (!found.every((f) => f === deepest || key.startsWith(`${f.p as string}\u0001`))) return { rows: [], count: 0, headId: head._id };
           [lo, hi] = await rangeUnder(store, head, level, key);
         }
         const count = hi - lo;
         const from = lo + (page - 1) * limit;
-        if (from >= hi) return { rows: [], count };
+        if (from >= hi) return { rows: [], count, headId: head._id };
         const parts = await readRange(store, head, level, from, Math.min(hi, from + limit));
-        return { rows: parts.flatMap((p) => rowsJson(p.chunk, level).slice(p.start, p.end)), count };
-      });
+        return { rows: parts.flatMap((p) => rowsJson(p.chunk, level).slice(p.start, p.end)), count, headId: head._id };
+      }, res.locals.earlyState as EarlyState | undefined);
       const meta = LEVEL_CODES[level];
+      setETag(req, res, headId);
       send(res, meta.message, meta.code, meta.key, rows, page, limit, count);
     }),
   );

@@ -61,6 +61,7 @@ export async function startLocationApi(env: Record<string, string> = {}) {
     dbName,
     identityDb,
     events,
+    identity,
     logs: text,
     admin,
     company,
