@@ -63,6 +63,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     setup: async (ctx) => {
       const models = dispatcherModels(ctx.db);
       const { broker, metrics } = ctx;
+      const deliveriesPrefetch = Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4);
       const deliverDeps = {
         models,
         broker,
@@ -71,7 +72,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
           perKey: config.CALLBACK_CONCURRENCY_PER_ENDPOINT,
           total: config.CALLBACK_CONCURRENCY_TOTAL,
           maxWaiting: config.CALLBACK_QUEUE_PER_ENDPOINT,
-          maxBacklog: config.CALLBACK_CONCURRENCY_TOTAL * 2,
+          // A healthy endpoint is never parked: its burst waits in memory, bounded by the prefetch.
+          maxBacklog: deliveriesPrefetch,
           slowAfterMs: Math.min(1000, Math.ceil(config.CALLBACK_TIMEOUT_MS / 2)),
         }),
         inFlight: new Set<string>(),
@@ -101,7 +103,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       // rest of the window keeps flowing to other companies (its surplus is parked in the broker).
       await broker.consume<WorkMessage>(QUEUES.dispatcherDeliveries, (msg, mctx) => deliver(deliverDeps, msg, mctx), {
         ...retry,
-        prefetch: Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4),
+        prefetch: deliveriesPrefetch,
         onDeadLetter: (msg, mctx, info) => onDeliveryDeadLetter(deliverDeps, msg, mctx, info),
       });
       await broker.consume<WorkMessage>(QUEUES.dispatcherGuestMessages, (msg, mctx) => sendGuestMessage(guestDeps, msg, mctx), {

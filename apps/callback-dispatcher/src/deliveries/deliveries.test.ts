@@ -279,6 +279,36 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     }
   });
 
+  it('a healthy endpoint\'s burst beyond its concurrency waits in memory and is delivered at once, never parked for the retry delay', async () => {
+    // One attempt at a time per endpoint, two per process: 60 events are far more than run at once.
+    // Parked messages would wait out the first retry delay (20 s here) before a second look.
+    const own = await createVhost('dispatcher-burst');
+    const ownDb = uniqueDbName('dispatcher_burst');
+    const burstApp = await start(
+      readConfig({ ...env(), AMQP_URL: own.url, MONGO_DB: ownDb, CALLBACK_CONCURRENCY_PER_ENDPOINT: '1', CALLBACK_CONCURRENCY_TOTAL: '2', CALLBACK_RETRY_DELAYS_MS: '20000,40000' }),
+      logger,
+    );
+    const pub = createBroker({ url: own.url, logger, connectionName: 'test-publisher-burst' });
+    try {
+      await pub.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
+      await pub.connect();
+      const fast = await receiver();
+      const c = `co-burst-${randomUUID().slice(0, 6)}`;
+      await pub.publish(EXCHANGES.identityEvents.name, '', endpointEvent(c, fast.url, { type: 'bearer', token: 't' }, key, 1));
+      await waitFor(() => dispatcherModels(burstApp.ctx.db).Endpoint.exists({ company_id: c }), { what: 'endpoint replica' });
+      const started = Date.now();
+      await Promise.all(Array.from({ length: 60 }, () => accessEvent(c, 'access.provisioned')).map((m) => pub.publish(EXCHANGES.accessEvents.name, m.type, m)));
+      await waitFor(() => fast.received.length === 60, { what: 'all 60 callbacks', timeoutMs: 15_000 });
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(new Set(fast.received.map((r) => r.body.eventId)).size).toBe(60);
+    } finally {
+      await pub.close(0);
+      await burstApp.stop();
+      await own.remove();
+      await dropDatabases(ownDb);
+    }
+  });
+
   describe('operations (admin routes)', () => {
     it('lists a reference\'s deliveries with every attempt, credentials redacted; refuses without the admin token', async () => {
       const r = await receiver({ reply: (n) => (n === 0 ? 500 : 200) });
