@@ -82,6 +82,11 @@ export interface BookingDoc {
   applied_sequence: number;
   desired: DesiredCredential[];
   actual: ActualCredential[];
+  /**
+   * The active set the access events told consumers, as of the last settled event; `actual` may be
+   * ahead of it (a failed attempt's progress). Absent on bookings settled before it was kept.
+   */
+  published?: ActualCredential[];
   checked_in_at: Date | null;
   checked_out_at: Date | null;
   cancelled_at: Date | null;
@@ -178,6 +183,7 @@ function build(conn: Connection) {
       applied_sequence: { type: Number, default: 0 },
       desired: mixed,
       actual: mixed,
+      published: mixed,
       checked_in_at: { type: Date, default: null },
       checked_out_at: { type: Date, default: null },
       cancelled_at: { type: Date, default: null },

@@ -210,6 +210,23 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect((await lock(locks['301'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
   });
 
+  it('a cancel whose first attempt revoked one lock and failed on the other: access.revoked names both once the retry completes', async () => {
+    const r = ref();
+    const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '201', bed: 'B' });
+    expect((await waitFinal(t, created.event_id)).status).toBe('COMPLETED');
+    await sim.sim.post('/failures', { path: '/v3/key/delete', lockId: locks['201/B'], times: 1, errcode: -3002 });
+    const cancel = await send(company, siteId, r, 2, 'BOOKING_CANCEL', {});
+    expect((await waitFinal(t, cancel.event_id)).status).toBe('COMPLETED');
+    expect(t.statuses.filter((s) => s.event_id === cancel.event_id && s.status === 'PROCESSING').map((s) => s.retry_count)).toEqual([0, 1]);
+    // Consumers (access-api, callbacks) learn of every credential the cancel took away, whichever attempt revoked it.
+    await waitFor(() => t.access.some((a) => a.event_id === cancel.event_id && a.type === 'access.revoked'));
+    const revoked = t.access.filter((a) => a.event_id === cancel.event_id && a.type === 'access.revoked').flatMap((a) => a.credentials);
+    expect(new Set(revoked.map((c) => c.lockId))).toEqual(new Set([locks['201'], locks['201/B']]));
+    for (const lockId of [locks['201'], locks['201/B']]) {
+      expect((await lock(lockId)).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(0);
+    }
+  });
+
   it('three failed retries end DEAD_LETTER with the last reason', async () => {
     await sim.sim.post('/failures', { path: '/v3/key/send', lockId: locks['301'], errcode: 90000, errmsg: 'vendor down' });
     const ev = await send(company, siteId, ref(), 1, 'BOOKING_CREATE', { room: '301' });

@@ -47,6 +47,7 @@ function newBooking(msg: BookingEventMessage): BookingDoc {
     applied_sequence: 0,
     desired: [],
     actual: [],
+    published: [],
     checked_in_at: null,
     checked_out_at: null,
     cancelled_at: null,
@@ -116,6 +117,12 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
     (err: unknown) => err,
   );
   const fresh = msg.sequence > b.model_sequence;
+  // Not settled: this event's access events may not have gone out (a publish that failed, then this
+  // retry), so they are published again; a settled event's redelivery publishes nothing.
+  const unsettled = msg.sequence > b.applied_sequence;
+  // What consumers were last told is active: a credential of it that is no longer active was revoked
+  // by this event, possibly by an earlier attempt that failed before its access.revoked went out.
+  const told = b.published ?? b.actual;
   if (fresh) {
     let change: BookingChange;
     try {
@@ -155,16 +162,19 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
     correlation_id: ctx.correlationId,
   };
   const validity = b.check_in && b.check_out ? { check_in: new Date(b.check_in).toISOString(), check_out: new Date(b.check_out).toISOString() } : undefined;
-  if (result.active.length && (fresh || result.issued.length || result.changed.length)) {
+  if (result.active.length && (unsettled || result.issued.length || result.changed.length)) {
     await publishAccess(deps.broker, { ...common, type: 'access.provisioned', credentials: result.active, validity });
   }
   const ending = msg.event_type === 'BOOKING_CANCEL' || msg.event_type === 'BOOKING_CHECKOUT';
-  if (result.revoked.length || (fresh && ending)) {
-    await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: result.revoked, validity });
+  const stillActive = new Set(result.active.map((c) => c.op));
+  const revoked = [...result.revoked];
+  for (const c of told) if (!stillActive.has(c.op) && !revoked.some((r) => r.op === c.op)) revoked.push(c);
+  if (revoked.length || (unsettled && ending)) {
+    await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: revoked, validity });
   }
   // What is on the locks is stored with the settle, once the access events are out (reconcile: a
   // crash before this write loses nothing; the retry finds each issue in the operation log).
-  await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { actual: result.active });
+  await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { actual: result.active, published: result.active });
   const notReported = await processing;
   if (notReported) throw notReported;
   await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId);

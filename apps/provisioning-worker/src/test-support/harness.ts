@@ -225,7 +225,7 @@ export async function waitFinal(t: Tap, eventId: string, timeoutMs = 15_000): Pr
 }
 
 /** The worker's configuration in tests: short retries and waits, the simulator and layout source given. */
-export function workerTestConfig(o: { vhost: TestVhost; dbName: string; simUrl: string; layoutUrl: string }): Config {
+export function workerTestConfig(o: { vhost: TestVhost; dbName: string; simUrl: string; layoutUrl: string }, env: Record<string, string> = {}): Config {
   return readConfig({
     NODE_ENV: 'test',
     PORT: '0',
@@ -239,5 +239,6 @@ export function workerTestConfig(o: { vhost: TestVhost; dbName: string; simUrl: 
     PROVISIONING_RETRY_DELAYS_MS: '100,200,300',
     PROVISIONING_ORDER_WAIT_MS: '300',
     SHUTDOWN_TIMEOUT_MS: '3000',
+    ...env,
   });
 }
