@@ -130,6 +130,8 @@ export interface ScheduleDoc {
   applied_version: number;
   desired: DesiredCredential[];
   actual: ActualCredential[];
+  /** As BookingDoc.published: the active set consumers were last told (written when a version is applied). */
+  published?: ActualCredential[];
   created_at?: Date;
   updated_at?: Date;
 }
@@ -224,6 +226,7 @@ function build(conn: Connection) {
       applied_version: { type: Number, default: 0 },
       desired: mixed,
       actual: mixed,
+      published: mixed,
     },
     { minimize: false },
   );

@@ -5,6 +5,7 @@ import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messagin
 import { BookingDoc, WorkerModels, bookingId } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, Subject, reconcile } from '../credentials/reconcile';
+import { revokedSinceTold } from '../credentials/records';
 import { BookingChange, applyEvent } from './apply-event';
 import { publishAccess, reportStatus } from './report';
 import type { Turns } from './order';
@@ -120,8 +121,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
   // Not settled: this event's access events may not have gone out (a publish that failed, then this
   // retry), so they are published again; a settled event's redelivery publishes nothing.
   const unsettled = msg.sequence > b.applied_sequence;
-  // What consumers were last told is active: a credential of it that is no longer active was revoked
-  // by this event, possibly by an earlier attempt that failed before its access.revoked went out.
+  // What consumers were last told is active (see revokedSinceTold).
   const told = b.published ?? b.actual;
   if (fresh) {
     let change: BookingChange;
@@ -166,9 +166,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
     await publishAccess(deps.broker, { ...common, type: 'access.provisioned', credentials: result.active, validity });
   }
   const ending = msg.event_type === 'BOOKING_CANCEL' || msg.event_type === 'BOOKING_CHECKOUT';
-  const stillActive = new Set(result.active.map((c) => c.op));
-  const revoked = [...result.revoked];
-  for (const c of told) if (!stillActive.has(c.op) && !revoked.some((r) => r.op === c.op)) revoked.push(c);
+  const revoked = revokedSinceTold(told, result);
   if (revoked.length || (unsettled && ending)) {
     await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: revoked, validity });
   }

@@ -30,3 +30,15 @@ export function credentialRecords(actual: ActualCredential[]): CredentialRecord[
   }
   return out;
 }
+
+/**
+ * What an access.revoked must name: what this run revoked, plus every credential consumers were last
+ * told is active (`told`) that no longer is, such as one revoked by an earlier attempt of the same
+ * event that failed before its access events went out.
+ */
+export function revokedSinceTold(told: ActualCredential[], result: { active: ActualCredential[]; revoked: ActualCredential[] }): ActualCredential[] {
+  const active = new Set(result.active.map((c) => c.op));
+  const out = [...result.revoked];
+  for (const c of told) if (!active.has(c.op) && !out.some((r) => r.op === c.op)) out.push(c);
+  return out;
+}

@@ -6,6 +6,7 @@ import type { CredentialPlace, ScheduleDoc, WorkerModels } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, reconcile } from '../credentials/reconcile';
 import { desiredCredentials } from '../credentials/desired';
+import { revokedSinceTold } from '../credentials/records';
 import { publishAccess } from '../bookings/report';
 
 export interface ScheduleDeps {
@@ -99,6 +100,8 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
       return;
     }
     const fresh = msg.version > s.model_version;
+    // Past the check above the version is not applied yet: its access events are (re)published.
+    const told = s.published ?? s.actual;
     if (fresh) {
       const revoked = msg.type === 'schedule.revoked';
       const desired = revoked
@@ -137,13 +140,17 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
       validity: { check_in: new Date(msg.start).toISOString(), check_out: new Date(msg.end).toISOString() },
       correlation_id: ctx.correlationId,
     };
-    if (result.active.length && (fresh || result.issued.length || result.changed.length)) {
+    if (result.active.length) {
       await publishAccess(deps.broker, { ...common, type: 'access.provisioned', credentials: result.active });
     }
-    if (result.revoked.length || (fresh && msg.type === 'schedule.revoked')) {
-      await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: result.revoked });
+    const revoked = revokedSinceTold(told, result);
+    if (revoked.length || msg.type === 'schedule.revoked') {
+      await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: revoked });
     }
-    await Schedule.updateOne({ company_id: s.company_id, schedule_id: s.schedule_id }, { $set: { actual: result.active, applied_version: msg.version } });
+    await Schedule.updateOne(
+      { company_id: s.company_id, schedule_id: s.schedule_id },
+      { $set: { actual: result.active, published: result.active, applied_version: msg.version } },
+    );
     log.info('employee schedule applied', { issued: result.issued.length, changed: result.changed.length, revoked: result.revoked.length, active: result.active.length });
   } finally {
     await deps.models.ScheduleClaim.collection.deleteOne({ _id: claimId as never, at });

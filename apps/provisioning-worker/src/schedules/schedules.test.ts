@@ -106,4 +106,37 @@ describe('provisioning-worker: employee schedules converge the locks (real broke
     const sent = (await sim.sim.get('/calls', { params: { path: '/v3/key/send' } })).data.calls as { lockId?: string }[];
     expect(sent.filter((c) => [locks.A, locks['A/1'], locks.B].includes(c.lockId as string))).toHaveLength(3);
   });
+  it('a revoke whose first attempt failed on one lock: access.revoked names every lock once the retry applies it', async () => {
+    const { siteId, ids, locks } = await layout.seed(app.ctx.db, company, [{ name: 'C' }, { name: 'D' }]);
+    const refId = `emp-${randomUUID().slice(0, 8)}`;
+    const scheduleId = randomUUID();
+    const startAt = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString();
+    const endAt = new Date(Date.parse(startAt) + 7 * 24 * 3600 * 1000).toISOString();
+    const msg = (version: number, type: EmployeeScheduleMessage['type']): EmployeeScheduleMessage => ({
+      type,
+      company_id: company,
+      schedule_id: scheduleId,
+      ref_id: refId,
+      employee_id: 'emp-2',
+      contact: 'porter@example.com',
+      schedule_type: 'TIMED',
+      access_types: ['EKEY'],
+      start: startAt,
+      end: endAt,
+      locations: ['C', 'D'].map((room) => ({ site_id: siteId, room_id: ids[room], bed_id: null })),
+      version,
+      occurred_at: new Date().toISOString(),
+      correlation_id: randomUUID(),
+    });
+    const send = (m: EmployeeScheduleMessage) => pub.publish(EXCHANGES.employeeSchedules.name, m.type, m, { correlationId: m.correlation_id });
+    const applied = async (v: number) => (await workerModels(app.ctx.db).Schedule.findOne({ company_id: company, schedule_id: scheduleId }).lean())?.applied_version === v;
+
+    await send(msg(1, 'schedule.upserted'));
+    await waitFor(() => applied(1), { what: 'version 1 applied' });
+    await sim.sim.post('/failures', { path: '/v3/key/delete', lockId: locks.D, times: 1, errcode: -3002 });
+    await send(msg(2, 'schedule.revoked'));
+    await waitFor(() => applied(2), { what: 'version 2 applied' });
+    const revoked = t.access.filter((a) => a.reference_id === refId && a.type === 'access.revoked' && a.sequence === 2).flatMap((a) => a.credentials);
+    expect(new Set(revoked.map((c) => c.lockId))).toEqual(new Set([locks.C, locks.D]));
+  });
 });
