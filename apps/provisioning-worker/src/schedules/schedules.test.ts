@@ -2,48 +2,29 @@ import { randomUUID } from 'node:crypto';
 import type { AccessEventMessage, EmployeeScheduleMessage } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
-import { start } from '../app';
+import { captureLogger, waitFor } from '@smartlock/testing';
 import { workerModels } from '../models';
-import { LayoutSource, Tap, companyId, launchSimulator, layoutSource, publisher, tap, workerTestConfig } from '../test-support/harness';
+import { LayoutSource, Tap, WorkerStack, companyId, workerStack } from '../test-support/harness';
 
 jest.setTimeout(60_000);
 
 describe('provisioning-worker: employee schedules converge the locks (real broker, database, simulator)', () => {
-  let vhost: TestVhost;
+  const { logger, text } = captureLogger('provisioning-worker');
+  const company = companyId();
+  let w: WorkerStack;
   let pub: Broker;
   let app: RunningService;
   let layout: LayoutSource;
   let t: Tap;
-  let sim: Awaited<ReturnType<typeof launchSimulator>>;
-  const dbName = uniqueDbName('provs');
-  const simDb = uniqueDbName('provs_sim');
-  const { logger, text } = captureLogger('provisioning-worker');
-  const company = companyId();
+  let sim: WorkerStack['sim'];
 
   beforeAll(async () => {
-    vhost = await createVhost('provs');
-    sim = await launchSimulator(simDb);
-    layout = await layoutSource(vhost, logger);
-    app = await start(
-      workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }),
-      logger,
-    );
-    t = await tap(vhost);
-    pub = await publisher(vhost, logger);
+    w = await workerStack('provs', logger);
+    ({ pub, app, layout, t, sim } = w);
     await pub.declareExchanges([EXCHANGES.employeeSchedules]);
     await pub.declareQueues([QUEUES.provisioningEmployeeSchedules]);
   });
-
-  afterAll(async () => {
-    await app?.stop();
-    await pub?.close(0);
-    await t?.close();
-    await layout?.close();
-    await sim?.app.stop();
-    await vhost?.remove();
-    await dropDatabases(dbName, simDb);
-  });
+  afterAll(() => w?.stop());
 
   it('issues on every room door and bed cabinet of the set, ignores an older version, revokes what left the set and everything on revoke', async () => {
     const { siteId, ids, locks } = await layout.seed(app.ctx.db, company, [{ name: 'A', beds: ['1'] }, { name: 'B' }]);

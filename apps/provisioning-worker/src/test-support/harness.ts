@@ -20,8 +20,9 @@ import { bookingRoutingKey, locationRoutingKey } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 // Test-only module (imported by *.test.ts alone), so libs/testing is allowed here as in the tests.
-import { LaunchedApp, MONGO_URL, TestVhost, launchApp, uniqueName, waitFor } from '@smartlock/testing';
+import { LaunchedApp, MONGO_URL, TestVhost, createVhost, dropDatabases, launchApp, uniqueDbName, uniqueName, waitFor } from '@smartlock/testing';
 import { Connection, Types } from '@smartlock/db';
+import { start } from '../app';
 import { Config, readConfig } from '../config';
 
 /** The lock-cloud simulator as a process (apps never import each other), with its /sim controls. */
@@ -242,3 +243,36 @@ export function workerTestConfig(o: { vhost: TestVhost; dbName: string; simUrl: 
     ...env,
   });
 }
+
+/**
+ * A test file's whole stack: its own vhost and databases, the simulator, the layout source, one worker
+ * (`env` overrides its configuration), the status/access tap and a publisher. `stop()` tears it all down.
+ */
+export async function workerStack(name: string, logger: Logger, env: Record<string, string> = {}) {
+  const vhost = await createVhost(name);
+  const dbName = uniqueDbName(name.replace(/-/g, '_'));
+  const simDb = uniqueDbName(`${name.replace(/-/g, '_')}_sim`);
+  const sim = await launchSimulator(simDb);
+  const layout = await layoutSource(vhost, logger);
+  const app = await start(workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }, env), logger);
+  const t = await tap(vhost);
+  const pub = await publisher(vhost, logger);
+  return {
+    vhost,
+    sim,
+    layout,
+    app,
+    t,
+    pub,
+    async stop() {
+      await app.stop();
+      await pub.close(0);
+      await t.close();
+      await layout.close();
+      await sim.app.stop();
+      await vhost.remove();
+      await dropDatabases(dbName, simDb);
+    },
+  };
+}
+export type WorkerStack = Awaited<ReturnType<typeof workerStack>>;
