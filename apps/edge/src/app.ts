@@ -24,7 +24,7 @@ export async function start(config: Config, logger: Logger) {
   const server = http.createServer((req, res) => {
     const correlationId = (req.headers['x-correlation-id'] as string | undefined) ?? randomUUID();
     const path = req.url ?? '/';
-    if (path === '/healthz' || path === '/readyz') return reply(res, 200, { status: 'ok' }, correlationId);
+    if (path === '/healthz' || path === '/readyz') return reply(res, 200, { status: 'ok', service: SERVICE }, correlationId);
     const upstream = upstreamFor(path.split('?')[0]);
     if (!upstream) return reply(res, 404, apiError(`No route for ${req.method} ${redactUrl(path)}`, ErrorCodes.NOT_FOUND), correlationId);
     const target = new URL(path, config[upstream]);

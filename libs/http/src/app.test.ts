@@ -4,7 +4,7 @@ import { createMetrics, createReadiness } from '@smartlock/observability';
 import { captureLogger } from '@smartlock/testing';
 import { asyncHandler, createHttpApp, ingestEnvelope, apiEnvelope, badRequest } from './index';
 
-function build(ready = true, extra: { largeBodies?: Parameters<typeof createHttpApp>[0]['largeBodies'] } = {}) {
+function build(ready = true, extra: { largeBodies?: Parameters<typeof createHttpApp>[0]['largeBodies']; service?: string } = {}) {
   const { logger, text } = captureLogger('http-test');
   const readiness = createReadiness();
   readiness.add('database', () => ready);
@@ -119,6 +119,8 @@ describe('libs/http app factory', () => {
     const notReady = await request(build(false).app).get('/readyz');
     expect(notReady.status).toBe(503);
     expect(notReady.body).toEqual({ status: 'not ready', checks: { database: false } });
+    // A named service says who answered: a test launcher tells its app from another one on the port.
+    expect((await request(build(true, { service: 'ingest-gateway' }).app).get('/readyz')).body).toEqual({ status: 'ready', service: 'ingest-gateway', checks: { database: true } });
     const metrics = await request(build().app).get('/metrics');
     expect(metrics.text).toContain('process_cpu_user_seconds_total');
     expect(metrics.headers['x-content-type-options']).toBe('nosniff');

@@ -18,6 +18,8 @@ export const BODY_LIMIT = '256kb';
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface HttpAppOptions {
+  /** Named in /readyz, so a probe can tell which service answered on a port. */
+  service?: string;
   logger: Logger;
   metrics: Registry;
   readiness: Readiness;
@@ -83,7 +85,7 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
   });
   app.get('/readyz', (_req, res) => {
     const report = opts.readiness.report();
-    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not ready', checks: report.checks });
+    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not ready', ...(opts.service ? { service: opts.service } : {}), checks: report.checks });
   });
   app.get('/metrics', asyncHandler(async (_req, res) => {
     res.setHeader('Content-Type', opts.metrics.contentType);

@@ -78,7 +78,7 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
     throw err;
   }
 
-  const app = createHttpApp({ logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies }, (a) => spec.routes?.(a, ctx));
+  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies }, (a) => spec.routes?.(a, ctx));
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(spec.port, () => resolve(s));
   });

@@ -6,7 +6,7 @@ import { waitFor } from './infra';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
-export async function freePort(): Promise<number> {
+function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
@@ -15,6 +15,25 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Ports this process has handed out: each goes to one app, which may bind it only later. */
+const handedOut = new Set<number>();
+
+/**
+ * A port nothing listens on, never one this process handed out before. The system's ports are chosen
+ * before its apps start, so without that a later call could return a port whose app is not
+ * listening yet (or the same port twice); the app started second then fails to bind, while its
+ * readiness probe is answered by the first, and every request meant for it gets the other app's 404.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await unusedPort();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 export interface LaunchedApp {
@@ -72,6 +91,8 @@ export async function launchApp(
         async () => {
           if (done) throw new Error(`${name} exited: ${out.slice(-2000)}`);
           const res = await axios.get(`${app.url}/readyz`, { validateStatus: () => true, timeout: 1000 });
+          // Another service answering on this port (it was not free after all) is not this app being ready.
+          if (res.status === 200 && res.data?.service !== name) throw new Error(`port ${port} is answered by ${res.data?.service ?? 'something else'}, not ${name}`);
           return res.status === 200;
         },
         { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 100, what: `${name} to be ready` },
