@@ -211,6 +211,19 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
         failure: 'publish',
       });
 
+      // A processing failure (as a worker's FAILED report leaves it) retried while the broker is gone:
+      // the event and its event_failures record are both as they were.
+      const onB2 = await request(gwB.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
+      const processingId = onB2.body.eventId;
+      const failure = { _id: processingId, company_id: a.companyId, status: 'FAILED', message: 'Room not found', retry_count: 0, at: new Date() };
+      await gwB.deps.models.Event.updateOne({ _id: processingId }, { $set: { status: 'FAILED', failure: 'processing', message: 'Room not found', next_attempt_at: null } }).exec();
+      await gwB.deps.models.Failure.create(failure);
+      const stillDown2 = await request(gwB.url).post('/webhook/retry').set('apikey', a.apiKey);
+      expect(stillDown2.body).toEqual({ success: true, retried: 0, failed: 2 });
+      expect(await gwB.deps.models.Event.findById(processingId).lean()).toMatchObject({ status: 'FAILED', failure: 'processing', message: 'Room not found' });
+      expect(await gwB.deps.models.Failure.findById(processingId).lean()).toMatchObject({ status: 'FAILED', message: 'Room not found' });
+      await gwB.deps.models.Event.deleteOne({ _id: processingId }).exec();
+
       await recreateVhost(vhost);
       await waitFor(() => gwB.ctx.broker.isReady(), { what: 'gateway B to reconnect', timeoutMs: 30_000 });
       const tap = await tapOn(vhost);

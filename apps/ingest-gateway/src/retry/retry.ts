@@ -1,4 +1,5 @@
 import type { Principal } from '@smartlock/auth';
+import { isDuplicateKeyError } from '@smartlock/db';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import { isPublishFailure, markQueued, publishEvent, scheduleOutbox } from '../publish/publisher';
@@ -11,7 +12,8 @@ const CONCURRENCY = 10;
  * POST /webhook/retry (SPEC "Transitions": FAILED → re-queued). Each FAILED event of the company (or
  * of every company, for the administrator) is set QUEUED first, then published with confirms, so a
  * worker's report can never arrive before the QUEUED; if the publish fails the event goes back to
- * exactly the FAILED it was (message, failure kind, next automatic retry) and counts in `failed`.
+ * exactly the FAILED it was (message, failure kind, next automatic retry, its `event_failures`
+ * record) and counts in `failed`.
  * A crash between the two steps leaves a QUEUED event with `next_attempt_at` set: the relay
  * publishes it. DEAD_LETTER events are not re-queued here (SPEC: FAILED only); replaying dead
  * letters is the worker's operations tool.
@@ -32,7 +34,7 @@ export async function retryFailed(deps: Deps, principal: Principal): Promise<{ r
     // The outbox entry first: then a crash after the update still leaves the relay something to find.
     await scheduleOutbox(deps, id, pendingUntil);
     // A new run starts: the failure of the last one must not be put back over its reports.
-    await deps.models.Failure.deleteOne({ _id: id }).exec();
+    const lastFailure = await deps.models.Failure.findOneAndDelete({ _id: id }).lean();
     const took = await Event.updateOne(
       { _id: id, status: 'FAILED', updated_at: before.updated_at },
       { $set: { status: 'QUEUED', message: null, failure: null, next_attempt_at: pendingUntil, updated_at: now } },
@@ -57,6 +59,12 @@ export async function retryFailed(deps: Deps, principal: Principal): Promise<{ r
           $inc: { publish_attempts: 1 },
         },
       ).exec();
+      // No new run started: the last one's failure record is back, guarding its FAILED as before.
+      if (lastFailure) {
+        await deps.models.Failure.create(lastFailure).catch((e: unknown) => {
+          if (!isDuplicateKeyError(e)) throw e;
+        });
+      }
       return;
     }
     retried += 1;
