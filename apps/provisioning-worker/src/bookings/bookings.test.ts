@@ -245,6 +245,19 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect(t.access.find((a) => a.event_id === ev.event_id)?.type).toBe('access.failed');
   });
 
+  it('a cancel that revoked the door and then failed for good on the cabinet: FAILED, and access.revoked names the door', async () => {
+    const r = ref();
+    const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '201', bed: 'B' });
+    expect((await waitFinal(t, created.event_id)).status).toBe('COMPLETED');
+    await sim.sim.post('/failures', { path: '/v3/key/delete', lockId: locks['201/B'], times: 1, errcode: -2018 });
+    const cancel = await send(company, siteId, r, 2, 'BOOKING_CANCEL', {});
+    expect((await waitFinal(t, cancel.event_id)).status).toBe('FAILED');
+    const revoked = await waitFor(() => t.access.find((a) => a.event_id === cancel.event_id && a.type === 'access.revoked'), { what: 'access.revoked of the failed cancel' });
+    expect(revoked.credentials.map((c) => c.lockId)).toEqual([locks['201']]);
+    const failed = t.access.find((a) => a.event_id === cancel.event_id && a.type === 'access.failed');
+    expect(failed?.credentials.map((c) => c.lockId)).toEqual([locks['201/B']]);
+  });
+
   it('the same message delivered twice issues once', async () => {
     const r = ref();
     const ev = bookingEvent(company, siteId, r, 1, 'BOOKING_CREATE', { room: '101', access_types: ['EKEY', 'PASSCODE'] });

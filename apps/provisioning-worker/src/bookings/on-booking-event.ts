@@ -187,7 +187,8 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
 
 /**
  * The event gave up: FAILED for a permanent reason (at once), DEAD_LETTER after the last retry. It
- * is settled (the booking's next event may run) and access.failed says why.
+ * is settled (the booking's next event may run), access.revoked names what its attempts revoked,
+ * and access.failed says why.
  */
 export async function onBookingDeadLetter(
   deps: BookingDeps,
@@ -202,7 +203,23 @@ export async function onBookingDeadLetter(
       ? await deps.models.Booking.findById(bookingId(msg.company_id, msg.reference_id)).lean<BookingDoc>()
       : null;
   if (b && Number.isInteger(msg.sequence)) {
-    await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence);
+    // What the attempts did revoke before giving up is announced, or consumers would keep it active.
+    const revoked = revokedSinceTold(b.published ?? b.actual, { active: b.actual, revoked: [] });
+    if (revoked.length) {
+      await publishAccess(deps.broker, {
+        type: 'access.revoked',
+        company_id: msg.company_id,
+        reference_id: msg.reference_id,
+        event_id: msg.event_id,
+        sequence: msg.sequence,
+        subject: 'booking',
+        guest: msg.guest ?? b.guest,
+        credentials: revoked,
+        site_time_zone: b.site_time_zone,
+        correlation_id: ctx.correlationId,
+      });
+    }
+    await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { published: b.actual });
     await publishAccess(deps.broker, {
       type: 'access.failed',
       company_id: msg.company_id,
