@@ -210,12 +210,17 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect((await lock(locks['301'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
   });
 
-  it('a cancel whose first attempt revoked one lock and failed on the other: access.revoked names both once the retry completes', async () => {
+  /** A booking of room 201 bed B (door and cabinet) COMPLETED, then its cancel, whose first revoke on the cabinet fails with `errcode`. */
+  async function cancelWithCabinetFailing(errcode: number) {
     const r = ref();
     const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '201', bed: 'B' });
     expect((await waitFinal(t, created.event_id)).status).toBe('COMPLETED');
-    await sim.sim.post('/failures', { path: '/v3/key/delete', lockId: locks['201/B'], times: 1, errcode: -3002 });
-    const cancel = await send(company, siteId, r, 2, 'BOOKING_CANCEL', {});
+    await sim.sim.post('/failures', { path: '/v3/key/delete', lockId: locks['201/B'], times: 1, errcode });
+    return { r, cancel: await send(company, siteId, r, 2, 'BOOKING_CANCEL', {}) };
+  }
+
+  it('a cancel whose first attempt revoked one lock and failed on the other: access.revoked names both once the retry completes', async () => {
+    const { r, cancel } = await cancelWithCabinetFailing(-3002);
     expect((await waitFinal(t, cancel.event_id)).status).toBe('COMPLETED');
     expect(t.statuses.filter((s) => s.event_id === cancel.event_id && s.status === 'PROCESSING').map((s) => s.retry_count)).toEqual([0, 1]);
     // Consumers (access-api, callbacks) learn of every credential the cancel took away, whichever attempt revoked it.
@@ -246,11 +251,7 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
   });
 
   it('a cancel that revoked the door and then failed for good on the cabinet: FAILED, and access.revoked names the door', async () => {
-    const r = ref();
-    const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '201', bed: 'B' });
-    expect((await waitFinal(t, created.event_id)).status).toBe('COMPLETED');
-    await sim.sim.post('/failures', { path: '/v3/key/delete', lockId: locks['201/B'], times: 1, errcode: -2018 });
-    const cancel = await send(company, siteId, r, 2, 'BOOKING_CANCEL', {});
+    const { cancel } = await cancelWithCabinetFailing(-2018);
     expect((await waitFinal(t, cancel.event_id)).status).toBe('FAILED');
     const revoked = await waitFor(() => t.access.find((a) => a.event_id === cancel.event_id && a.type === 'access.revoked'), { what: 'access.revoked of the failed cancel' });
     expect(revoked.credentials.map((c) => c.lockId)).toEqual([locks['201']]);

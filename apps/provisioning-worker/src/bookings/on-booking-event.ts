@@ -203,36 +203,21 @@ export async function onBookingDeadLetter(
       ? await deps.models.Booking.findById(bookingId(msg.company_id, msg.reference_id)).lean<BookingDoc>()
       : null;
   if (b && Number.isInteger(msg.sequence)) {
-    // What the attempts did revoke before giving up is announced, or consumers would keep it active.
-    const revoked = revokedSinceTold(b.published ?? b.actual, { active: b.actual, revoked: [] });
-    if (revoked.length) {
-      await publishAccess(deps.broker, {
-        type: 'access.revoked',
-        company_id: msg.company_id,
-        reference_id: msg.reference_id,
-        event_id: msg.event_id,
-        sequence: msg.sequence,
-        subject: 'booking',
-        guest: msg.guest ?? b.guest,
-        credentials: revoked,
-        site_time_zone: b.site_time_zone,
-        correlation_id: ctx.correlationId,
-      });
-    }
-    await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { published: b.actual });
-    await publishAccess(deps.broker, {
-      type: 'access.failed',
+    const common = {
       company_id: msg.company_id,
       reference_id: msg.reference_id,
       event_id: msg.event_id,
       sequence: msg.sequence,
-      subject: 'booking',
+      subject: 'booking' as const,
       guest: msg.guest ?? b.guest,
-      credentials: b.actual,
-      reason: info.reason,
       site_time_zone: b.site_time_zone,
       correlation_id: ctx.correlationId,
-    });
+    };
+    // What the attempts did revoke before giving up is announced, or consumers would keep it active.
+    const revoked = revokedSinceTold(b.published ?? b.actual, { active: b.actual, revoked: [] });
+    if (revoked.length) await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: revoked });
+    await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { published: b.actual });
+    await publishAccess(deps.broker, { ...common, type: 'access.failed', credentials: b.actual, reason: info.reason });
   }
   await reportStatus(deps.broker, msg, status, info.reason, info.retryCount, ctx.correlationId);
 }
