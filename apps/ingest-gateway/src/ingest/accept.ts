@@ -148,7 +148,26 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       .catch(() => undefined);
   }
 
+  /**
+   * Where a walk can resume: past the numbers and windows of the booking's stored events. Walking
+   * one by one costs about three round trips per earlier event (a co-living booking with monthly
+   * updates has dozens); this is one read of the booking's events. Only a starting point: the claim
+   * inserts still decide, and the walk goes on from there as before.
+   */
+  async function pastStoredEvents(): Promise<{ sequence: number; gen: number }> {
+    const events = await Event.find({ company_id: company, reference_id: ref }, { sequence: 1, claim_gen: 1, action_key: 1 }).lean();
+    let sequence = 1;
+    let gen = 1;
+    for (const e of events) {
+      if (e.sequence) sequence = Math.max(sequence, e.sequence + 1);
+      // The latest window of this action, not past it: it may still be open (a duplicate).
+      if (e.action_key === input.action_key && e.claim_gen) gen = Math.max(gen, e.claim_gen);
+    }
+    return { sequence, gen };
+  }
+
   let sequence = 1;
+  let skipped = false;
   for (let gen = 1, steps = 0; gen <= MAX_STEPS && steps < MAX_STEPS; steps++) {
     const claimId = originalEventId(company, ref, input.action_key, gen);
     const nextAttemptAt = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
@@ -171,6 +190,13 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       } else {
         gen += 1;
         if (why.sequence) sequence = Math.max(sequence, why.sequence + 1);
+      }
+      if (!skipped) {
+        // The booking has earlier events (this is the walk's first step): go past all of them at once.
+        skipped = true;
+        const past = await pastStoredEvents();
+        sequence = Math.max(sequence, past.sequence);
+        gen = Math.max(gen, past.gen);
       }
       continue;
     }

@@ -1,10 +1,17 @@
 import request from 'supertest';
 import type { Connection } from '@smartlock/db';
+import type { CommandStartedEvent } from 'mongodb';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 import type { Gateway } from '../app';
 import { BookingTap, TestCompany, booking, connectIdentity, movableClock, seedCompany, startGateway } from '../testing/harness';
 import { ORPHAN_AFTER_MS, OriginalPendingMessage, originalEventId, sequenceClaimId } from './accept';
 import { IngestMessages } from './routes';
+
+/** The URL with the driver's command monitoring on (an option the connection string accepts too). */
+function withCommandMonitoring(url: string): string {
+  if (url.includes('?')) return `${url}&monitorCommands=true`;
+  return /^mongodb(\+srv)?:\/\/[^/]+\/./.test(url) ? `${url}?monitorCommands=true` : `${url.replace(/\/?$/, '/')}?monitorCommands=true`;
+}
 
 describe('duplicates: same reference_id and action within 60 s of the original', () => {
   const mongoDb = uniqueDbName('dups');
@@ -17,13 +24,18 @@ describe('duplicates: same reference_id and action within 60 s of the original',
   let tap: BookingTap;
   let a: TestCompany;
   let b: TestCompany;
+  /** The gateway's commands to its events database (the driver's command monitoring). */
+  const commands: CommandStartedEvent[] = [];
 
   beforeAll(async () => {
     vhost = await createVhost('dups');
     identity = await connectIdentity(MONGO_URL, identityDb, logger);
     a = await seedCompany(identity);
     b = await seedCompany(identity);
-    gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb, identityDb, logger, now: clock.now });
+    gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: withCommandMonitoring(MONGO_URL), mongoDb, identityDb, logger, now: clock.now });
+    gw.deps.models.Event.db.getClient().on('commandStarted', (e) => {
+      if (e.databaseName === mongoDb) commands.push(e);
+    });
     tap = await new BookingTap(vhost.url).open();
   });
   afterAll(async () => {
@@ -131,5 +143,37 @@ describe('duplicates: same reference_id and action within 60 s of the original',
     expect(answers.map((r) => r.status)).toEqual(Array(actions.length).fill(202));
     const seqs = (await Event().find({ reference_id: 'SEQ-BURST' }).lean()).map((r) => r.sequence).sort((x, y) => (x ?? 0) - (y ?? 0));
     expect(seqs).toEqual(actions.map((_, i) => i + 1));
+  });
+
+  it("a booking's 31st event skips past the earlier ones in one read; its number, window and duplicates stay right", async () => {
+    const ref = 'SEQ-LONG';
+    expect((await send(a, booking({ reference_id: ref, action: 'create' }))).status).toBe(202);
+    for (let month = 1; month < 30; month++) {
+      clock.advance(61_000); // each update its own window
+      expect((await send(a, booking({ reference_id: ref, action: 'update' }))).status).toBe(202);
+    }
+    await new Promise((r) => setTimeout(r, 300)); // the last request's background writes
+    const claimInserts = () => commands.filter((c) => c.commandName === 'insert' && c.command.insert === 'booking_sequences').length;
+
+    clock.advance(61_000);
+    const before = claimInserts();
+    const update = await send(a, booking({ reference_id: ref, action: 'update' }));
+    expect(update.status).toBe(202);
+    // Walking claim by claim tried all 30 earlier numbers; skipping: a first try, a jump past the
+    // stored events, and the next window of 'update'.
+    expect(claimInserts() - before).toBeLessThanOrEqual(3);
+    expect(update.body.eventId).toBe(originalEventId(a.companyId, ref, 'update', 30));
+    expect(await Event().findById(update.body.eventId).lean()).toMatchObject({ sequence: 31, claim_gen: 30, status: 'QUEUED' });
+
+    // The jump lands on the latest window of the action, not past it: still a duplicate inside 60 s.
+    clock.advance(10_000);
+    const again = await send(a, booking({ reference_id: ref, action: 'update' }));
+    expect(again.body).toMatchObject({ eventId: update.body.eventId, message: IngestMessages.duplicate });
+
+    const cancel = await send(a, booking({ reference_id: ref, action: 'cancel' }));
+    expect(cancel.body.message).toBe(IngestMessages.queued);
+    expect(await Event().findById(cancel.body.eventId).lean()).toMatchObject({ sequence: 32, claim_gen: 1 });
+    const numbers = (await Event().find({ reference_id: ref, status: { $ne: 'DUPLICATE' } }).lean()).map((e) => e.sequence).sort((x, y) => (x ?? 0) - (y ?? 0));
+    expect(numbers).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
   });
 });
