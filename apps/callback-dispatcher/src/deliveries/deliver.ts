@@ -4,7 +4,7 @@ import { decryptSecret } from '@smartlock/auth';
 import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
 import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels } from '../models';
 import { Limiter, PARKED } from './limiter';
-import { EVENT_HEADER, authHeaders } from './sign';
+import { EVENT_HEADER, USER_AGENT, authHeaders } from './sign';
 
 /** The message on `callback-dispatcher.deliveries` (and on the guest-message queue). */
 export interface WorkMessage {
@@ -86,7 +86,7 @@ async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
   const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';
   const body = decryptSecret(delivery.body, key);
   const at = new Date();
-  const headers = { 'Content-Type': 'application/json', [EVENT_HEADER]: delivery.event, ...authHeaders(config, body, key, at) };
+  const headers = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, [EVENT_HEADER]: delivery.event, ...authHeaders(config, body, key, at) };
 
   let statusCode: number | null = null;
   let error: string | null = null;

@@ -108,6 +108,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       if (!cb) continue;
       expect(cb.headers['content-type']).toBe('application/json');
       expect(cb.headers['x-service-event']).toBe(msg.type);
+      expect(cb.headers['user-agent']).toBe('SmartLock-Callbacks/1.0');
       expect(authOk(cb.headers as Record<string, unknown>)).toBe(true);
       if (auth.type === 'hmac') {
         expect(cb.signedWith).toBe(0);

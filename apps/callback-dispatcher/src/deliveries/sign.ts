@@ -4,6 +4,8 @@ import { decryptSecret } from '@smartlock/auth';
 
 export const SIGNATURE_HEADER = 'X-Service-Signature';
 export const EVENT_HEADER = 'X-Service-Event';
+/** Names the sender in the receiver's access logs (instead of the HTTP library's default). */
+export const USER_AGENT = 'SmartLock-Callbacks/1.0';
 export const TIMESTAMP_HEADER = 'X-Service-Timestamp';
 export const SIGNATURE_V2_HEADER = 'X-Service-Signature-V2';
 
