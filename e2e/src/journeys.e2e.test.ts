@@ -214,6 +214,10 @@ describe('customer journeys (every app as a process)', () => {
     const byType = Object.fromEntries(v2.data.data.map((r: { lockLocationType: string }) => [r.lockLocationType, r]));
     expect(byType.door).toMatchObject({ lockId: 'L-201', roomNumber: '201', bedNumber: null });
     expect(byType.cabinet).toMatchObject({ lockId: 'L-201A', roomNumber: null, bedNumber: 'A' });
+    // v4 names the room a cabinet's bed is in (v2's roomNumber is null for a cabinet, per SPEC).
+    const v4 = await api.get('/api/v4/bookings/BED-1/access');
+    const cabinet = v4.data.data.credentials.find((c: { lock: { lockLocationType: string } }) => c.lock.lockLocationType === 'cabinet');
+    expect(cabinet.place).toMatchObject({ room: { name: '201' }, bed: { name: 'A' } });
 
     const cancelled = await post({ reference_id: 'BED-1', action: 'cancel' });
     await completed(cancelled.eventId);

@@ -8,7 +8,10 @@ export interface CredentialPlace {
   siteId: string;
   siteName: string;
   roomId: string | null;
+  /** SPEC's v2 field: null for a cabinet. */
   roomNumber: string | null;
+  /** The room's name for every place, a cabinet's too. Absent from credentials stored before it existed. */
+  roomName?: string | null;
   bedId: string | null;
   bedNumber: string | null;
 }

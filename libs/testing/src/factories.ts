@@ -10,6 +10,7 @@ export function credentialRecord(type: CredentialRecord['type'], over: Partial<C
     siteName: 'Harbour House',
     siteId: 'site-1',
     roomNumber: '101',
+    roomName: '101',
     roomId: 'room-101',
     bedNumber: null,
     bedId: null,

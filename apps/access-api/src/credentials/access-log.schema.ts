@@ -40,6 +40,7 @@ const credentialSchema = new Schema<CredentialRecord>(
     siteName: String,
     siteId: String,
     roomNumber: { type: String, default: null },
+    roomName: { type: String, default: null },
     roomId: { type: String, default: null },
     bedNumber: { type: String, default: null },
     bedId: { type: String, default: null },

@@ -68,7 +68,7 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
       keyId: 7001,
       lockData: 'LOCKDATA-DOOR-101',
     });
-    expect(creds[1]).toMatchObject({ type: 'EKEY', lock: { lockLocationType: 'cabinet' }, place: { bed: { name: '3', _id: 'bed-3' } }, keyId: 7003 });
+    expect(creds[1]).toMatchObject({ type: 'EKEY', lock: { lockLocationType: 'cabinet' }, place: { room: { name: '12', _id: 'room-12' }, bed: { name: '3', _id: 'bed-3' } }, keyId: 7003 });
     expect(creds[2]).toMatchObject({ type: 'PASSCODE', passcode: '482913', passcodeId: 55 });
     expect(creds[3]).toMatchObject({ type: 'CARD', card_id: 'CARD-0042', cardId: 99 });
     expect(creds[4]).toMatchObject({ type: 'REMOTE', keyId: 7001, remoteUnlock: true });

@@ -13,7 +13,7 @@ function named(name: string | null | undefined, id: string | null | undefined): 
 }
 
 export function placeOf(c: CredentialRecord): Place {
-  return { site: named(c.siteName, c.siteId), room: named(c.roomNumber, c.roomId), bed: named(c.bedNumber, c.bedId) };
+  return { site: named(c.siteName, c.siteId), room: named(c.roomName ?? c.roomNumber, c.roomId), bed: named(c.bedNumber, c.bedId) };
 }
 
 export function lockOf(c: CredentialRecord) {

@@ -12,7 +12,8 @@ export function cabinetEkey(over: Partial<CredentialRecord> = {}): CredentialRec
     lockId: 'lock-cab-3',
     lockMac: 'AA:BB:CC:DD:EE:03',
     lockLocationType: 'cabinet',
-    roomNumber: '12',
+    roomNumber: null, // as the worker sends it (SPEC's v2 record); roomName names the room
+    roomName: '12',
     roomId: 'room-12',
     bedNumber: '3',
     bedId: 'bed-3',

@@ -97,7 +97,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     const r = await receiver({ secrets: () => [hmacSecret] });
     const companyId = await company(r.url, auth);
     const sent = [
-      await publish(accessEvent(companyId, 'access.provisioned', { credentials: [credential('EKEY'), credential('CARD', { lockId: 'lock-102', roomNumber: '102' })] })),
+      await publish(accessEvent(companyId, 'access.provisioned', { credentials: [credential('EKEY'), credential('CARD', { lockId: 'lock-102', roomNumber: '102', roomName: '102' })] })),
       await publish(accessEvent(companyId, 'access.revoked', { credentials: [credential('PASSCODE')] })),
       await publish(accessEvent(companyId, 'access.failed', { credentials: [], reason: 'Room not found' })),
     ];
@@ -129,7 +129,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     expect(provisioned.data).toMatchObject({
       credentials: [
         { type: 'EKEY', lockId: 'lock-101', keyId: 7001, lockData: 'LOCKDATA-DOOR-101', siteName: 'Harbour House', roomNumber: '101' },
-        { type: 'CARD', lockId: 'lock-102', cardNumber: 'CARD-0042', cardId: 99, roomNumber: '102' },
+        { type: 'CARD', lockId: 'lock-102', cardNumber: 'CARD-0042', cardId: 99, roomNumber: '102', roomName: '102' },
       ],
     });
   });

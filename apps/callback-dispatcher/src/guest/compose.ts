@@ -29,9 +29,10 @@ function validZone(zone: string | undefined): string | undefined {
 
 function where(c: CredentialRecord): string {
   const parts = [c.siteName];
-  if (c.roomNumber) parts.push(`room ${c.roomNumber}`);
+  const room = c.roomName ?? c.roomNumber;
+  if (room) parts.push(`room ${room}`);
   if (c.bedNumber) parts.push(`bed ${c.bedNumber}`);
-  if (c.lockLocationType === 'cabinet' && !c.roomNumber) parts.push('cabinet');
+  if (c.lockLocationType === 'cabinet') parts.push('cabinet');
   return parts.join(', ');
 }
 

@@ -96,7 +96,7 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
   ] as const)('%s: e-mail (text and HTML) and SMS say where, when and how', async (type, how) => {
     const g = guest();
     const msg = await publish(
-      accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: g, credentials: [credential(type, { bedNumber: 'B', bedId: 'bed-b' })] }),
+      accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: g, credentials: [credential(type, { lockLocationType: 'cabinet', roomNumber: null, roomName: '101', bedNumber: 'B', bedId: 'bed-b' })] }),
     );
     const mail = await mailTo(g.email);
     expect(mail.from).toBe('access@harbour.test');
@@ -104,17 +104,17 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     expect(mail.text).toContain('Content-Type: text/plain');
     expect(mail.text).toContain('Content-Type: text/html');
     expect(mail.text).toContain('Hello Ada Lovelace,');
-    expect(mail.text).toContain('Where: Harbour House, room 101, bed B');
+    expect(mail.text).toContain('Where: Harbour House, room 101, bed B, cabinet');
     expect(mail.text).toContain('When: 1 Dec 2026, 14:00 to 4 Dec 2026, 10:00, UTC (site time zone unknown)');
     expect(mail.text).toContain(`How: ${how}`);
-    expect(mail.text).toContain('<b>Where:</b> Harbour House, room 101, bed B');
+    expect(mail.text).toContain('<b>Where:</b> Harbour House, room 101, bed B, cabinet');
 
     const text = await smsTo(g.phone);
     expect(text.from).toBe('+15550001111');
     expect(text.path).toBe('/2010-04-01/Accounts/AC0123456789/Messages.json');
     expect(text.auth).toBe(`Basic ${Buffer.from('AC0123456789:sms-auth-token').toString('base64')}`);
     expect(text.body).toContain(`Booking ${msg.reference_id}`);
-    expect(text.body).toContain('Harbour House, room 101, bed B');
+    expect(text.body).toContain('Harbour House, room 101, bed B, cabinet');
     expect(text.body).toContain(how);
     if (type === 'EKEY') expect(text.body).toContain(`https://keys.harbour.test/k/${msg.reference_id}`);
   });

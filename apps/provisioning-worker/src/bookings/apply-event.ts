@@ -151,11 +151,11 @@ async function resolvePlaces(layout: LayoutLookup, b: BookingDoc, msg: BookingEv
   const site0 = { siteId: site.id, siteName: site.name };
   const places: CredentialPlace[] = [];
   for (const l of roomLocks) {
-    places.push({ ...site0, lockId: l.lockId, lockLocationType: 'door', roomId: room.id, roomNumber: room.name, bedId: null, bedNumber: null });
+    places.push({ ...site0, lockId: l.lockId, lockLocationType: 'door', roomId: room.id, roomNumber: room.name, roomName: room.name, bedId: null, bedNumber: null });
   }
   if (bed) {
     for (const l of bedLocks) {
-      places.push({ ...site0, lockId: l.lockId, lockLocationType: 'cabinet', roomId: room.id, roomNumber: null, bedId: bed.id, bedNumber: bed.name });
+      places.push({ ...site0, lockId: l.lockId, lockLocationType: 'cabinet', roomId: room.id, roomNumber: null, roomName: room.name, bedId: bed.id, bedNumber: bed.name });
     }
   }
   if (!places.length) throw new LayoutMissError(`No lock is bound to room ${room.name}${bed ? ` or bed ${bed.name}` : ''}`);

@@ -83,7 +83,7 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect(door?.lockData).toEqual(expect.any(String));
     expect(door?.lockMac).toEqual(expect.any(String));
     const cabinetCode = provisioned.credentials.find((c) => c.type === 'PASSCODE' && c.lockLocationType === 'cabinet');
-    expect(cabinetCode).toMatchObject({ roomNumber: null, bedNumber: 'B', passcode: expect.stringMatching(/^\d+$/) });
+    expect(cabinetCode).toMatchObject({ roomNumber: null, roomName: '201', bedNumber: 'B', passcode: expect.stringMatching(/^\d+$/) });
     expect(provisioned.credentials.find((c) => c.type === 'CARD')).toMatchObject({ card_id: 'A0B1C277', cardId: expect.any(Number) });
     // Secrets stay out of the logs.
     expect(text()).not.toContain(door?.lockData as string);

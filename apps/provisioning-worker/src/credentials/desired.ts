@@ -62,6 +62,7 @@ export function desiredCredentials(input: DesiredInput, caps: LockCapabilities):
         prev.roomId === d.roomId &&
         prev.bedId === d.bedId &&
         prev.roomNumber === d.roomNumber &&
+        prev.roomName === d.roomName &&
         prev.bedNumber === d.bedNumber &&
         prev.siteName === d.siteName;
       out.push(same ? prev : d);

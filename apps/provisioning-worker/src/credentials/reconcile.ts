@@ -82,7 +82,7 @@ export async function reconcile(
         if (match) {
           keep.add(match);
           if (match.validFrom === d.validFrom && match.validTo === d.validTo) {
-            if (match.version !== d.version || match.roomNumber !== d.roomNumber || match.bedNumber !== d.bedNumber || match.siteName !== d.siteName) {
+            if (match.version !== d.version || match.roomNumber !== d.roomNumber || match.roomName !== d.roomName || match.bedNumber !== d.bedNumber || match.siteName !== d.siteName) {
               replace(match, { ...match, ...placeOf(d), version: d.version });
             }
             return;
@@ -144,7 +144,7 @@ export async function reconcile(
 }
 
 function placeOf(d: DesiredCredential) {
-  return { siteId: d.siteId, siteName: d.siteName, roomId: d.roomId, roomNumber: d.roomNumber, bedId: d.bedId, bedNumber: d.bedNumber };
+  return { siteId: d.siteId, siteName: d.siteName, roomId: d.roomId, roomNumber: d.roomNumber, roomName: d.roomName, bedId: d.bedId, bedNumber: d.bedNumber };
 }
 
 async function revoke(cloud: LockCloud, a: ActualCredential): Promise<void> {

@@ -12,6 +12,7 @@ export function credentialRecords(actual: ActualCredential[]): CredentialRecord[
       siteName: a.siteName,
       siteId: a.siteId,
       roomNumber: a.roomNumber,
+      roomName: a.roomName ?? a.roomNumber,
       roomId: a.roomId,
       bedNumber: a.bedNumber,
       bedId: a.bedId,

@@ -53,7 +53,7 @@ async function placesOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promi
     const room = await deps.layout.roomById(company, loc.room_id);
     // access-api resolved these against its own replica: ours is behind, so retry until it catches up.
     if (!site || !room) throw new TransientError(`location ${loc.room_id} of site ${loc.site_id} not in the layout replica yet`);
-    const base = { siteId: site.id, siteName: site.name, roomId: room.id };
+    const base = { siteId: site.id, siteName: site.name, roomId: room.id, roomName: room.name };
     for (const l of await deps.layout.locks(company, { roomId: room.id })) {
       if (!places.has(l.lockId)) places.set(l.lockId, { ...base, lockId: l.lockId, lockLocationType: 'door', roomNumber: room.name, bedId: null, bedNumber: null });
     }

@@ -10,7 +10,13 @@ export interface CredentialRecord {
   lockLocationType: 'door' | 'cabinet';
   siteName: string;
   siteId: string;
+  /** SPEC's v2 record: null for a cabinet. */
   roomNumber: string | null;
+  /**
+   * The room's name, for a cabinet's credential too (its bed is in that room). Absent from messages
+   * of workers that predate it: roomNumber is then the only name there is.
+   */
+  roomName?: string | null;
   roomId: string | null;
   bedNumber: string | null;
   bedId: string | null;
@@ -61,6 +67,7 @@ const credentialSchema = Joi.object<CredentialRecord>({
   siteName: Joi.string().required(),
   siteId: Joi.string().required(),
   roomNumber: Joi.string().allow(null).required(),
+  roomName: Joi.string().allow(null),
   roomId: Joi.string().allow(null).required(),
   bedNumber: Joi.string().allow(null).required(),
   bedId: Joi.string().allow(null).required(),

@@ -15,6 +15,8 @@ export interface CallbackCredential {
   siteName: string;
   roomId: string | null;
   roomNumber: string | null;
+  /** The room's name, a cabinet's room too (roomNumber is null for a cabinet, as in SPEC's v2 record). */
+  roomName: string | null;
   bedId: string | null;
   bedNumber: string | null;
   validFrom: string;
