@@ -190,6 +190,9 @@ describe('access-api: employee access schedules (real broker and database)', () 
 
     const one = await h.get(`/api/v3/access/employee/${data.schedule_id}`, h.a);
     expect(one.data).toMatchObject({ success: true, data: { schedule_id: data.schedule_id, status: 'active' } });
+    // Read back from the database, a place still has SPEC's field order, as on creation.
+    expect(Object.keys(one.data.data.locations[0].site)).toEqual(['name', '_id']);
+    expect(Object.keys(one.data.data.locations[0].room)).toEqual(['name', '_id']);
     expect((await h.get(`/api/v3/access/employee/${data.schedule_id}`, h.b)).status).toBe(404);
     expect((await h.send('delete', `/api/v3/access/employee/${data.schedule_id}`, h.b)).status).toBe(404);
 

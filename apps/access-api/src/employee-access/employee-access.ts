@@ -25,6 +25,8 @@ export interface EmployeeAccessDeps extends VersionDeps {
 const PERMANENT_YEARS = 10;
 const BASE = '/api/v3/access/employee';
 
+const place = (p: { name: string; _id: string }) => ({ name: p.name, _id: String(p._id) });
+
 /** SPEC "Employee access (response data)", plus the schedule's own state. */
 export function present(doc: ScheduleDoc) {
   return {
@@ -33,7 +35,8 @@ export function present(doc: ScheduleDoc) {
     access_type: doc.access_type,
     startDate: doc.start.toISOString(),
     endDate: doc.end.toISOString(),
-    locations: doc.locations.map((g) => ({ site: g.site, room: g.room, bed: g.bed ?? null })),
+    // Built, not passed through: a stored place reads back as { _id, name }, SPEC shows { name, _id }.
+    locations: doc.locations.map((g) => ({ site: place(g.site), room: place(g.room), bed: g.bed ? place(g.bed) : null })),
     ref_id: doc.ref_id,
     type: doc.type,
     contact: doc.contact,
