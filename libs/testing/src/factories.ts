@@ -1,4 +1,5 @@
-import type { CredentialRecord } from '@smartlock/contracts';
+import { randomUUID } from 'node:crypto';
+import type { BookingEventMessage, CredentialRecord, EventType } from '@smartlock/contracts';
 
 /** A credential record as the provisioning worker publishes it: a door lock of room 101 by default. */
 export function credentialRecord(type: CredentialRecord['type'], over: Partial<CredentialRecord> = {}): CredentialRecord {
@@ -21,4 +22,31 @@ export function credentialRecord(type: CredentialRecord['type'], over: Partial<C
   if (type === 'PASSCODE') Object.assign(base, { passcode: '482913', passcodeId: 55 });
   if (type === 'CARD') Object.assign(base, { card_id: 'CARD-0042', cardId: 99 });
   return { ...base, ...over };
+}
+
+/** A booking.events message as the ingest gateway publishes it: an EKEY booking, `booking` merged over it. */
+export function bookingEventMessage(o: {
+  companyId: string;
+  siteId: string;
+  ref: string;
+  sequence: number;
+  eventType: EventType;
+  booking?: Partial<BookingEventMessage['booking']>;
+  guest?: BookingEventMessage['guest'];
+  eventId?: string;
+}): BookingEventMessage {
+  return {
+    event_id: o.eventId ?? randomUUID(),
+    company_id: o.companyId,
+    site_id: o.siteId,
+    provider: 'direct',
+    event_type: o.eventType,
+    action: o.eventType.replace('BOOKING_', '').toLowerCase(),
+    reference_id: o.ref,
+    sequence: o.sequence,
+    received_at: new Date().toISOString(),
+    booking: { access_types: ['EKEY'], ...o.booking },
+    ...(o.guest ? { guest: o.guest } : {}),
+    correlation_id: randomUUID(),
+  };
 }

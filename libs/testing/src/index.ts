@@ -6,7 +6,7 @@ export { startCallbackReceiver, startSmtpSink, startSmsStub } from './receivers'
 export type { CallbackReceiver, ReceivedCallback, SmtpSink, SmsStub, ReceivedMail, ReceivedSms } from './receivers';
 export { launchSystem, SYSTEM_ADMIN_TOKEN, SYSTEM_SECRETS_KEY } from './system';
 export type { System, SystemOptions } from './system';
-export { credentialRecord } from './factories';
+export { bookingEventMessage, credentialRecord } from './factories';
 export { startTcpProxy } from './tcp-proxy';
 export type { TcpProxy } from './tcp-proxy';
 export { startPrivateRabbit } from './private-rabbit';

@@ -1,6 +1,6 @@
 // Message factories for access-api's tests (no test framework imports here).
 import { randomUUID } from 'node:crypto';
-import { credentialRecord } from '@smartlock/testing';
+import { bookingEventMessage, credentialRecord } from '@smartlock/testing';
 import type { AccessEventMessage, AccessEventType, BookingEventMessage, CredentialRecord } from '@smartlock/contracts';
 
 /** The shared factory of libs/testing. */
@@ -40,17 +40,14 @@ export function accessEvent(companyId: string, referenceId: string, type: Access
 
 export function bookingEvent(companyId: string, referenceId: string, over: Partial<BookingEventMessage> = {}): BookingEventMessage {
   return {
-    event_id: randomUUID(),
-    company_id: companyId,
-    site_id: 'site-1',
-    provider: 'direct',
-    event_type: 'BOOKING_CREATE',
-    action: 'create',
-    reference_id: referenceId,
-    sequence: 1,
-    received_at: new Date().toISOString(),
-    booking: { room: '101', check_in: '2026-12-01T14:00:00.000Z', check_out: '2026-12-04T10:00:00.000Z', access_types: ['EKEY'] },
-    correlation_id: randomUUID(),
+    ...bookingEventMessage({
+      companyId,
+      siteId: 'site-1',
+      ref: referenceId,
+      sequence: 1,
+      eventType: 'BOOKING_CREATE',
+      booking: { room: '101', check_in: '2026-12-01T14:00:00.000Z', check_out: '2026-12-04T10:00:00.000Z' },
+    }),
     ...over,
   };
 }

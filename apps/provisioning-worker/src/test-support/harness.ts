@@ -5,7 +5,6 @@ import { AddressInfo } from 'node:net';
 import { Server, createServer } from 'node:http';
 import type {
   AccessEventMessage,
-  AccessType,
   BookingEventMessage,
   EventStatusMessage,
   EventType,
@@ -20,7 +19,7 @@ import { bookingRoutingKey, locationRoutingKey } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 // Test-only module (imported by *.test.ts alone), so libs/testing is allowed here as in the tests.
-import { LaunchedApp, MONGO_URL, TestVhost, createVhost, dropDatabases, launchApp, uniqueDbName, uniqueName, waitFor } from '@smartlock/testing';
+import { LaunchedApp, MONGO_URL, bookingEventMessage, TestVhost, createVhost, dropDatabases, launchApp, uniqueDbName, uniqueName, waitFor } from '@smartlock/testing';
 import { Connection, Types } from '@smartlock/db';
 import { start } from '../app';
 import { Config, readConfig } from '../config';
@@ -191,25 +190,16 @@ export function bookingEvent(
 ): BookingEventMessage {
   const day = 24 * 3600 * 1000;
   const base = Math.ceil(Date.now() / 3_600_000) * 3_600_000 + day;
-  return {
-    event_id: `ev-${++seq}-${randomUUID().slice(0, 8)}`,
-    company_id: companyId,
-    site_id: siteId,
-    provider: 'direct',
-    event_type: eventType,
-    action: eventType.replace('BOOKING_', '').toLowerCase(),
-    reference_id: ref,
+  return bookingEventMessage({
+    companyId,
+    siteId,
+    ref,
     sequence,
-    received_at: new Date().toISOString(),
-    booking: {
-      check_in: new Date(base).toISOString(),
-      check_out: new Date(base + 2 * day).toISOString(),
-      access_types: ['EKEY'] as AccessType[],
-      ...booking,
-    },
+    eventType,
+    eventId: `ev-${++seq}-${randomUUID().slice(0, 8)}`,
+    booking: { check_in: new Date(base).toISOString(), check_out: new Date(base + 2 * day).toISOString(), ...booking },
     guest,
-    correlation_id: randomUUID(),
-  };
+  });
 }
 
 export async function publishEvent(b: Broker, msg: BookingEventMessage): Promise<BookingEventMessage> {
