@@ -3,7 +3,7 @@ import { Logger } from '@smartlock/observability';
 import { RunningService, startService } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import { Auth, createAuth } from '@smartlock/auth';
-import { AccessEventMessage, accessEventMessageSchema } from '@smartlock/contracts';
+import { AccessEventMessage, BookingEventMessage, accessEventMessageSchema, bookingEventMessageSchema } from '@smartlock/contracts';
 import type { Config } from './config';
 import { LayoutStore, createLayoutStore } from './layout/store';
 import { Deps } from './layout/write';
@@ -12,7 +12,8 @@ import { earlyState } from './read/pages';
 import { externalIdRoutes } from './external-ids/routes';
 import { adminRoutes } from './admin/routes';
 import { startRelay } from './relay/relay';
-import { occupancyModel, onAccessEvent } from './occupancy/occupancy';
+import { occupancyLogs, onAccessEvent } from './occupancy/occupancy';
+import { onBookingEvent } from './occupancy/bookings';
 
 export const SERVICE = 'location-api';
 const LAYOUT_IMPORT = /^\/admin\/v1\/companies\/[^/]+\/layout\/?$/;
@@ -21,7 +22,8 @@ const LAYOUT_IMPORT = /^\/admin\/v1\/companies\/[^/]+\/layout\/?$/;
  * The company layout: /api/v3|v4/location/* (read/routes.ts, external-ids/routes.ts) and layout
  * administration /admin/v1/companies/:companyId/* (admin/routes.ts); the layout store is
  * layout/store.ts, writes and their location.events are layout/write.ts, the relay relay/relay.ts;
- * access.events feed occupancy/occupancy.ts (a delete of an occupied room or bed is refused).
+ * access.events feed occupancy/occupancy.ts and booking.events occupancy/bookings.ts (a delete of an
+ * occupied room or bed is refused).
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   let store: LayoutStore;
@@ -38,15 +40,20 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     models: (ctx) => {
       store = createLayoutStore(ctx.db, logger);
       auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
-      return [...store.models, occupancyModel(ctx.db)];
+      const logs = occupancyLogs(ctx.db);
+      return [...store.models, logs.credentials, logs.bookings];
     },
     setup: async (ctx) => {
       await ctx.broker.declareExchanges([EXCHANGES.locationEvents]);
       // The replicas' queues: changes wait there for a consumer that has not started yet.
       await ctx.broker.declareQueues([QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents]);
-      const occupancy = occupancyModel(ctx.db);
-      await ctx.broker.consume<AccessEventMessage>(QUEUES.locationApiAccessEvents, (msg, mctx) => onAccessEvent(occupancy, msg, mctx), {
+      const logs = occupancyLogs(ctx.db);
+      await ctx.broker.consume<AccessEventMessage>(QUEUES.locationApiAccessEvents, (msg, mctx) => onAccessEvent(logs.credentials, msg, mctx), {
         schema: accessEventMessageSchema,
+        prefetch: 32,
+      });
+      await ctx.broker.consume<BookingEventMessage>(QUEUES.locationApiBookingEvents, (msg, mctx) => onBookingEvent(logs.bookings, msg, mctx), {
+        schema: bookingEventMessageSchema,
         prefetch: 32,
       });
       stopRelay = startRelay({ store, broker: ctx.broker, logger }, config.LOCATION_RELAY_INTERVAL_MS);
@@ -60,7 +67,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         next();
       };
       app.use(['/api/v4/location', '/api/v3/location'], startEarly, auth.apiKey(), publicReadRoutes(store), externalIdRoutes(deps));
-      app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth, occupancyModel(ctx.db)));
+      app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth, occupancyLogs(ctx.db)));
     },
     teardown: async () => stopRelay(),
   });

@@ -1,15 +1,17 @@
 import amqp, { ChannelModel } from 'amqplib';
 import { randomUUID } from 'node:crypto';
-import { AccessEventMessage, CredentialRecord, Exchanges } from '@smartlock/contracts';
-import { waitFor } from '@smartlock/testing';
+import { AccessEventMessage, BookingEventMessage, CredentialRecord, EventType, Exchanges } from '@smartlock/contracts';
+import { bookingEventMessage, waitFor } from '@smartlock/testing';
 import { occupancyModel } from './occupancy/occupancy';
+import { bookingPlacesModel } from './occupancy/bookings';
 import { LocationApiHarness, property, startLocationApi } from './test-support/harness';
 
-describe('location-api: deleting an occupied room or bed (access.events replica)', () => {
+describe('location-api: deleting an occupied room or bed (access.events and booking.events)', () => {
   let h: LocationApiHarness;
   let A: Awaited<ReturnType<LocationApiHarness['company']>>;
   let conn: ChannelModel;
   let publish: (m: AccessEventMessage) => void;
+  let publishBooking: (m: BookingEventMessage) => void;
   type Row = { _id: string; name: string; site_id: string; floor_id: string; room_id?: string };
   let rooms: Row[];
   let beds: Row[];
@@ -23,6 +25,7 @@ describe('location-api: deleting an occupied room or bed (access.events replica)
     conn = await amqp.connect(h.vhost.url);
     const ch = await conn.createConfirmChannel();
     publish = (m) => ch.publish(Exchanges.accessEvents, m.type, Buffer.from(JSON.stringify(m)), { contentType: 'application/json' });
+    publishBooking = (m) => ch.publish(Exchanges.bookingEvents, `booking.${m.event_type.toLowerCase()}`, Buffer.from(JSON.stringify(m)), { contentType: 'application/json' });
   });
   afterAll(async () => {
     await conn?.close();
@@ -150,5 +153,55 @@ describe('location-api: deleting an occupied room or bed (access.events replica)
     const forced = await h.admin.put(`${C.base}/layout?prune=true&force=true`, doc);
     expect(forced.status).toBe(200);
     expect((await C.api.get('/api/v4/location/rooms')).data.data.rooms.map((r: Row) => r._id)).toEqual([roomsC[2]._id]);
+  });
+
+  // booking.events: what the booking system booked, whatever the worker made of it.
+  const bookingMessage = (ref: string, sequence: number, eventType: EventType, booking: Partial<BookingEventMessage['booking']> = {}) =>
+    bookingEventMessage({ companyId: A.id, siteId: rooms[0].site_id, ref, sequence, eventType, booking });
+  const booked = (ref: string, n: number) =>
+    waitFor(async () => (await bookingPlacesModel(h.db()).countDocuments({ reference_id: ref })) === n, { what: `${n} booked-place entries of ${ref}` });
+  const stay = { check_in: new Date().toISOString(), check_out: future };
+
+  it('a booking not provisioned (yet, or failed) holds its bed and room; its cancel frees them, and a later update does not bring it back', async () => {
+    const room = rooms[3];
+    const [bed1, bed2] = beds.filter((b) => b.room_id === room._id);
+    const created = bookingMessage('BOOK-B1', 1, 'BOOKING_CREATE', { room: room.name, bed: bed1.name, ...stay });
+    publishBooking(created);
+    publishBooking(created); // a redelivery: the same entry, not a second one
+    await booked('BOOK-B1', 1);
+    expect((await del('beds', bed1._id)).data).toMatchObject({ code: 4090, data: { _id: bed1._id, active_bookings: ['BOOK-B1'] } });
+    expect((await del('rooms', room._id)).data.data.active_bookings).toEqual(['BOOK-B1']);
+    expect((await del('beds', bed2._id)).status).toBe(200);
+
+    // A move to a room that does not exist fails at the worker ('Room not found'): the guest stays put.
+    publishBooking(bookingMessage('BOOK-B1', 2, 'BOOKING_ROOMMOVE', { room: 'no such room' }));
+    await booked('BOOK-B1', 2);
+    expect((await del('beds', bed1._id)).data.data.active_bookings).toEqual(['BOOK-B1']);
+
+    publishBooking(bookingMessage('BOOK-B1', 3, 'BOOKING_CANCEL'));
+    publishBooking(bookingMessage('BOOK-B1', 4, 'BOOKING_UPDATE', { room: room.name, bed: bed1.name, ...stay })); // the worker refuses it: cancelled
+    await booked('BOOK-B1', 4);
+    expect((await del('beds', bed1._id)).status).toBe(200);
+    // One entry per event: the redelivered create, long since handled, added none.
+    expect(await bookingPlacesModel(h.db()).countDocuments({ reference_id: 'BOOK-B1' })).toBe(4);
+  });
+
+  it('a room move frees the old bed and holds the new room (its external id before its name); a stay already over holds nothing', async () => {
+    const [from, to] = [rooms[4], rooms[5]];
+    const [bedX, bedY] = beds.filter((b) => b.room_id === from._id);
+    expect((await A.api.patch(`/api/v4/location/rooms/${to._id}`, { external_id: 'PMS-ROOM-TO' })).status).toBe(200);
+    publishBooking(bookingMessage('BOOK-M', 1, 'BOOKING_CREATE', { room: from.name, bed: bedX.name, ...stay }));
+    await booked('BOOK-M', 1);
+    expect((await del('beds', bedX._id)).data.data.active_bookings).toEqual(['BOOK-M']);
+
+    publishBooking(bookingMessage('BOOK-M', 2, 'BOOKING_ROOMMOVE', { room_id: 'PMS-ROOM-TO', room: 'a name that is no room' }));
+    await booked('BOOK-M', 2);
+    expect((await del('rooms', to._id)).data.data.active_bookings).toEqual(['BOOK-M']);
+    expect((await del('beds', bedX._id)).status).toBe(200);
+
+    const past = { check_in: new Date(Date.now() - 3 * 86400_000).toISOString(), check_out: new Date(Date.now() - 86400_000).toISOString() };
+    publishBooking(bookingMessage('BOOK-PAST', 1, 'BOOKING_CREATE', { room: from.name, bed: bedY.name, ...past }));
+    await booked('BOOK-PAST', 1);
+    expect((await del('beds', bedY._id)).status).toBe(200);
   });
 });

@@ -61,6 +61,8 @@ export const QUEUES = {
   accessApiLocationEvents: { name: 'access-api.location-events', exchange: EXCHANGES.locationEvents, bindings: ['#'] },
   /** location-api: which rooms and beds have guests (a delete of an occupied place is refused) */
   locationApiAccessEvents: { name: 'location-api.access-events', exchange: EXCHANGES.accessEvents, bindings: ['access.provisioned', 'access.revoked'] },
+  /** location-api: which places bookings name, provisioned or not (declared by location-api: bookings need its layout first) */
+  locationApiBookingEvents: { name: 'location-api.booking-events', exchange: EXCHANGES.bookingEvents, bindings: ['booking.#'] },
   /** callback-dispatcher: deliveries to customer endpoints and guests */
   dispatcherAccessEvents: { name: 'callback-dispatcher.access-events', exchange: EXCHANGES.accessEvents, bindings: ['access.#'] },
   /** callback-dispatcher: its replica of companies' callback endpoints */

@@ -1,6 +1,6 @@
 import { NextFunction, Request, Response, Router } from 'express';
 import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, ok } from '@smartlock/contracts';
-import { Model, Types } from '@smartlock/db';
+import { Types } from '@smartlock/db';
 import { asyncHandler, badRequest, notFound } from '@smartlock/http';
 import type { Auth } from '@smartlock/auth';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
@@ -8,7 +8,7 @@ import { Entry, MissingChunkError } from '../layout/store';
 import { publicRow } from '../external-ids/routes';
 import { Deps, bindLock, createNode, deleteNode, getNode, preview, renameNode, runWrite, unbindLock } from '../layout/write';
 import { checkLayoutDocument, importLayout, layoutSchema } from './import';
-import { OccupancyEntry, refuseIfOccupied, refuseRemovingOccupied } from '../occupancy/occupancy';
+import { OccupancyLogs, refuseIfOccupied, refuseRemovingOccupied } from '../occupancy/occupancy';
 
 function levelOf(req: Request): LocationLevel {
   const level = PLURALS[req.params.levels];
@@ -44,7 +44,7 @@ function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
 }
 
 /** `/admin/v1/companies/:companyId/...`: the only writer of the layout. */
-export function adminRoutes(deps: Deps, auth: Auth, occupancy: Model<OccupancyEntry>): Router {
+export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs): Router {
   const router = Router({ mergeParams: true });
 
   // The company must exist in the identity slice (the one shared read, through libs/auth).

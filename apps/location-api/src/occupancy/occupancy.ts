@@ -5,6 +5,7 @@ import { conflict } from '@smartlock/http';
 import type { MessageContext } from '@smartlock/messaging';
 import type { LayoutStore } from '../layout/store';
 import { TNode, Tree, descendants } from '../layout/tree';
+import { BookingPlaceEntry, bookedIn, bookingPlacesModel } from './bookings';
 
 /**
  * Which places have guests: location-api's replica of the bookings' credentials, fed by
@@ -46,6 +47,16 @@ schema.index({ company_id: 1, room_ids: 1 });
 
 export function occupancyModel(db: Connection): Model<OccupancyEntry> {
   return (db.models.Occupancy as Model<OccupancyEntry>) ?? db.model<OccupancyEntry>('Occupancy', schema);
+}
+
+/** The two logs a delete consults: credentials on locks (access.events) and places booked (booking.events). */
+export interface OccupancyLogs {
+  credentials: Model<OccupancyEntry>;
+  bookings: Model<BookingPlaceEntry>;
+}
+
+export function occupancyLogs(db: Connection): OccupancyLogs {
+  return { credentials: occupancyModel(db), bookings: bookingPlacesModel(db) };
 }
 
 /** access.events → one entry. Employee schedules are not bookings, and `access.failed` changes no lock. */
@@ -104,23 +115,31 @@ export async function activeBookings(
 
 const rank = (e: OccupancyEntry) => (e.kind === 'access.revoked' ? 0 : 1);
 
-/** The bookings with a guest in any of `nodes` or under them (a bed counts alone, a room with its beds). */
-async function guestsIn(model: Model<OccupancyEntry>, company: string, tree: Tree, nodes: TNode[]): Promise<string[]> {
+/**
+ * The bookings with a guest in any of `nodes` or under them (a bed counts alone, a room with its
+ * beds): a credential in force there, or a booking event that places a guest there, provisioned yet
+ * or not.
+ */
+async function guestsIn(logs: OccupancyLogs, company: string, tree: Tree, nodes: TNode[]): Promise<string[]> {
   const all = nodes.flatMap((n) => [n, ...descendants(tree, n)]);
   const rooms = new Set(all.filter((n) => n.level === 'room').map((n) => n._id));
   const beds = new Set(all.filter((n) => n.level === 'bed').map((n) => n._id));
   const read = new Set([...rooms, ...all.filter((n) => n.level === 'bed').map((n) => n.room_id as string)]);
-  return activeBookings(model, company, [...read], (room, bed) => rooms.has(room) || (bed !== null && beds.has(bed)));
+  const [withCredentials, booked] = await Promise.all([
+    activeBookings(logs.credentials, company, [...read], (room, bed) => rooms.has(room) || (bed !== null && beds.has(bed))),
+    bookedIn(logs.bookings, company, tree, rooms, beds),
+  ]);
+  return [...new Set([...withCredentials, ...booked])].sort();
 }
 
 const listed = (refs: string[]) => refs.slice(0, 10).join(', ') + (refs.length > 10 ? `, and ${refs.length - 10} more` : '');
 
 /** 409 when the node, or a room or bed under it, has a guest (the delete route, without `force`). */
-export async function refuseIfOccupied(store: LayoutStore, model: Model<OccupancyEntry>, company: string, id: string): Promise<void> {
+export async function refuseIfOccupied(store: LayoutStore, logs: OccupancyLogs, company: string, id: string): Promise<void> {
   const tree = await store.tree(await store.current(company));
   const node = tree.nodes.get(id);
   if (!node) return; // the write answers the 404
-  const refs = await guestsIn(model, company, tree, [node]);
+  const refs = await guestsIn(logs, company, tree, [node]);
   if (!refs.length) return;
   throw conflict(`The ${node.level} "${node.name}" has ${refs.length} active booking(s) (${listed(refs)}); cancel or move them first, or send ?force=true`, {
     _id: node._id,
@@ -129,9 +148,9 @@ export async function refuseIfOccupied(store: LayoutStore, model: Model<Occupanc
 }
 
 /** 409 when a layout import with prune would remove places that have guests (without `force`). */
-export async function refuseRemovingOccupied(model: Model<OccupancyEntry>, company: string, tree: Tree, removedIds: string[]): Promise<void> {
+export async function refuseRemovingOccupied(logs: OccupancyLogs, company: string, tree: Tree, removedIds: string[]): Promise<void> {
   const nodes = removedIds.map((id) => tree.nodes.get(id)).filter((n): n is TNode => !!n);
-  const refs = await guestsIn(model, company, tree, nodes);
+  const refs = await guestsIn(logs, company, tree, nodes);
   if (!refs.length) return;
   throw conflict(`The import would remove places with ${refs.length} active booking(s) (${listed(refs)}); cancel or move them first, list the places in the document, or send ?force=true`, {
     active_bookings: refs,
