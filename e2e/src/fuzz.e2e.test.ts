@@ -339,8 +339,8 @@ describe('bad input at scale (fast-check against the running system)', () => {
           if (key !== null) headers.apikey = key === 'valid' ? ids.key : key;
           if (site !== null) headers['X-Site-Id'] = site === 'valid' ? ids.site : site;
           if (company !== null) headers['X-Company-Id'] = company === 'valid' ? ids.company : company;
-          // The site is not checked at ingest (README): any well-formed X-Site-Id is taken.
-          const siteOk = site === 'valid' || (site !== null && /^[A-Za-z0-9._:-]{1,128}$/.test(site.trim())); // HTTP trims header values
+          // The site must be one of the company's (README): junk is malformed (400) or an unknown site (404).
+          const siteOk = site === 'valid';
           const good = key === 'valid' && siteOk && (company === null || company === 'valid');
           return {
             method: 'POST',

@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, portEnv } from '@smartlock/config';
 
 export interface Config extends BaseConfig {
   PORT: number;
@@ -17,9 +17,7 @@ const schema = Joi.object<Config>({
   ...identityDbEnv,
   ...adminTokenEnv,
   MONGO_DB: Joi.string().default('smartlock_access'),
-  LOCATION_API_URL: Joi.string()
-    .uri({ scheme: ['http', 'https'] })
-    .default('http://127.0.0.1:8081'),
+  ...locationApiUrlEnv,
   SCHEDULE_RELAY_INTERVAL_MS: Joi.number().integer().min(100).default(30000),
 });
 

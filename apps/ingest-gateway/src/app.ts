@@ -1,6 +1,7 @@
 import { createAuth } from '@smartlock/auth';
 import { eventStatusMessageSchema, EventStatusMessage } from '@smartlock/contracts';
 import { RunningService, ingestEnvelope, startService } from '@smartlock/http';
+import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import { Logger } from '@smartlock/observability';
 import type { Config } from './config';
@@ -8,6 +9,7 @@ import type { Clock, Deps } from './deps';
 import { eventModels } from './events/event.schema';
 import { createWriters } from './events/writers';
 import { ingestRoutes } from './ingest/routes';
+import { siteChecker } from './ingest/site';
 import { Relay, startRelay } from './publish/relay';
 import { retryRoutes } from './retry/routes';
 import { applyStatus } from './status/apply-status';
@@ -28,6 +30,7 @@ export interface Gateway extends RunningService {
 /** Booking ingest, event tracking and the retry of FAILED events ({webhook_url}). */
 export async function start(config: Config, logger: Logger, opts: StartOptions = {}): Promise<Gateway> {
   let deps!: Deps;
+  let replica: LayoutReplica | undefined;
   const service = await startService({
     name: SERVICE,
     port: config.PORT,
@@ -36,10 +39,11 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     envelope: () => ingestEnvelope,
-    models: (ctx) => Object.values(eventModels(ctx.db)),
+    models: (ctx) => [...Object.values(eventModels(ctx.db)), ...createLayoutReplica({ db: ctx.db, logger }).models],
     setup: async (ctx) => {
       const models = eventModels(ctx.db);
       const now = opts.now ?? (() => new Date());
+      replica = createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
       deps = {
         config,
         logger,
@@ -48,6 +52,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         auth: createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger }),
         now,
         writers: createWriters(models),
+        knownSite: siteChecker(replica, logger),
       };
       await ctx.broker.declareExchanges([EXCHANGES.bookingEvents]);
       // Accepted events wait in the worker's queue even if no worker has ever started.
@@ -59,6 +64,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         },
         { schema: eventStatusMessageSchema },
       );
+      await replica.consume(QUEUES.ingestLocationEvents);
     },
     routes: (app) => {
       app.use(ingestRoutes(deps));
@@ -74,6 +80,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
     relay,
     async stop() {
       await relay.stop();
+      replica?.stop();
       await service.stop();
     },
   };

@@ -1,10 +1,12 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, portEnv } from '@smartlock/config';
 
 export interface Config extends BaseConfig {
   PORT: number;
   MONGO_DB: string;
   IDENTITY_DB: string;
   ADMIN_TOKEN: string;
+  /** location-api, for the layout replica that checks a generic ingest's X-Site-Id. */
+  LOCATION_API_URL: string;
   /** How often the relay looks for events to (re)publish; 0 turns the relay off in this instance. */
   RELAY_INTERVAL_MS: number;
   /** A RECEIVED event older than this was left by a crash (or a lost confirm): the relay publishes it. */
@@ -28,6 +30,7 @@ const schema = Joi.object<Config>({
   ...portEnv(8090),
   ...identityDbEnv,
   ...adminTokenEnv,
+  ...locationApiUrlEnv,
   MONGO_DB: Joi.string().default('smartlock_ingest'),
   RELAY_INTERVAL_MS: Joi.number().integer().min(0).default(1000),
   RELAY_GRACE_MS: Joi.number().integer().min(0).default(15000),

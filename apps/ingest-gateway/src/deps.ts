@@ -4,6 +4,7 @@ import type { Logger } from '@smartlock/observability';
 import type { Config } from './config';
 import type { EventModels } from './events/event.schema';
 import type { Writers } from './events/writers';
+import type { KnownSite } from './ingest/site';
 
 /** The injectable clock: tests move it instead of sleeping (duplicate window, relay back-off). */
 export type Clock = () => Date;
@@ -17,4 +18,6 @@ export interface Deps {
   auth: Auth;
   now: Clock;
   writers: Writers;
+  /** The X-Site-Id of a generic ingest, checked against the layout (ingest/site.ts). */
+  knownSite: KnownSite;
 }

@@ -46,7 +46,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     setup: async (ctx) => {
       await ctx.broker.declareExchanges([EXCHANGES.locationEvents]);
       // The replicas' queues: changes wait there for a consumer that has not started yet.
-      await ctx.broker.declareQueues([QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents]);
+      await ctx.broker.declareQueues([QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents, QUEUES.ingestLocationEvents]);
       const logs = occupancyLogs(ctx.db);
       await ctx.broker.consume<AccessEventMessage>(QUEUES.locationApiAccessEvents, (msg, mctx) => onAccessEvent(logs.credentials, msg, mctx), {
         schema: accessEventMessageSchema,

@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, loadConfig, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, loadConfig, locationApiUrlEnv, portEnv } from '@smartlock/config';
 import { LockCloudEnv, lockCloudEnv } from '@smartlock/lock-cloud';
 
 export interface Config extends BaseConfig, LockCloudEnv {
@@ -30,9 +30,7 @@ const schema = Joi.object({
   ...adminTokenEnv,
   ...lockCloudEnv,
   MONGO_DB: Joi.string().default('smartlock_provisioning'),
-  LOCATION_API_URL: Joi.string()
-    .uri({ scheme: ['http', 'https'] })
-    .default('http://127.0.0.1:8081'),
+  ...locationApiUrlEnv,
   PREFETCH: Joi.number().integer().min(1).max(1000).default(50),
   PROVISIONING_RETRY_DELAYS_MS: delays.default('2000,10000,30000'),
   PROVISIONING_ORDER_WAIT_MS: Joi.number().integer().min(0).default(2000),

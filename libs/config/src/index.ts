@@ -57,6 +57,13 @@ export const adminTokenEnv = {
     .when('NODE_ENV', { ...isDevelopment, then: Joi.string().min(12).default('dev-admin-token') }),
 };
 
+/** location-api, whose admin snapshot route rebuilds an app's layout replica (libs/layout). */
+export const locationApiUrlEnv = {
+  LOCATION_API_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('http://127.0.0.1:8081'),
+};
+
 /** The identity database read by libs/auth (ARCHITECTURE: the one shared read). */
 export const identityDbEnv = {
   IDENTITY_DB: Joi.string().default('smartlock_identity'),

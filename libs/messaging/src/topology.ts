@@ -51,6 +51,8 @@ export const QUEUES = {
   },
   /** provisioning-worker: its layout replica */
   provisioningLocationEvents: { name: 'provisioning-worker.location-events', exchange: EXCHANGES.locationEvents, bindings: ['#'] },
+  /** ingest-gateway: its layout replica (is the X-Site-Id of a generic ingest the company's?) */
+  ingestLocationEvents: { name: 'ingest-gateway.location-events', exchange: EXCHANGES.locationEvents, bindings: ['#'] },
   /** ingest-gateway: worker reports applied to the event records it owns */
   ingestEventStatus: { name: 'ingest-gateway.event-status', exchange: EXCHANGES.eventStatus, bindings: ['status.#'] },
   /** access-api: the credentials slice */

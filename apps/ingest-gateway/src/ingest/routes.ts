@@ -45,9 +45,9 @@ async function ingest(deps: Deps, req: Request, res: Response, source: Omit<Inge
 /**
  * SPEC "Ingest": `POST /webhook/t/:token` (the token names company, site and provider) and
  * `POST /webhook/generic` (`apikey`, `X-Site-Id`, and `X-Company-Id` which, when sent, must be the
- * key's company). The site's existence is not checked here: sites belong to location-api, whose
- * database the gateway does not read; the worker ends an event for an unknown site FAILED with
- * `Site not found` (SPEC Errors).
+ * key's company; the site must be the company's: ingest/site.ts). A token's site was fixed when the
+ * token was made; should it be gone since, the worker ends the event FAILED `Site not found` (SPEC
+ * Errors).
  */
 export function ingestRoutes(deps: Deps): Router {
   const r = Router();
@@ -67,7 +67,8 @@ export function ingestRoutes(deps: Deps): Router {
       const site = req.headers['x-site-id'];
       if (site === undefined || site === '') throw badRequest(IngestMessages.siteMissing);
       if (typeof site !== 'string' || !SITE_ID.test(site)) throw badRequest(IngestMessages.siteMalformed);
-      await ingest(deps, req, res, { companyId, siteId: site, provider: GENERIC_PROVIDER });
+      const siteId = await deps.knownSite(companyId, site, req.correlationId);
+      await ingest(deps, req, res, { companyId, siteId, provider: GENERIC_PROVIDER });
     }),
   );
   return r;

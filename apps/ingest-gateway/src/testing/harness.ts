@@ -22,6 +22,8 @@ export interface GatewayEnv {
 }
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+/** A URL nothing listens on (port 9, discard): connections are refused at once. */
+export const UNREACHABLE_URL = 'http://127.0.0.1:9';
 
 export async function startGateway(o: GatewayEnv): Promise<Gateway> {
   const config = readConfig({
@@ -35,6 +37,8 @@ export async function startGateway(o: GatewayEnv): Promise<Gateway> {
     SHUTDOWN_TIMEOUT_MS: '2000',
     // Tests drive the relay themselves unless they ask for it.
     RELAY_INTERVAL_MS: '0',
+    // No location-api unless a test starts one: a generic ingest's site is then not checked (ingest/site.ts).
+    LOCATION_API_URL: UNREACHABLE_URL,
     ...o.env,
   });
   return start(config, o.logger, { now: o.now });
