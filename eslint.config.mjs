@@ -24,8 +24,6 @@ export default [
     files: ['**/*.ts'],
     rules: {
       // Apps talk over the broker, never by import: an app may only depend on libs, and each lib
-      // only on the kinds below it. Nx itself forbids importing an app project.
-      // Apps talk over the broker, never by import: an app may only depend on libs, and each lib
       // only on the kinds below it. Nx itself forbids importing an app project. Only tests may use
       // libs/testing.
       '@nx/enforce-module-boundaries': boundaries([]),

@@ -31,15 +31,18 @@ if command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/nul
   compose="docker-compose"; command -v docker-compose >/dev/null 2>&1 || compose="docker compose"
   ADMIN_TOKEN=compose-check-token SECRETS_KEY="$(printf '0%.0s' {1..64})" $compose -f docker-compose.yml config -q
 fi
-echo "== type check"
+phase() { echo "== $1 (at $(($(date +%s) - started)) s)"; }
+phase "type check"
 npx tsc -p tsconfig.json
-echo "== lint"
-npx nx run-many -t lint --output-style=stream-without-prefixes
-echo "== build"
+phase "lint"
+# One ESLint process over the whole tree: the same rules as each project's lint target (module
+# boundaries included), in 7 s instead of the 33 s of 22 processes each loading the config.
+npx eslint .
+phase "build"
 npx nx run-many -t build --output-style=stream-without-prefixes
-echo "== unit and integration tests"
+phase "unit and integration tests"
 # One project at a time (each runs two test files at once): on 2 cores more parallelism made
 # timing-sensitive tests (replicas, retries) flaky without making the run much shorter.
 npx nx run-many -t test --parallel=1 --output-style=stream-without-prefixes
-echo "== end-to-end"
+phase "end-to-end"
 npx nx run e2e:e2e --output-style=stream-without-prefixes
