@@ -204,4 +204,17 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     await booked('BOOK-PAST', 1);
     expect((await del('beds', bedY._id)).status).toBe(200);
   });
+
+  it('an import with prune that would remove a room booked but not provisioned: 409 naming the booking, nothing removed', async () => {
+    const D = await h.company('D');
+    expect((await h.admin.put(`${D.base}/layout`, property({ rooms: 2, beds: 0 }))).status).toBe(200);
+    const [kept, booked1]: Row[] = (await D.api.get('/api/v4/location/rooms')).data.data.rooms;
+    publishBooking(bookingEventMessage({ companyId: D.id, siteId: booked1.site_id, ref: 'BOOK-PB', sequence: 1, eventType: 'BOOKING_CREATE', booking: { room: booked1.name, ...stay } }));
+    await booked('BOOK-PB', 1);
+    const doc = { sites: [{ name: 'Site 1', buildings: [{ name: 'Building 1', floors: [{ name: 'Floor 1', rooms: [{ name: kept.name }] }] }] }] };
+    const refused = await h.admin.put(`${D.base}/layout?prune=true`, doc);
+    expect(refused.status).toBe(409);
+    expect(refused.data).toMatchObject({ error: true, code: 4090, data: { active_bookings: ['BOOK-PB'] } });
+    expect((await D.api.get('/api/v4/location/rooms')).data.data.total).toBe(2);
+  });
 });
