@@ -1,6 +1,6 @@
 import amqp from 'amqplib';
 import { captureLogger, createVhost, TestVhost, waitFor } from '@smartlock/testing';
-import { Broker, createBroker, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError } from './index';
+import { Broker, createBroker, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError, sendAllToQueue } from './index';
 import { deadLetterQueueName, ExchangeDef } from './topology';
 
 const EX: ExchangeDef = { name: 'test.events', type: 'topic' };
@@ -47,6 +47,21 @@ describe('libs/messaging against the real broker', () => {
     await b.publish(EX.name, 'thing.created', { id: 1 }, { correlationId: 'corr-1' });
     const msgs = await drain(vhost.url, Q.name);
     expect(msgs).toEqual([{ body: { id: 1 }, headers: expect.objectContaining({ 'x-correlation-id': 'corr-1' }), routingKey: 'thing.created' }]);
+  });
+
+  it('sendAllToQueue: every item on that one queue, in batches; a queue that does not exist rejects the call (nothing left unhandled)', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    await b.declareQueues([Q]);
+    await b.connect();
+    async function* items(n: number) {
+      for (let i = 0; i < n; i++) yield i;
+    }
+    const message = (i: number) => ({ payload: { i }, options: { messageId: `m-${i}` } });
+    expect(await sendAllToQueue(b, Q.name, items(250), message, 100)).toBe(250);
+    const msgs = await drain(vhost.url, Q.name);
+    expect(msgs.map((m) => (m.body as { i: number }).i)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+    await expect(sendAllToQueue(b, 'no-such-queue', items(30), message, 10)).rejects.toBeInstanceOf(PublishError);
   });
 
   it('rejects an unroutable publish instead of dropping it', async () => {

@@ -2,3 +2,4 @@ export { createBroker, safeUrl } from './broker';
 export type { Broker, BrokerOptions, ConsumeOptions, DeadLetterInfo, Handler, MessageContext, PublishOptions } from './broker';
 export { PermanentError, TransientError, BrokerUnavailableError, PublishError, isPermanent } from './errors';
 export * from './topology';
+export { sendAllToQueue } from './send-all';
