@@ -15,6 +15,7 @@ import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import type { Config } from './config';
 import { accessLogModel } from './credentials/access-log.schema';
 import { onAccessEvent, onBookingEvent } from './credentials/on-access-event';
+import { replayRoutes } from './credentials/replay';
 import { bookingAccessRoutes } from './booking-access/booking-access';
 import { lockDataRoutes } from './lock-data/lock-data';
 import { legacyAccessRoutes } from './legacy-access/legacy-access';
@@ -95,6 +96,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       app.use(bookingAccessRoutes(deps));
       app.use(lockDataRoutes(deps));
       app.use(legacyAccessRoutes(deps));
+      app.use(replayRoutes({ log: deps.log, broker: ctx.broker, logger, admin: auth.admin(config.ADMIN_TOKEN) }));
       app.use(
         employeeAccessRoutes({
           schedules: scheduleModel(ctx.db),

@@ -11,6 +11,7 @@ import { createWriters } from './events/writers';
 import { ingestRoutes } from './ingest/routes';
 import { siteChecker } from './ingest/site';
 import { Relay, startRelay } from './publish/relay';
+import { replayRoutes } from './replay/replay';
 import { retryRoutes } from './retry/routes';
 import { applyStatus } from './status/apply-status';
 import { trackingRoutes } from './tracking/routes';
@@ -70,6 +71,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       app.use(ingestRoutes(deps));
       app.use(trackingRoutes(deps));
       app.use(retryRoutes(deps));
+      app.use(replayRoutes(deps));
     },
   });
   // After the broker is connected: a relay round before that would only record publish failures.

@@ -27,6 +27,8 @@ export const SuccessCodes = {
   BOOKING_ACCESS_RETRIEVED: 7020,
   /** access-api: GET /api/v3/booking/getLockData/:referenceId */
   LOCK_DATA_RETRIEVED: 7021,
+  /** access-api admin: a company's credential messages sent again to location-api (occupancy re-sync) */
+  ACCESS_EVENTS_REPLAYED: 7022,
   /** callback-dispatcher admin: a reference's deliveries and attempts listed */
   DELIVERIES_RETRIEVED: 7080,
   /** callback-dispatcher admin: redelivery queued (one delivery, or a company's dead-lettered ones) */
