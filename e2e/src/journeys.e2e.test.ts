@@ -1,5 +1,7 @@
 import axios, { AxiosInstance } from 'axios';
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import amqp from 'amqplib';
+import { QUEUES } from '@smartlock/messaging';
 import { launchSystem, System, waitFor } from '@smartlock/testing';
 
 // A customer's journeys through the public HTTP interfaces only: the admin API and {base_url}
@@ -321,5 +323,36 @@ describe('customer journeys (every app as a process)', () => {
     expect((await api.delete(`/api/v3/access/employee/${timed.data.data.schedule_id}`)).status).toBe(200);
     await waitFor(async () => (await staffKeys('L-101', 'cleaner@harbour.example')).length === 0, { timeoutMs: 30_000, what: "the cleaner's keys revoked" });
     expect(await staffKeys('L-101', 'manager@harbour.example')).toHaveLength(1);
+  });
+
+  it("location-api's logs of guests lost (its queues purged while it was down): the re-sync restores them from the gateway and access-api", async () => {
+    // A delete of the site is refused either way (it has rooms): its 409 lists the guests location-api knows, and removes nothing.
+    const guestsKnown = async (): Promise<string[]> => {
+      const res = await admin.delete(`/admin/v1/companies/${companyId}/sites/${siteId}`);
+      expect(res.status).toBe(409);
+      return res.data.data?.active_bookings ?? [];
+    };
+    const purge = async () => {
+      const conn = await amqp.connect(sys.vhost.url);
+      const ch = await conn.createChannel();
+      for (const q of [QUEUES.locationApiBookingEvents, QUEUES.locationApiAccessEvents]) await ch.purgeQueue(q.name);
+      await conn.close();
+    };
+
+    await sys.kill('location-api');
+    const created = await post({ reference_id: 'RESYNC-1', action: 'create', room_number: '102', check_in: day(40), check_out: day(42), access_type: ['PASSCODE'] });
+    await completed(created.eventId);
+    await purge(); // the booking.events and access.events messages location-api would have read
+    await sys.restart('location-api');
+    expect(await guestsKnown()).not.toContain('RESYNC-1');
+
+    const resync = await admin.post(`/admin/v1/companies/${companyId}/occupancy/resync`);
+    expect(resync.status).toBe(200);
+    expect(resync.data).toMatchObject({ code: 7037, error: false });
+    // Every booking event and every provision or revocation of this company so far, RESYNC-1's among them.
+    expect(resync.data.data).toEqual({ booking_events: expect.any(Number), access_events: expect.any(Number) });
+    expect(resync.data.data.booking_events).toBeGreaterThanOrEqual(1);
+    expect(resync.data.data.access_events).toBeGreaterThanOrEqual(1);
+    await waitFor(async () => (await guestsKnown()).includes('RESYNC-1'), { timeoutMs: 15_000, what: 'RESYNC-1 known to location-api again' });
   });
 });

@@ -16,6 +16,7 @@ describe('edge routing table', () => {
     ['/api/v3/access/employee', 'ACCESS_API_URL'],
     ['/admin/v1/companies/abc/layout', 'LOCATION_API_URL'],
     ['/admin/v1/companies/abc/rooms/r1', 'LOCATION_API_URL'],
+    ['/admin/v1/companies/abc/occupancy/resync', 'LOCATION_API_URL'],
     ['/admin/v1/companies/abc/deliveries', 'CALLBACK_DISPATCHER_URL'],
     ['/admin/v1/companies/abc/api-keys', 'ADMIN_API_URL'],
     ['/admin/v1/companies', 'ADMIN_API_URL'],

@@ -13,7 +13,7 @@ export const ROUTES: { pattern: RegExp; upstream: Upstream }[] = [
   { pattern: /^\/api\/v2\/booking(\/|$)/, upstream: 'ACCESS_API_URL' },
   { pattern: /^\/api\/v3\/access(\/|$)/, upstream: 'ACCESS_API_URL' },
   // layout administration belongs to location-api, the only writer of the layout
-  { pattern: /^\/admin\/v1\/companies\/[^/]+\/(layout|sites|buildings|floors|rooms|beds|locks|snapshot)(\/|$|\?)/, upstream: 'LOCATION_API_URL' },
+  { pattern: /^\/admin\/v1\/companies\/[^/]+\/(layout|sites|buildings|floors|rooms|beds|locks|snapshot|occupancy)(\/|$|\?)/, upstream: 'LOCATION_API_URL' },
   // callback deliveries and their attempts belong to the dispatcher
   { pattern: /^\/admin\/v1\/(companies\/[^/]+\/)?deliveries(\/|$|\?)/, upstream: 'CALLBACK_DISPATCHER_URL' },
   { pattern: /^\/admin\/v1(\/|$)/, upstream: 'ADMIN_API_URL' },

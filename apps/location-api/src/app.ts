@@ -14,6 +14,7 @@ import { adminRoutes } from './admin/routes';
 import { startRelay } from './relay/relay';
 import { occupancyLogs, onAccessEvent } from './occupancy/occupancy';
 import { onBookingEvent } from './occupancy/bookings';
+import { occupancyResync } from './occupancy/resync';
 
 export const SERVICE = 'location-api';
 const LAYOUT_IMPORT = /^\/admin\/v1\/companies\/[^/]+\/layout\/?$/;
@@ -67,7 +68,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         next();
       };
       app.use(['/api/v4/location', '/api/v3/location'], startEarly, auth.apiKey(), publicReadRoutes(store), externalIdRoutes(deps));
-      app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth, occupancyLogs(ctx.db)));
+      app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth, occupancyLogs(ctx.db), occupancyResync(config)));
     },
     teardown: async () => stopRelay(),
   });

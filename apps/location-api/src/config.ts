@@ -7,6 +7,9 @@ export interface Config extends BaseConfig {
   IDENTITY_DB: string;
   LOCATION_RELAY_INTERVAL_MS: number;
   LAYOUT_IMPORT_BODY_LIMIT: string;
+  /** The sources an occupancy re-sync asks to replay (occupancy/resync.ts). */
+  INGEST_GATEWAY_URL: string;
+  ACCESS_API_URL: string;
 }
 
 const schema = Joi.object<Config>({
@@ -21,6 +24,12 @@ const schema = Joi.object<Config>({
   LAYOUT_IMPORT_BODY_LIMIT: Joi.string()
     .pattern(/^[1-9][0-9]*(kb|mb)$/)
     .default('16mb'),
+  INGEST_GATEWAY_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('http://127.0.0.1:8090'),
+  ACCESS_API_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('http://127.0.0.1:8082'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

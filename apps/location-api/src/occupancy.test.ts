@@ -217,4 +217,11 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     expect(refused.data).toMatchObject({ error: true, code: 4090, data: { active_bookings: ['BOOK-PB'] } });
     expect((await D.api.get('/api/v4/location/rooms')).data.data.total).toBe(2);
   });
+
+  it('an occupancy re-sync whose sources do not answer: 503 in the envelope naming the source, to be sent again', async () => {
+    const res = await h.admin.post(`${A.base}/occupancy/resync`);
+    expect(res.status).toBe(503);
+    expect(res.data).toMatchObject({ code: 5030, error: true, data: null });
+    expect(res.data.message).toMatch(/^Occupancy re-sync incomplete: ingest-gateway did not replay: .*ECONNREFUSED.*; nothing is lost, send the request again$/);
+  });
 });

@@ -61,6 +61,8 @@ export async function launchSystem(opts: SystemOptions = {}) {
     ADMIN_TOKEN: SYSTEM_ADMIN_TOKEN,
     SECRETS_KEY: SYSTEM_SECRETS_KEY,
     LOCATION_API_URL: url(ports.location),
+    INGEST_GATEWAY_URL: url(ports.ingest),
+    ACCESS_API_URL: url(ports.access),
     LOCK_CLOUD_URL: url(ports.sim),
     SMTP_HOST: smtp.host,
     SMTP_PORT: String(smtp.port),

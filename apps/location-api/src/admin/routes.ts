@@ -9,6 +9,7 @@ import { publicRow } from '../external-ids/routes';
 import { Deps, bindLock, createNode, deleteNode, getNode, preview, renameNode, runWrite, unbindLock } from '../layout/write';
 import { checkLayoutDocument, importLayout, layoutSchema } from './import';
 import { OccupancyLogs, refuseIfOccupied, refuseRemovingOccupied } from '../occupancy/occupancy';
+import type { OccupancyResync } from '../occupancy/resync';
 
 function levelOf(req: Request): LocationLevel {
   const level = PLURALS[req.params.levels];
@@ -44,7 +45,7 @@ function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
 }
 
 /** `/admin/v1/companies/:companyId/...`: the only writer of the layout. */
-export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs): Router {
+export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, resync: OccupancyResync): Router {
   const router = Router({ mergeParams: true });
 
   // The company must exist in the identity slice (the one shared read, through libs/auth).
@@ -105,6 +106,15 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs): R
     asyncHandler(async (req, res) => {
       const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => publicRow(unbindLock(ctx, req.params.lockId)));
       res.json(ok('Lock unbound', SuccessCodes.LOCK_UNBOUND, { version, lock_id: req.params.lockId, node: result }));
+    }),
+  );
+
+  // Asks the sources of the logs of guests to send their messages again (README "Re-sync").
+  router.post(
+    '/occupancy/resync',
+    asyncHandler(async (req, res) => {
+      const sent = await resync(req.params.companyId, req.correlationId);
+      res.json(ok('Occupancy re-sync sent: the logs take the messages in as they arrive', SuccessCodes.OCCUPANCY_RESYNCED, sent));
     }),
   );
 

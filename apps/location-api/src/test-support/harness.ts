@@ -26,6 +26,9 @@ export async function startLocationApi(env: Record<string, string> = {}) {
     IDENTITY_DB: identityDb,
     ADMIN_TOKEN,
     LOCATION_RELAY_INTERVAL_MS: '500',
+    // The occupancy re-sync's sources: nothing listens on port 9 (the e2e journeys run the real ones).
+    INGEST_GATEWAY_URL: 'http://127.0.0.1:9',
+    ACCESS_API_URL: 'http://127.0.0.1:9',
     ...env,
   });
   const service: RunningService = await start(config, logger);

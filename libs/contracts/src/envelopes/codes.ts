@@ -23,6 +23,8 @@ export const SuccessCodes = {
   LOCK_BOUND: 7034,
   LOCK_UNBOUND: 7035,
   LAYOUT_SNAPSHOT: 7036,
+  /** location-api admin: POST …/occupancy/resync (its logs of guests asked again from their sources) */
+  OCCUPANCY_RESYNCED: 7037,
   /** access-api: GET /api/v4/bookings/:referenceId/access */
   BOOKING_ACCESS_RETRIEVED: 7020,
   /** access-api: GET /api/v3/booking/getLockData/:referenceId */
