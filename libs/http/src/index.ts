@@ -6,3 +6,4 @@ export { apiEnvelope, ingestEnvelope, employeeEnvelope } from './envelopes';
 export type { ErrorRenderer, EnvelopeFor } from './envelopes';
 export { startService, runMain, serviceLogger } from './service';
 export type { ServiceContext, ServiceSpec, RunningService } from './service';
+export { OBJECT_ID, companyIdParam } from './params';

@@ -1,12 +1,10 @@
 import { Router, type RequestHandler } from 'express';
 import { AccessEventMessage, SuccessCodes, ok } from '@smartlock/contracts';
 import type { Model } from '@smartlock/db';
-import { asyncHandler, badRequest } from '@smartlock/http';
+import { asyncHandler, companyIdParam } from '@smartlock/http';
 import { Broker, QUEUES, sendAllToQueue } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import type { AccessLogDoc } from './access-log.schema';
-
-const COMPANY_ID = /^[0-9a-f]{24}$/;
 
 export interface ReplayDeps {
   log: Model<AccessLogDoc>;
@@ -53,8 +51,7 @@ export function replayRoutes(deps: ReplayDeps): Router {
     '/admin/v1/companies/:companyId/access-events/replay',
     deps.admin,
     asyncHandler(async (req, res) => {
-      const { companyId } = req.params;
-      if (!COMPANY_ID.test(companyId)) throw badRequest('companyId must be a 24-character hexadecimal ObjectId');
+      const companyId = companyIdParam(req);
       const replayed = await replayToLocationApi(deps, companyId, req.correlationId);
       res.json(ok('Access events replayed to location-api', SuccessCodes.ACCESS_EVENTS_REPLAYED, { company_id: companyId, replayed }));
     }),

@@ -1,11 +1,9 @@
 import { Router } from 'express';
-import { asyncHandler, badRequest } from '@smartlock/http';
+import { asyncHandler, companyIdParam } from '@smartlock/http';
 import { QUEUES, sendAllToQueue } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import { toMessage } from '../publish/publisher';
-
-const COMPANY_ID = /^[0-9a-f]{24}$/;
 
 /**
  * Sends every booking event of the company that reached booking.events (duplicates never did) once
@@ -31,8 +29,7 @@ export function replayRoutes(deps: Deps): Router {
     '/admin/v1/companies/:companyId/booking-events/replay',
     deps.auth.admin(deps.config.ADMIN_TOKEN),
     asyncHandler(async (req, res) => {
-      const { companyId } = req.params;
-      if (!COMPANY_ID.test(companyId)) throw badRequest('companyId must be a 24-character hexadecimal ObjectId');
+      const companyId = companyIdParam(req);
       res.json({ success: true, company_id: companyId, replayed: await replayToLocationApi(deps, companyId, req.correlationId) });
     }),
   );

@@ -1,7 +1,7 @@
 import { NextFunction, Request, Response, Router } from 'express';
 import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, ok } from '@smartlock/contracts';
 import { Types } from '@smartlock/db';
-import { asyncHandler, badRequest, notFound } from '@smartlock/http';
+import { asyncHandler, badRequest, companyIdParam, notFound } from '@smartlock/http';
 import type { Auth } from '@smartlock/auth';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
 import { Entry, MissingChunkError } from '../layout/store';
@@ -51,8 +51,7 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
   // The company must exist in the identity slice (the one shared read, through libs/auth).
   router.use(
     asyncHandler(async (req: Request, _res: Response, next: NextFunction) => {
-      const id = req.params.companyId;
-      if (!OBJECT_ID.test(id)) throw badRequest('companyId must be a 24-character hexadecimal ObjectId');
+      const id = companyIdParam(req);
       if (!(await auth.models.Company.findById(new Types.ObjectId(id)).lean())) throw notFound(`No company with _id ${id}`);
       next();
     }),

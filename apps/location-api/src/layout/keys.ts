@@ -2,7 +2,7 @@ import { LocationLevel } from '@smartlock/contracts';
 
 export const NAME_MAX = 100;
 export const EXTERNAL_ID_MAX = 100;
-export const OBJECT_ID = /^[0-9a-f]{24}$/;
+export { OBJECT_ID } from '@smartlock/http';
 
 /** Why a node name is refused, or undefined. Control characters are refused because they separate sort keys. */
 export function nameProblem(name: unknown): string | undefined {

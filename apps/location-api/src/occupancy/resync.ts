@@ -19,15 +19,18 @@ export interface ResyncResult {
  * keyed by their message, so nothing is counted twice). Both are asked at once; a source that fails
  * makes it a 503 naming it, and the call can simply be made again.
  */
+type Answer = { replayed?: unknown; data?: { replayed?: unknown } } | undefined;
+
 export function occupancyResync(config: ResyncSources) {
-  const ask = async (source: string, url: string, correlationId: string): Promise<number> => {
+  // What each source answers: the gateway's ingest envelope `{ success, replayed }`, access-api's API envelope `{ data: { replayed } }`.
+  const ask = async (source: string, url: string, replayed: (body: Answer) => unknown, correlationId: string): Promise<number> => {
     try {
-      const res = await axios.post(url, undefined, {
+      const res = await axios.post<Answer>(url, undefined, {
         headers: { Authorization: `Bearer ${config.ADMIN_TOKEN}`, 'X-Correlation-Id': correlationId },
         // A replay streams the company's history once: minutes for a very large one, never forever.
         timeout: 10 * 60_000,
       });
-      const n = source === 'ingest-gateway' ? res.data?.replayed : res.data?.data?.replayed;
+      const n = replayed(res.data);
       if (typeof n !== 'number') throw new Error('unexpected answer');
       return n;
     } catch (err) {
@@ -38,8 +41,8 @@ export function occupancyResync(config: ResyncSources) {
   return async function resync(companyId: string, correlationId: string): Promise<ResyncResult> {
     const base = (u: string) => u.replace(/\/+$/, '');
     const [bookings, credentials] = await Promise.allSettled([
-      ask('ingest-gateway', `${base(config.INGEST_GATEWAY_URL)}/admin/v1/companies/${companyId}/booking-events/replay`, correlationId),
-      ask('access-api', `${base(config.ACCESS_API_URL)}/admin/v1/companies/${companyId}/access-events/replay`, correlationId),
+      ask('ingest-gateway', `${base(config.INGEST_GATEWAY_URL)}/admin/v1/companies/${companyId}/booking-events/replay`, (b) => b?.replayed, correlationId),
+      ask('access-api', `${base(config.ACCESS_API_URL)}/admin/v1/companies/${companyId}/access-events/replay`, (b) => b?.data?.replayed, correlationId),
     ]);
     if (bookings.status === 'rejected') throw bookings.reason;
     if (credentials.status === 'rejected') throw credentials.reason;
