@@ -12,6 +12,8 @@ export interface ResyncResult {
   access_events: number;
 }
 
+type Answer = { replayed?: unknown; data?: { replayed?: unknown } } | undefined;
+
 /**
  * The re-sync of location-api's two logs of guests (occupancy.ts, bookings.ts) from their sources:
  * the gateway sends the company's booking events again and access-api its credential messages, each
@@ -19,15 +21,14 @@ export interface ResyncResult {
  * keyed by their message, so nothing is counted twice). Both are asked at once; a source that fails
  * makes it a 503 naming it, and the call can simply be made again.
  */
-type Answer = { replayed?: unknown; data?: { replayed?: unknown } } | undefined;
-
 export function occupancyResync(config: ResyncSources) {
   // What each source answers: the gateway's ingest envelope `{ success, replayed }`, access-api's API envelope `{ data: { replayed } }`.
   const ask = async (source: string, url: string, replayed: (body: Answer) => unknown, correlationId: string): Promise<number> => {
     try {
       const res = await axios.post<Answer>(url, undefined, {
         headers: { Authorization: `Bearer ${config.ADMIN_TOKEN}`, 'X-Correlation-Id': correlationId },
-        // A replay streams the company's history once: minutes for a very large one, never forever.
+        // A replay streams the company's history once: minutes for a very large one, never forever
+        // (the edge answers its caller after UPSTREAM_TIMEOUT_MS regardless; README "Re-sync").
         timeout: 10 * 60_000,
       });
       const n = replayed(res.data);
