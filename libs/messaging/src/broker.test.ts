@@ -1,6 +1,6 @@
 import amqp from 'amqplib';
 import { captureLogger, createVhost, TestVhost, waitFor } from '@smartlock/testing';
-import { Broker, createBroker, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError, sendAllToQueue } from './index';
+import { Broker, createBroker, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError, sendAllToQueue, signBody, SIGNATURE_HEADER } from './index';
 import { deadLetterQueueName, ExchangeDef } from './topology';
 
 const EX: ExchangeDef = { name: 'test.events', type: 'topic' };
@@ -175,6 +175,27 @@ describe('libs/messaging against the real broker', () => {
     await b.publish(EX.name, 'thing.created', { nope: true });
     await waitFor(async () => (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 1, { what: 'dead letter' });
     expect(calls).toBe(0);
+  });
+
+  it('with verifyWith, only messages signed with that key are handled; unsigned, forged or altered ones are dead-lettered at once', async () => {
+    const key = Buffer.alloc(32, 7);
+    const b = broker();
+    await b.declareExchanges([EX]);
+    const seen: unknown[] = [];
+    await b.consume(Q, async (m) => void seen.push(m), { verifyWith: key, retryDelaysMs: [50] });
+    await b.connect();
+    await b.publish(EX.name, 'thing.created', { id: 'signed' }, { signWith: key });
+    await b.publish(EX.name, 'thing.created', { id: 'unsigned' });
+    await b.publish(EX.name, 'thing.created', { id: 'other key' }, { signWith: Buffer.alloc(32, 8) });
+    // a signature copied from a genuine message onto another body
+    const forged = signBody(Buffer.from(JSON.stringify({ id: 'x' })), key);
+    await b.publish(EX.name, 'thing.created', { id: 'altered' }, { headers: { [SIGNATURE_HEADER]: forged } });
+    await waitFor(async () => (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 3, { what: 'three dead letters' });
+    expect(seen).toEqual([{ id: 'signed' }]);
+    const dead = await drain(vhost.url, deadLetterQueueName(Q.name));
+    expect(dead.map((d) => d.body)).toEqual([{ id: 'unsigned' }, { id: 'other key' }, { id: 'altered' }]);
+    for (const d of dead) expect(d.headers).toMatchObject({ retry_count: 0, 'x-death-reason': 'refused: message signature missing or wrong' });
+    expect(text()).toContain('refused: message signature missing or wrong');
   });
 
   it('keeps consuming after the broker closes its connection; a message unacked at the drop is processed', async () => {

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type Joi from 'joi';
 import { Headers, MAX_RETRIES } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
-import { BrokerUnavailableError, PublishError, isPermanent } from './errors';
+import { BrokerUnavailableError, PermanentError, PublishError, isPermanent } from './errors';
+import { SIGNATURE_HEADER, signBody, verifyBody } from './signature';
 import {
   DEAD_LETTER_QUEUE_ARGUMENTS,
   ExchangeDef,
@@ -31,6 +32,8 @@ export interface PublishOptions {
   correlationId?: string;
   messageId?: string;
   headers?: Record<string, unknown>;
+  /** Signs the body (HMAC-SHA256 in `x-signature`) for a consumer that verifies with the same key. */
+  signWith?: Buffer;
 }
 
 export interface MessageContext {
@@ -59,6 +62,8 @@ export interface ConsumeOptions<T> {
   maxRetries?: number;
   /** Payloads failing it go straight to the dead-letter queue. */
   schema?: Joi.Schema<T>;
+  /** Only messages signed with this key are handled; the rest go straight to the dead-letter queue. */
+  verifyWith?: Buffer;
   /**
    * Called before a message goes to the dead-letter queue (after its last retry, or at once on a
    * permanent error), e.g. to report DEAD_LETTER. If it throws, the message is requeued and tried again.
@@ -313,8 +318,10 @@ export function createBroker(opts: BrokerOptions): Broker {
     const messageId = o.messageId ?? randomUUID();
     const headers: Record<string, unknown> = { ...o.headers };
     if (o.correlationId) headers[Headers.correlationId] = o.correlationId;
+    const body = Buffer.from(JSON.stringify(payload));
+    if (o.signWith) headers[SIGNATURE_HEADER] = signBody(body, o.signWith);
     return {
-      body: Buffer.from(JSON.stringify(payload)),
+      body,
       props: { messageId, headers, contentType: 'application/json', timestamp: Math.floor(Date.now() / 1000) },
     };
   }
@@ -398,6 +405,9 @@ export function createBroker(opts: BrokerOptions): Broker {
           const ctx = contextOf(msg);
           let payload: T | undefined;
           try {
+            if (o.verifyWith && !verifyBody(msg.content, ctx.headers[SIGNATURE_HEADER], o.verifyWith)) {
+              throw new PermanentError('refused: message signature missing or wrong');
+            }
             payload = JSON.parse(msg.content.toString('utf8')) as T;
             if (o.schema) {
               const { error, value } = o.schema.validate(payload, { abortEarly: false });

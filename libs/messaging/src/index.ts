@@ -3,3 +3,4 @@ export type { Broker, BrokerOptions, ConsumeOptions, DeadLetterInfo, Handler, Me
 export { PermanentError, TransientError, BrokerUnavailableError, PublishError, isPermanent } from './errors';
 export * from './topology';
 export { sendAllToQueue } from './send-all';
+export { SIGNATURE_HEADER, signBody, verifyBody } from './signature';
