@@ -1,4 +1,4 @@
-import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv } from './index';
+import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv, identityEventsKeyEnv, messageKeyEnv } from './index';
 
 const schema = Joi.object({ ...baseEnv, ...adminTokenEnv, ...portEnv(3000), MONGO_DB: Joi.string().required() });
 
@@ -23,5 +23,21 @@ describe('loadConfig', () => {
 
   it('refuses to start in production without an admin token', () => {
     expect(() => loadConfig(schema, { NODE_ENV: 'production', MONGO_DB: 'x' })).toThrow(/ADMIN_TOKEN is required/);
+  });
+});
+
+describe('message keys (IDENTITY_EVENTS_KEY, MESSAGE_KEY)', () => {
+  const keys = Joi.object({ ...baseEnv, ...identityEventsKeyEnv, ...messageKeyEnv });
+
+  it('have fixed keys in development and are required in production', () => {
+    expect(loadConfig(keys, { NODE_ENV: 'development' })).toMatchObject({ IDENTITY_EVENTS_KEY: expect.any(String), MESSAGE_KEY: expect.any(String) });
+    expect(() => loadConfig(keys, { NODE_ENV: 'production' })).toThrow(/IDENTITY_EVENTS_KEY is required.*MESSAGE_KEY is required/);
+  });
+
+  it('must be 32 bytes', () => {
+    expect(() => loadConfig(keys, { NODE_ENV: 'production', IDENTITY_EVENTS_KEY: 'short', MESSAGE_KEY: 'ab'.repeat(32) })).toThrow(
+      /IDENTITY_EVENTS_KEY must be 32 bytes/,
+    );
+    expect(loadConfig(keys, { NODE_ENV: 'production', IDENTITY_EVENTS_KEY: Buffer.alloc(32, 1).toString('base64'), MESSAGE_KEY: 'ab'.repeat(32) })).toBeTruthy();
   });
 });

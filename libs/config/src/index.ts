@@ -77,6 +77,31 @@ export const secretsKeyEnv = {
   }),
 };
 
+/** A 32-byte key, as 64 hex characters or base64 (`openssl rand -hex 32`). */
+const key32 = Joi.string()
+  .pattern(/^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)$/)
+  .message('{{#label}} must be 32 bytes: 64 hex characters or base64');
+
+function keyEnv(developmentDefault: string) {
+  return key32.when('NODE_ENV', { ...isDevelopment, then: key32.default(developmentDefault) });
+}
+
+/**
+ * Signs identity.events (admin-api) and is checked by their consumer (callback-dispatcher): a callback
+ * endpoint change from anyone else on the broker is refused. A fixed key in development only.
+ */
+export const identityEventsKeyEnv = {
+  IDENTITY_EVENTS_KEY: keyEnv('1d'.repeat(32)),
+};
+
+/**
+ * Seals the credentials (lockData, passcode, card number) inside access.events (AES-256-GCM):
+ * provisioning-worker seals, access-api and callback-dispatcher open. A fixed key in development only.
+ */
+export const messageKeyEnv = {
+  MESSAGE_KEY: keyEnv('3e'.repeat(32)),
+};
+
 export function portEnv(defaultPort: number) {
   return { PORT: Joi.number().port().default(defaultPort) };
 }
