@@ -3,12 +3,14 @@ import axios, { AxiosRequestConfig } from 'axios';
 import { createAuth, decryptSecret, parseSecretsKey } from '@smartlock/auth';
 import { CallbackEndpointConfig, IdentityEventMessage, identityEventMessageSchema } from '@smartlock/contracts';
 import type { RunningService } from '@smartlock/http';
+import { SIGNATURE_HEADER, verifyBody } from '@smartlock/messaging';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import { start } from './app';
 import { readConfig } from './config';
 
 const ADMIN = 'test-admin-token-1234';
 const SECRETS_KEY = 'aa'.repeat(32);
+const IDENTITY_EVENTS_KEY = Buffer.alloc(32, 0x1e);
 const HOUR = 3_600_000;
 const UNKNOWN_ID = '0123456789abcdef01234567';
 
@@ -43,6 +45,7 @@ describe('admin-api (real database, real broker)', () => {
       MONGO_DB: dbName,
       ADMIN_TOKEN: ADMIN,
       SECRETS_KEY,
+      IDENTITY_EVENTS_KEY: IDENTITY_EVENTS_KEY.toString('hex'),
       CALLBACK_SECRET_OVERLAP_MS: String(HOUR),
     });
     service = await start(config, logger, { now: () => new Date(Date.now() + clock) });
@@ -51,7 +54,12 @@ describe('admin-api (real database, real broker)', () => {
     await ch.assertExchange('identity.events', 'fanout', { durable: true });
     const q = await ch.assertQueue('', { exclusive: true });
     await ch.bindQueue(q.queue, 'identity.events', '');
-    await ch.consume(q.queue, (msg) => msg && events.push(JSON.parse(msg.content.toString())), { noAck: true });
+    // Only messages signed with IDENTITY_EVENTS_KEY count: the dispatcher applies no other.
+    await ch.consume(
+      q.queue,
+      (msg) => msg && verifyBody(msg.content, msg.properties.headers?.[SIGNATURE_HEADER], IDENTITY_EVENTS_KEY) && events.push(JSON.parse(msg.content.toString())),
+      { noAck: true },
+    );
   });
   afterAll(async () => {
     await conn?.close().catch(() => undefined);

@@ -40,7 +40,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
         models: auth.models,
         CallbackEndpoint: callbackEndpointModel(ctx.db),
         auth,
-        events: identityEvents(ctx.broker, logger),
+        events: identityEvents(ctx.broker, logger, parseSecretsKey(config.IDENTITY_EVENTS_KEY)),
         logger,
         secretsKey,
         callbackSecretOverlapMs: config.CALLBACK_SECRET_OVERLAP_MS,

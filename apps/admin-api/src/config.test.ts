@@ -7,13 +7,13 @@ describe('admin-api configuration', () => {
     expect(c.SECRETS_KEY).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('refuses to start in production without ADMIN_TOKEN and SECRETS_KEY, naming both', () => {
-    expect(() => readConfig({ NODE_ENV: 'production' })).toThrow(/ADMIN_TOKEN is required.*SECRETS_KEY is required/);
+  it('refuses to start in production without ADMIN_TOKEN, SECRETS_KEY and IDENTITY_EVENTS_KEY, naming each', () => {
+    expect(() => readConfig({ NODE_ENV: 'production' })).toThrow(/ADMIN_TOKEN is required.*SECRETS_KEY is required.*IDENTITY_EVENTS_KEY is required/);
   });
 
   it('refuses a SECRETS_KEY that is not 32 bytes, and a negative overlap', () => {
     expect(() => readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token', SECRETS_KEY: 'abc123' })).toThrow(/SECRETS_KEY must be 32 bytes/);
     expect(() => readConfig({ CALLBACK_SECRET_OVERLAP_MS: '-1' })).toThrow(/CALLBACK_SECRET_OVERLAP_MS/);
-    expect(readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') }).SECRETS_KEY).toBeDefined();
+    expect(readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), IDENTITY_EVENTS_KEY: 'ab'.repeat(32) }).SECRETS_KEY).toBeDefined();
   });
 });

@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, loadConfig, portEnv, secretsKeyEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityEventsKeyEnv, loadConfig, portEnv, secretsKeyEnv } from '@smartlock/config';
 import { parseSecretsKey } from '@smartlock/auth';
 
 export interface Config extends BaseConfig {
@@ -7,6 +7,8 @@ export interface Config extends BaseConfig {
   MONGO_DB: string;
   ADMIN_TOKEN: string;
   SECRETS_KEY: string;
+  /** Signs every identity.events message (the dispatcher applies only signed callback changes). */
+  IDENTITY_EVENTS_KEY: string;
   /** How long the previous callback signing secret stays valid after a rotation. */
   CALLBACK_SECRET_OVERLAP_MS: number;
 }
@@ -24,6 +26,7 @@ const schema = Joi.object<Config>({
       return helpers.message({ custom: 'SECRETS_KEY must be 32 bytes, as 64 hex characters or base64' });
     }
   }),
+  ...identityEventsKeyEnv,
   CALLBACK_SECRET_OVERLAP_MS: Joi.number().integer().min(0).default(24 * 60 * 60 * 1000),
 });
 

@@ -17,12 +17,13 @@ export interface IdentityEvents {
   ): Promise<string | null>;
 }
 
-export function identityEvents(broker: Broker, logger: Logger): IdentityEvents {
+/** `signingKey` (IDENTITY_EVENTS_KEY) signs every message: the dispatcher refuses an unsigned callback change. */
+export function identityEvents(broker: Broker, logger: Logger, signingKey: Buffer): IdentityEvents {
   return {
     async publish(type, event, meta) {
       const message: IdentityEventMessage = { type, company_id: event.company_id, id: event.id, at: new Date().toISOString(), data: event.data };
       try {
-        await broker.publish(EXCHANGES.identityEvents.name, type, message, { correlationId: meta.correlationId });
+        await broker.publish(EXCHANGES.identityEvents.name, type, message, { correlationId: meta.correlationId, signWith: signingKey });
         return null;
       } catch (err) {
         (meta.logger ?? logger).warn('identity event not published; the change is stored (replicas re-sync with POST /admin/v1/callback-endpoints/republish)', {
