@@ -30,13 +30,83 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
     await dropDatabases(dbName);
   });
 
-  it('creates a lock on first use and reads its lockData and lockMac', async () => {
+  it('creates a lock on first use and reads its lockMac, but never its administrator lockData', async () => {
     const lockId = lock();
     const info = await cloud.getLock(lockId);
-    expect(info).toMatchObject({ lockId, hasGateway: true });
-    expect(info.lockMac).toMatch(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/);
-    expect(info.lockData.length).toBeGreaterThan(20);
-    expect((await inspect(lockId)).lock).toMatchObject({ lockId, lockMac: info.lockMac, lockData: info.lockData });
+    expect(info).toEqual({ lockId, lockMac: expect.stringMatching(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/), name: expect.any(String), hasGateway: true });
+    expect((await inspect(lockId)).lock).toMatchObject({ lockId, lockMac: info.lockMac });
+  });
+
+  describe("an e-key's own lockData", () => {
+    const tryData = async (lockId: string, lockData: string) => (await s.sim.post(`/locks/${lockId}/try`, { lockData })).data;
+    const now = Date.now();
+    const current = { start: new Date(now - HOUR), end: new Date(now + 2 * HOUR) };
+
+    it('is read with the receiving account\'s own token, differs per key and from the lock\'s, and opens the lock while the key lives', async () => {
+      const lockId = lock();
+      const [alice, bob] = [await cloud.createAccount(), await cloud.createAccount()];
+      expect(alice).toMatch(/^sim_g[0-9a-f]{24}$/);
+      const ka = await cloud.issueEkey({ lockId, receiver: alice, name: 'BK-A', validity: current });
+      const kb = await cloud.issueEkey({ lockId, receiver: bob, name: 'BK-B', validity: { start: current.start, end: new Date(now + 5 * HOUR) } });
+      const [da, db] = [await cloud.ekeyData({ lockId, account: alice }), await cloud.ekeyData({ lockId, account: bob })];
+      expect(da).toEqual({ keyId: ka.keyId, lockMac: expect.any(String), lockData: expect.any(String), validFrom: ka.validFrom, validTo: ka.validTo });
+      expect(db).toMatchObject({ keyId: kb.keyId, validTo: kb.validTo });
+      const adminData = (await inspect(lockId)).lock.lockData;
+      expect(new Set([da.lockData, db.lockData, adminData]).size).toBe(3);
+
+      expect(await tryData(lockId, da.lockData)).toEqual({ opened: true, by: 'ekey', keyId: ka.keyId });
+      expect(await tryData(lockId, adminData)).toEqual({ opened: true, by: 'administrator' });
+      const elsewhere = lock();
+      await cloud.getLock(elsewhere);
+      expect(await tryData(elsewhere, da.lockData)).toEqual({ opened: false, reason: 'unknown_key' });
+
+      await cloud.revokeEkey({ lockId, keyId: ka.keyId });
+      expect(await tryData(lockId, da.lockData)).toEqual({ opened: false, reason: 'unknown_key' });
+      expect(await tryData(lockId, db.lockData)).toMatchObject({ opened: true, keyId: kb.keyId });
+      await expect(cloud.ekeyData({ lockId, account: alice })).rejects.toMatchObject({ category: 'not_found', errcode: -1008 });
+    });
+
+    it('stops opening the lock once its period is over, and before it starts', async () => {
+      const lockId = lock();
+      const account = await cloud.createAccount();
+      const k = await cloud.issueEkey({ lockId, receiver: account, name: 'BK-C', validity: current });
+      const { lockData } = await cloud.ekeyData({ lockId, account });
+      await cloud.changeValidity({ type: 'EKEY', lockId, credentialId: k.keyId, validity: { start: new Date(now - 3 * HOUR), end: new Date(now - 2 * HOUR) } });
+      expect(await tryData(lockId, lockData)).toEqual({ opened: false, reason: 'expired', keyId: k.keyId });
+      await cloud.changeValidity({ type: 'EKEY', lockId, credentialId: k.keyId, validity });
+      expect(await tryData(lockId, lockData)).toEqual({ opened: false, reason: 'not_yet_valid', keyId: k.keyId });
+    });
+
+    it("is refused to another account, and a guest account's token cannot act as the administrator", async () => {
+      const lockId = lock();
+      const [owner, other] = [await cloud.createAccount(), await cloud.createAccount()];
+      await cloud.issueEkey({ lockId, receiver: owner, name: 'BK-D', validity: current });
+      await expect(cloud.ekeyData({ lockId, account: other })).rejects.toMatchObject({ errcode: -1008 });
+      const form = (p: Record<string, string>) => new URLSearchParams(p).toString();
+      const post = async (path: string, p: Record<string, string>) =>
+        (await fetch(`${s.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(p) })).json() as Promise<Record<string, unknown>>;
+      // The account exists but its password is derived from the client secret: a guess is refused.
+      expect(await post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: owner, password: '0'.repeat(32) })).toMatchObject({ errcode: 10007 });
+      const registered = await post('/v3/user/register', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: 'probe1', password: 'e10adc3949ba59abbe56e057f20f883e', date: String(Date.now()) });
+      expect(registered).toEqual({ username: 'sim_probe1' });
+      const t = await post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: 'sim_probe1', password: 'e10adc3949ba59abbe56e057f20f883e' });
+      const asGuest = { clientId: s.config.SIM_CLIENT_ID, accessToken: String(t.access_token), date: String(Date.now()) };
+      expect(await post('/v3/key/send', { ...asGuest, lockId, receiverUsername: 'sim_probe1', keyName: 'x', startDate: '0', endDate: '0' })).toMatchObject({ errcode: -2018 });
+      const detail = await (await fetch(`${s.url}/v3/lock/detail?${form({ ...asGuest, lockId })}`)).json();
+      expect(detail).toMatchObject({ errcode: -2018 });
+      expect(await post('/v3/user/register', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: 'probe1', password: 'e10adc3949ba59abbe56e057f20f883e', date: String(Date.now()) })).toMatchObject({ errcode: 30003 });
+    });
+
+    it('is replaced when the same account is sent another key on the lock (one key per account and lock)', async () => {
+      const lockId = lock();
+      const account = await cloud.createAccount();
+      const first = await cloud.issueEkey({ lockId, receiver: account, name: 'BK-E1', validity: current });
+      const firstData = (await cloud.ekeyData({ lockId, account })).lockData;
+      const second = await cloud.issueEkey({ lockId, receiver: account, name: 'BK-E2', validity: current });
+      expect((await cloud.listCredentials(lockId)).ekeys.map((k) => k.keyId)).toEqual([second.keyId]);
+      expect(await tryData(lockId, firstData)).toMatchObject({ opened: false });
+      expect(second.keyId).not.toBe(first.keyId);
+    });
   });
 
   it('issues an e-key with its validity, lists it, changes its period in place and revokes it', async () => {
@@ -189,11 +259,15 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
 
   it('never logs the client secret, the password, tokens, passcodes or lockData', async () => {
     const lockId = lock();
-    const info = await cloud.getLock(lockId);
+    await cloud.getLock(lockId);
+    const adminData = (await inspect(lockId)).lock.lockData as string;
     const pwd = await cloud.issuePasscode({ lockId, name: 'x', code: '90817263', validity });
-    const token = (await s.models.Token.findOne().lean())?.accessToken as string;
+    const account = await cloud.createAccount();
+    await cloud.issueEkey({ lockId, receiver: account, name: 'x', validity });
+    const keyData = (await cloud.ekeyData({ lockId, account })).lockData;
+    const tokens = (await s.models.Token.find().lean()).map((t) => t.accessToken);
     const logged = text();
     expect(logged).toContain('lock cloud token obtained');
-    for (const secret of [s.config.SIM_CLIENT_SECRET, s.config.SIM_PASSWORD, token, info.lockData, pwd.code]) expect(logged).not.toContain(secret);
+    for (const secret of [s.config.SIM_CLIENT_SECRET, s.config.SIM_PASSWORD, ...tokens, adminData, keyData, pwd.code]) expect(logged).not.toContain(secret);
   });
 });

@@ -10,11 +10,12 @@ import { ekeyOperations } from './ekeys/ekeys';
 import { passcodeOperations } from './passcodes/passcodes';
 import { cardOperations } from './cards/cards';
 import { lockOperations } from './locks/locks';
+import { userOperations } from './users/users';
 
 export const SERVICE = 'lock-cloud-simulator';
 
 /** The vendor subset, one folder per credential kind (README "lock-cloud simulator"). */
-const OPERATIONS = [tokenOperation, ...lockOperations, ...ekeyOperations, ...passcodeOperations, ...cardOperations];
+const OPERATIONS = [tokenOperation, ...userOperations, ...lockOperations, ...ekeyOperations, ...passcodeOperations, ...cardOperations];
 
 /** A local stand-in for the lock vendor's cloud (TTLock-style API), with test controls. No broker: it is "outside". */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {

@@ -24,6 +24,18 @@ export interface EkeyDoc {
   endDate: number;
   remoteEnable: number;
   keyStatus: string;
+  /**
+   * The key's own lockData: what its receiver's app syncs with /v3/key/get. It opens the lock only
+   * while the key exists and its period holds; never the lock's (administrator) data.
+   */
+  keyData: string;
+}
+
+/** An account registered by the application (/v3/user/register); `username` carries the app's prefix. */
+export interface UserDoc {
+  username: string;
+  /** Lowercase MD5 of the password, as the vendor receives it. */
+  passwordMd5: string;
 }
 
 export interface PasscodeDoc {
@@ -51,6 +63,8 @@ export interface TokenDoc {
   refreshToken: string;
   expiresAt: number;
   refreshUsed: boolean;
+  /** Whose token: the administrator account (SIM_USERNAME) or a registered user. */
+  username: string;
 }
 
 const lockSchema = new Schema<LockDoc>({
@@ -74,12 +88,23 @@ const ekeySchema = new Schema<EkeyDoc>({
   endDate: { type: Number, required: true },
   remoteEnable: { type: Number, required: true },
   keyStatus: { type: String, required: true },
+  keyData: { type: String, required: true },
 });
 ekeySchema.plugin(basePlugin);
 // key/delete and key/changePeriod address a key by keyId alone.
 ekeySchema.index({ keyId: 1 }, { unique: true });
 // listKey and the inspection route: a lock's keys in issue order.
 ekeySchema.index({ lockId: 1, keyId: 1 });
+// key/get (a user's key on a lock) and key/send's "one key per user and lock" rule.
+ekeySchema.index({ lockId: 1, username: 1 });
+
+const userSchema = new Schema<UserDoc>({
+  username: { type: String, required: true },
+  passwordMd5: { type: String, required: true },
+});
+userSchema.plugin(basePlugin);
+// Registration claims the name (30003 for a second one); the token grant looks the account up.
+userSchema.index({ username: 1 }, { unique: true });
 
 const passcodeSchema = new Schema<PasscodeDoc>({
   keyboardPwdId: { type: Number, required: true },
@@ -115,6 +140,7 @@ const tokenSchema = new Schema<TokenDoc>({
   refreshToken: { type: String, required: true },
   expiresAt: { type: Number, required: true },
   refreshUsed: { type: Boolean, default: false },
+  username: { type: String, required: true },
 });
 tokenSchema.plugin(basePlugin);
 // Every vendor call looks its token up; a refresh looks up its refresh token.
@@ -138,6 +164,7 @@ export function simModels(conn: Connection) {
     Passcode: model<PasscodeDoc>('Passcode', passcodeSchema, 'passcodes'),
     Card: model<CardDoc>('Card', cardSchema, 'cards'),
     Token: model<TokenDoc>('Token', tokenSchema, 'tokens'),
+    User: model<UserDoc>('User', userSchema, 'users'),
     IdClaim: model<{ _id: string }>('IdClaim', idClaimSchema, 'id_claims'),
   };
 }
@@ -167,7 +194,7 @@ export async function nextId(models: SimModels, name: 'keyboardPwdId' | 'cardId'
  * both, POST /sim/reset clears both.
  */
 export function createCache() {
-  const tokens = new Map<string, number>();
+  const tokens = new Map<string, { expiresAt: number; username: string }>();
   const locks = new Map<string, LockDoc>();
   return {
     tokens,

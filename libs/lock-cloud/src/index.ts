@@ -3,6 +3,7 @@ export type {
   CardOnLock,
   ChangeValidityInput,
   CredentialType,
+  EkeyData,
   EkeyOnLock,
   IssueCardInput,
   IssuedCard,

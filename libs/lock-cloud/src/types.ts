@@ -21,11 +21,13 @@ export interface AppliedValidity {
   validTo: string;
 }
 
+/**
+ * A lock as its administrator sees it. Deliberately without the lock's own lockData: that is the
+ * administrator's data, which opens the lock for good; a guest gets their e-key's data (ekeyData).
+ */
 export interface LockInfo {
   lockId: string;
   lockMac: string;
-  /** Secret: what the guest's app needs to operate the lock. Never log it. */
-  lockData: string;
   name: string;
   /** Remote operations (remote unlock, gateway-added passcodes and cards) need one. */
   hasGateway: boolean;
@@ -45,6 +47,14 @@ export interface IssueEkeyInput {
 export interface IssuedEkey extends AppliedValidity {
   keyId: number;
   remoteUnlock: boolean;
+}
+
+/** What an e-key's receiver syncs to their app: the data of that key, valid only while the key is. */
+export interface EkeyData extends AppliedValidity {
+  keyId: number;
+  lockMac: string;
+  /** Secret: what the guest's app needs to operate the lock with this key. Never log it. */
+  lockData: string;
 }
 
 export interface IssuePasscodeInput {
@@ -148,6 +158,13 @@ export interface LockCloud {
   readonly provider: LockCloudProvider;
   readonly capabilities: LockCapabilities;
   getLock(lockId: string): Promise<LockInfo>;
+  /**
+   * A new account of the service's own at the vendor, to receive one guest's e-keys (TTLock:
+   * /v3/user/register). Its password is derived from the client secret, never stored.
+   */
+  createAccount(): Promise<string>;
+  /** The e-key `account` holds on the lock, with that key's own lockData (TTLock: /v3/key/get with the account's token). */
+  ekeyData(input: { lockId: string; account: string }): Promise<EkeyData>;
   issueEkey(input: IssueEkeyInput): Promise<IssuedEkey>;
   revokeEkey(input: { lockId: string; keyId: number }): Promise<Revoked>;
   /** TTLock: an e-key with remoteEnable=1; revoke it with revokeRemoteUnlock (deletes that e-key). */

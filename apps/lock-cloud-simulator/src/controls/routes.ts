@@ -32,6 +32,7 @@ const failureSchema = Joi.object({
 
 const lockSchema = Joi.object({ hasGateway: Joi.boolean(), name: Joi.string().max(100) });
 const callsQuery = Joi.object({ path: VENDOR_PATH, lockId: LOCK_ID });
+const trySchema = Joi.object({ lockData: Joi.string().min(1).max(4096).required() });
 
 type Period = { startDate: number; endDate: number };
 /** pending before its start, active within its period (0/0 = permanent), expired after. */
@@ -118,6 +119,24 @@ export function controlRoutes(store: SimStore, controls: Controls): Router {
     }),
   );
 
+  // What the lock does when an app presents this lockData over Bluetooth: the administrator's data
+  // always opens it; an e-key's data only while that key exists and its period holds.
+  r.post(
+    '/locks/:lockId/try',
+    asyncHandler(async (req, res) => {
+      const lockId = lockIdOf(req);
+      const { lockData } = validate(trySchema, req.body ?? {});
+      const lock = await models.Lock.findOne({ lockId }).lean();
+      if (!lock) throw notFound(`Lock ${lockId} has never been used`);
+      if (lockData === lock.lockData) return res.json({ opened: true, by: 'administrator' });
+      const key = await models.Ekey.findOne({ lockId, keyData: lockData }).lean();
+      if (!key) return res.json({ opened: false, reason: 'unknown_key' });
+      const state = status(key, Date.now());
+      if (state !== 'active') return res.json({ opened: false, reason: state === 'pending' ? 'not_yet_valid' : 'expired', keyId: key.keyId });
+      res.json({ opened: true, by: 'ekey', keyId: key.keyId });
+    }),
+  );
+
   r.get('/calls', (req, res) => {
     res.json(controls.calls(validate(callsQuery, req.query)));
   });
@@ -128,7 +147,7 @@ export function controlRoutes(store: SimStore, controls: Controls): Router {
       controls.reset();
       cache.clear();
       // Id sequences survive a reset, so an id a caller still holds never names a new credential.
-      await Promise.all([models.Lock, models.Ekey, models.Passcode, models.Card, models.Token].map((m) => (m as { deleteMany(q: object): Promise<unknown> }).deleteMany({})));
+      await Promise.all([models.Lock, models.Ekey, models.Passcode, models.Card, models.Token, models.User].map((m) => (m as { deleteMany(q: object): Promise<unknown> }).deleteMany({})));
       res.json({ reset: true });
     }),
   );

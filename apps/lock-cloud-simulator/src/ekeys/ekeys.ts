@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { isDuplicateKeyError } from '@smartlock/db';
 import { EkeyDoc, randomId } from '../models';
 import { ensureLock } from '../locks/locks';
@@ -6,6 +7,9 @@ import type { VendorOperation } from '../vendor/operation';
 
 /** keyStatus "normal"; remoteEnable 1 = remote unlock allowed, 2 = not. */
 const NORMAL = '110401';
+/** userType: 110301 the lock's administrator key, 110302 an ordinary user's e-key. */
+const ADMIN_KEY = '110301';
+const USER_KEY = '110302';
 
 const notFound = () => new VendorError(ERR.KEY_NOT_FOUND, 'The eKey does not exist.');
 
@@ -21,8 +25,9 @@ const view = (k: EkeyDoc) => ({
 });
 
 /**
- * E-keys. A receiver may hold several keys on one lock here (each its own keyId); the service sends
- * one e-key per booking and lock, with remoteEnable=1 when REMOTE was asked for.
+ * E-keys. As at the vendor, an account holds at most one e-key per lock: sending another replaces
+ * it. Each key carries its own lockData (`keyData`), which its receiver reads with their own token
+ * (/v3/key/get) and which opens the lock only while the key lives (POST /sim/locks/:lockId/try).
  */
 export const ekeyOperations: VendorOperation[] = [
   {
@@ -37,13 +42,17 @@ export const ekeyOperations: VendorOperation[] = [
       const keyName = reqStr(p, 'keyName');
       const pr = period(p, { permanentAllowed: true });
       const remoteEnable = int(p, 'remoteEnable', { min: 1, max: 2, default: 2 });
-      await ensureLock(deps, lockId);
+      const lock = await ensureLock(deps, lockId);
+      if (receiverUsername === deps.config.SIM_USERNAME) throw new VendorError(ERR.SEND_TO_ADMIN, 'Cannot send an eKey to the administrator.');
+      // One key per account and lock: the vendor deletes the account's earlier key on this lock.
+      await models.Ekey.deleteMany({ lockId, username: receiverUsername });
       // keyId is the e-keys' only unique key, so the insert itself claims it (no id_claims insert:
       // e-keys are what a booking issues most, and every database round trip counts on FerretDB).
       for (;;) {
         const keyId = randomId();
+        const keyData = `${lock.lockMac}|${randomBytes(72).toString('base64')}`;
         try {
-          await models.Ekey.create({ keyId, lockId, username: receiverUsername, keyName, ...pr, remoteEnable, keyStatus: NORMAL });
+          await models.Ekey.create({ keyId, lockId, username: receiverUsername, keyName, ...pr, remoteEnable, keyStatus: NORMAL, keyData });
           return { keyId };
         } catch (err) {
           if (!isDuplicateKeyError(err)) throw err;
@@ -76,6 +85,25 @@ export const ekeyOperations: VendorOperation[] = [
       const updated = await models.Ekey.findOneAndUpdate({ keyId }, { $set: pr }, { new: true }).lean();
       if (!updated) throw notFound();
       return { ...OK };
+    },
+  },
+  {
+    // The caller's own key on the lock: the administrator's key (the lock's own data), or the
+    // e-key sent to the calling account, with that key's data and period.
+    method: 'GET',
+    path: '/v3/key/get',
+    auth: true,
+    anyAccount: true,
+    changes: false,
+    async handle(p, deps, caller) {
+      const lock = await ensureLock(deps, lockIdParam(p));
+      const common = { lockId: lock.lockId, lockAlias: lock.lockAlias, lockName: lock.lockAlias, lockMac: lock.lockMac };
+      if (caller === deps.config.SIM_USERNAME) {
+        return { ...common, keyId: lock.adminKeyId, lockData: lock.lockData, userType: ADMIN_KEY, keyStatus: NORMAL, startDate: 0, endDate: 0, remoteEnable: 1 };
+      }
+      const key = await deps.models.Ekey.findOne({ lockId: lock.lockId, username: caller }).lean();
+      if (!key) throw notFound();
+      return { ...common, keyId: key.keyId, lockData: key.keyData, userType: USER_KEY, keyStatus: key.keyStatus, startDate: key.startDate, endDate: key.endDate, remoteEnable: key.remoteEnable };
     },
   },
   {

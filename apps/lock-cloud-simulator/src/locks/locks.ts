@@ -67,28 +67,6 @@ export const lockOperations: VendorOperation[] = [
     },
   },
   {
-    // The account's own (admin) key on the lock: what the vendor's SDK needs to operate it.
-    method: 'GET',
-    path: '/v3/key/get',
-    auth: true,
-    changes: false,
-    async handle(p, deps) {
-      const lock = await ensureLock(deps, lockIdParam(p));
-      return {
-        keyId: lock.adminKeyId,
-        lockId: lock.lockId,
-        lockAlias: lock.lockAlias,
-        lockMac: lock.lockMac,
-        lockData: lock.lockData,
-        userType: '110301',
-        keyStatus: '110401',
-        startDate: 0,
-        endDate: 0,
-        remoteEnable: 1,
-      };
-    },
-  },
-  {
     method: 'POST',
     path: '/v3/lock/unlock',
     auth: true,

@@ -4,26 +4,26 @@ import type { SimStore } from '../models';
 import { ERR, Params, VendorError, int, reqStr, str } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
 
-const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
-const sameText = (a: string, b: string) => {
+export const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
+export const sameText = (a: string, b: string) => {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
 };
 const SKEW_MS = 5 * 60_000;
 
-function checkClient(p: Params, config: Config, withSecret: boolean): void {
+export function checkClient(p: Params, config: Config, withSecret: boolean): void {
   const clientId = str(p, 'clientId') ?? '';
   if (!sameText(clientId, config.SIM_CLIENT_ID)) throw new VendorError(ERR.INVALID_CLIENT, 'invalid client');
   if (withSecret && !sameText(str(p, 'clientSecret') ?? '', config.SIM_CLIENT_SECRET)) throw new VendorError(ERR.INVALID_CLIENT, 'invalid client');
 }
 
-async function issue({ models, cache }: SimStore, config: Config) {
+async function issue({ models, cache }: SimStore, config: Config, username: string) {
   const accessToken = randomBytes(16).toString('hex');
   const refreshToken = randomBytes(16).toString('hex');
   const expiresAt = Date.now() + config.SIM_TOKEN_TTL_MS;
-  await models.Token.create({ accessToken, refreshToken, expiresAt });
-  cache.tokens.set(accessToken, expiresAt);
+  await models.Token.create({ accessToken, refreshToken, expiresAt, username });
+  cache.tokens.set(accessToken, { expiresAt, username });
   return {
     access_token: accessToken,
     refresh_token: refreshToken,
@@ -34,9 +34,23 @@ async function issue({ models, cache }: SimStore, config: Config) {
   };
 }
 
+/** The account a password grant names: the administrator (SIM_USERNAME) or a registered user. */
+async function accountOf(p: Params, { models, config }: SimStore & { config: Config }): Promise<string> {
+  const username = str(p, 'username') ?? '';
+  const password = (str(p, 'password') ?? '').toLowerCase();
+  if (sameText(username, config.SIM_USERNAME)) {
+    if (sameText(password, md5(config.SIM_PASSWORD))) return username;
+    throw new VendorError(ERR.INVALID_ACCOUNT, 'invalid account');
+  }
+  const user = username ? await models.User.findOne({ username }).lean() : null;
+  if (!user || !sameText(password, user.passwordMd5)) throw new VendorError(ERR.INVALID_ACCOUNT, 'invalid account');
+  return username;
+}
+
 /**
- * POST /oauth2/token: the account's password grant (password as lowercase MD5) or a refresh
- * (grant_type=refresh_token; each refresh token works once). Tokens expire after SIM_TOKEN_TTL_MS.
+ * POST /oauth2/token: an account's password grant (password as lowercase MD5) or a refresh
+ * (grant_type=refresh_token; each refresh token works once). Tokens expire after SIM_TOKEN_TTL_MS
+ * and belong to their account: a registered user's token reaches only that user's own keys.
  */
 export const tokenOperation: VendorOperation = {
   method: 'POST',
@@ -50,30 +64,29 @@ export const tokenOperation: VendorOperation = {
       const refreshToken = reqStr(p, 'refresh_token');
       const used = await models.Token.findOneAndUpdate({ refreshToken, refreshUsed: false }, { $set: { refreshUsed: true } }).lean();
       if (!used) throw new VendorError(ERR.INVALID_REFRESH_TOKEN, 'invalid refresh_token');
-      return issue(deps, config);
+      return issue(deps, config, used.username);
     }
-    const username = str(p, 'username') ?? '';
-    const password = (str(p, 'password') ?? '').toLowerCase();
-    if (!sameText(username, config.SIM_USERNAME) || !sameText(password, md5(config.SIM_PASSWORD))) {
-      throw new VendorError(ERR.INVALID_ACCOUNT, 'invalid account');
-    }
-    return issue(deps, config);
+    return issue(deps, config, await accountOf(p, deps));
   },
 };
 
-/** Every other call: the app's clientId, a live accessToken, and a date within five minutes of ours. */
-export async function checkAccess(p: Params, { models, cache }: SimStore, config: Config): Promise<void> {
+/**
+ * Every other call: the app's clientId, a live accessToken, and a date within five minutes of ours.
+ * Answers whose token it is.
+ */
+export async function checkAccess(p: Params, { models, cache }: SimStore, config: Config): Promise<string> {
   checkClient(p, config, false);
   const accessToken = str(p, 'accessToken');
   if (!accessToken) throw new VendorError(ERR.INVALID_TOKEN, 'invalid token');
   const date = int(p, 'date', { required: true, min: 0 });
   if (Math.abs(Date.now() - date) > SKEW_MS) throw new VendorError(ERR.DATE_SKEW, 'date must be current time, in 5 minutes');
-  let expiresAt = cache.tokens.get(accessToken);
-  if (expiresAt === undefined) {
+  let known = cache.tokens.get(accessToken);
+  if (known === undefined) {
     const token = await models.Token.findOne({ accessToken }).lean();
     if (!token) throw new VendorError(ERR.INVALID_TOKEN, 'invalid token');
-    expiresAt = token.expiresAt;
-    cache.tokens.set(accessToken, expiresAt);
+    known = { expiresAt: token.expiresAt, username: token.username };
+    cache.tokens.set(accessToken, known);
   }
-  if (expiresAt <= Date.now()) throw new VendorError(ERR.TOKEN_EXPIRED, 'invalid grant');
+  if (known.expiresAt <= Date.now()) throw new VendorError(ERR.TOKEN_EXPIRED, 'invalid grant');
+  return known.username;
 }

@@ -10,9 +10,15 @@ export interface VendorDeps extends SimStore {
 export interface VendorOperation {
   method: 'GET' | 'POST';
   path: string;
-  /** false only for /oauth2/token: everything else needs clientId, accessToken and date. */
+  /** false for /oauth2/token and /v3/user/register (client secret instead): everything else needs clientId, accessToken and date. */
   auth: boolean;
+  /**
+   * Who may call it with their token: the administrator account only (the default: every change,
+   * listing and lock detail), or any account, for what concerns the caller's own key (/v3/key/get).
+   */
+  anyAccount?: boolean;
   /** Changes a lock's state: serialised per lock (limit checks). */
   changes: boolean;
-  handle(p: Params, deps: VendorDeps): Promise<Record<string, unknown>>;
+  /** `caller`: the account whose token authorised the call (undefined when `auth` is false). */
+  handle(p: Params, deps: VendorDeps, caller?: string): Promise<Record<string, unknown>>;
 }

@@ -63,8 +63,11 @@ export function vendorRouter(operations: VendorOperation[], deps: VendorDeps, co
           }
           if (injected?.httpStatus) return reply(injected.httpStatus, { errcode: ERR.SERVER, errmsg: `injected HTTP ${injected.httpStatus}` });
           if (injected?.errcode !== undefined) return reply(200, { errcode: injected.errcode, errmsg: injected.errmsg ?? 'injected failure' });
-          if (op.auth) await checkAccess(p, deps, deps.config);
-          const run = () => op.handle(p, deps);
+          const caller = op.auth ? await checkAccess(p, deps, deps.config) : undefined;
+          if (op.auth && !op.anyAccount && caller !== deps.config.SIM_USERNAME) {
+            throw new VendorError(ERR.PERMISSION_DENIED, 'Permission Denied.');
+          }
+          const run = () => op.handle(p, deps, caller);
           const body = op.changes && lockId ? await withLock(lockId, run) : await run();
           reply(200, body);
         } catch (err) {

@@ -1,3 +1,4 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import type { LockCloudConfig } from '../config';
 import { CAPABILITIES } from '../capabilities';
 import { LockCloudError } from '../errors';
@@ -16,7 +17,7 @@ import type {
   Revoked,
   ValidityChange,
 } from '../types';
-import { CallSpec, TtlockClientOptions, VendorBody, createTtlockClient } from './client';
+import { CallSpec, TtlockClientOptions, VendorBody, createTtlockClient, md5 } from './client';
 
 /** TTLock values: remoteEnable 1 = yes, 2 = no; addType/deleteType/changeType 2 = through the gateway. */
 const REMOTE_YES = 1;
@@ -26,6 +27,8 @@ const VIA_GATEWAY = 2;
 const PASSCODE_PERIOD = 3;
 const PAGE_SIZE = 200;
 const CUSTOM_PASSCODE = /^\d{4,9}$/;
+/** A guest account's own name: letters and digits only (30002), fixed length, so the vendor's prefix strips off. */
+const ACCOUNT_NAME_LENGTH = 25;
 
 const invalid = (message: string, operation: string) =>
   new LockCloudError(message, { kind: 'permanent', category: 'invalid_input', operation });
@@ -127,9 +130,32 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
     return { changed: true, validFrom: iso(period.start), validTo: iso(period.end) };
   }
 
+  /** A guest account's password: derived from the client secret and the account's own name, so nothing is stored. */
+  const accountPassword = (account: string) =>
+    createHmac('sha256', config.clientSecret).update(`guest-account:${account.slice(-ACCOUNT_NAME_LENGTH)}`).digest('hex');
+
   return {
     provider: 'ttlock',
     capabilities: CAPABILITIES.ttlock,
+
+    async createAccount() {
+      const op = '/v3/user/register';
+      const name = `g${randomBytes(12).toString('hex')}`;
+      const body = await client.callAsClient({ method: 'POST', path: op, mutating: true, params: { username: name, password: md5(accountPassword(name)) } });
+      const username = typeof body.username === 'string' ? body.username : '';
+      if (!username.endsWith(name)) throw new LockCloudError(`lock cloud ${op}: no username in the answer`, { kind: 'transient', category: 'bad_response', operation: op });
+      return username;
+    },
+
+    async ekeyData({ lockId, account }) {
+      const op = '/v3/key/get';
+      requireId(lockId, 'lockId', op);
+      requireId(account, 'account', op);
+      const body = await client.callAsAccount({ method: 'GET', path: op, lockId, mutating: false, params: { lockId } }, { username: account, password: accountPassword(account) });
+      const lockData = typeof body.lockData === 'string' ? body.lockData : '';
+      if (!lockData) throw new LockCloudError(`lock cloud ${op}: no lockData in the answer`, { kind: 'transient', category: 'bad_response', operation: op, lockId });
+      return { keyId: numberField(body, 'keyId', op), lockMac: String(body.lockMac ?? ''), lockData, validFrom: isoOrEmpty(body.startDate), validTo: isoOrEmpty(body.endDate) };
+    },
 
     async getLock(lockId) {
       requireId(lockId, 'lockId', '/v3/lock/detail');
@@ -137,7 +163,6 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
       return {
         lockId: String(body.lockId ?? lockId),
         lockMac: String(body.lockMac ?? ''),
-        lockData: String(body.lockData ?? ''),
         name: String(body.lockAlias ?? body.lockName ?? ''),
         hasGateway: Number(body.hasGateway) === 1,
       };

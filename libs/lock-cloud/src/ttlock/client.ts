@@ -45,8 +45,20 @@ export interface TtlockClientOptions {
   serializePerLock?: boolean;
 }
 
+/** One of the application's own registered accounts (a guest's), as the vendor names it. */
+export interface Account {
+  username: string;
+  /** In plain text; sent as its lowercase MD5. */
+  password: string;
+}
+
 export interface TtlockClient {
+  /** A call with the service account's token. */
   call(spec: CallSpec): Promise<CallResult>;
+  /** A call authorised by the client secret instead of a token (/v3/user/register). */
+  callAsClient(spec: CallSpec): Promise<VendorBody>;
+  /** A call with a registered account's own token: what that account may see, e.g. its own e-key. */
+  callAsAccount(spec: CallSpec, account: Account): Promise<VendorBody>;
   close(): void;
 }
 
@@ -220,8 +232,20 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
     return run;
   }
 
+  async function checked(spec: CallSpec, params: Params): Promise<VendorBody> {
+    const body = await send(spec, params);
+    if (isError(body)) throw vendorError(spec, body);
+    return body;
+  }
+
   return {
     call,
+    callAsClient: (spec) => checked(spec, { clientId: config.clientId, clientSecret: config.clientSecret, date: Date.now(), ...spec.params }),
+    // A guest account's token serves one read: it is not kept.
+    async callAsAccount(spec, account) {
+      const t = await requestToken({ username: account.username, password: md5(account.password) });
+      return checked(spec, { clientId: config.clientId, accessToken: t.accessToken, date: Date.now(), ...spec.params });
+    },
     close() {
       httpAgent.destroy();
       httpsAgent.destroy();
