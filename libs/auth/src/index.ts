@@ -4,3 +4,4 @@ export { identityModels, IDENTITY_DB } from './identity.models';
 export type { ApiKeyDoc, CompanyDoc, IngestTokenDoc, IdentityModels } from './identity.models';
 export { generateApiKey, generateIngestToken, parseApiKey, safeEqual, sha256 } from './secrets';
 export { encryptSecret, decryptSecret, parseSecretsKey } from './crypto';
+export { sealAccessEvent, openAccessEvent } from './sealed-credentials';

@@ -1,6 +1,14 @@
 import Joi from 'joi';
 import { ACCESS_TYPES, AccessType } from '../booking/actions';
 import { AccessEventType, AccessEventTypes } from '../exchanges';
+import type { EncryptedSecret } from '../identity/callback-endpoint';
+
+/**
+ * The fields of a credential that open a lock or copy a card. On the broker they travel only inside
+ * `sealed` (AES-256-GCM with MESSAGE_KEY, libs/auth sealAccessEvent), so a queue or dead-letter dump
+ * holds no usable secret; consumers open them with openAccessEvent.
+ */
+export const SEALED_CREDENTIAL_FIELDS = ['lockData', 'passcode', 'card_id'] as const;
 
 /** One credential on one lock, as the worker issued it. Vendor vocabulary: lockId, lockMac, lockData, keyId. */
 export interface CredentialRecord {
@@ -31,6 +39,8 @@ export interface CredentialRecord {
   cardId?: number;
   validFrom: string;
   validTo: string;
+  /** On the broker: the SEALED_CREDENTIAL_FIELDS present, as encrypted JSON. */
+  sealed?: EncryptedSecret;
 }
 
 /**
@@ -79,6 +89,7 @@ const credentialSchema = Joi.object<CredentialRecord>({
   cardId: Joi.number(),
   validFrom: Joi.string().isoDate().required(),
   validTo: Joi.string().isoDate().required(),
+  sealed: Joi.object({ iv: Joi.string().required(), tag: Joi.string().required(), ciphertext: Joi.string().required() }),
 });
 
 export const accessEventMessageSchema = Joi.object<AccessEventMessage>({
