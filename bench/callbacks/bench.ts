@@ -22,6 +22,8 @@ import { captureLogger, createVhost, dropDatabases, launchApp, MONGO_URL, unique
 
 const SECRETS_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 const key = parseSecretsKey(SECRETS_KEY);
+// admin-api signs identity.events; the dispatcher applies nothing else
+const IDENTITY_EVENTS_KEY = '1e'.repeat(32);
 const TOTAL = Number(process.env.BENCH_TOTAL ?? 300);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -100,7 +102,7 @@ async function main() {
   const fast = await receiver();
   const other = await receiver();
   const app = await launchApp('callback-dispatcher', {
-    AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, SECRETS_KEY, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '1000',
+    AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, SECRETS_KEY, IDENTITY_EVENTS_KEY, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '1000',
   });
   const pub = createBroker({ url: vhost.url, logger, connectionName: 'bench-publisher' });
   try {
@@ -109,7 +111,9 @@ async function main() {
     const fastCo = 'bench-fast';
     const otherCo = 'bench-other';
     for (const [co, r] of [[fastCo, fast], [otherCo, other]] as const) {
-      await pub.publish(EXCHANGES.identityEvents.name, '', { type: 'callback.updated', company_id: co, id: co, at: new Date().toISOString(), data: { endpoint: endpoint(co, r.url) } });
+      await pub.publish(EXCHANGES.identityEvents.name, '', { type: 'callback.updated', company_id: co, id: co, at: new Date().toISOString(), data: { endpoint: endpoint(co, r.url) } }, {
+        signWith: parseSecretsKey(IDENTITY_EVENTS_KEY),
+      });
     }
     // the replica is fed asynchronously: one probe delivery proves both endpoints are known
     for (const [co, r] of [[fastCo, fast], [otherCo, other]] as const) {

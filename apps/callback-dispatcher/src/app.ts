@@ -1,4 +1,4 @@
-import { IDENTITY_DB, createAuth, parseSecretsKey } from '@smartlock/auth';
+import { IDENTITY_DB, createAuth, openAccessEvent, parseSecretsKey } from '@smartlock/auth';
 import { AccessEventMessage, IdentityEventMessage, accessEventMessageSchema, identityEventMessageSchema } from '@smartlock/contracts';
 import { Logger, counter, histogram } from '@smartlock/observability';
 import { QUEUES } from '@smartlock/messaging';
@@ -26,6 +26,8 @@ export const SERVICE = 'callback-dispatcher';
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   const key = parseSecretsKey(config.SECRETS_KEY);
+  const identityEventsKey = parseSecretsKey(config.IDENTITY_EVENTS_KEY);
+  const messageKey = parseSecretsKey(config.MESSAGE_KEY);
   const delays = config.CALLBACK_RETRY_DELAYS_MS;
   const retry = { retryDelaysMs: delays, maxRetries: delays.length };
   const email = config.SMTP_HOST
@@ -91,12 +93,15 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         failed: counter(metrics, 'guest_messages_failed_total', 'Guest e-mails and SMS refused or dead-lettered', ['channel', 'outcome']),
       };
 
+      // Only admin-api's signed messages: anyone else on the broker could otherwise redirect a company's callbacks.
       await broker.consume<IdentityEventMessage>(QUEUES.dispatcherIdentityEvents, (msg, mctx) => onIdentityEvent(models, msg, mctx), {
         schema: identityEventMessageSchema,
+        verifyWith: identityEventsKey,
       });
       await broker.consume<AccessEventMessage>(
         QUEUES.dispatcherAccessEvents,
-        (msg, mctx) => onAccessEvent({ models, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE }, msg, mctx),
+        (msg, mctx) =>
+          onAccessEvent({ models, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE }, openAccessEvent(msg, messageKey), mctx),
         { schema: accessEventMessageSchema, prefetch: 64 },
       );
       // A high prefetch: a hanging endpoint holds at most perEndpoint + queuePerEndpoint messages, the

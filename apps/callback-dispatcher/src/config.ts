@@ -1,10 +1,14 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, loadConfig, portEnv, secretsKeyEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityEventsKeyEnv, loadConfig, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 
 export interface Config extends BaseConfig {
   PORT: number;
   MONGO_DB: string;
   ADMIN_TOKEN: string;
   SECRETS_KEY: string;
+  /** Checks identity.events: a callback endpoint change not signed by admin-api is dead-lettered. */
+  IDENTITY_EVENTS_KEY: string;
+  /** Opens the credentials sealed inside access.events. */
+  MESSAGE_KEY: string;
   /** Delay before retry 1, 2, …; its length is the number of retries after the first attempt. */
   CALLBACK_RETRY_DELAYS_MS: number[];
   CALLBACK_TIMEOUT_MS: number;
@@ -33,6 +37,8 @@ const schema = Joi.object({
   ...portEnv(8084),
   ...adminTokenEnv,
   ...secretsKeyEnv,
+  ...identityEventsKeyEnv,
+  ...messageKeyEnv,
   MONGO_DB: Joi.string().default('smartlock_dispatcher'),
   CALLBACK_RETRY_DELAYS_MS: delays.default('10000,60000,300000,1800000,7200000,21600000'),
   CALLBACK_TIMEOUT_MS: Joi.number().integer().min(1).default(10000),

@@ -1,6 +1,6 @@
 import axios from 'axios';
 import { createHmac, randomUUID } from 'node:crypto';
-import { parseSecretsKey } from '@smartlock/auth';
+import { parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import type { AccessEventMessage, CallbackBody } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker, deadLetterQueueName } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
@@ -9,9 +9,11 @@ import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
 import { Receiver, startReceiver } from '../test-support/receivers';
-import { AuthSpec, TEST_SECRETS_KEY, accessEvent, credential, endpointEvent } from '../test-support/factories';
+import { AuthSpec, TEST_IDENTITY_EVENTS_KEY, TEST_MESSAGE_KEY, TEST_SECRETS_KEY, accessEvent, credential, endpointEvent } from '../test-support/factories';
 
 const key = parseSecretsKey(TEST_SECRETS_KEY);
+/** As admin-api signs identity.events. */
+const signed = { signWith: parseSecretsKey(TEST_IDENTITY_EVENTS_KEY) };
 const ADMIN = 'test-admin-token-123';
 
 describe('callback-dispatcher: signed callbacks with durable retries (real broker, database, receivers)', () => {
@@ -30,6 +32,8 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     MONGO_DB: dbName,
     ADMIN_TOKEN: ADMIN,
     SECRETS_KEY: TEST_SECRETS_KEY,
+    IDENTITY_EVENTS_KEY: TEST_IDENTITY_EVENTS_KEY,
+    MESSAGE_KEY: TEST_MESSAGE_KEY,
     CALLBACK_RETRY_DELAYS_MS: '100,200',
     CALLBACK_TIMEOUT_MS: '1000',
     SHUTDOWN_TIMEOUT_MS: '3000',
@@ -50,14 +54,15 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
   }
 
   async function setEndpoint(companyId: string, url: string, auth: AuthSpec, version: number, type?: 'callback.updated' | 'callback.secret_rotated') {
-    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, url, auth, key, version, type));
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, url, auth, key, version, type), signed);
     await waitFor(async () => (await models().Endpoint.findOne({ company_id: companyId }).lean())?.version === version, {
       what: `endpoint v${version} of ${companyId} in the replica`,
     });
   }
 
+  /** As the worker publishes: credentials sealed with MESSAGE_KEY. */
   async function publish(msg: AccessEventMessage) {
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, msg, { correlationId: msg.correlation_id });
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
     return msg;
   }
 
@@ -222,9 +227,9 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     accepted = [newSecret, oldSecret];
     await setEndpoint(companyId, r.url, { type: 'hmac', secrets: [newSecret, oldSecret] }, 4, 'callback.secret_rotated');
     // a late, older configuration does not roll the rotation back
-    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, r.url, { type: 'hmac', secrets: [oldSecret] }, key, 2));
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, r.url, { type: 'hmac', secrets: [oldSecret] }, key, 2), signed);
     const marker = accessEvent(companyId, 'access.revoked');
-    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, 'http://127.0.0.1:1/nowhere', { type: 'bearer', token: 'x' }, key, 1));
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, 'http://127.0.0.1:1/nowhere', { type: 'bearer', token: 'x' }, key, 1), signed);
     await publish(marker);
     await waitFor(() => r.received.length === 2, { what: 'callback after rotation' });
     expect(r.received[1].signedWith).toBe(0); // the new secret (index 0 of what the receiver accepts)
@@ -235,6 +240,25 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     await publish(accessEvent(companyId, 'access.provisioned'));
     await waitFor(() => r.received.length === 3, { what: 'callback after the old secret is retired' });
     expect(r.hits()).toBe(3);
+  });
+
+  it('a callback.updated not signed by admin-api (unsigned or another key) is dead-lettered, logged, and changes nothing: deliveries still go to the original URL', async () => {
+    const r = await receiver();
+    const attacker = await receiver();
+    const companyId = await company(r.url, { type: 'bearer', token: 'original' }, 1);
+    const dlq = deadLetterQueueName(QUEUES.dispatcherIdentityEvents.name);
+    const before = (await vhost.queue(dlq))?.messages ?? 0;
+    const forged = endpointEvent(companyId, attacker.url, { type: 'bearer', token: 'stolen' }, key, 99);
+    await publisher.publish(EXCHANGES.identityEvents.name, '', forged);
+    await publisher.publish(EXCHANGES.identityEvents.name, '', forged, { signWith: Buffer.alloc(32, 9) });
+    await waitFor(async () => (await vhost.queue(dlq))?.messages === before + 2, { what: 'both forgeries in the dead-letter queue' });
+    expect(text()).toContain('refused: message signature missing or wrong');
+    expect((await models().Endpoint.findOne({ company_id: companyId }).lean())?.version).toBe(1);
+
+    const msg = await publish(accessEvent(companyId, 'access.provisioned'));
+    await waitFor(() => r.received.some((c) => c.body.eventId === msg.event_id), { what: 'the callback at the original URL' });
+    expect(r.received.find((c) => c.body.eventId === msg.event_id)?.headers.authorization).toBe('Bearer original');
+    expect(attacker.hits()).toBe(0);
   });
 
   it("a receiver that hangs for 30 s does not delay another company's callbacks", async () => {
@@ -252,7 +276,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       const slowCompany = `co-slow-${randomUUID().slice(0, 6)}`;
       const fastCompany = `co-fast-${randomUUID().slice(0, 6)}`;
       for (const [c, url] of [[slowCompany, hanging.url], [fastCompany, fast.url]]) {
-        await pub.publish(EXCHANGES.identityEvents.name, '', endpointEvent(c, url, { type: 'bearer', token: 't' }, key, 1));
+        await pub.publish(EXCHANGES.identityEvents.name, '', endpointEvent(c, url, { type: 'bearer', token: 't' }, key, 1), signed);
         await waitFor(() => hangModels.Endpoint.exists({ company_id: c }), { what: 'endpoint replica' });
       }
       for (let i = 0; i < 40; i++) {
@@ -295,7 +319,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       await pub.connect();
       const fast = await receiver();
       const c = `co-burst-${randomUUID().slice(0, 6)}`;
-      await pub.publish(EXCHANGES.identityEvents.name, '', endpointEvent(c, fast.url, { type: 'bearer', token: 't' }, key, 1));
+      await pub.publish(EXCHANGES.identityEvents.name, '', endpointEvent(c, fast.url, { type: 'bearer', token: 't' }, key, 1), signed);
       await waitFor(() => dispatcherModels(burstApp.ctx.db).Endpoint.exists({ company_id: c }), { what: 'endpoint replica' });
       const started = Date.now();
       await Promise.all(Array.from({ length: 60 }, () => accessEvent(c, 'access.provisioned')).map((m) => pub.publish(EXCHANGES.accessEvents.name, m.type, m)));

@@ -1,6 +1,6 @@
 import axios from 'axios';
 import { randomUUID } from 'node:crypto';
-import { parseSecretsKey } from '@smartlock/auth';
+import { parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import type { AccessEventMessage } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
@@ -9,7 +9,7 @@ import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
 import { Receiver, SmsStub, SmtpSink, startReceiver, startSmsStub, startSmtpSink } from '../test-support/receivers';
-import { TEST_SECRETS_KEY, accessEvent, credential, endpointEvent } from '../test-support/factories';
+import { TEST_IDENTITY_EVENTS_KEY, TEST_MESSAGE_KEY, TEST_SECRETS_KEY, accessEvent, credential, endpointEvent } from '../test-support/factories';
 
 const key = parseSecretsKey(TEST_SECRETS_KEY);
 
@@ -46,6 +46,8 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
         MONGO_URL,
         MONGO_DB: dbName,
         SECRETS_KEY: TEST_SECRETS_KEY,
+        IDENTITY_EVENTS_KEY: TEST_IDENTITY_EVENTS_KEY,
+        MESSAGE_KEY: TEST_MESSAGE_KEY,
         CALLBACK_RETRY_DELAYS_MS: '100,200',
         CALLBACK_TIMEOUT_MS: '2000',
         SMTP_HOST: '127.0.0.1',
@@ -73,7 +75,8 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
   });
 
   async function publish(msg: AccessEventMessage) {
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, msg);
+    // sealed, as the worker publishes
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)));
     return msg;
   }
 
@@ -154,7 +157,9 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
 
   it('a refused e-mail address or phone number is reported, not retried, and never holds the customer callback', async () => {
     const companyId = `co-${randomUUID().slice(0, 6)}`;
-    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, callbacks.url, { type: 'bearer', token: 't' }, key, 1));
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, callbacks.url, { type: 'bearer', token: 't' }, key, 1), {
+      signWith: parseSecretsKey(TEST_IDENTITY_EVENTS_KEY),
+    });
     await waitFor(() => models().Endpoint.exists({ company_id: companyId }), { what: 'endpoint replica' });
     const msg = await publish(accessEvent(companyId, 'access.provisioned', { guest: { email: 'nobody@guest.test', phone: '+000' } }));
     await waitFor(() => callbacks.received.find((c) => c.body.eventId === msg.event_id), { what: 'the customer callback' });

@@ -5,6 +5,9 @@ import type { AccessEventMessage, AccessEventType, CallbackEndpointConfig, Ident
 import { encryptSecret } from '@smartlock/auth';
 
 export const TEST_SECRETS_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+/** admin-api's signing key of identity.events, and the worker's key of credentials sealed in access.events. */
+export const TEST_IDENTITY_EVENTS_KEY = '1e'.repeat(32);
+export const TEST_MESSAGE_KEY = '3f'.repeat(32);
 
 /** The shared factory of libs/testing. */
 export const credential = credentialRecord;
