@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { BookingEventMessage, EmployeeScheduleMessage, bookingEventMessageSchema, employeeScheduleMessageSchema } from '@smartlock/contracts';
 import { Logger } from '@smartlock/observability';
 import { RunningService, startService } from '@smartlock/http';
+import { parseSecretsKey } from '@smartlock/auth';
 import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
 import { createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
 import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
@@ -57,6 +58,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const bookingDeps = {
         models,
         broker,
+        messageKey: parseSecretsKey(config.MESSAGE_KEY),
         layout: replicaLayout(layout),
         caps: cloud.capabilities,
         reconcile: reconcileDeps,

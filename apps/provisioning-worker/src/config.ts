@@ -1,10 +1,12 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, loadConfig, locationApiUrlEnv, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv } from '@smartlock/config';
 import { LockCloudEnv, lockCloudEnv } from '@smartlock/lock-cloud';
 
 export interface Config extends BaseConfig, LockCloudEnv {
   PORT: number;
   MONGO_DB: string;
   ADMIN_TOKEN: string;
+  /** Seals the credentials inside access.events (access-api and callback-dispatcher open them). */
+  MESSAGE_KEY: string;
   /** location-api, for a full re-sync of the layout replica (its admin snapshot route). */
   LOCATION_API_URL: string;
   /** Messages handled at once per queue by this process. */
@@ -28,6 +30,7 @@ const schema = Joi.object({
   ...baseEnv,
   ...portEnv(8085),
   ...adminTokenEnv,
+  ...messageKeyEnv,
   ...lockCloudEnv,
   MONGO_DB: Joi.string().default('smartlock_provisioning'),
   ...locationApiUrlEnv,

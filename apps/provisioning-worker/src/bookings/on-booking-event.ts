@@ -13,6 +13,8 @@ import type { Turns } from './order';
 export interface BookingDeps {
   models: WorkerModels;
   broker: Broker;
+  /** Seals credentials in access.events (MESSAGE_KEY). */
+  messageKey: Buffer;
   layout: LayoutLookup;
   caps: LockCapabilities;
   reconcile: ReconcileDeps;
@@ -163,12 +165,12 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
   };
   const validity = b.check_in && b.check_out ? { check_in: new Date(b.check_in).toISOString(), check_out: new Date(b.check_out).toISOString() } : undefined;
   if (result.active.length && (unsettled || result.issued.length || result.changed.length)) {
-    await publishAccess(deps.broker, { ...common, type: 'access.provisioned', credentials: result.active, validity });
+    await publishAccess(deps, { ...common, type: 'access.provisioned', credentials: result.active, validity });
   }
   const ending = msg.event_type === 'BOOKING_CANCEL' || msg.event_type === 'BOOKING_CHECKOUT';
   const revoked = revokedSinceTold(told, result);
   if (revoked.length || (unsettled && ending)) {
-    await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: revoked, validity });
+    await publishAccess(deps, { ...common, type: 'access.revoked', credentials: revoked, validity });
   }
   // What is on the locks is stored with the settle, once the access events are out (reconcile: a
   // crash before this write loses nothing; the retry finds each issue in the operation log).
@@ -215,9 +217,9 @@ export async function onBookingDeadLetter(
     };
     // What the attempts did revoke before giving up is announced, or consumers would keep it active.
     const revoked = revokedSinceTold(b.published ?? b.actual, { active: b.actual, revoked: [] });
-    if (revoked.length) await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: revoked });
+    if (revoked.length) await publishAccess(deps, { ...common, type: 'access.revoked', credentials: revoked });
     await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { published: b.actual });
-    await publishAccess(deps.broker, { ...common, type: 'access.failed', credentials: b.actual, reason: info.reason });
+    await publishAccess(deps, { ...common, type: 'access.failed', credentials: b.actual, reason: info.reason });
   }
   await reportStatus(deps.broker, msg, status, info.reason, info.retryCount, ctx.correlationId);
 }

@@ -5,6 +5,7 @@ import {
   EventStatusMessage,
   statusRoutingKey,
 } from '@smartlock/contracts';
+import { sealAccessEvent } from '@smartlock/auth';
 import { Broker, EXCHANGES } from '@smartlock/messaging';
 import type { ActualCredential, Guest } from '../models';
 import { credentialRecords } from '../credentials/records';
@@ -37,8 +38,11 @@ export interface AccessReport {
   correlation_id: string;
 }
 
-/** access.provisioned / access.revoked / access.failed for access-api and callback-dispatcher. */
-export async function publishAccess(broker: Broker, r: AccessReport): Promise<void> {
+/**
+ * access.provisioned / access.revoked / access.failed for access-api and callback-dispatcher, the
+ * credentials' secrets sealed with MESSAGE_KEY (only those two hold it).
+ */
+export async function publishAccess(deps: { broker: Broker; messageKey: Buffer }, r: AccessReport): Promise<void> {
   const guest = r.guest ? Object.fromEntries(Object.entries(r.guest).filter(([, v]) => typeof v === 'string')) : undefined;
   const body: AccessEventMessage = {
     type: r.type,
@@ -55,5 +59,8 @@ export async function publishAccess(broker: Broker, r: AccessReport): Promise<vo
     ...(r.site_time_zone ? { site_time_zone: r.site_time_zone } : {}),
     correlation_id: r.correlation_id,
   };
-  await broker.publish(EXCHANGES.accessEvents.name, r.type, body, { correlationId: r.correlation_id, headers: { 'x-event-id': r.event_id } });
+  await deps.broker.publish(EXCHANGES.accessEvents.name, r.type, sealAccessEvent(body, deps.messageKey), {
+    correlationId: r.correlation_id,
+    headers: { 'x-event-id': r.event_id },
+  });
 }

@@ -12,6 +12,7 @@ import { publishAccess } from '../bookings/report';
 export interface ScheduleDeps {
   models: WorkerModels;
   broker: Broker;
+  messageKey: Buffer;
   layout: LayoutLookup;
   caps: LockCapabilities;
   reconcile: ReconcileDeps;
@@ -141,11 +142,11 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
       correlation_id: ctx.correlationId,
     };
     if (result.active.length) {
-      await publishAccess(deps.broker, { ...common, type: 'access.provisioned', credentials: result.active });
+      await publishAccess(deps, { ...common, type: 'access.provisioned', credentials: result.active });
     }
     const revoked = revokedSinceTold(told, result);
     if (revoked.length || msg.type === 'schedule.revoked') {
-      await publishAccess(deps.broker, { ...common, type: 'access.revoked', credentials: revoked });
+      await publishAccess(deps, { ...common, type: 'access.revoked', credentials: revoked });
     }
     await Schedule.updateOne(
       { company_id: s.company_id, schedule_id: s.schedule_id },
@@ -166,7 +167,7 @@ export async function onEmployeeScheduleDeadLetter(
 ): Promise<void> {
   if (!msg || typeof msg.company_id !== 'string' || typeof msg.ref_id !== 'string' || !Number.isInteger(msg.version)) return;
   const s = await deps.models.Schedule.findOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }).lean<ScheduleDoc>();
-  await publishAccess(deps.broker, {
+  await publishAccess(deps, {
     type: 'access.failed',
     company_id: msg.company_id,
     reference_id: msg.ref_id,

@@ -21,6 +21,7 @@ import type { Logger } from '@smartlock/observability';
 // Test-only module (imported by *.test.ts alone), so libs/testing is allowed here as in the tests.
 import { LaunchedApp, MONGO_URL, bookingEventMessage, TestVhost, createVhost, dropDatabases, launchApp, uniqueDbName, uniqueName, waitFor } from '@smartlock/testing';
 import { Connection, Types } from '@smartlock/db';
+import { openAccessEvent, parseSecretsKey } from '@smartlock/auth';
 import { start } from '../app';
 import { Config, readConfig } from '../config';
 
@@ -30,24 +31,30 @@ export async function launchSimulator(dbName: string): Promise<{ app: LaunchedAp
   return { app, url: app.url, sim: axios.create({ baseURL: `${app.url}/sim`, validateStatus: () => true, timeout: 10_000 }) };
 }
 
-/** Every message on event.status and access.events of the test vhost. */
+/** The worker's MESSAGE_KEY in tests: the tap opens access.events with it, as their consumers do. */
+export const MESSAGE_KEY = '3f'.repeat(32);
+
+/** Every message on event.status and access.events of the test vhost (access: opened; accessBytes: as on the broker). */
 export async function tap(vhost: TestVhost) {
   const conn: ChannelModel = await amqp.connect(vhost.url);
   const ch = await conn.createChannel();
   const statuses: EventStatusMessage[] = [];
   const access: AccessEventMessage[] = [];
+  const accessBytes: string[] = [];
+  const key = parseSecretsKey(MESSAGE_KEY);
   for (const [ex, sink] of [
-    [EXCHANGES.eventStatus, statuses],
-    [EXCHANGES.accessEvents, access],
+    [EXCHANGES.eventStatus, (m: Buffer) => statuses.push(JSON.parse(m.toString()))],
+    [EXCHANGES.accessEvents, (m: Buffer) => access.push(openAccessEvent(JSON.parse(m.toString()), key)) && accessBytes.push(m.toString())],
   ] as const) {
     await ch.assertExchange(ex.name, ex.type, { durable: true });
     const q = await ch.assertQueue('', { exclusive: true });
     await ch.bindQueue(q.queue, ex.name, '#');
-    await ch.consume(q.queue, (m) => m && (sink as unknown[]).push(JSON.parse(m.content.toString())), { noAck: true });
+    await ch.consume(q.queue, (m) => m && sink(m.content), { noAck: true });
   }
   return {
     statuses,
     access,
+    accessBytes,
     statusesOf: (eventId: string) => statuses.filter((s) => s.event_id === eventId).map((s) => s.status),
     final: (eventId: string) => statuses.find((s) => s.event_id === eventId && ['COMPLETED', 'FAILED', 'DEAD_LETTER'].includes(s.status)),
     close: () => conn.close(),
@@ -226,6 +233,7 @@ export function workerTestConfig(o: { vhost: TestVhost; dbName: string; simUrl: 
     LOCK_CLOUD_URL: o.simUrl,
     LOCATION_API_URL: o.layoutUrl,
     ADMIN_TOKEN,
+    MESSAGE_KEY,
     LOCK_CLOUD_TIMEOUT_MS: '2000',
     PROVISIONING_RETRY_DELAYS_MS: '100,200,300',
     PROVISIONING_ORDER_WAIT_MS: '300',
