@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { createAuth } from '@smartlock/auth';
+import { createAuth, openAccessEvent, parseSecretsKey } from '@smartlock/auth';
 import {
   AccessEventMessage,
   BookingEventMessage,
@@ -45,6 +45,7 @@ const accessEventSchema: Joi.ObjectSchema<AccessEventMessage> = (accessEventMess
  *                     then `*` schedules re-resolved (and swept with the outbox relay)
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
+  const messageKey = parseSecretsKey(config.MESSAGE_KEY);
   let relay: NodeJS.Timeout | undefined;
   let replica: LayoutReplica | undefined;
   // One replica per process (its gap check timer), built with the service's database and broker.
@@ -64,7 +65,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       await ctx.broker.declareExchanges([EXCHANGES.employeeSchedules]);
       // Schedules wait in the worker's queue even if no worker has ever started.
       await ctx.broker.declareQueues([QUEUES.provisioningEmployeeSchedules]);
-      await ctx.broker.consume<AccessEventMessage>(QUEUES.accessApiAccessEvents, (msg, mctx) => onAccessEvent(log, msg, mctx), {
+      await ctx.broker.consume<AccessEventMessage>(QUEUES.accessApiAccessEvents, (msg, mctx) => onAccessEvent(log, openAccessEvent(msg, messageKey), mctx), {
         schema: accessEventSchema,
         prefetch: 64,
       });
@@ -96,7 +97,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       app.use(bookingAccessRoutes(deps));
       app.use(lockDataRoutes(deps));
       app.use(legacyAccessRoutes(deps));
-      app.use(replayRoutes({ log: deps.log, broker: ctx.broker, logger, admin: auth.admin(config.ADMIN_TOKEN) }));
+      app.use(replayRoutes({ log: deps.log, broker: ctx.broker, messageKey, logger, admin: auth.admin(config.ADMIN_TOKEN) }));
       app.use(
         employeeAccessRoutes({
           schedules: scheduleModel(ctx.db),

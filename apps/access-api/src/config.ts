@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv } from '@smartlock/config';
 
 export interface Config extends BaseConfig {
   PORT: number;
@@ -7,6 +7,8 @@ export interface Config extends BaseConfig {
   /** location-api, for rebuilding the layout replica from its snapshot. */
   LOCATION_API_URL: string;
   ADMIN_TOKEN: string;
+  /** Opens the credentials sealed inside access.events (and seals those it replays to location-api). */
+  MESSAGE_KEY: string;
   /** How often employee schedule changes not yet confirmed by the broker are published again. */
   SCHEDULE_RELAY_INTERVAL_MS: number;
 }
@@ -16,6 +18,7 @@ const schema = Joi.object<Config>({
   ...portEnv(8082),
   ...identityDbEnv,
   ...adminTokenEnv,
+  ...messageKeyEnv,
   MONGO_DB: Joi.string().default('smartlock_access'),
   ...locationApiUrlEnv,
   SCHEDULE_RELAY_INTERVAL_MS: Joi.number().integer().min(100).default(30000),

@@ -1,7 +1,10 @@
+import amqp from 'amqplib';
+import { randomBytes } from 'node:crypto';
+import { parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import type { AccessEventMessage, BookingEventMessage } from '@smartlock/contracts';
-import { EXCHANGES } from '@smartlock/messaging';
+import { EXCHANGES, QUEUES, deadLetterQueueName } from '@smartlock/messaging';
 import { waitFor } from '@smartlock/testing';
-import { Harness, startHarness, until } from '../test-support/harness';
+import { Harness, TEST_MESSAGE_KEY, startHarness, until } from '../test-support/harness';
 import { accessEvent, bookingEvent, cabinetEkey, credential, ref } from '../test-support/factories';
 
 describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real broker and database)', () => {
@@ -14,8 +17,9 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     await h?.stop();
   });
 
-  async function publish(msg: AccessEventMessage) {
-    await h.publisher.publish(EXCHANGES.accessEvents.name, msg.type, msg, { correlationId: msg.correlation_id });
+  /** As the worker publishes: credentials sealed with MESSAGE_KEY. */
+  async function publish(msg: AccessEventMessage, key = parseSecretsKey(TEST_MESSAGE_KEY)) {
+    await h.publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, key), { correlationId: msg.correlation_id });
     return msg;
   }
   async function publishBooking(msg: BookingEventMessage) {
@@ -217,6 +221,23 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     }, { what: 'room move applied' });
     expect(data.credentials.map((c: { lock: { lockId: string } }) => c.lock.lockId)).toEqual(['lock-cab-3']);
     expect(data.revoked[0]).toMatchObject({ lock: { lockId: 'lock-101' }, keyId: 7001 });
+  });
+
+  it('credentials sealed with another key: dead-lettered at once, nothing served; the dead-letter dump holds no secret', async () => {
+    const r = ref();
+    const dlq = deadLetterQueueName(QUEUES.accessApiAccessEvents.name);
+    const before = (await h.vhost.queue(dlq))?.messages ?? 0;
+    await publish(accessEvent(h.a.id, r, 'access.provisioned', { credentials: allTypes() }), randomBytes(32));
+    await waitFor(async () => (await h.vhost.queue(dlq))?.messages === before + 1, { what: 'the message in the dead-letter queue' });
+    expect(h.logs()).toContain('sealed credentials do not open with MESSAGE_KEY');
+    expect((await v3(r)).status).toBe(404);
+    const conn = await amqp.connect(h.vhost.url);
+    const ch = await conn.createChannel();
+    const dump: string[] = [];
+    for (let m = await ch.get(dlq, { noAck: true }); m; m = await ch.get(dlq, { noAck: true })) dump.push(m.content.toString());
+    await conn.close();
+    expect(dump.some((d) => d.includes(r))).toBe(true);
+    for (const secret of ['LOCKDATA-DOOR-101', 'LOCKDATA-CABINET-3', '482913', 'CARD-0042']) expect(dump.join('\n')).not.toContain(secret);
   });
 
   it('access.failed: status failed with the reason', async () => {

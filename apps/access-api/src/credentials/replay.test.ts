@@ -1,9 +1,10 @@
 import axios from 'axios';
 import amqp, { Channel, ChannelModel } from 'amqplib';
 import { AccessEventMessage, accessEventMessageSchema } from '@smartlock/contracts';
+import { openAccessEvent, parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import { waitFor } from '@smartlock/testing';
-import { Harness, startHarness } from '../test-support/harness';
+import { Harness, TEST_MESSAGE_KEY, startHarness } from '../test-support/harness';
 import { accessEvent, cabinetEkey, credential, ref } from '../test-support/factories';
 
 /** location-api's occupancy re-sync: access-api sends a company's booking credential messages again, to location-api's queue only. */
@@ -26,14 +27,20 @@ describe('POST /admin/v1/companies/:companyId/access-events/replay', () => {
     await h?.stop();
   });
 
+  const key = parseSecretsKey(TEST_MESSAGE_KEY);
+  /** The queue's messages, opened as a holder of MESSAGE_KEY would; `bytes` as they were on the broker. */
+  const bytes: string[] = [];
   async function drain(): Promise<AccessEventMessage[]> {
     const out: AccessEventMessage[] = [];
-    for (let m = await ch.get(queue, { noAck: true }); m; m = await ch.get(queue, { noAck: true })) out.push(JSON.parse(m.content.toString()));
+    for (let m = await ch.get(queue, { noAck: true }); m; m = await ch.get(queue, { noAck: true })) {
+      bytes.push(m.content.toString());
+      out.push(openAccessEvent(JSON.parse(m.content.toString()), key));
+    }
     return out;
   }
   const replay = (companyId: string, token = 'test-admin-token-123') =>
     axios.post(`${h.app.url}/admin/v1/companies/${companyId}/access-events/replay`, undefined, { headers: { Authorization: `Bearer ${token}` }, validateStatus: () => true });
-  const publish = (m: AccessEventMessage) => h.publisher.publish(EXCHANGES.accessEvents.name, m.type, m, { correlationId: m.correlation_id });
+  const publish = (m: AccessEventMessage) => h.publisher.publish(EXCHANGES.accessEvents.name, m.type, sealAccessEvent(m, key), { correlationId: m.correlation_id });
 
   it("sends the company's provisions and revocations of bookings again, in the contract's shape; not failures, employees or another company's", async () => {
     const [r1, r2] = [ref(), ref()];
@@ -48,6 +55,7 @@ describe('POST /admin/v1/companies/:companyId/access-events/replay', () => {
     // All five stored by access-api before the replay reads its log.
     await waitFor(() => h.logs().split('\n').filter((l) => l.includes('access event recorded')).length >= 5, { what: 'five access events recorded' });
     await drain(); // the originals
+    bytes.length = 0;
 
     const res = await replay(h.a.id);
     expect(res.status).toBe(200);
@@ -57,7 +65,10 @@ describe('POST /admin/v1/companies/:companyId/access-events/replay', () => {
       ['access.provisioned', r1, 1, provisioned.event_id, provisioned.occurred_at],
       ['access.revoked', r1, 2, revoked.event_id, revoked.occurred_at],
     ]);
-    for (const m of sent) expect(accessEventMessageSchema.validate(m).error).toBeUndefined();
+    for (const b of bytes) expect(accessEventMessageSchema.validate(JSON.parse(b)).error).toBeUndefined();
+    // the stored credentials leave sealed, like the worker's originals
+    for (const secret of ['482913', 'LOCKDATA-CABINET-3']) expect(bytes.join('\n')).not.toContain(secret);
+    expect(sent[0].credentials.map((c) => c.passcode ?? c.lockData)).toEqual(['482913', 'LOCKDATA-CABINET-3']);
     expect(sent[0].credentials).toEqual(provisioned.credentials.map((c) => expect.objectContaining({ type: c.type, lockId: c.lockId, roomId: c.roomId, bedId: c.bedId, validTo: c.validTo })));
   });
 

@@ -1,4 +1,5 @@
 import { Router, type RequestHandler } from 'express';
+import { sealAccessEvent } from '@smartlock/auth';
 import { AccessEventMessage, SuccessCodes, ok } from '@smartlock/contracts';
 import type { Model } from '@smartlock/db';
 import { asyncHandler, companyIdParam } from '@smartlock/http';
@@ -9,6 +10,8 @@ import type { AccessLogDoc } from './access-log.schema';
 export interface ReplayDeps {
   log: Model<AccessLogDoc>;
   broker: Broker;
+  /** The stored credentials travel sealed, as the worker's originals do. */
+  messageKey: Buffer;
   logger: Logger;
   admin: RequestHandler;
 }
@@ -37,7 +40,7 @@ function toMessage(e: AccessLogDoc, correlationId: string): AccessEventMessage {
 export async function replayToLocationApi(deps: ReplayDeps, companyId: string, correlationId: string): Promise<number> {
   const entries = deps.log.find({ company_id: companyId, subject: 'booking', kind: { $in: ['access.provisioned', 'access.revoked'] } }).lean<AccessLogDoc[]>().cursor();
   const sent = await sendAllToQueue(deps.broker, QUEUES.locationApiAccessEvents.name, entries, (e: AccessLogDoc) => ({
-    payload: toMessage(e, correlationId),
+    payload: sealAccessEvent(toMessage(e, correlationId), deps.messageKey),
     options: { correlationId, messageId: `${e._id}:replay` },
   }));
   deps.logger.info('credential messages replayed to location-api', { companyId, messages: sent, correlationId });

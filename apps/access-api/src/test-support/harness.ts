@@ -10,6 +10,9 @@ import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, unique
 import { start } from '../app';
 import { readConfig } from '../config';
 
+/** access-api's MESSAGE_KEY in tests: publish access events sealed with it, as the worker does. */
+export const TEST_MESSAGE_KEY = '3f'.repeat(32);
+
 export interface Company {
   id: string;
   key: string;
@@ -54,6 +57,7 @@ export async function startHarness(prefix: string, env: Record<string, string> =
       MONGO_DB: dbName,
       IDENTITY_DB: identityDb,
       ADMIN_TOKEN: 'test-admin-token-123',
+      MESSAGE_KEY: TEST_MESSAGE_KEY,
       SHUTDOWN_TIMEOUT_MS: '3000',
       ...env,
     }),
