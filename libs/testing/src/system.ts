@@ -60,6 +60,9 @@ export async function launchSystem(opts: SystemOptions = {}) {
     IDENTITY_DB: dbs.identity,
     ADMIN_TOKEN: SYSTEM_ADMIN_TOKEN,
     SECRETS_KEY: SYSTEM_SECRETS_KEY,
+    // shared by their producers and consumers (admin-api → dispatcher; worker → access-api, dispatcher)
+    IDENTITY_EVENTS_KEY: '1e'.repeat(32),
+    MESSAGE_KEY: '3f'.repeat(32),
     LOCATION_API_URL: url(ports.location),
     INGEST_GATEWAY_URL: url(ports.ingest),
     ACCESS_API_URL: url(ports.access),
