@@ -40,7 +40,13 @@ export interface ActualCredential extends DesiredCredential {
   /** The operation-log id that issued it. */
   op: string;
   lockMac: string;
+  /**
+   * An e-key's own data (never the lock's administrator data): valid while this key is, for the
+   * period it was issued with. Secret, never logged.
+   */
   lockData: string | null;
+  /** The vendor account of the service's own that holds this e-key for the guest (null for passcodes and cards). */
+  account?: string | null;
   keyId: number | null;
   passcodeId: number | null;
   /** Digits of a passcode: the guest needs them, so they are kept (never logged). */

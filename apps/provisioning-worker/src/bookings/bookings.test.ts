@@ -69,7 +69,8 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     for (const lockId of [locks['201'], locks['201/B']]) {
       const l = await lock(lockId);
       expect(l.ekeys).toHaveLength(1);
-      expect(l.ekeys[0]).toMatchObject({ receiver: 'ada@example.com', validFrom: ev.booking.check_in, validTo: ev.booking.check_out });
+      // The key goes to an account of the service's own (the guest's contact never reaches the vendor).
+      expect(l.ekeys[0]).toMatchObject({ receiver: expect.stringMatching(/^sim_g[0-9a-f]{24}$/), validFrom: ev.booking.check_in, validTo: ev.booking.check_out });
       expect(l.passcodes).toHaveLength(1);
       expect(l.cards).toEqual([expect.objectContaining({ cardNumber: 'A0B1C277' })]);
     }
@@ -88,6 +89,52 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     // Secrets stay out of the logs.
     expect(text()).not.toContain(door?.lockData as string);
     expect(text()).not.toContain(cabinetCode?.passcode as string);
+  });
+
+  describe("a guest's lockData is their own key's", () => {
+    const HOUR = 3_600_000;
+    const tryData = async (lockId: string, lockData: string) => (await sim.sim.post(`/locks/${lockId}/try`, { lockData })).data;
+    const ekeyOf = (eventId: string) => {
+      const m = t.access.find((a) => a.event_id === eventId && a.type === 'access.provisioned');
+      return m?.credentials.find((c) => c.type === 'EKEY');
+    };
+
+    it('two guests of one room with different stays get different lockData, neither the lock\'s own; a cancelled or checked-out guest\'s no longer opens the lock', async () => {
+      const now = Math.floor(Date.now() / HOUR) * HOUR;
+      const [a, b] = [ref(), ref()];
+      const ea = await send(company, siteId, a, 1, 'BOOKING_CREATE', { room: '101', check_in: new Date(now - HOUR).toISOString(), check_out: new Date(now + 24 * HOUR).toISOString() });
+      const eb = await send(company, siteId, b, 1, 'BOOKING_CREATE', { room: '101', check_in: new Date(now - 2 * HOUR).toISOString(), check_out: new Date(now + 48 * HOUR).toISOString() }, { name: 'Bo', email: 'bo@example.com' });
+      expect((await waitFinal(t, ea.event_id)).status).toBe('COMPLETED');
+      expect((await waitFinal(t, eb.event_id)).status).toBe('COMPLETED');
+      const [ka, kb] = [await waitFor(() => ekeyOf(ea.event_id)), await waitFor(() => ekeyOf(eb.event_id))];
+      const adminData = (await lock(locks['101'])).lock.lockData;
+      expect(ka?.keyId).not.toBe(kb?.keyId);
+      expect(new Set([ka?.lockData, kb?.lockData, adminData]).size).toBe(3);
+      expect(ka).toMatchObject({ validFrom: ea.booking.check_in, validTo: ea.booking.check_out });
+      expect(await tryData(locks['101'], ka?.lockData as string)).toEqual({ opened: true, by: 'ekey', keyId: ka?.keyId });
+      expect(await tryData(locks['101'], kb?.lockData as string)).toEqual({ opened: true, by: 'ekey', keyId: kb?.keyId });
+
+      const cancelled = await send(company, siteId, a, 2, 'BOOKING_CANCEL', {});
+      expect((await waitFinal(t, cancelled.event_id)).status).toBe('COMPLETED');
+      expect(await tryData(locks['101'], ka?.lockData as string)).toMatchObject({ opened: false });
+      expect(await tryData(locks['101'], kb?.lockData as string)).toMatchObject({ opened: true, keyId: kb?.keyId });
+
+      const out = await send(company, siteId, b, 2, 'BOOKING_CHECKOUT', { room: '101' });
+      expect((await waitFinal(t, out.event_id)).status).toBe('COMPLETED');
+      expect(await tryData(locks['101'], kb?.lockData as string)).toMatchObject({ opened: false });
+    });
+
+    it('a key whose data read failed after the key was sent is adopted on the retry, not issued twice', async () => {
+      const r = ref();
+      await sim.sim.post('/failures', { path: '/v3/key/get', errcode: 90000, times: 1 });
+      const ev = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '301' });
+      expect((await waitFinal(t, ev.event_id, 40_000)).status).toBe('COMPLETED');
+      const keys = (await lock(locks['301'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r));
+      expect(keys).toHaveLength(1);
+      const k = await waitFor(() => ekeyOf(ev.event_id));
+      expect(k?.keyId).toBe(keys[0].keyId);
+      expect(await tryData(locks['301'], k?.lockData as string)).toMatchObject({ keyId: keys[0].keyId });
+    });
   });
 
   it('resolves the room by the external room_id first; CHECKIN is recorded; CHECKOUT revokes early', async () => {

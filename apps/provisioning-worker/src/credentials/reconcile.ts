@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isDuplicateKeyError } from '@smartlock/db';
-import { LockCloud, LockInfo, isLockCloudError } from '@smartlock/lock-cloud';
+import { LockCloud, LockCloudError, LockInfo, isLockCloudError } from '@smartlock/lock-cloud';
 import type { Logger } from '@smartlock/observability';
 import type { ActualCredential, DesiredCredential, OperationDoc, WorkerModels } from '../models';
 
@@ -207,6 +207,7 @@ function base(d: DesiredCredential, info: LockInfo, op: string): ActualCredentia
     op,
     lockMac: info.lockMac,
     lockData: null,
+    account: null,
     keyId: null,
     passcodeId: null,
     passcode: null,
@@ -222,9 +223,14 @@ async function callIssue(deps: ReconcileDeps, d: DesiredCredential, label: strin
   const validity = { start: d.validFrom, end: d.validTo };
   const a = base(d, info, op);
   if (d.type === 'EKEY' || d.type === 'REMOTE') {
-    const input = { lockId: d.lockId, receiver: d.receiver, name: label, validity };
+    // Each e-key goes to a new account of the service's own, whose token then reads that key's data:
+    // the guest gets their key's lockData, never the lock's administrator data, and no two guests
+    // share one (the vendor keeps one key per account and lock).
+    const account = await cloud.createAccount();
+    const input = { lockId: d.lockId, receiver: account, name: label, validity };
     const k = d.type === 'REMOTE' ? await cloud.grantRemoteUnlock(input) : await cloud.issueEkey({ ...input, remoteUnlock: d.remote });
-    return { ...a, keyId: k.keyId, lockData: info.lockData, appliedFrom: k.validFrom, appliedTo: k.validTo };
+    const data = await keyDataOf(cloud, d.lockId, account, k.keyId);
+    return { ...a, keyId: k.keyId, account, lockData: data.lockData, appliedFrom: k.validFrom, appliedTo: k.validTo };
   }
   if (d.type === 'PASSCODE') {
     const p = await cloud.issuePasscode({ lockId: d.lockId, name: label, validity });
@@ -234,13 +240,32 @@ async function callIssue(deps: ReconcileDeps, d: DesiredCredential, label: strin
   return { ...a, cardId: c.cardId, appliedFrom: c.validFrom, appliedTo: c.validTo };
 }
 
+/**
+ * The issued key's own data. A failure here comes after the key exists: it is reported as "maybe
+ * applied", so the retry adopts the key found on the lock by its label instead of issuing another.
+ */
+async function keyDataOf(cloud: LockCloud, lockId: string, account: string, keyId: number) {
+  try {
+    const data = await cloud.ekeyData({ lockId, account });
+    if (data.keyId !== keyId) {
+      throw new LockCloudError(`lock cloud /v3/key/get: the account holds key ${data.keyId}, not ${keyId}`, { kind: 'transient', category: 'bad_response', operation: '/v3/key/get', lockId });
+    }
+    return data;
+  } catch (err) {
+    if (!isLockCloudError(err)) throw err;
+    throw new LockCloudError(err.message, { kind: err.kind, category: err.category, operation: err.operation, lockId, errcode: err.errcode, httpStatus: err.httpStatus, maybeApplied: true });
+  }
+}
+
 async function findOnLock(deps: ReconcileDeps, d: DesiredCredential, label: string): Promise<ActualCredential | null> {
   const listed = await deps.cloud.listCredentials(d.lockId);
   const info = await deps.lockInfo(d.lockId);
   const a = base(d, info, '');
   if (d.type === 'EKEY' || d.type === 'REMOTE') {
     const k = listed.ekeys.find((x) => x.name === label);
-    return k ? { ...a, keyId: k.keyId, lockData: info.lockData, appliedFrom: k.validFrom, appliedTo: k.validTo } : null;
+    if (!k) return null;
+    const data = await keyDataOf(deps.cloud, d.lockId, k.receiver, k.keyId);
+    return { ...a, keyId: k.keyId, account: k.receiver, lockData: data.lockData, appliedFrom: k.validFrom, appliedTo: k.validTo };
   }
   if (d.type === 'PASSCODE') {
     const p = listed.passcodes.find((x) => x.name === label);
@@ -250,7 +275,7 @@ async function findOnLock(deps: ReconcileDeps, d: DesiredCredential, label: stri
   return c ? { ...a, cardId: c.cardId, appliedFrom: c.validFrom, appliedTo: c.validTo } : null;
 }
 
-/** lockMac and lockData per lock, fetched once per process (they do not change while the lock is bound). */
+/** A lock's MAC, fetched once per process (it does not change while the lock is bound). */
 export function lockInfoCache(cloud: LockCloud): (lockId: string) => Promise<LockInfo> {
   const cache = new Map<string, Promise<LockInfo>>();
   return (lockId) => {
