@@ -4,3 +4,5 @@ export { PermanentError, TransientError, BrokerUnavailableError, PublishError, i
 export * from './topology';
 export { sendAllToQueue } from './send-all';
 export { SIGNATURE_HEADER, signBody, verifyBody } from './signature';
+export { APP_BROKER_ACCESS, brokerDefinitions, brokerPermissions } from './broker-users';
+export type { AppBrokerAccess, BrokerApp } from './broker-users';

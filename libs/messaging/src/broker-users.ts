@@ -1,0 +1,102 @@
+import { EXCHANGES, ExchangeDef, QUEUES, QueueDef, deadLetterQueueName } from './topology';
+
+/**
+ * What each app does on the broker, from its `setup` (apps/<app>/src/app.ts): the exchanges it
+ * publishes to, the queues it declares for others (so messages wait for a consumer that never ran),
+ * the queues it consumes, and the queues it sends to by name. Each app has its own RabbitMQ user with
+ * exactly these rights (deploy/rabbitmq/definitions.json is generated from this table).
+ */
+export interface AppBrokerAccess {
+  publishes: ExchangeDef[];
+  declares: QueueDef[];
+  consumes: QueueDef[];
+  /** Sent to through the default exchange (replays, the dispatcher's own work). */
+  sendsTo: QueueDef[];
+}
+
+export const APP_BROKER_ACCESS = {
+  'ingest-gateway': {
+    publishes: [EXCHANGES.bookingEvents],
+    declares: [QUEUES.provisioningBookingEvents],
+    consumes: [QUEUES.ingestEventStatus, QUEUES.ingestLocationEvents],
+    sendsTo: [QUEUES.locationApiBookingEvents],
+  },
+  'location-api': {
+    publishes: [EXCHANGES.locationEvents],
+    declares: [QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents, QUEUES.ingestLocationEvents],
+    consumes: [QUEUES.locationApiAccessEvents, QUEUES.locationApiBookingEvents],
+    sendsTo: [],
+  },
+  'access-api': {
+    publishes: [EXCHANGES.employeeSchedules],
+    declares: [QUEUES.provisioningEmployeeSchedules],
+    consumes: [QUEUES.accessApiAccessEvents, QUEUES.accessApiBookingEvents, QUEUES.accessApiLocationEvents],
+    sendsTo: [QUEUES.locationApiAccessEvents],
+  },
+  'provisioning-worker': {
+    publishes: [EXCHANGES.eventStatus, EXCHANGES.accessEvents],
+    declares: [QUEUES.ingestEventStatus, QUEUES.accessApiAccessEvents, QUEUES.dispatcherAccessEvents, QUEUES.locationApiAccessEvents],
+    consumes: [QUEUES.provisioningBookingEvents, QUEUES.provisioningEmployeeSchedules, QUEUES.provisioningLocationEvents],
+    sendsTo: [],
+  },
+  'callback-dispatcher': {
+    publishes: [],
+    declares: [],
+    consumes: [QUEUES.dispatcherAccessEvents, QUEUES.dispatcherIdentityEvents, QUEUES.dispatcherDeliveries, QUEUES.dispatcherGuestMessages],
+    sendsTo: [QUEUES.dispatcherDeliveries, QUEUES.dispatcherGuestMessages],
+  },
+  'admin-api': {
+    publishes: [EXCHANGES.identityEvents],
+    declares: [QUEUES.dispatcherIdentityEvents],
+    consumes: [],
+    sendsTo: [],
+  },
+} satisfies Record<string, AppBrokerAccess>;
+
+export type BrokerApp = keyof typeof APP_BROKER_ACCESS;
+
+const escape = (name: string) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const anyOf = (names: Iterable<string>) => {
+  const list = [...new Set(names)].sort();
+  return list.length ? `^(${list.map(escape).join('|')})$` : '';
+};
+
+/**
+ * RabbitMQ permission regexes (configure, write, read) for one app. configure: declare its exchanges
+ * and queues (a queue's exchange, dead-letter queue and, for a consumer, its retry queues); write:
+ * publish to an exchange, bind a queue; read: bind from an exchange, consume a queue. RabbitMQ also
+ * wants, to declare a queue with a dead-letter exchange (every work and retry queue), read on that
+ * queue and write on the dead-letter exchange (`amq.default`): so a publisher may read the queues it
+ * declares, which hold only its own messages. `amq.default` also serves the retry and dead-letter
+ * paths, which publish by queue name: it lets an app drop a message into any queue, which is why
+ * security-relevant messages are signed.
+ */
+export function brokerPermissions(access: AppBrokerAccess): { configure: string; write: string; read: string } {
+  const bound = [...access.declares, ...access.consumes];
+  const retried = access.consumes.map((q) => `${escape(q.name)}\\.retry\\.\\d+ms`);
+  const readable = [...bound.map((q) => escape(q.name)), ...retried, ...bound.map((q) => escape(q.exchange.name))];
+  const configure = [
+    ...access.publishes.map((e) => escape(e.name)),
+    ...bound.flatMap((q) => [escape(q.exchange.name), escape(q.name), escape(deadLetterQueueName(q.name))]),
+    ...retried,
+  ];
+  const usesDefault = bound.length > 0 || access.sendsTo.length > 0;
+  return {
+    configure: configure.length ? `^(${[...new Set(configure)].sort().join('|')})$` : '',
+    write: anyOf([...access.publishes.map((e) => e.name), ...bound.map((q) => q.name), ...(usesDefault ? ['amq.default'] : [])]),
+    read: readable.length ? `^(${[...new Set(readable)].sort().join('|')})$` : '',
+  };
+}
+
+/**
+ * deploy/rabbitmq/definitions.json: the vhost, one user per app (no password: deploy/rabbitmq/
+ * render-definitions.js adds each hash from the environment) and its permissions.
+ */
+export function brokerDefinitions(vhost = '/') {
+  const apps = Object.entries(APP_BROKER_ACCESS) as [BrokerApp, AppBrokerAccess][];
+  return {
+    vhosts: [{ name: vhost }],
+    users: apps.map(([name]) => ({ name, tags: [] as string[] })),
+    permissions: apps.map(([name, access]) => ({ user: name, vhost, ...brokerPermissions(access) })),
+  };
+}
