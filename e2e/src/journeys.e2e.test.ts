@@ -36,8 +36,9 @@ const LAYOUT = {
 };
 
 interface Lock {
-  lock: { lockMac: string };
-  ekeys?: { keyId: number; status: string; endDate: number; receiver?: string }[];
+  /** lockData: the lock's own (administrator) data, which no guest may ever be given. */
+  lock: { lockMac: string; lockData: string };
+  ekeys?: { keyId: number; status: string; endDate: number; receiver: string; keyName: string }[];
   passcodes?: { status: string }[];
   cards?: { status: string }[];
 }
@@ -227,6 +228,37 @@ describe('customer journeys (every app as a process)', () => {
     expect(await activeKeys('L-201A')).toHaveLength(0);
   });
 
+  it("two guests of one room: v4, v3 and v2 each give a guest their own key's lockData, and a checked-out guest's no longer opens the lock", async () => {
+    const hour = 3_600_000;
+    const now = Math.floor(Date.now() / hour) * hour;
+    const stay = (from: number, to: number) => ({ room_number: '101', check_in: new Date(now + from * hour).toISOString(), check_out: new Date(now + to * hour).toISOString() });
+    await completed((await post({ reference_id: 'TWIN-A', action: 'create', ...stay(-1, 24), access_type: ['EKEY'] })).eventId);
+    await completed((await post({ reference_id: 'TWIN-B', action: 'create', ...stay(-2, 48), access_type: ['EKEY'] })).eventId);
+    const reads = async (ref: string) => {
+      const v4 = (await api.get(`/api/v4/bookings/${ref}/access`)).data.data.credentials.find((c: { type: string }) => c.type === 'EKEY');
+      const v3 = (await api.get(`/api/v3/booking/getLockData/${ref}`)).data.data.locks[0];
+      const v2 = (await api.get('/api/v2/booking/access', { params: { ref_id: ref } })).data.data[0];
+      return { v4, v3, v2 };
+    };
+    const [a, b] = [await reads('TWIN-A'), await reads('TWIN-B')];
+    const data = (r: typeof a) => [r.v4.lockData, r.v3.lockData, r.v2.lockData];
+    // each guest's three reads agree with each other, differ from the other guest's, and are not the lock's own data
+    expect(new Set(data(a)).size).toBe(1);
+    expect(new Set(data(b)).size).toBe(1);
+    expect(a.v2.lockData).not.toBe(b.v2.lockData);
+    expect(a.v2.keyId).not.toBe(b.v2.keyId);
+    expect([a.v2.lockData, b.v2.lockData]).not.toContain((await lock('L-101')).lock.lockData);
+    const tryOn = async (lockData: string) => (await axios.post(`${sys.simUrl}/sim/locks/L-101/try`, { lockData })).data;
+    expect(await tryOn(a.v2.lockData)).toMatchObject({ opened: true, keyId: a.v2.keyId });
+    expect(await tryOn(b.v2.lockData)).toMatchObject({ opened: true, keyId: b.v2.keyId });
+
+    await completed((await post({ reference_id: 'TWIN-A', action: 'checkout', ...stay(-1, 24) })).eventId);
+    expect(await tryOn(a.v2.lockData)).toMatchObject({ opened: false });
+    expect(await tryOn(b.v2.lockData)).toMatchObject({ opened: true });
+    await completed((await post({ reference_id: 'TWIN-B', action: 'cancel' })).eventId);
+    expect(await tryOn(b.v2.lockData)).toMatchObject({ opened: false });
+  });
+
   it('a duplicate within 60 s answers the original event and is never processed', async () => {
     const body = { reference_id: 'DUP-1', action: 'create', room_number: '101', check_in: day(20), check_out: day(21) };
     const first = await post(body);
@@ -275,7 +307,8 @@ describe('customer journeys (every app as a process)', () => {
   });
 
   it("an employee's TIMED and PERMANENT schedules over wildcard rules reach the locks; revoking removes them", async () => {
-    const staffKeys = async (lockId: string, who: string) => (await activeKeys(lockId)).filter((k) => k.receiver === who);
+    // Keys go to accounts of the service's own; the vendor-side name starts with the employee's ref_id.
+    const staffKeys = async (lockId: string, who: string) => (await activeKeys(lockId)).filter((k) => k.keyName.startsWith(`${who} `));
     // TIMED: every room of the site, with their beds (`*` at room level)
     const timed = await api.post('/api/v3/access/employee', {
       ref_id: 'CLEANER01',
@@ -300,7 +333,7 @@ describe('customer journeys (every app as a process)', () => {
       { timeoutMs: 30_000, what: 'the schedule to cover every room and bed of the site' },
     );
     for (const lockId of ['L-101', 'L-102', 'L-201', 'L-201A']) {
-      await waitFor(async () => (await staffKeys(lockId, 'cleaner@harbour.example')).length === 1, { timeoutMs: 30_000, what: `the cleaner's key on ${lockId}` });
+      await waitFor(async () => (await staffKeys(lockId, 'CLEANER01')).length === 1, { timeoutMs: 30_000, what: `the cleaner's key on ${lockId}` });
     }
 
     // PERMANENT: everything (all five levels `*`), dates set by the service
@@ -312,7 +345,7 @@ describe('customer journeys (every app as a process)', () => {
     });
     expect(permanent.status).toBe(201);
     expect(Date.parse(permanent.data.data.endDate)).toBeGreaterThan(Date.parse(permanent.data.data.startDate));
-    await waitFor(async () => (await staffKeys('L-201A', 'manager@harbour.example')).length === 1, { timeoutMs: 30_000, what: "the manager's cabinet key" });
+    await waitFor(async () => (await staffKeys('L-201A', 'MANAGER01')).length === 1, { timeoutMs: 30_000, what: "the manager's cabinet key" });
 
     // a TIMED schedule without dates is refused in the employee envelope
     const invalid = await api.post('/api/v3/access/employee', { ref_id: 'NODATES01', type: 'TIMED', contact: 'x@harbour.example', access_locations: [{ room_id: '*' }] });
@@ -321,8 +354,8 @@ describe('customer journeys (every app as a process)', () => {
 
     // revoking the cleaner's schedule removes their keys, and only theirs
     expect((await api.delete(`/api/v3/access/employee/${timed.data.data.schedule_id}`)).status).toBe(200);
-    await waitFor(async () => (await staffKeys('L-101', 'cleaner@harbour.example')).length === 0, { timeoutMs: 30_000, what: "the cleaner's keys revoked" });
-    expect(await staffKeys('L-101', 'manager@harbour.example')).toHaveLength(1);
+    await waitFor(async () => (await staffKeys('L-101', 'CLEANER01')).length === 0, { timeoutMs: 30_000, what: "the cleaner's keys revoked" });
+    expect(await staffKeys('L-101', 'MANAGER01')).toHaveLength(1);
   });
 
   it("location-api's logs of guests lost (its queues purged while it was down): the re-sync restores them from the gateway and access-api", async () => {
