@@ -89,6 +89,11 @@ export interface BookingDoc {
   guest: Guest | null;
   model_sequence: number;
   applied_sequence: number;
+  /**
+   * Events that ended FAILED or DEAD_LETTER without changing the booking. One retried after a later
+   * event was applied is superseded: applying it now would undo what came after it.
+   */
+  failed_sequences: number[];
   desired: DesiredCredential[];
   actual: ActualCredential[];
   /**
@@ -192,6 +197,7 @@ function build(conn: Connection) {
       guest: { type: Schema.Types.Mixed, default: null },
       model_sequence: { type: Number, default: 0 },
       applied_sequence: { type: Number, default: 0 },
+      failed_sequences: { type: [Number], default: [] },
       desired: mixed,
       actual: mixed,
       published: mixed,

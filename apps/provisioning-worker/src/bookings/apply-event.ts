@@ -9,6 +9,8 @@ import { desiredCredentials } from '../credentials/desired';
 export const ROOM_NOT_FOUND = 'Room not found';
 export const SITE_NOT_FOUND = 'Site not found';
 export const BED_NOT_FOUND = 'Bed not found';
+/** A FAILED event retried after a later event of its booking was applied (see on-booking-event.ts). */
+export const superseded = (ref: string) => `Superseded by a later event of booking ${ref}`;
 
 export type BookingChange = Partial<BookingDoc>;
 

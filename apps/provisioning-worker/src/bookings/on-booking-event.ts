@@ -1,12 +1,13 @@
 import type { BookingEventMessage } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
+import { PermanentError } from '@smartlock/messaging';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
 import { BookingDoc, WorkerModels, bookingId } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, Subject, reconcile } from '../credentials/reconcile';
 import { revokedSinceTold } from '../credentials/records';
-import { BookingChange, applyEvent } from './apply-event';
+import { BookingChange, applyEvent, superseded } from './apply-event';
 import { publishAccess, reportStatus } from './report';
 import type { Turns } from './order';
 
@@ -48,6 +49,7 @@ function newBooking(msg: BookingEventMessage): BookingDoc {
     guest: null,
     model_sequence: 0,
     applied_sequence: 0,
+    failed_sequences: [],
     desired: [],
     actual: [],
     published: [],
@@ -120,6 +122,9 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
     (err: unknown) => err,
   );
   const fresh = msg.sequence > b.model_sequence;
+  // A FAILED event retried (POST /webhook/retry) once a later event has been applied: events take
+  // effect in the order received, so it must not undo what came after it.
+  if (!fresh && b.failed_sequences?.includes(msg.sequence)) throw new PermanentError(superseded(msg.reference_id));
   // Not settled: this event's access events may not have gone out (a publish that failed, then this
   // retry), so they are published again; a settled event's redelivery publishes nothing.
   const unsettled = msg.sequence > b.applied_sequence;
@@ -218,7 +223,7 @@ export async function onBookingDeadLetter(
     // What the attempts did revoke before giving up is announced, or consumers would keep it active.
     const revoked = revokedSinceTold(b.published ?? b.actual, { active: b.actual, revoked: [] });
     if (revoked.length) await publishAccess(deps, { ...common, type: 'access.revoked', credentials: revoked });
-    await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { published: b.actual });
+    await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { published: b.actual }, b.model_sequence < msg.sequence);
     await publishAccess(deps, { ...common, type: 'access.failed', credentials: b.actual, reason: info.reason });
   }
   await reportStatus(deps.broker, msg, status, info.reason, info.retryCount, ctx.correlationId);

@@ -48,10 +48,14 @@ export function createTurns(models: WorkerModels) {
 
   /**
    * Marks `sequence` settled (never moves backwards), with `set` (the event's last write of the
-   * booking, in the same round trip), and wakes this process's waiters.
+   * booking, in the same round trip), and wakes this process's waiters. `failed`: the event settles
+   * without having changed the booking (it is remembered in `failed_sequences`).
    */
-  async function settle(companyId: string, ref: string, sequence: number, set: Partial<BookingDoc> = {}): Promise<void> {
-    await models.Booking.updateOne({ _id: bookingId(companyId, ref) }, { ...(Object.keys(set).length ? { $set: set } : {}), $max: { applied_sequence: sequence } });
+  async function settle(companyId: string, ref: string, sequence: number, set: Partial<BookingDoc> = {}, failed = false): Promise<void> {
+    await models.Booking.updateOne(
+      { _id: bookingId(companyId, ref) },
+      { ...(Object.keys(set).length ? { $set: set } : {}), $max: { applied_sequence: sequence }, ...(failed ? { $addToSet: { failed_sequences: sequence } } : {}) },
+    );
     settled(companyId, ref);
   }
 
