@@ -157,14 +157,17 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
 
   const isError = (body: VendorBody) => body.errcode !== undefined && Number(body.errcode) !== 0;
 
-  async function requestToken(grant: Params): Promise<Token> {
+  /** `account`: a guest account's token, fetched once per read: not worth an info line each. */
+  async function requestToken(grant: Params, account = false): Promise<Token> {
     const spec: CallSpec = { method: 'POST', path: '/oauth2/token', params: {}, mutating: false };
     const body = await send(spec, { clientId: config.clientId, clientSecret: config.clientSecret, ...grant });
     if (isError(body)) throw vendorError(spec, body);
     if (typeof body.access_token !== 'string' || !body.access_token) {
       throw new LockCloudError('lock cloud /oauth2/token: no access_token in the answer', { kind: 'transient', category: 'bad_response', operation: spec.path });
     }
-    log?.info('lock cloud token obtained', { grant: grant.grant_type ?? 'password', expiresInS: body.expires_in });
+    const meta = { grant: grant.grant_type ?? 'password', account, expiresInS: body.expires_in };
+    if (account) log?.debug('lock cloud token obtained', meta);
+    else log?.info('lock cloud token obtained', meta);
     return { accessToken: body.access_token, refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : undefined };
   }
 
@@ -243,7 +246,7 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
     callAsClient: (spec) => checked(spec, { clientId: config.clientId, clientSecret: config.clientSecret, date: Date.now(), ...spec.params }),
     // A guest account's token serves one read: it is not kept.
     async callAsAccount(spec, account) {
-      const t = await requestToken({ username: account.username, password: md5(account.password) });
+      const t = await requestToken({ username: account.username, password: md5(account.password) }, true);
       return checked(spec, { clientId: config.clientId, accessToken: t.accessToken, date: Date.now(), ...spec.params });
     },
     close() {
