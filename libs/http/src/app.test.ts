@@ -64,6 +64,25 @@ describe('libs/http app factory', () => {
     expect(res.body).toEqual({ success: false, errors: ['Malformed JSON body'], message: 'Malformed JSON body' });
   });
 
+  it('refuses a key given twice in one object, however it is spelled or nested, with 400 in the envelope, on large-body routes too', async () => {
+    const { app } = build(true, { largeBodies: { match: (req) => req.path === '/api/echo', limit: '1mb' } });
+    // JSON.parse would keep the last value, another parser the first: the body means two things.
+    const ingest = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send('{"reference_id":"A","reference_id":"B"}');
+    expect(ingest.status).toBe(400);
+    expect(ingest.body).toEqual({ success: false, errors: ['Duplicate key "reference_id" in the JSON body'], message: expect.any(String) });
+    // seed 185564734 of the e2e fuzz: the layout import's large-body parser took `"sites"` twice
+    const layout = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(`{"sites":"${'x'.repeat(300 * 1024)}","sites":[]}`);
+    expect(layout.status).toBe(400);
+    expect(layout.body).toEqual({ message: 'Duplicate key "sites" in the JSON body', code: 4000, error: true, data: null });
+    for (const body of ['{"a":{"b":1,"\\u0062":2}}', '[{"x":1},{"y":{"z":[{"k":1,"k":2}]}}]', `${'{"a":'.repeat(5000)}{"d":1,"d":1}${'}'.repeat(5000)}`]) {
+      expect((await request(app).post('/api/echo').set('Content-Type', 'application/json').send(body)).status).toBe(400);
+    }
+    // Equal keys in different objects, and keys equal to values, are fine.
+    const ok = await request(app).post('/api/echo').set('Content-Type', 'application/json').send('{"a":{"a":"a"},"b":[{"a":1},{"a":2}],"c":"a"}');
+    expect(ok.status).toBe(200);
+    expect(ok.body.got).toEqual({ a: { a: 'a' }, b: [{ a: 1 }, { a: 2 }], c: 'a' });
+  });
+
   it('refuses a body that is not JSON', async () => {
     const { app } = build();
     const res = await request(app).post('/api/echo').set('Content-Type', 'text/plain').send('reference_id=1');

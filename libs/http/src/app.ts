@@ -6,6 +6,7 @@ import { BrokerUnavailableError } from '@smartlock/messaging';
 import { Logger, Readiness, Registry, counter, histogram, redactUrl } from '@smartlock/observability';
 import { EnvelopeFor, apiEnvelope } from './envelopes';
 import { HttpError } from './errors';
+import { duplicateKey } from './json-keys';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -102,9 +103,14 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     }
     next();
   });
+  // A key twice in one object is refused before parsing (see json-keys.ts), on every JSON route.
+  const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
+    const key = duplicateKey(buf.toString('utf8'));
+    if (key !== undefined) throw new HttpError(400, `Duplicate key ${JSON.stringify(key.slice(0, 100))} in the JSON body`);
+  };
   if (opts.largeBodies) {
     const { match, limit } = opts.largeBodies;
-    const large = express.json({ limit, strict: false, type: 'application/json' });
+    const large = express.json({ limit, strict: false, type: 'application/json', verify });
     app.use((req, res, next) => {
       if (!match(req)) return next();
       res.locals.bodyLimit = limit;
@@ -112,7 +118,7 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     });
   }
   // Skips a body the large parser has read already (body-parser marks it).
-  app.use(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' }));
+  app.use(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json', verify }));
   // U+0000 is never meaningful text here, and FerretDB on PostgreSQL cannot store it (nor match it in
   // a filter): the write or query would fail as a 500. Refused up front, for every route, in its envelope.
   app.use((req, _res, next) => {

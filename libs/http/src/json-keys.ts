@@ -1,0 +1,53 @@
+import { tokenize } from '@humanwhocodes/momoa';
+
+interface Frame {
+  keys: Set<string> | null;
+  /** In an object: the next string token is a key. */
+  expectKey: boolean;
+}
+
+/**
+ * The first key that appears twice in one object of a JSON text, decoded (`"a"` and `"\u0061"` are
+ * the same key), or undefined. JSON.parse keeps the last of two equal keys while other parsers keep
+ * the first: a body that means different things to different readers is refused instead. Works on
+ * the token stream (iterative: bodies may nest thousands of levels); malformed text is left to
+ * JSON.parse to report.
+ */
+export function duplicateKey(text: string): string | undefined {
+  let tokens: ReturnType<typeof tokenize>;
+  try {
+    tokens = tokenize(text);
+  } catch {
+    return undefined;
+  }
+  const stack: Frame[] = [];
+  for (const t of tokens) {
+    const top = stack[stack.length - 1];
+    switch (t.type) {
+      case 'LBrace':
+        stack.push({ keys: new Set(), expectKey: true });
+        break;
+      case 'LBracket':
+        stack.push({ keys: null, expectKey: false });
+        break;
+      case 'RBrace':
+      case 'RBracket':
+        stack.pop();
+        break;
+      case 'Comma':
+        if (top?.keys) top.expectKey = true;
+        break;
+      case 'String':
+        if (top?.keys && top.expectKey) {
+          top.expectKey = false;
+          const key = JSON.parse(text.slice(t.loc.start.offset, t.loc.end.offset)) as string;
+          if (top.keys.has(key)) return key;
+          top.keys.add(key);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return undefined;
+}
