@@ -53,6 +53,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     (replica ??= createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) }));
   return startService({
     name: SERVICE,
+    adminToken: config.ADMIN_TOKEN,
     port: config.PORT,
     logger,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },

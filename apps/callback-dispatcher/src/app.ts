@@ -56,6 +56,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
 
   return startService({
     name: SERVICE,
+    adminToken: config.ADMIN_TOKEN,
     port: config.PORT,
     logger,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },

@@ -34,6 +34,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
   let replica: LayoutReplica | undefined;
   const service = await startService({
     name: SERVICE,
+    adminToken: config.ADMIN_TOKEN,
     port: config.PORT,
     logger,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },

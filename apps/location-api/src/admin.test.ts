@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { waitFor } from '@smartlock/testing';
 import { startLocationApi, property, LocationApiHarness, ADMIN_TOKEN } from './test-support/harness';
 
@@ -103,6 +104,36 @@ describe('location-api: external ids and layout administration', () => {
       expect((await h.admin.put(`/admin/v1/companies/${h.newId()}/layout`, { sites: [] })).status).toBe(404);
       expect((await h.admin.put('/admin/v1/companies/nope/layout', { sites: [] })).status).toBe(400);
       expect((await h.admin.post(`${A.base}/sites`, { name: 'S' }, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}x` } })).status).toBe(401);
+    });
+
+    it('refuses a layout upload without the admin token before reading its body: a 16 MB announcement gets its 401 at once', async () => {
+      const { hostname, port } = new URL(h.url);
+      // Headers announce 16 MB; only a few bytes of body follow. The old order (the large-body parser
+      // before the token check) kept the request waiting for the rest of the body.
+      const answer = (authorization: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = net.connect(Number(port), hostname);
+          let got = '';
+          socket.on('data', (c) => {
+            got += c.toString();
+            if (got.includes('\r\n\r\n')) {
+              socket.destroy();
+              resolve(got);
+            }
+          });
+          socket.on('error', reject);
+          socket.setTimeout(3000, () => {
+            socket.destroy();
+            resolve(got || 'no answer within 3 s');
+          });
+          socket.write(
+            `PUT ${A.base}/layout HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${16 * 1024 * 1024}\r\n${authorization}\r\n{"sites":[`,
+          );
+        });
+      for (const auth of ['', `Authorization: Bearer ${ADMIN_TOKEN}x\r\n`, 'Authorization: Basic eDp5\r\n']) {
+        const head = await answer(auth);
+        expect({ auth, status: head.split('\r\n')[0] }).toEqual({ auth, status: 'HTTP/1.1 401 Unauthorized' });
+      }
     });
 
     it('create, rename (409 on a sibling name, ignoring case) and delete nodes', async () => {

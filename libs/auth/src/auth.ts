@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Connection, Model, Types } from '@smartlock/db';
 import type { FilterQuery } from 'mongoose';
-import { HttpError } from '@smartlock/http';
+import { ADMIN_REQUIRED, HttpError, isAdminBearer } from '@smartlock/http';
 import type { Logger } from '@smartlock/observability';
 import { ApiKeyDoc, IdentityModels, IngestTokenDoc, identityModels } from './identity.models';
 import { freshReads } from './fresh-reads';
@@ -27,7 +27,7 @@ export const AuthMessages = {
   expired: 'API key has expired',
   companyMismatch: 'X-Company-Id does not match the company of the API key',
   invalidToken: 'Invalid or revoked ingest token',
-  adminRequired: 'Administrator token required (Authorization: Bearer <ADMIN_TOKEN>)',
+  adminRequired: ADMIN_REQUIRED,
 } as const;
 
 export interface AuthOptions {
@@ -166,15 +166,13 @@ export function createAuth(opts: AuthOptions): Auth {
       }),
     admin: (adminToken) =>
       wrap(async (req) => {
-        const token = bearer(req);
-        if (!token || !safeEqual(token, adminToken)) throw new HttpError(401, AuthMessages.adminRequired);
+        if (!isAdminBearer(req, adminToken)) throw new HttpError(401, AuthMessages.adminRequired);
         req.principal = { kind: 'admin' };
       }),
     apiKeyOrAdmin: (adminToken) =>
       wrap(async (req) => {
-        const token = bearer(req);
-        if (token && req.headers.apikey === undefined) {
-          if (!safeEqual(token, adminToken)) throw new HttpError(401, AuthMessages.adminRequired);
+        if (bearer(req) !== undefined && req.headers.apikey === undefined) {
+          if (!isAdminBearer(req, adminToken)) throw new HttpError(401, AuthMessages.adminRequired);
           req.principal = { kind: 'admin' };
           return;
         }

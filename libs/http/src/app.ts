@@ -7,6 +7,7 @@ import { Logger, Readiness, Registry, counter, histogram, redactUrl } from '@sma
 import { EnvelopeFor, apiEnvelope } from './envelopes';
 import { HttpError } from './errors';
 import { duplicateKey } from './json-keys';
+import { ADMIN_REQUIRED, isAdminBearer } from './admin-gate';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -35,6 +36,13 @@ export interface HttpAppOptions {
    * is parsed with `limit` instead.
    */
   largeBodies?: { match: (req: Request) => boolean; limit: string };
+  /**
+   * A request with a body to the app's admin routes (`/admin/*`) is refused with 401 before the body
+   * is read unless it carries `Authorization: Bearer <adminToken>`: no work (a 16 MB layout upload)
+   * for someone without the token. The routes check their own authentication again (a bodiless
+   * admin route may take an API key, like admin-api's `GET /admin/v1/keys/current`).
+   */
+  adminToken?: string;
 }
 
 /** Express 4 does not catch rejected promises: route handlers go through this. */
@@ -93,11 +101,15 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     res.send(await opts.metrics.metrics());
   }));
 
+  const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (opts.adminToken !== undefined) {
+    const token = opts.adminToken;
+    app.use('/admin', (req, _res, next) => next(!hasBody(req) || isAdminBearer(req, token) ? undefined : new HttpError(401, ADMIN_REQUIRED)));
+  }
   // Bodies are JSON only. A request that carries a body of another type is refused before parsing.
   app.use((req, _res, next) => {
-    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     const formAllowed = opts.formBodies?.(req) && req.is('application/x-www-form-urlencoded');
-    if (hasBody && !req.is('application/json') && !formAllowed) {
+    if (hasBody(req) && !req.is('application/json') && !formAllowed) {
       next(new HttpError(400, 'Content-Type must be application/json'));
       return;
     }

@@ -7,3 +7,4 @@ export type { ErrorRenderer, EnvelopeFor } from './envelopes';
 export { startService, runMain, serviceLogger } from './service';
 export type { ServiceContext, ServiceSpec, RunningService } from './service';
 export { OBJECT_ID, companyIdParam } from './params';
+export { ADMIN_REQUIRED, isAdminBearer } from './admin-gate';
