@@ -12,8 +12,8 @@ describe('admin-api configuration', () => {
   });
 
   it('refuses a SECRETS_KEY that is not 32 bytes, and a negative overlap', () => {
-    expect(() => readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token', SECRETS_KEY: 'abc123' })).toThrow(/SECRETS_KEY must be 32 bytes/);
-    expect(() => readConfig({ CALLBACK_SECRET_OVERLAP_MS: '-1' })).toThrow(/CALLBACK_SECRET_OVERLAP_MS/);
-    expect(readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), IDENTITY_EVENTS_KEY: 'ab'.repeat(32) }).SECRETS_KEY).toBeDefined();
+    expect(() => readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token-of-32-characters', SECRETS_KEY: 'abc123' })).toThrow(/SECRETS_KEY must be 32 bytes/);
+    expect(() => readConfig({ NODE_ENV: 'development', CALLBACK_SECRET_OVERLAP_MS: '-1' })).toThrow(/CALLBACK_SECRET_OVERLAP_MS/);
+    expect(readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token-of-32-characters', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), IDENTITY_EVENTS_KEY: 'ab'.repeat(32) }).SECRETS_KEY).toBeDefined();
   });
 });

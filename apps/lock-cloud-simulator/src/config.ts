@@ -15,7 +15,7 @@ export interface Config extends BaseConfig {
 const devDefault = (value: string) =>
   Joi.string()
     .min(1)
-    .when('NODE_ENV', { is: Joi.valid('development', 'test'), then: Joi.string().min(1).default(value), otherwise: Joi.required() });
+    .when('NODE_ENV', { is: Joi.valid('development', 'test').required(), then: Joi.string().min(1).default(value), otherwise: Joi.required() });
 
 const schema = Joi.object<Config>({
   ...baseEnv,

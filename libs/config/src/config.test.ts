@@ -1,10 +1,10 @@
-import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv, identityEventsKeyEnv, messageKeyEnv } from './index';
+import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv, identityEventsKeyEnv, messageKeyEnv, secretsKeyEnv } from './index';
 
 const schema = Joi.object({ ...baseEnv, ...adminTokenEnv, ...portEnv(3000), MONGO_DB: Joi.string().required() });
 
 describe('loadConfig', () => {
   it('applies defaults and converts types', () => {
-    const cfg = loadConfig(schema, { MONGO_DB: 'x', PORT: '4000' });
+    const cfg = loadConfig(schema, { NODE_ENV: 'development', MONGO_DB: 'x', PORT: '4000' });
     expect(cfg).toMatchObject({ NODE_ENV: 'development', PORT: 4000, ADMIN_TOKEN: 'dev-admin-token', MONGO_DB: 'x' });
   });
 
@@ -23,6 +23,21 @@ describe('loadConfig', () => {
 
   it('refuses to start in production without an admin token', () => {
     expect(() => loadConfig(schema, { NODE_ENV: 'production', MONGO_DB: 'x' })).toThrow(/ADMIN_TOKEN is required/);
+  });
+
+  it('fails closed when NODE_ENV is unset: production, no development admin token or secrets key', () => {
+    const secrets = Joi.object({ ...baseEnv, ...adminTokenEnv, ...secretsKeyEnv, ...identityEventsKeyEnv, ...messageKeyEnv });
+    expect(() => loadConfig(secrets, {})).toThrow(/ADMIN_TOKEN is required.*SECRETS_KEY is required.*IDENTITY_EVENTS_KEY is required.*MESSAGE_KEY is required/);
+    expect(loadConfig(schema, { MONGO_DB: 'x', ADMIN_TOKEN: 'a'.repeat(32) })).toMatchObject({ NODE_ENV: 'production' });
+  });
+
+  it('outside development the admin token is at least 32 characters and never the development one', () => {
+    const prod = (ADMIN_TOKEN: string) => () => loadConfig(schema, { NODE_ENV: 'production', MONGO_DB: 'x', ADMIN_TOKEN });
+    expect(prod('dev-admin-token')).toThrow(/ADMIN_TOKEN/);
+    expect(prod('s'.repeat(31))).toThrow(/ADMIN_TOKEN length must be at least 32/);
+    expect(prod('s'.repeat(32))()).toMatchObject({ ADMIN_TOKEN: 's'.repeat(32) });
+    // development and test keep their short tokens
+    expect(loadConfig(schema, { NODE_ENV: 'test', MONGO_DB: 'x', ADMIN_TOKEN: 'test-admin-token-0123' })).toMatchObject({ ADMIN_TOKEN: 'test-admin-token-0123' });
   });
 });
 

@@ -24,7 +24,14 @@ export function loadConfig<T>(schema: Joi.ObjectSchema<T>, env: NodeJS.ProcessEn
   return value as T;
 }
 
-const isDevelopment = { is: Joi.valid('development', 'test'), then: Joi.optional(), otherwise: Joi.required() };
+/**
+ * Development defaults (the admin token, keys) apply only when NODE_ENV says `development` or `test`
+ * explicitly: an app started with NODE_ENV unset is production and fails closed without its secrets.
+ */
+const isDevelopment = { is: Joi.valid('development', 'test').required(), then: Joi.optional(), otherwise: Joi.required() };
+
+/** The development admin token: never accepted outside development and test. */
+export const DEV_ADMIN_TOKEN = 'dev-admin-token';
 
 /** What baseEnv yields. */
 export interface BaseConfig {
@@ -38,7 +45,7 @@ export interface BaseConfig {
 
 /** Variables every app reads. Secrets have development defaults only. */
 export const baseEnv = {
-  NODE_ENV: Joi.string().valid('development', 'test', 'production').default('development'),
+  NODE_ENV: Joi.string().valid('development', 'test', 'production').default('production'),
   LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug').default('info'),
   LOG_PRETTY: Joi.boolean().default(false),
   AMQP_URL: Joi.string()
@@ -50,11 +57,16 @@ export const baseEnv = {
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).default(15000),
 };
 
-/** The administration bearer token: `dev-admin-token` in development, required elsewhere. */
+/**
+ * The administration bearer token: `dev-admin-token` in development and test; elsewhere required, at
+ * least 32 characters (`openssl rand -hex 32`) and never the development value.
+ */
 export const adminTokenEnv = {
-  ADMIN_TOKEN: Joi.string()
-    .min(12)
-    .when('NODE_ENV', { ...isDevelopment, then: Joi.string().min(12).default('dev-admin-token') }),
+  ADMIN_TOKEN: Joi.string().when('NODE_ENV', {
+    ...isDevelopment,
+    then: Joi.string().min(12).default(DEV_ADMIN_TOKEN),
+    otherwise: Joi.string().min(32).invalid(DEV_ADMIN_TOKEN).required(),
+  }),
 };
 
 /** location-api, whose admin snapshot route rebuilds an app's layout replica (libs/layout). */

@@ -33,7 +33,7 @@ export const LOCK_CLOUD_DEV_DEFAULTS = {
 
 /** A development default, required outside development and test (the same rule as libs/config's secrets). */
 const devDefault = (schema: Joi.StringSchema, value: string) =>
-  schema.when('NODE_ENV', { is: Joi.valid('development', 'test'), then: schema.default(value), otherwise: schema.required() });
+  schema.when('NODE_ENV', { is: Joi.valid('development', 'test').required(), then: schema.default(value), otherwise: schema.required() });
 
 /** Joi fragment for an app's config schema (spread it next to baseEnv, which defines NODE_ENV). */
 export const lockCloudEnv = {
