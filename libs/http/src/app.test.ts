@@ -149,7 +149,11 @@ describe('libs/http app factory', () => {
   it('keeps ingest tokens out of the request log', async () => {
     const { app, text } = build();
     await request(app).post('/webhook/t/tok_supersecret').send({});
-    expect(text()).not.toContain('tok_supersecret');
+    // Express routes paths ignoring case: `/WEBHOOK/T/<token>` reaches the ingest route too.
+    await request(app).post('/WEBHOOK/T/tok_uppersecret').send({});
+    await request(app).post('/Webhook//t/tok_slashsecret').send({});
+    expect(text()).toContain('/WEBHOOK/T/[REDACTED]');
+    for (const secret of ['tok_supersecret', 'tok_uppersecret', 'tok_slashsecret']) expect(text()).not.toContain(secret);
   });
 });
 

@@ -40,6 +40,9 @@ describe('logger', () => {
 
   it('redacts ingest tokens in URLs', () => {
     expect(redactUrl('/webhook/t/abcdef123?x=1')).toBe('/webhook/t/[REDACTED]?x=1');
+    // routed the same (Express matches paths ignoring case), so logged the same
+    expect(redactUrl('/WEBHOOK/T/abcdef123')).toBe('/WEBHOOK/T/[REDACTED]');
+    expect(redactUrl('/Webhook//t/abcdef123/')).toBe('/Webhook//t/[REDACTED]/');
     expect(redactUrl('/api/v2/booking/access?ref_id=1&apikey=zzz')).toBe('/api/v2/booking/access?ref_id=1&apikey=[REDACTED]');
     expect(redactUrl('/v3/lock/listKey?clientId=c&accessToken=tok&date=1')).toBe('/v3/lock/listKey?clientId=c&accessToken=[REDACTED]&date=1');
   });

@@ -19,10 +19,13 @@ export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(k) || k.endsWith('secret') || k.endsWith('_token') || k.endsWith('password');
 }
 
-/** The path of an ingest URL is itself a credential (`/webhook/t/<token>`). */
+/**
+ * The path of an ingest URL is itself a credential (`/webhook/t/<token>`). Matched as the router
+ * matches it: any case, repeated slashes (`/WEBHOOK//T/<token>` is routed too).
+ */
 export function redactUrl(url: string): string {
   return url
-    .replace(/(\/webhook\/t\/)[^/?#]+/g, `$1${REDACTED}`)
+    .replace(/(\/webhook\/+t\/+)[^/?#]+/gi, `$1${REDACTED}`)
     .replace(/([?&](?:apikey|api_key|token|access_token|accesstoken|refresh_token|secret|client_secret|clientsecret|password)=)[^&#]*/gi, `$1${REDACTED}`);
 }
 
