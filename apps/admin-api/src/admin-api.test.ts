@@ -245,6 +245,34 @@ describe('admin-api (real database, real broker)', () => {
   describe('callback endpoint', () => {
     const key = parseSecretsKey(SECRETS_KEY);
 
+    it('refuses a URL that reaches inside: link-local (cloud metadata), private, CGNAT, multicast, unspecified, IPv6 and IPv4-mapped forms', async () => {
+      const companyId = await company();
+      const refused = [
+        'http://169.254.169.254/latest/meta-data/',
+        'http://10.0.0.5:8080/hooks',
+        'https://172.16.3.4/hooks',
+        'https://192.168.1.10/hooks',
+        'https://100.64.0.1/hooks',
+        'https://224.0.0.1/hooks',
+        'https://0.0.0.0/hooks',
+        'https://[fe80::1]/hooks',
+        'https://[fc00::1]/hooks',
+        'https://[::ffff:10.0.0.1]/hooks',
+        'https://[::ffff:a9fe:a9fe]/hooks',
+        'https://[::]/hooks',
+        'https://user:pw@pms.example.com/hooks',
+      ];
+      for (const url of refused) {
+        const res = await call('PUT', `/admin/v1/companies/${companyId}/callback`, { url, auth: { type: 'hmac' } });
+        expect({ url, status: res.status, message: res.body.message }).toEqual({ url, status: 400, message: expect.stringMatching(/^url is not allowed: /) });
+        expect(JSON.stringify(res.body)).not.toMatch(/169\.254|10\.0\.0/);
+      }
+      expect((await call('GET', `/admin/v1/companies/${companyId}/callback`)).status).toBe(404);
+      // A public address, and loopback with the development switch on (this process runs NODE_ENV=test).
+      expect((await call('PUT', `/admin/v1/companies/${companyId}/callback`, { url: 'https://93.184.215.14/hooks', auth: { type: 'hmac' } })).status).toBe(200);
+      expect((await call('PUT', `/admin/v1/companies/${companyId}/callback`, { url: 'http://127.0.0.1:9/hooks', auth: { type: 'hmac' } })).status).toBe(200);
+    });
+
     it('hmac: the secret is generated and shown once, stored and published encrypted; GET shows no secret', async () => {
       const companyId = await company();
       const put = await call('PUT', `/admin/v1/companies/${companyId}/callback`, { url: 'https://pms.example.com/hooks', auth: { type: 'hmac' } });

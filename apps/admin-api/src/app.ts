@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { createAuth, identityModels, parseSecretsKey } from '@smartlock/auth';
 import { Logger } from '@smartlock/observability';
+import { callbackPolicy } from '@smartlock/config';
 import { RunningService, startService } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import type { Config } from './config';
@@ -45,6 +46,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
         logger,
         secretsKey,
         callbackSecretOverlapMs: config.CALLBACK_SECRET_OVERLAP_MS,
+        callbackPolicy: callbackPolicy(config),
         now,
       };
     },

@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityEventsKeyEnv, loadConfig, portEnv, secretsKeyEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, callbackDestinationEnv, identityEventsKeyEnv, loadConfig, portEnv, secretsKeyEnv } from '@smartlock/config';
 import { parseSecretsKey } from '@smartlock/auth';
 
 export interface Config extends BaseConfig {
@@ -11,6 +11,8 @@ export interface Config extends BaseConfig {
   IDENTITY_EVENTS_KEY: string;
   /** How long the previous callback signing secret stays valid after a rotation. */
   CALLBACK_SECRET_OVERLAP_MS: number;
+  /** Development switch: callback URLs may name loopback addresses (local receivers). */
+  CALLBACK_ALLOW_LOOPBACK: boolean;
 }
 
 const schema = Joi.object<Config>({
@@ -28,6 +30,7 @@ const schema = Joi.object<Config>({
   }),
   ...identityEventsKeyEnv,
   CALLBACK_SECRET_OVERLAP_MS: Joi.number().integer().min(0).default(24 * 60 * 60 * 1000),
+  ...callbackDestinationEnv,
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -3,11 +3,12 @@ import { AccessEventMessage, IdentityEventMessage, accessEventMessageSchema, ide
 import { Logger, counter, histogram } from '@smartlock/observability';
 import { QUEUES } from '@smartlock/messaging';
 import { RunningService, startService } from '@smartlock/http';
+import { callbackPolicy } from '@smartlock/config';
 import type { Config } from './config';
 import { dispatcherModels } from './models';
 import { onIdentityEvent } from './endpoints/on-identity-event';
 import { onAccessEvent } from './deliveries/on-access-event';
-import { WorkMessage, deliver, onDeliveryDeadLetter } from './deliveries/deliver';
+import { WorkMessage, deliver, destinations, onDeliveryDeadLetter } from './deliveries/deliver';
 import { createLimiter } from './deliveries/limiter';
 import { createEmailSender, createSmsSender } from './guest/channels';
 import { onGuestDeadLetter, sendGuestMessage } from './guest/send';
@@ -54,6 +55,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   if (!email) logger.warn('guest e-mail disabled: SMTP_HOST is not set');
   if (!sms) logger.warn('guest SMS disabled: SMS_API_URL is not set');
 
+  // Callbacks connect only to the addresses the policy allows (checked on each connection).
+  const outbound = destinations(callbackPolicy(config));
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -82,6 +85,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         inFlight: new Set<string>(),
         timeoutMs: config.CALLBACK_TIMEOUT_MS,
         parkDelayMs: delays[0],
+        destinations: outbound,
         attempts: counter(metrics, 'callback_attempts_total', 'Callback delivery attempts', ['outcome']),
         deadLettered: counter(metrics, 'callback_deliveries_dead_lettered_total', 'Callback deliveries dead-lettered (access.failed-class alert)'),
         latency: histogram(metrics, 'callback_attempt_duration_seconds', 'Latency of one callback attempt', ['outcome']),
@@ -124,6 +128,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     },
     teardown: async () => {
       email?.close();
+      outbound.httpAgent.destroy();
+      outbound.httpsAgent.destroy();
     },
   });
 }

@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityEventsKeyEnv, loadConfig, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, callbackDestinationEnv, identityEventsKeyEnv, loadConfig, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 
 export interface Config extends BaseConfig {
   PORT: number;
@@ -9,6 +9,8 @@ export interface Config extends BaseConfig {
   IDENTITY_EVENTS_KEY: string;
   /** Opens the credentials sealed inside access.events. */
   MESSAGE_KEY: string;
+  /** Development switch: callbacks may reach loopback addresses (local receivers). */
+  CALLBACK_ALLOW_LOOPBACK: boolean;
   /** Delay before retry 1, 2, …; its length is the number of retries after the first attempt. */
   CALLBACK_RETRY_DELAYS_MS: number[];
   CALLBACK_TIMEOUT_MS: number;
@@ -39,6 +41,7 @@ const schema = Joi.object({
   ...secretsKeyEnv,
   ...identityEventsKeyEnv,
   ...messageKeyEnv,
+  ...callbackDestinationEnv,
   MONGO_DB: Joi.string().default('smartlock_dispatcher'),
   CALLBACK_RETRY_DELAYS_MS: delays.default('10000,60000,300000,1800000,7200000,21600000'),
   CALLBACK_TIMEOUT_MS: Joi.number().integer().min(1).default(10000),

@@ -114,6 +114,24 @@ export const messageKeyEnv = {
   MESSAGE_KEY: keyEnv('3e'.repeat(32)),
 };
 
+/**
+ * Callback URLs reach only public addresses (libs/http outbound.ts). This development switch also
+ * lets them reach loopback (local receivers in tests and the demo): on by default in development and
+ * test, refused in production. Plain http is allowed in development and test only.
+ */
+export const callbackDestinationEnv = {
+  CALLBACK_ALLOW_LOOPBACK: Joi.boolean().when('NODE_ENV', {
+    is: Joi.valid('development', 'test').required(),
+    then: Joi.boolean().default(true),
+    otherwise: Joi.boolean().valid(false).default(false).messages({ 'any.only': '{{#label}} is a development switch: not allowed in production' }),
+  }),
+};
+
+/** The destination policy of callback URLs from a config holding callbackDestinationEnv. */
+export function callbackPolicy(config: { NODE_ENV: string; CALLBACK_ALLOW_LOOPBACK: boolean }) {
+  return { allowLoopback: config.CALLBACK_ALLOW_LOOPBACK, allowHttp: config.NODE_ENV !== 'production' };
+}
+
 export function portEnv(defaultPort: number) {
   return { PORT: Joi.number().port().default(defaultPort) };
 }

@@ -8,3 +8,5 @@ export { startService, runMain, serviceLogger } from './service';
 export type { ServiceContext, ServiceSpec, RunningService } from './service';
 export { OBJECT_ID, companyIdParam } from './params';
 export { ADMIN_REQUIRED, isAdminBearer } from './admin-gate';
+export { CONNECTION_REFUSED, RefusedDestinationError, checkDestination, checkLiteral, guardedAgents, refusedAddress } from './outbound';
+export type { OutboundPolicy } from './outbound';

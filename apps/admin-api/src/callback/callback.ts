@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { encryptSecret } from '@smartlock/auth';
 import { Joi } from '@smartlock/config';
 import { Types, isDuplicateKeyError } from '@smartlock/db';
-import { HttpError, asyncHandler, conflict } from '@smartlock/http';
+import { HttpError, asyncHandler, badRequest, checkDestination, conflict } from '@smartlock/http';
 import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
 import { validate } from '../shared/validation';
@@ -132,6 +132,9 @@ export function callbackRoutes(router: Router, deps: Deps): void {
     asyncHandler(async (req, res) => {
       const company = await companyFromPath(deps, req);
       const input = validate(putSchema, req.body);
+      // Never an address inside our network: the set-time check (delivery checks the address connected to).
+      const refused = await checkDestination(input.url, deps.callbackPolicy);
+      if (refused) throw badRequest(`url is not allowed: ${refused}`, [{ path: ['url'], message: `url is not allowed: ${refused}` }]);
       const { doc, secret, now } = await changeEndpoint(deps, company._id, (current, at) => ({ url: input.url, ...storedAuth(deps, input.auth, current, at) }));
       await published(deps, req, 'callback.updated', doc);
       // `secret` only when this request generated one: the one time it is shown.

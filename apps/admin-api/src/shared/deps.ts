@@ -1,4 +1,5 @@
 import type { Auth, IdentityModels } from '@smartlock/auth';
+import type { OutboundPolicy } from '@smartlock/http';
 import type { Logger } from '@smartlock/observability';
 import type { CallbackEndpointModel } from '../callback/callback-endpoint.schema';
 import type { IdentityEvents } from './identity-events';
@@ -13,5 +14,7 @@ export interface Deps {
   /** SECRETS_KEY, parsed: encrypts callback secrets at rest. */
   secretsKey: Buffer;
   callbackSecretOverlapMs: number;
+  /** Where callback URLs may point (public addresses; loopback and http in development). */
+  callbackPolicy: OutboundPolicy;
   now: () => Date;
 }

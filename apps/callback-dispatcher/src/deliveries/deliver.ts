@@ -1,6 +1,7 @@
 import axios from 'axios';
 import type { Counter, Histogram } from 'prom-client';
 import { decryptSecret } from '@smartlock/auth';
+import { CONNECTION_REFUSED, OutboundPolicy, checkLiteral, guardedAgents } from '@smartlock/http';
 import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
 import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels } from '../models';
 import { Limiter, PARKED } from './limiter';
@@ -24,6 +25,8 @@ export interface DeliverDeps {
   timeoutMs: number;
   /** How long a message waits in the broker when its endpoint is saturated or another attempt holds it. */
   parkDelayMs: number;
+  /** Where callbacks may connect: the address actually connected to is checked (see destinations). */
+  destinations: Destinations;
   attempts: Counter<string>;
   deadLettered: Counter<string>;
   latency: Histogram<string>;
@@ -38,12 +41,27 @@ async function park(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext, wh
   });
 }
 
+/** The policy of callback destinations and the agents that enforce it on every connection. */
+export function destinations(policy: OutboundPolicy) {
+  return { policy, ...guardedAgents(policy, { keepAlive: true }) };
+}
+export type Destinations = ReturnType<typeof destinations>;
+
+/**
+ * A failed attempt as recorded and listed: a stable text that never names an address or a port, so
+ * the deliveries listing cannot serve as a scanner of the network the dispatcher runs in.
+ */
 function describe(err: unknown, timeoutMs: number): string {
-  const e = err as { code?: string; name?: string; message?: string };
-  if (e.name === 'AbortError' || e.name === 'CanceledError' || e.code === 'ECONNABORTED' || e.code === 'ETIMEDOUT' || e.code === 'ERR_CANCELED') {
+  const e = err as { code?: string; name?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code;
+  if (e.name === 'AbortError' || e.name === 'CanceledError' || code === 'ECONNABORTED' || code === 'ETIMEDOUT' || code === 'ERR_CANCELED') {
     return `timeout after ${timeoutMs} ms`;
   }
-  return e.code ? `${e.code}: ${e.message}` : String(e.message ?? err);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection reset';
+  if (code === 'ERR_FR_MAX_BODY_LENGTH_EXCEEDED' || code === 'ERR_BAD_RESPONSE') return 'invalid response';
+  if (typeof code === 'string' && /^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(code)) return 'TLS handshake failed';
+  return CONNECTION_REFUSED;
 }
 
 /**
@@ -92,7 +110,11 @@ async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
   let error: string | null = null;
   const started = performance.now();
   try {
+    checkLiteral(config.url, deps.destinations.policy);
     const res = await axios.post(config.url, body, {
+      httpAgent: deps.destinations.httpAgent,
+      httpsAgent: deps.destinations.httpsAgent,
+      proxy: false,
       headers,
       timeout: timeoutMs,
       signal: AbortSignal.timeout(timeoutMs),
