@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorCodes, apiError } from '@smartlock/contracts';
 import { Logger, redactUrl } from '@smartlock/observability';
 import type { Config } from './config';
-import { upstreamFor } from './routes';
+import { unroutable, upstreamFor } from './routes';
 
 export const SERVICE = 'edge';
 
@@ -20,42 +20,65 @@ function reply(res: http.ServerResponse, status: number, body: unknown, correlat
  * envelopes stay the owning app's. Adds X-Forwarded-* and a correlation id if the caller sent none.
  */
 export async function start(config: Config, logger: Logger) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const server = http.createServer((req, res) => {
-    const correlationId = (req.headers['x-correlation-id'] as string | undefined) ?? randomUUID();
-    const path = req.url ?? '/';
-    if (path === '/healthz' || path === '/readyz') return reply(res, 200, { status: 'ok', service: SERVICE }, correlationId);
-    const upstream = upstreamFor(path.split('?')[0]);
-    if (!upstream) return reply(res, 404, apiError(`No route for ${req.method} ${redactUrl(path)}`, ErrorCodes.NOT_FOUND), correlationId);
-    const target = new URL(path, config[upstream]);
-    const headers = { ...req.headers };
-    for (const h of HOP_BY_HOP) delete headers[h];
-    headers['x-correlation-id'] = correlationId;
-    headers['x-forwarded-for'] = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
-    headers['x-forwarded-host'] = req.headers.host ?? '';
-    const started = Date.now();
-    const proxied = http.request(
-      target,
-      { method: req.method, headers, agent, timeout: config.UPSTREAM_TIMEOUT_MS },
-      (up) => {
-        const out = { ...up.headers };
-        for (const h of HOP_BY_HOP) delete out[h];
-        res.writeHead(up.statusCode ?? 502, out);
-        up.pipe(res);
-        up.on('end', () =>
-          logger.info('proxied', { correlationId, method: req.method, path: redactUrl(path), upstream, status: up.statusCode, durationMs: Date.now() - started }),
-        );
-      },
-    );
-    proxied.on('timeout', () => proxied.destroy(new Error('upstream timeout')));
-    proxied.on('error', (err) => {
-      logger.warn('upstream unavailable', { correlationId, upstream, path: redactUrl(path), err: err.message });
-      if (!res.headersSent) reply(res, 502, apiError('Upstream service unavailable; retry shortly', ErrorCodes.UNAVAILABLE), correlationId);
-      else res.destroy();
-    });
-    req.pipe(proxied);
-  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: config.UPSTREAM_MAX_SOCKETS });
+  const server = http.createServer(
+    {
+      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      requestTimeout: config.REQUEST_TIMEOUT_MS,
+      // How often those two are enforced (Node's default, 30 s, would let a slow client stay that long).
+      connectionsCheckingInterval: Math.min(1000, config.HEADERS_TIMEOUT_MS),
+    },
+    (req, res) => {
+      const correlationId = (req.headers['x-correlation-id'] as string | undefined) ?? randomUUID();
+      const path = req.url ?? '/';
+      if (path === '/healthz' || path === '/readyz') return reply(res, 200, { status: 'ok', service: SERVICE }, correlationId);
+      const pathname = path.split('?')[0];
+      const refused = unroutable(pathname);
+      if (refused) return reply(res, 400, apiError(`Invalid request path: ${refused}`, ErrorCodes.VALIDATION), correlationId);
+      // Routed on the path exactly as it is forwarded: an app's /metrics, /healthz, /readyz and the
+      // admin routes the table does not name are never reachable through the edge.
+      const upstream = upstreamFor(pathname);
+      if (!upstream) return reply(res, 404, apiError(`No route for ${req.method} ${redactUrl(path)}`, ErrorCodes.NOT_FOUND), correlationId);
+      const base = new URL(config[upstream]);
+      const headers = { ...req.headers };
+      for (const h of HOP_BY_HOP) delete headers[h];
+      headers['x-correlation-id'] = correlationId;
+      headers['x-forwarded-for'] = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
+      headers['x-forwarded-host'] = req.headers.host ?? '';
+      const started = Date.now();
+      const proxied = http.request(
+        {
+          // The path as received, never resolved against the base (new URL() would apply `..`).
+          protocol: base.protocol,
+          hostname: base.hostname,
+          port: base.port,
+          path: `${base.pathname.replace(/\/$/, '')}${path}`,
+          method: req.method,
+          headers,
+          agent,
+          timeout: config.UPSTREAM_TIMEOUT_MS,
+        },
+        (up) => {
+          const out = { ...up.headers };
+          for (const h of HOP_BY_HOP) delete out[h];
+          res.writeHead(up.statusCode ?? 502, out);
+          up.pipe(res);
+          up.on('end', () =>
+            logger.info('proxied', { correlationId, method: req.method, path: redactUrl(path), upstream, status: up.statusCode, durationMs: Date.now() - started }),
+          );
+        },
+      );
+      proxied.on('timeout', () => proxied.destroy(new Error('upstream timeout')));
+      proxied.on('error', (err) => {
+        logger.warn('upstream unavailable', { correlationId, upstream, path: redactUrl(path), err: err.message });
+        if (!res.headersSent) reply(res, 502, apiError('Upstream service unavailable; retry shortly', ErrorCodes.UNAVAILABLE), correlationId);
+        else res.destroy();
+      });
+      req.pipe(proxied);
+    },
+  );
   server.keepAliveTimeout = 65_000;
+  server.maxConnections = config.MAX_CONNECTIONS;
   await new Promise<void>((resolve) => server.listen(config.PORT, resolve));
   const port = (server.address() as AddressInfo).port;
   logger.info('service started', { port });

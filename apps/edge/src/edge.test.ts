@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import request from 'supertest';
 import { captureLogger } from '@smartlock/testing';
 import { start } from './app';
@@ -54,5 +55,113 @@ describe('edge proxy', () => {
       await edge.stop();
       upstream.close();
     }
+  });
+});
+
+describe('edge: paths, slow clients and connections', () => {
+  let upstream: http.Server;
+  let upstreamUrl: string;
+  const seen: string[] = [];
+  let upstreamConnections = 0;
+  let edge: Awaited<ReturnType<typeof start>>;
+
+  beforeAll(async () => {
+    // An app as the edge's upstreams are: its /metrics and /readyz exist, but only for the inside.
+    upstream = http.createServer((req, res) => {
+      seen.push(req.url ?? '');
+      if (req.url === '/metrics') return void res.end('process_cpu_user_seconds_total 1 # INTERNAL');
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ url: req.url }));
+    });
+    upstream.on('connection', () => upstreamConnections++);
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const { logger } = captureLogger('edge');
+    edge = await start(
+      readConfig({ PORT: '0', LOCATION_API_URL: upstreamUrl, ACCESS_API_URL: upstreamUrl, ADMIN_API_URL: upstreamUrl, HEADERS_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '1000', MAX_CONNECTIONS: '4' }),
+      logger,
+    );
+  });
+  afterAll(async () => {
+    await edge.stop();
+    upstream.closeAllConnections();
+    await new Promise((r) => upstream.close(r));
+  });
+
+  /** A request with its path sent byte for byte (clients like supertest would resolve `..` first). */
+  const raw = (path: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: edge.port, path, method: 'GET', agent: false }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it.each([
+    '/api/v3/location/../../../metrics',
+    '/api/v3/location/%2e%2e/%2e%2e/%2e%2e/metrics',
+    '/api/v3/location/%2E%2E/%2E%2E/%2e%2E/metrics',
+    '/api/v3/location/.%2e/.%2E/%2e./metrics',
+    '/api/v4/location/..%2f..%2f..%2fmetrics',
+    '/api/v4/location/..%5c..%5cmetrics',
+    '/api/v4/location/..\\..\\metrics',
+    '/api/v4/location/%252e%252e/%252e%252e/metrics',
+    '/api/v4/location/./../../readyz',
+    '/api/v4/location//../../metrics',
+    '/api/v4/location/%zz/metrics',
+    '/api/v4/bookings/x/../../../admin/v1/companies/1/booking-events/replay',
+  ])('%s is refused with 400 and reaches no app', async (path) => {
+    const before = seen.length;
+    const res = await raw(path);
+    expect({ path, status: res.status }).toEqual({ path, status: 400 });
+    expect(JSON.parse(res.body)).toMatchObject({ error: true, code: 4000, message: expect.stringMatching(/^Invalid request path: /) });
+    expect(res.body).not.toContain('INTERNAL');
+    expect(seen.length).toBe(before);
+  });
+
+  it("never routes an app's /metrics, /readyz or an admin route the table does not name", async () => {
+    for (const path of ['/metrics', '/readyz?full=1', '/api/metrics', '/admin/v2/anything']) {
+      const res = await raw(path);
+      expect({ path, status: res.status, internal: res.body.includes('INTERNAL') }).toEqual({ path, status: 404, internal: false });
+    }
+    expect(seen.filter((u) => /metrics|readyz/.test(u))).toEqual([]);
+    // what is routed arrives exactly as sent, encoded bytes included
+    expect(JSON.parse((await raw('/api/v4/bookings/A%2FB%20C/access')).body)).toEqual({ url: '/api/v4/bookings/A%2FB%20C/access' });
+  });
+
+  it('cuts off a client that trickles its headers, without opening an upstream connection', async () => {
+    const before = upstreamConnections;
+    const closedAfter = await new Promise<number>((resolve) => {
+      const started = Date.now();
+      const socket = net.connect(edge.port, '127.0.0.1', () => socket.write('GET /api/v4/location/all HTTP/1.1\r\nHost: x\r\n'));
+      const drip = setInterval(() => socket.write('X-Slow: 1\r\n'), 100);
+      socket.on('close', () => {
+        clearInterval(drip);
+        resolve(Date.now() - started);
+      });
+      socket.on('error', () => undefined);
+    });
+    expect(closedAfter).toBeLessThan(5000);
+    expect(upstreamConnections).toBe(before);
+  });
+
+  it('holds at most MAX_CONNECTIONS connections: one more is closed at once', async () => {
+    const open: net.Socket[] = [];
+    for (let i = 0; i < 4; i++) {
+      const s = net.connect(edge.port, '127.0.0.1');
+      s.on('error', () => undefined);
+      await new Promise((r) => s.once('connect', r));
+      open.push(s);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    const extra = net.connect(edge.port, '127.0.0.1');
+    extra.on('error', () => undefined);
+    const closed = await new Promise<boolean>((resolve) => {
+      extra.once('close', () => resolve(true));
+      setTimeout(() => resolve(false), 2000);
+    });
+    for (const s of open) s.destroy();
+    expect(closed).toBe(true);
   });
 });

@@ -22,3 +22,30 @@ export const ROUTES: { pattern: RegExp; upstream: Upstream }[] = [
 export function upstreamFor(path: string): Upstream | undefined {
   return ROUTES.find((r) => r.pattern.test(path))?.upstream;
 }
+
+/**
+ * Why a request path may not be routed, or null. The path is forwarded byte for byte, never
+ * resolved, so what is routed is what the app receives; a path some reader would resolve to another
+ * one is refused instead: a dot segment in any encoding (`..`, `%2e%2e`, `.%2E`: URL parsers treat
+ * them alike), a backslash (a slash to WHATWG parsers), an empty segment, a malformed escape.
+ */
+export function unroutable(path: string): string | null {
+  if (!path.startsWith('/')) return 'the path must start with /';
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
+  if (/[\\\x00-\x20\x7f]/.test(path)) return 'the path has a backslash, a space or a control character';
+  const segments = path.slice(1).split('/');
+  for (const [i, raw] of segments.entries()) {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      return 'the path has a malformed percent-encoding';
+    }
+    // `..%2f..` decodes to `../..`: a dot segment to any reader that decodes before resolving.
+    if (segment.split(/[/\\]/).some((part) => part === '.' || part === '..')) return 'the path has a dot segment';
+    if (raw === '' && i < segments.length - 1) return 'the path has an empty segment';
+    // eslint-disable-next-line no-control-regex -- NUL is what it looks for
+    if (/[\\\x00]/.test(segment) || /^%2e|%5c/i.test(segment)) return 'the path has an encoded backslash or a double encoding';
+  }
+  return null;
+}
