@@ -1,5 +1,6 @@
 export * from './booking/actions';
 export * from './booking/booking-event.message';
+export * from './booking/reference-id';
 export * from './events/statuses';
 export * from './events/event-status.message';
 export * from './access/access-event.message';

@@ -1,6 +1,5 @@
+import { REFERENCE_ID_RULE, isReferenceId } from '@smartlock/contracts';
 import { badRequest } from '@smartlock/http';
-
-const REFERENCE = /^[\x21-\x7e]{1,128}$/;
 
 /**
  * A reference id from the path or the query: one plain string of printable characters (an array from
@@ -9,6 +8,6 @@ const REFERENCE = /^[\x21-\x7e]{1,128}$/;
 export function referenceParam(value: unknown, name: string): string {
   if (value === undefined || value === '') throw badRequest(`${name} is required`);
   if (typeof value !== 'string') throw badRequest(`${name} must be a string`);
-  if (!REFERENCE.test(value)) throw badRequest(`${name} must be 1 to 128 printable characters without spaces`);
+  if (!isReferenceId(value)) throw badRequest(`${name} must be ${REFERENCE_ID_RULE}`);
   return value;
 }

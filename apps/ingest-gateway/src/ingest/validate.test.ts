@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+import { isReferenceId } from '@smartlock/contracts';
 import { Errors, SpecErrors, normalisePhone, parseIsoDate, validateBookingEvent } from './validate';
 
 const valid = {
@@ -26,6 +28,24 @@ describe('booking event validation (SPEC "Ingest" and "Errors")', () => {
         guest: { email: 'ada@example.com', phone: '+31612345678' },
       },
     });
+  });
+
+  it('refuses a reference_id that credential retrieval would refuse: a space, a control or non-ASCII character, more than 128', () => {
+    for (const reference_id of ['A 123', 'A\t1', 'Zoë-1', 'x'.repeat(129)]) {
+      expect({ reference_id, errors: errorsOf({ ...valid, reference_id }) }).toEqual({ reference_id, errors: [Errors.badReference] });
+    }
+    expect(errorsOf({ ...valid, reference_id: ' BK-7 ' })).toEqual([]); // trimmed, then valid
+  });
+
+  it('accepts exactly the reference ids that retrieval accepts (one rule)', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 140, unit: 'binary-ascii' }), (reference_id) => {
+        const v = validateBookingEvent({ ...valid, reference_id });
+        const trimmed = reference_id.trim();
+        if (v.ok) expect(isReferenceId(v.value.reference_id)).toBe(true);
+        else if (trimmed !== '' && !isReferenceId(trimmed)) expect(v.errors).toContain(Errors.badReference);
+      }),
+    );
   });
 
   it('collects every problem of an empty body, with the SPEC strings', () => {

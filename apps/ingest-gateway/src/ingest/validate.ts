@@ -1,4 +1,4 @@
-import { ACCESS_TYPES, AccessType, DEFAULT_ACCESS_TYPE, EventType, ROOM_REQUIRED_FOR, eventTypeForAction, normaliseAction } from '@smartlock/contracts';
+import { ACCESS_TYPES, AccessType, DEFAULT_ACCESS_TYPE, EventType, REFERENCE_ID_RULE, ROOM_REQUIRED_FOR, eventTypeForAction, isReferenceId, normaliseAction } from '@smartlock/contracts';
 import type { BookingFields, GuestFields } from '../events/event.schema';
 
 /** SPEC "Errors": the strings the SPEC gives, exactly. */
@@ -24,6 +24,7 @@ export const Errors = {
   badDate: (field: string) => `${field} must be an ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z)`,
   aliasConflict: (a: string, b: string) => `${a} and ${b} are aliases and must not differ`,
   badAccessType: (value: string) => `access_type ${value} is not one of ${ACCESS_TYPES.join(', ')}`,
+  badReference: `reference_id must be ${REFERENCE_ID_RULE}`,
 } as const;
 
 export const MAX_ID_LENGTH = 200;
@@ -124,6 +125,8 @@ export function validateBookingEvent(body: unknown): Validation {
   if (referenceId === undefined && referenceTyped && !errors.some((e) => e.startsWith('reference_id'))) {
     errors.push(SpecErrors.referenceRequired);
   }
+  // The rule credential retrieval applies too: what is accepted here can always be read back.
+  if (referenceId !== undefined && !isReferenceId(referenceId)) errors.push(Errors.badReference);
 
   const action = str('action', 100);
   const actionTyped = absent(body.action) || typeof body.action === 'string';
