@@ -1,3 +1,4 @@
+import { rateLimits } from '@smartlock/config';
 import Joi from 'joi';
 import { createAuth, openAccessEvent, parseSecretsKey } from '@smartlock/auth';
 import {
@@ -54,6 +55,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
+    rateLimits: rateLimits(config),
     port: config.PORT,
     logger,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },

@@ -1,6 +1,6 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv } from '@smartlock/config';
 
-export interface Config extends BaseConfig {
+export interface Config extends BaseConfig, RateLimitConfig {
   PORT: number;
   MONGO_DB: string;
   IDENTITY_DB: string;
@@ -15,6 +15,7 @@ export interface Config extends BaseConfig {
 
 const schema = Joi.object<Config>({
   ...baseEnv,
+  ...rateLimitEnv,
   ...portEnv(8082),
   ...identityDbEnv,
   ...adminTokenEnv,

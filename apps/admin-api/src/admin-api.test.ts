@@ -4,7 +4,7 @@ import { createAuth, decryptSecret, parseSecretsKey } from '@smartlock/auth';
 import { CallbackEndpointConfig, IdentityEventMessage, identityEventMessageSchema } from '@smartlock/contracts';
 import type { RunningService } from '@smartlock/http';
 import { SIGNATURE_HEADER, verifyBody } from '@smartlock/messaging';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from './app';
 import { readConfig } from './config';
 
@@ -38,6 +38,7 @@ describe('admin-api (real database, real broker)', () => {
   beforeAll(async () => {
     vhost = await createVhost('admin');
     const config = readConfig({
+      ...NO_RATE_LIMITS,
       NODE_ENV: 'test',
       PORT: '0',
       AMQP_URL: vhost.url,
@@ -507,7 +508,7 @@ describe('admin-api with the broker gone', () => {
     const dbName = uniqueDbName('admin_down');
     const vhost = await createVhost('admin-down');
     const { logger, lines } = captureLogger('admin-api');
-    const config = readConfig({ NODE_ENV: 'test', PORT: '0', AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
+    const config = readConfig({ ...NO_RATE_LIMITS, NODE_ENV: 'test', PORT: '0', AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
     const service = await start(config, logger);
     try {
       await vhost.remove(); // the vhost and every connection to it are gone: the broker is unreachable for this app
@@ -535,6 +536,31 @@ describe('admin-api with the broker gone', () => {
       expect(failed.data).toEqual({ message: expect.stringMatching(/^1 of 1 callback endpoints could not be published \(.+\); retry$/), code: 5030, error: true, data: null });
     } finally {
       await service.stop();
+      await dropDatabases(dbName);
+    }
+  });
+});
+
+describe('admin-api rate limits (README "Rate limits")', () => {
+  it('an address guessing the admin token is refused with 429 after RATE_LIMIT_AUTH_FAILURES_PER_MIN failures, the right token included', async () => {
+    const dbName = uniqueDbName('admin_rate');
+    const vhost = await createVhost('admin-rate');
+    const { logger } = captureLogger('admin-api');
+    const config = readConfig({ ...NO_RATE_LIMITS, RATE_LIMIT_AUTH_FAILURES_PER_MIN: '3', NODE_ENV: 'test', PORT: '0', AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
+    const service = await start(config, logger);
+    try {
+      const list = (token: string) => axios.get(`${service.url}/admin/v1/companies`, { headers: { Authorization: `Bearer ${token}` }, validateStatus: () => true });
+      expect((await list(ADMIN)).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await list(`guess-${i}-0123456789`)).status).toBe(401);
+      const refused = await list('guess-4-0123456789');
+      expect(refused.status).toBe(429);
+      expect(refused.data).toEqual({ message: expect.stringContaining('Too many requests'), code: 4290, error: true, data: null });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.headers['ratelimit-policy']).toBe('"auth-failures";q=3;w=60');
+      expect((await list(ADMIN)).status).toBe(429);
+    } finally {
+      await service.stop();
+      await vhost.remove();
       await dropDatabases(dbName);
     }
   });

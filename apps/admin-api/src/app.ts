@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { createAuth, identityModels, parseSecretsKey } from '@smartlock/auth';
 import { Logger } from '@smartlock/observability';
-import { callbackPolicy } from '@smartlock/config';
+import { callbackPolicy, rateLimits } from '@smartlock/config';
 import { RunningService, startService } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import type { Config } from './config';
@@ -26,6 +26,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
+    rateLimits: rateLimits(config),
     port: config.PORT,
     logger,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },

@@ -1,7 +1,7 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, callbackDestinationEnv, identityEventsKeyEnv, loadConfig, portEnv, secretsKeyEnv } from '@smartlock/config';
+import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, callbackDestinationEnv, identityEventsKeyEnv, loadConfig, portEnv, secretsKeyEnv } from '@smartlock/config';
 import { parseSecretsKey } from '@smartlock/auth';
 
-export interface Config extends BaseConfig {
+export interface Config extends BaseConfig, RateLimitConfig {
   PORT: number;
   /** admin-api's own database: the identity slice that libs/auth reads (other apps: IDENTITY_DB). */
   MONGO_DB: string;
@@ -17,6 +17,7 @@ export interface Config extends BaseConfig {
 
 const schema = Joi.object<Config>({
   ...baseEnv,
+  ...rateLimitEnv,
   ...portEnv(8083),
   MONGO_DB: Joi.string().default('smartlock_identity'),
   ...adminTokenEnv,

@@ -2,8 +2,8 @@ import { IDENTITY_DB, createAuth, openAccessEvent, parseSecretsKey } from '@smar
 import { AccessEventMessage, IdentityEventMessage, accessEventMessageSchema, identityEventMessageSchema } from '@smartlock/contracts';
 import { Logger, counter, histogram } from '@smartlock/observability';
 import { QUEUES } from '@smartlock/messaging';
-import { RunningService, startService } from '@smartlock/http';
-import { callbackPolicy } from '@smartlock/config';
+import { RunningService, rateLimiter, startService } from '@smartlock/http';
+import { callbackPolicy, rateLimits } from '@smartlock/config';
 import type { Config } from './config';
 import { dispatcherModels } from './models';
 import { onIdentityEvent } from './endpoints/on-identity-event';
@@ -60,6 +60,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
+    rateLimits: rateLimits(config),
     port: config.PORT,
     logger,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
@@ -95,7 +96,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         key,
         email: email?.send,
         sms,
-        failed: counter(metrics, 'guest_messages_failed_total', 'Guest e-mails and SMS refused or dead-lettered', ['channel', 'outcome']),
+        failed: counter(metrics, 'guest_messages_failed_total', 'Guest e-mails and SMS refused, rate limited or dead-lettered', ['channel', 'outcome']),
+        limit: rateLimiter({ name: 'guest-messages', limit: config.RATE_LIMIT_GUEST_MESSAGES_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES }),
       };
 
       // Only admin-api's signed messages: anyone else on the broker could otherwise redirect a company's callbacks.

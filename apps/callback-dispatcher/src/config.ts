@@ -1,6 +1,6 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, callbackDestinationEnv, identityEventsKeyEnv, loadConfig, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
+import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, callbackDestinationEnv, identityEventsKeyEnv, loadConfig, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 
-export interface Config extends BaseConfig {
+export interface Config extends BaseConfig, RateLimitConfig {
   PORT: number;
   MONGO_DB: string;
   ADMIN_TOKEN: string;
@@ -11,6 +11,8 @@ export interface Config extends BaseConfig {
   MESSAGE_KEY: string;
   /** Development switch: callbacks may reach loopback addresses (local receivers). */
   CALLBACK_ALLOW_LOOPBACK: boolean;
+  /** Guest e-mails (or SMS) per company per hour, across the instances (RATE_LIMIT_INSTANCES). */
+  RATE_LIMIT_GUEST_MESSAGES_PER_HOUR: number;
   /** Delay before retry 1, 2, …; its length is the number of retries after the first attempt. */
   CALLBACK_RETRY_DELAYS_MS: number[];
   CALLBACK_TIMEOUT_MS: number;
@@ -36,12 +38,14 @@ const delays = Joi.string()
 
 const schema = Joi.object({
   ...baseEnv,
+  ...rateLimitEnv,
   ...portEnv(8084),
   ...adminTokenEnv,
   ...secretsKeyEnv,
   ...identityEventsKeyEnv,
   ...messageKeyEnv,
   ...callbackDestinationEnv,
+  RATE_LIMIT_GUEST_MESSAGES_PER_HOUR: Joi.number().integer().min(1).default(2000),
   MONGO_DB: Joi.string().default('smartlock_dispatcher'),
   CALLBACK_RETRY_DELAYS_MS: delays.default('10000,60000,300000,1800000,7200000,21600000'),
   CALLBACK_TIMEOUT_MS: Joi.number().integer().min(1).default(10000),

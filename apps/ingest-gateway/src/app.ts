@@ -1,3 +1,4 @@
+import { rateLimits } from '@smartlock/config';
 import { createAuth } from '@smartlock/auth';
 import { eventStatusMessageSchema, EventStatusMessage } from '@smartlock/contracts';
 import { RunningService, ingestEnvelope, startService } from '@smartlock/http';
@@ -35,6 +36,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
   const service = await startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
+    rateLimits: rateLimits(config),
     port: config.PORT,
     logger,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },

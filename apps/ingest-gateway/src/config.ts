@@ -1,6 +1,8 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, RateLimitConfig, heavyRateLimitEnv, rateLimitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, portEnv } from '@smartlock/config';
 
-export interface Config extends BaseConfig {
+export interface Config extends BaseConfig, RateLimitConfig {
+  /** POST /webhook/retry, layout imports and re-syncs: per caller (key, or company), per hour. */
+  RATE_LIMIT_HEAVY_PER_HOUR: number;
   PORT: number;
   MONGO_DB: string;
   IDENTITY_DB: string;
@@ -27,6 +29,8 @@ const delays = Joi.array()
 
 const schema = Joi.object<Config>({
   ...baseEnv,
+  ...rateLimitEnv,
+  ...heavyRateLimitEnv,
   ...portEnv(8090),
   ...identityDbEnv,
   ...adminTokenEnv,

@@ -1,6 +1,7 @@
+import { rateLimits } from '@smartlock/config';
 import type { RequestHandler } from 'express';
 import { Logger } from '@smartlock/observability';
-import { RunningService, startService } from '@smartlock/http';
+import { RunningService, startService, rateLimiter } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import { Auth, createAuth } from '@smartlock/auth';
 import { AccessEventMessage, BookingEventMessage, accessEventMessageSchema, bookingEventMessageSchema } from '@smartlock/contracts';
@@ -33,6 +34,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
+    rateLimits: rateLimits(config),
     port: config.PORT,
     logger,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
@@ -69,6 +71,10 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         next();
       };
       app.use(['/api/v4/location', '/api/v3/location'], startEarly, auth.apiKey(), publicReadRoutes(store), externalIdRoutes(deps));
+      // Layout imports and occupancy re-syncs start heavy work: a few per company per hour.
+      const heavy = rateLimiter({ name: 'layout-rebuild', limit: config.RATE_LIMIT_HEAVY_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES });
+      app.put('/admin/v1/companies/:companyId/layout', heavy.consume((req) => req.params.companyId));
+      app.post('/admin/v1/companies/:companyId/occupancy/resync', heavy.consume((req) => req.params.companyId));
       app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth, occupancyLogs(ctx.db), occupancyResync(config)));
     },
     teardown: async () => stopRelay(),

@@ -132,6 +132,39 @@ export function callbackPolicy(config: { NODE_ENV: string; CALLBACK_ALLOW_LOOPBA
   return { allowLoopback: config.CALLBACK_ALLOW_LOOPBACK, allowHttp: config.NODE_ENV !== 'production' };
 }
 
+/**
+ * Rate limits (README "Rate limits"): per API key, per ingest token, and per client address for
+ * failed authentications. Each process allows limit / RATE_LIMIT_INSTANCES.
+ */
+export const rateLimitEnv = {
+  RATE_LIMIT_INSTANCES: Joi.number().integer().min(1).default(1),
+  RATE_LIMIT_API_PER_MIN: Joi.number().integer().min(1).default(6000),
+  RATE_LIMIT_INGEST_PER_MIN: Joi.number().integer().min(1).default(6000),
+  RATE_LIMIT_AUTH_FAILURES_PER_MIN: Joi.number().integer().min(1).default(30),
+};
+
+/** Routes that start heavy work (a retry of every FAILED event, a layout import or re-sync): per caller, per hour. */
+export const heavyRateLimitEnv = {
+  RATE_LIMIT_HEAVY_PER_HOUR: Joi.number().integer().min(1).default(60),
+};
+
+export interface RateLimitConfig {
+  RATE_LIMIT_INSTANCES: number;
+  RATE_LIMIT_API_PER_MIN: number;
+  RATE_LIMIT_INGEST_PER_MIN: number;
+  RATE_LIMIT_AUTH_FAILURES_PER_MIN: number;
+}
+
+/** rateLimitEnv's values in the shape of libs/http's `rateLimits` option. */
+export function rateLimits(config: RateLimitConfig) {
+  return {
+    instances: config.RATE_LIMIT_INSTANCES,
+    apiKeyPerMin: config.RATE_LIMIT_API_PER_MIN,
+    ingestTokenPerMin: config.RATE_LIMIT_INGEST_PER_MIN,
+    authFailuresPerMin: config.RATE_LIMIT_AUTH_FAILURES_PER_MIN,
+  };
+}
+
 export function portEnv(defaultPort: number) {
   return { PORT: Joi.number().port().default(defaultPort) };
 }

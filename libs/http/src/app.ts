@@ -8,6 +8,7 @@ import { EnvelopeFor, apiEnvelope } from './envelopes';
 import { HttpError } from './errors';
 import { duplicateKey } from './json-keys';
 import { ADMIN_REQUIRED, isAdminBearer } from './admin-gate';
+import { rateLimiter } from './rate-limit';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -43,7 +44,17 @@ export interface HttpAppOptions {
    * admin route may take an API key, like admin-api's `GET /admin/v1/keys/current`).
    */
   adminToken?: string;
+  /** Limits of every route (README "Rate limits"); routes add their own (rateLimiter). */
+  rateLimits?: {
+    instances: number;
+    apiKeyPerMin: number;
+    ingestTokenPerMin: number;
+    authFailuresPerMin: number;
+  };
 }
+
+/** An ingest token from a token-ingest path, routed whatever its case or slashes. */
+const INGEST_TOKEN_PATH = /^\/webhook\/+t\/+([^/?#]+)/i;
 
 /** Express 4 does not catch rejected promises: route handlers go through this. */
 export function asyncHandler(fn: (req: Request, res: Response, next: NextFunction) => Promise<unknown>): RequestHandler {
@@ -61,7 +72,9 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
   const envelopeFor = opts.envelope ?? (() => apiEnvelope);
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', true);
+  // X-Forwarded-For is believed only from the edge or an ingress on a private network: the client
+  // address (per-address limits) is the last one that is not such a hop, never one a client made up.
+  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
   app.use(helmet());
 
   const requests = counter(opts.metrics, 'http_requests_total', 'HTTP requests', ['method', 'route', 'status']);
@@ -101,6 +114,14 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     res.send(await opts.metrics.metrics());
   }));
 
+  if (opts.rateLimits) {
+    const r = opts.rateLimits;
+    const instances = r.instances;
+    // Failed authentications per client address first: a guesser is refused before any check.
+    app.use(rateLimiter({ name: 'auth-failures', limit: r.authFailuresPerMin, windowS: 60, instances }).failures((req) => req.ip ?? req.socket.remoteAddress ?? ''));
+    app.use(rateLimiter({ name: 'api-key', limit: r.apiKeyPerMin, windowS: 60, instances }).consume((req) => (typeof req.headers.apikey === 'string' ? req.headers.apikey : undefined)));
+    app.use(rateLimiter({ name: 'ingest-token', limit: r.ingestTokenPerMin, windowS: 60, instances }).consume((req) => INGEST_TOKEN_PATH.exec(req.path)?.[1]));
+  }
   const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (opts.adminToken !== undefined) {
     const token = opts.adminToken;

@@ -35,6 +35,8 @@ export function codeForStatus(status: number): number {
       return ErrorCodes.CONFLICT;
     case 413:
       return ErrorCodes.PAYLOAD_TOO_LARGE;
+    case 429:
+      return ErrorCodes.TOO_MANY_REQUESTS;
     case 415:
       return ErrorCodes.UNSUPPORTED_MEDIA_TYPE;
     case 503:

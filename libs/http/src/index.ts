@@ -10,3 +10,5 @@ export { OBJECT_ID, companyIdParam } from './params';
 export { ADMIN_REQUIRED, isAdminBearer } from './admin-gate';
 export { CONNECTION_REFUSED, RefusedDestinationError, checkDestination, checkLiteral, guardedAgents, refusedAddress } from './outbound';
 export type { OutboundPolicy } from './outbound';
+export { rateLimiter } from './rate-limit';
+export type { RateLimitSpec } from './rate-limit';

@@ -32,6 +32,8 @@ export interface ServiceSpec {
   largeBodies?: HttpAppOptions['largeBodies'];
   /** See HttpAppOptions.adminToken. */
   adminToken?: string;
+  /** See HttpAppOptions.rateLimits. */
+  rateLimits?: HttpAppOptions['rateLimits'];
   shutdownTimeoutMs?: number;
   /** Models whose indexes are created at start-up. */
   models?: (ctx: ServiceContext) => Model<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -80,7 +82,7 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
     throw err;
   }
 
-  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies, adminToken: spec.adminToken }, (a) => spec.routes?.(a, ctx));
+  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits }, (a) => spec.routes?.(a, ctx));
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(spec.port, () => resolve(s));
   });

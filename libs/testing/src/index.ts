@@ -1,6 +1,6 @@
 export * from './infra';
 export { captureLogger } from './logs';
-export { launchApp, freePort } from './launcher';
+export { launchApp, freePort, NO_RATE_LIMITS } from './launcher';
 export type { LaunchedApp } from './launcher';
 export { startCallbackReceiver, startSmtpSink, startSmsStub } from './receivers';
 export type { CallbackReceiver, ReceivedCallback, SmtpSink, SmsStub, ReceivedMail, ReceivedSms } from './receivers';

@@ -4,6 +4,18 @@ import path from 'node:path';
 import axios from 'axios';
 import { waitFor } from './infra';
 
+/**
+ * Rate limits far above what any test sends, for apps under test (everything comes from 127.0.0.1
+ * with one key); a test of the limits sets its own.
+ */
+export const NO_RATE_LIMITS = {
+  RATE_LIMIT_API_PER_MIN: '1000000000',
+  RATE_LIMIT_INGEST_PER_MIN: '1000000000',
+  RATE_LIMIT_AUTH_FAILURES_PER_MIN: '1000000000',
+  RATE_LIMIT_HEAVY_PER_HOUR: '1000000000',
+  RATE_LIMIT_GUEST_MESSAGES_PER_HOUR: '1000000000',
+};
+
 const ROOT = path.resolve(__dirname, '../../..');
 
 function unusedPort(): Promise<number> {
@@ -63,7 +75,7 @@ export async function launchApp(
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'dist/apps', name, 'main.js')], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...env, PORT: String(port) },
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...NO_RATE_LIMITS, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

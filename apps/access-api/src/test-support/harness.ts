@@ -6,7 +6,7 @@ import { generateApiKey, identityModels } from '@smartlock/auth';
 import { Broker, EXCHANGES, createBroker } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
 // Only *.test.ts files import this module, so libs/testing stays out of the app's runtime code.
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from '../app';
 import { readConfig } from '../config';
 
@@ -50,6 +50,7 @@ export async function startHarness(prefix: string, env: Record<string, string> =
   const { logger, text } = captureLogger('access-api');
   const app = await start(
     readConfig({
+      ...NO_RATE_LIMITS,
       NODE_ENV: 'test',
       PORT: '0',
       AMQP_URL: vhost.url,

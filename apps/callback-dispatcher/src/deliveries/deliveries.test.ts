@@ -4,7 +4,7 @@ import { parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import type { AccessEventMessage, CallbackBody } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker, deadLetterQueueName } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
@@ -25,6 +25,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
   const { logger, text } = captureLogger('callback-dispatcher');
 
   const env = () => ({
+    ...NO_RATE_LIMITS,
     NODE_ENV: 'test',
     PORT: '0',
     AMQP_URL: vhost.url,

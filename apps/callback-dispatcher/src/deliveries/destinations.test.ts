@@ -4,7 +4,7 @@ import net from 'node:net';
 import { parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import { Broker, EXCHANGES, createBroker } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
@@ -31,6 +31,7 @@ describe('callback-dispatcher: callback destinations', () => {
   const launch = (dbName: string, extra: Record<string, string>) =>
     start(
       readConfig({
+        ...NO_RATE_LIMITS,
         NODE_ENV: 'test',
         PORT: '0',
         AMQP_URL: vhost.url,

@@ -4,7 +4,7 @@ import { parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import type { AccessEventMessage } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
@@ -40,6 +40,9 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     callbacks = await startReceiver();
     app = await start(
       readConfig({
+        ...NO_RATE_LIMITS,
+        // per company and channel: each test's company is new, the pump test's goes over
+        RATE_LIMIT_GUEST_MESSAGES_PER_HOUR: '5',
         NODE_ENV: 'test',
         PORT: '0',
         AMQP_URL: vhost.url,
@@ -91,6 +94,22 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
   async function smsTo(phone: string): Promise<SmsStub['messages'][number]> {
     return waitFor(() => sms.messages.find((m) => m.to === phone) ?? false, { what: `SMS to ${phone}` }) as Promise<SmsStub['messages'][number]>;
   }
+
+  it('a leaked ingest URL is no SMS pump: past RATE_LIMIT_GUEST_MESSAGES_PER_HOUR a company\'s guest messages are recorded failed, not sent', async () => {
+    const company = `co-${randomUUID().slice(0, 6)}`;
+    const guests = Array.from({ length: 7 }, guest);
+    for (const g of guests) await publish(accessEvent(company, 'access.provisioned', { guest: g, credentials: [credential('PASSCODE')] }));
+    const settled = () => models().GuestMessage.find({ company_id: company, channel: 'sms' }).lean();
+    await waitFor(async () => (await settled()).every((m) => m.status !== 'pending') && (await settled()).length === 7, { what: 'seven SMS settled' });
+    const all = await settled();
+    expect(all.filter((m) => m.status === 'sent')).toHaveLength(5);
+    expect(all.filter((m) => m.status === 'failed').map((m) => m.last_error)).toEqual([expect.stringMatching(/^rate limited/), expect.stringMatching(/^rate limited/)]);
+    expect(sms.messages.filter((m) => guests.some((g) => g.phone === m.to))).toHaveLength(5);
+    // another company is not affected
+    const other = guest();
+    await publish(accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: other, credentials: [credential('PASSCODE')] }));
+    await smsTo(other.phone);
+  });
 
   it.each([
     ['PASSCODE', 'door code 482913'],

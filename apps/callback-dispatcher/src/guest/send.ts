@@ -12,6 +12,8 @@ export interface GuestDeps {
   email?: EmailSender;
   sms?: SmsSender;
   failed: Counter<string>;
+  /** Guest messages per company and channel: a leaked ingest URL must not become an SMS pump. */
+  limit: { take(key: string): Promise<boolean>; points: number };
 }
 
 /**
@@ -24,6 +26,13 @@ export async function sendGuestMessage(deps: GuestDeps, msg: WorkMessage, ctx: M
   const doc = await models.GuestMessage.findOneAndUpdate({ _id: msg.id, status: 'pending' }, { $inc: { attempts: 1 } }, { new: true }).lean<GuestMessageDoc>();
   if (!doc) {
     ctx.logger.info('guest message unknown or already settled', { guestMessageId: msg.id });
+    return;
+  }
+  if (!(await deps.limit.take(`${doc.company_id}|${doc.channel}`))) {
+    const reason = `rate limited: more than ${deps.limit.points} guest messages of this channel per hour for the company`;
+    await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { status: 'failed', last_error: reason } });
+    deps.failed.inc({ channel: doc.channel, outcome: 'rate_limited' });
+    ctx.logger.warn('guest message not sent: rate limited', { guestMessageId: doc._id, channel: doc.channel, referenceId: doc.reference_id });
     return;
   }
   const content = JSON.parse(decryptSecret(doc.content, deps.key)) as { to: string; text: string } & Partial<EmailContent>;

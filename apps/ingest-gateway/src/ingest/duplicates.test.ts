@@ -3,7 +3,7 @@ import type { Connection } from '@smartlock/db';
 import type { CommandStartedEvent } from 'mongodb';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 import type { Gateway } from '../app';
-import { BookingTap, TestCompany, booking, connectIdentity, movableClock, seedCompany, startGateway } from '../testing/harness';
+import { BookingTap, TestCompany, booking, connectIdentity, movableClock, seedCompany, startGateway } from '../test-support/harness';
 import { ORPHAN_AFTER_MS, OriginalPendingMessage, originalEventId, sequenceClaimId } from './accept';
 import { IngestMessages } from './routes';
 

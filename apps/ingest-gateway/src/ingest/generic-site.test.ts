@@ -3,7 +3,7 @@ import request from 'supertest';
 import { Types, type Connection } from '@smartlock/db';
 import { captureLogger, createVhost, dropDatabases, LaunchedApp, launchApp, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 import type { Gateway } from '../app';
-import { TEST_ADMIN_TOKEN, TestCompany, booking, connectIdentity, seedCompany, startGateway } from '../testing/harness';
+import { TEST_ADMIN_TOKEN, TestCompany, booking, connectIdentity, seedCompany, startGateway } from '../test-support/harness';
 import { siteNotFound } from './site';
 
 /** POST /webhook/generic against a real location-api: the X-Site-Id must be a site of the key's company. */

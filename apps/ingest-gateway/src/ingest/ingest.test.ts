@@ -3,7 +3,7 @@ import { identityModels } from '@smartlock/auth';
 import type { Connection } from '@smartlock/db';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 import type { Gateway } from '../app';
-import { BookingTap, TestCompany, booking, connectIdentity, eventually, seedCompany, startGateway } from '../testing/harness';
+import { BookingTap, TestCompany, booking, connectIdentity, eventually, seedCompany, startGateway } from '../test-support/harness';
 import { IngestMessages } from './routes';
 import { Errors, SpecErrors } from './validate';
 

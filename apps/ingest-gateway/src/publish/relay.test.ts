@@ -5,7 +5,7 @@ import type { Connection } from '@smartlock/db';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, RABBIT_API, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import type { Gateway } from '../app';
 import { IngestMessages } from '../ingest/routes';
-import { BookingTap, TestCompany, booking, connectIdentity, eventually, seedCompany, startGateway } from '../testing/harness';
+import { BookingTap, TestCompany, booking, connectIdentity, eventually, seedCompany, startGateway } from '../test-support/harness';
 
 const rabbitAuth = { username: process.env.RABBITMQ_USER || 'guest', password: process.env.RABBITMQ_PASS || 'guest' };
 

@@ -4,7 +4,7 @@ import type { Connection } from '@smartlock/db';
 import { QUEUES } from '@smartlock/messaging';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import type { Gateway } from '../app';
-import { BookingTap, TEST_ADMIN_TOKEN, TestCompany, booking, connectIdentity, seedCompany, startGateway } from '../testing/harness';
+import { BookingTap, TEST_ADMIN_TOKEN, TestCompany, booking, connectIdentity, seedCompany, startGateway } from '../test-support/harness';
 
 /** location-api's occupancy re-sync: the gateway sends a company's booking events again, to location-api's queue only. */
 describe('POST /admin/v1/companies/:companyId/booking-events/replay', () => {

@@ -2,7 +2,7 @@ import request from 'supertest';
 import type { Connection } from '@smartlock/db';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 import type { Gateway } from '../app';
-import { BookingTap, TEST_ADMIN_TOKEN, TestCompany, booking, connectIdentity, seedCompany, startGateway } from '../testing/harness';
+import { BookingTap, TEST_ADMIN_TOKEN, TestCompany, booking, connectIdentity, seedCompany, startGateway } from '../test-support/harness';
 
 describe('POST /webhook/retry re-queues FAILED events', () => {
   const mongoDb = uniqueDbName('retry');

@@ -5,7 +5,7 @@ import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, unique
 import type { Gateway } from '../app';
 import type { EventDoc } from '../events/event.schema';
 import { markQueued } from '../publish/publisher';
-import { BookingTap, TestCompany, booking, connectIdentity, publishStatus, publishStatuses, seedCompany, startGateway } from '../testing/harness';
+import { BookingTap, TestCompany, booking, connectIdentity, publishStatus, publishStatuses, seedCompany, startGateway } from '../test-support/harness';
 
 describe('worker reports on event.status are applied monotonically', () => {
   const mongoDb = uniqueDbName('status');

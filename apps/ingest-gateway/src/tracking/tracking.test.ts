@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Connection } from '@smartlock/db';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 import type { Gateway } from '../app';
-import { BookingTap, TestCompany, booking, connectIdentity, seedCompany, startGateway } from '../testing/harness';
+import { BookingTap, TestCompany, booking, connectIdentity, seedCompany, startGateway } from '../test-support/harness';
 import { TrackingMessages } from './routes';
 
 const RECORD_KEYS = ['event_id', 'event_type', 'status', 'received_at', 'updated_at', 'message', 'reference_id'].sort();

@@ -5,7 +5,7 @@ import { generateApiKey, identityModels } from '@smartlock/auth';
 import { Exchanges, LocationEventMessage } from '@smartlock/contracts';
 import { RunningService } from '@smartlock/http';
 /* Test support: imported by *.test.ts only, never by main.ts (so never bundled). */
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from '../app';
 import { readConfig } from '../config';
 
@@ -18,6 +18,7 @@ export async function startLocationApi(env: Record<string, string> = {}) {
   const identityDb = uniqueDbName('identity');
   const { logger, text } = captureLogger('location-api');
   const config = readConfig({
+    ...NO_RATE_LIMITS,
     NODE_ENV: 'test',
     PORT: '0',
     AMQP_URL: vhost.url,

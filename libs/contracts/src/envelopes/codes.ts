@@ -45,6 +45,8 @@ export const ErrorCodes = {
   CONFLICT: 4090,
   PAYLOAD_TOO_LARGE: 4130,
   UNSUPPORTED_MEDIA_TYPE: 4150,
+  /** A rate limit (README "Rate limits"): Retry-After says when to try again. */
+  TOO_MANY_REQUESTS: 4290,
   INTERNAL: 5000,
   UNAVAILABLE: 5030,
 } as const;

@@ -7,6 +7,7 @@ import { generateApiKey, generateIngestToken, identityModels } from '@smartlock/
 import { Connection, Types, connectDb } from '@smartlock/db';
 import { EXCHANGES } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
+import { NO_RATE_LIMITS } from '@smartlock/testing';
 import { Gateway, start } from '../app';
 import { readConfig } from '../config';
 import type { Clock } from '../deps';
@@ -27,6 +28,7 @@ export const UNREACHABLE_URL = 'http://127.0.0.1:9';
 
 export async function startGateway(o: GatewayEnv): Promise<Gateway> {
   const config = readConfig({
+    ...NO_RATE_LIMITS,
     NODE_ENV: 'test',
     PORT: '0',
     AMQP_URL: o.amqpUrl,
