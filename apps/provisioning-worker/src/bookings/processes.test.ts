@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Broker } from '@smartlock/messaging';
 import { LaunchedApp, MONGO_URL, TestVhost, captureLogger, createVhost, dropDatabases, launchApp, uniqueDbName, waitFor } from '@smartlock/testing';
 import { workerModels } from '../models';
-import { ADMIN_TOKEN, LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal } from '../test-support/harness';
+import { ADMIN_TOKEN, LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, MESSAGE_KEY } from '../test-support/harness';
 
 jest.setTimeout(200_000);
 
@@ -29,6 +29,8 @@ describe('provisioning-worker as processes', () => {
       LOCK_CLOUD_URL: sim.url,
       LOCATION_API_URL: layout.url,
       ADMIN_TOKEN,
+      // the key the tap opens access.events with
+      MESSAGE_KEY,
       LOCK_CLOUD_TIMEOUT_MS: '2500',
       PROVISIONING_RETRY_DELAYS_MS: '200,400,800',
       PROVISIONING_ORDER_WAIT_MS: '500',
