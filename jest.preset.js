@@ -16,6 +16,6 @@ module.exports = {
   moduleNameMapper,
   testMatch: ['<rootDir>/src/**/*.test.ts'],
   globalSetup: path.join(__dirname, 'libs/testing/src/global-setup.js'),
-  testTimeout: 60000,
+  setupFilesAfterEnv: [path.join(__dirname, 'libs/testing/src/jest-timeout.js')],
   maxWorkers: 2,
 };
