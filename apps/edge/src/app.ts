@@ -10,6 +10,11 @@ export const SERVICE = 'edge';
 
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer'];
 
+/** The error body in the envelope of the path's family: SPEC's employee envelope for employee access, else the API one. */
+function errorBody(path: string, message: string, code: number): unknown {
+  return /^\/api\/v3\/access\/employee(\/|$|\?)/i.test(path) ? { error: message, details: [{ path: [], message }] } : apiError(message, code);
+}
+
 function reply(res: http.ServerResponse, status: number, body: unknown, correlationId: string) {
   res.writeHead(status, { 'Content-Type': 'application/json', 'X-Correlation-Id': correlationId });
   res.end(JSON.stringify(body));
@@ -34,7 +39,7 @@ export async function start(config: Config, logger: Logger) {
       if (path === '/healthz' || path === '/readyz') return reply(res, 200, { status: 'ok', service: SERVICE }, correlationId);
       const pathname = path.split('?')[0];
       const refused = unroutable(pathname);
-      if (refused) return reply(res, 400, apiError(`Invalid request path: ${refused}`, ErrorCodes.VALIDATION), correlationId);
+      if (refused) return reply(res, 400, errorBody(path, `Invalid request path: ${refused}`, ErrorCodes.VALIDATION), correlationId);
       // Routed on the path exactly as it is forwarded: an app's /metrics, /healthz, /readyz and the
       // admin routes the table does not name are never reachable through the edge.
       const upstream = upstreamFor(pathname);
@@ -71,7 +76,7 @@ export async function start(config: Config, logger: Logger) {
       proxied.on('timeout', () => proxied.destroy(new Error('upstream timeout')));
       proxied.on('error', (err) => {
         logger.warn('upstream unavailable', { correlationId, upstream, path: redactUrl(path), err: err.message });
-        if (!res.headersSent) reply(res, 502, apiError('Upstream service unavailable; retry shortly', ErrorCodes.UNAVAILABLE), correlationId);
+        if (!res.headersSent) reply(res, 502, errorBody(path, 'Upstream service unavailable; retry shortly', ErrorCodes.UNAVAILABLE), correlationId);
         else res.destroy();
       });
       req.pipe(proxied);

@@ -120,6 +120,12 @@ describe('edge: paths, slow clients and connections', () => {
     expect(seen.length).toBe(before);
   });
 
+  it("answers a refused path in its family's envelope: SPEC's employee envelope for employee access", async () => {
+    const res = await raw('/api/v3/access/employee/%5Cx');
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({ error: expect.stringMatching(/^Invalid request path: /), details: [{ path: [], message: expect.stringMatching(/^Invalid request path: /) }] });
+  });
+
   it("never routes an app's /metrics, /readyz or an admin route the table does not name", async () => {
     for (const path of ['/metrics', '/readyz?full=1', '/api/metrics', '/admin/v2/anything']) {
       const res = await raw(path);
