@@ -126,6 +126,40 @@ describe('libs/messaging against the real broker', () => {
     expect(Date.parse(String(dead.headers['x-first-failure-at']))).toBeGreaterThanOrEqual(t0 - 1000);
   });
 
+  it('a dead-letter report that fails (its database down) is made again after the longest retry delay, not requeued in a loop, and the handler is not run again', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    let handled = 0;
+    const reports: number[] = [];
+    const made: unknown[] = [];
+    await b.consume<{ id: number }>(
+      Q,
+      async () => {
+        handled++;
+        throw new PermanentError('Room not found');
+      },
+      {
+        retryDelaysMs: [100, 300],
+        onDeadLetter: async (p, _ctx, info) => {
+          reports.push(Date.now());
+          if (reports.length <= 3) throw new Error('database unavailable');
+          made.push({ p, info });
+        },
+      },
+    );
+    await b.connect();
+    await b.publish(EX.name, 'thing.created', { id: 9 });
+    await waitFor(async () => (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 1, { what: 'dead letter', timeoutMs: 10_000 });
+    expect(handled).toBe(1);
+    expect(made).toEqual([{ p: { id: 9 }, info: { reason: 'Room not found', retryCount: 0, permanent: true } }]);
+    // four reports, each at least the longest retry delay (300 ms) after the one before: no tight loop
+    expect(reports).toHaveLength(4);
+    for (let i = 1; i < reports.length; i++) expect(reports[i] - reports[i - 1]).toBeGreaterThanOrEqual(250);
+    const [dead] = await drain(vhost.url, deadLetterQueueName(Q.name));
+    expect(dead.headers['x-death-reason']).toBe('Room not found');
+    expect(dead.headers['x-dead-letter-reason']).toBeUndefined();
+  });
+
   it('a transient failure that recovers is processed on its retry', async () => {
     const b = broker();
     await b.declareExchanges([EX]);

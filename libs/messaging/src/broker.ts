@@ -66,7 +66,8 @@ export interface ConsumeOptions<T> {
   verifyWith?: Buffer;
   /**
    * Called before a message goes to the dead-letter queue (after its last retry, or at once on a
-   * permanent error), e.g. to report DEAD_LETTER. If it throws, the message is requeued and tried again.
+   * permanent error), e.g. to report DEAD_LETTER. If it throws, the message waits the longest retry
+   * delay and this is called again (the handler is not), until it succeeds.
    */
   onDeadLetter?: (payload: T | undefined, ctx: MessageContext, info: DeadLetterInfo) => Promise<void>;
 }
@@ -89,6 +90,15 @@ export interface Broker {
   consumeBroadcast<T>(exchange: ExchangeDef, handler: Handler<T>): Promise<void>;
   /** Stops taking messages, waits for in-flight handlers (up to drainTimeoutMs), closes everything. */
   close(drainTimeoutMs?: number): Promise<void>;
+}
+
+/** Set on a message whose dead-letter report failed: the verdict it comes back with. */
+const DEAD_LETTER_REASON = 'x-dead-letter-reason';
+const DEAD_LETTER_PERMANENT = 'x-dead-letter-permanent';
+
+function deadLetterVerdict(headers: Record<string, unknown>): { reason: string; permanent: boolean } | undefined {
+  const reason = headers[DEAD_LETTER_REASON];
+  return typeof reason === 'string' ? { reason, permanent: headers[DEAD_LETTER_PERMANENT] === true } : undefined;
 }
 
 interface Consumer {
@@ -414,14 +424,18 @@ export function createBroker(opts: BrokerOptions): Broker {
               if (error) throw Object.assign(new Error(`invalid message: ${error.message}`), { permanent: true });
               payload = value as T;
             }
+            // Its handler already gave up on it: straight to the dead-letter report (below).
+            if (deadLetterVerdict(ctx.headers)) throw new PermanentError('dead-letter report pending');
             await handler(payload, ctx);
             safeAck(ch, msg, consumer);
             return;
           } catch (err) {
-            const reason = err instanceof SyntaxError ? `invalid JSON: ${err.message}` : (err as Error).message;
-            const permanent = err instanceof SyntaxError || isPermanent(err);
+            // A message whose dead-letter report failed earlier comes back with its verdict: report it again.
+            const verdict = deadLetterVerdict(ctx.headers);
+            const reason = verdict?.reason ?? (err instanceof SyntaxError ? `invalid JSON: ${err.message}` : (err as Error).message);
+            const permanent = verdict?.permanent ?? (err instanceof SyntaxError || isPermanent(err));
             try {
-              if (!permanent && ctx.retryCount < maxRetries) {
+              if (!verdict && !permanent && ctx.retryCount < maxRetries) {
                 const delay = delays[Math.min(ctx.retryCount, delays.length - 1)];
                 ctx.logger.warn('handler failed; retrying', { queue: queue.name, retry: ctx.retryCount + 1, delayMs: delay, reason });
                 await publishRaw('', retryQueueName(queue.name, delay), msg.content, {
@@ -436,13 +450,41 @@ export function createBroker(opts: BrokerOptions): Broker {
                   },
                 });
               } else {
+                if (o.onDeadLetter) {
+                  try {
+                    await o.onDeadLetter(payload, ctx, { reason, retryCount: ctx.retryCount, permanent });
+                  } catch (reportErr) {
+                    // The report could not be made (its database down, say). Not a requeue, which
+                    // comes back at once and, at the broker's delivery limit, dead-letters the message
+                    // without its report: it waits the longest retry delay and comes back to this
+                    // branch (not to the handler) until the report is made.
+                    const delay = delays[delays.length - 1];
+                    ctx.logger.error('dead-letter report failed; trying again later', { queue: queue.name, delayMs: delay, reason, err: reportErr });
+                    await publishRaw('', retryQueueName(queue.name, delay), msg.content, {
+                      ...msg.properties,
+                      messageId: msg.properties.messageId ?? randomUUID(),
+                      headers: {
+                        ...ctx.headers,
+                        'x-original-routing-key': ctx.routingKey,
+                        'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
+                        [DEAD_LETTER_REASON]: reason.slice(0, 1000),
+                        [DEAD_LETTER_PERMANENT]: permanent,
+                      },
+                    });
+                    safeAck(ch, msg, consumer);
+                    return;
+                  }
+                }
                 ctx.logger.error('message dead-lettered', { queue: queue.name, retryCount: ctx.retryCount, permanent, reason });
-                if (o.onDeadLetter) await o.onDeadLetter(payload, ctx, { reason, retryCount: ctx.retryCount, permanent });
+                // The dead letter leaves without the pending verdict: a replay runs the handler again.
+                const headers = { ...ctx.headers };
+                delete headers[DEAD_LETTER_REASON];
+                delete headers[DEAD_LETTER_PERMANENT];
                 await publishRaw('', deadLetterQueueName(queue.name), msg.content, {
                   ...msg.properties,
                   messageId: msg.properties.messageId ?? randomUUID(),
                   headers: {
-                    ...ctx.headers,
+                    ...headers,
                     [Headers.retryCount]: ctx.retryCount,
                     'x-death-reason': reason.slice(0, 1000),
                     'x-original-routing-key': ctx.routingKey,
