@@ -195,6 +195,19 @@ describe('admin-api (real database, real broker)', () => {
   });
 
   describe('ingest tokens', () => {
+    it('may carry an expiry: in the future, ISO 8601; shown when issued and listed', async () => {
+      const companyId = await company();
+      const until = new Date(Date.now() + 7 * 86_400_000).toISOString();
+      const created = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-x', expires_at: until });
+      expect(created.status).toBe(201);
+      expect(created.body.expires_at).toBe(until);
+      secrets.push(created.body.token);
+      expect((await call('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body[0].expires_at).toBe(until);
+      const past = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-x', expires_at: '2020-01-01T00:00:00Z' });
+      expect({ status: past.status, message: past.body.message }).toEqual({ status: 400, message: 'expires_at must be in the future' });
+      expect((await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-x', expires_at: 'next week' })).status).toBe(400);
+    });
+
     it('issues a token once (path /webhook/t/<token>), lists it without secrets, revokes it', async () => {
       const companyId = await company();
       const created = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-7' });
@@ -205,6 +218,7 @@ describe('admin-api (real database, real broker)', () => {
         path: `/webhook/t/${created.body.token}`,
         site_id: 'site-7',
         provider: 'direct',
+        expires_at: null,
       });
       secrets.push(created.body.token);
       const other = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-8', provider: 'cloudbeds' });
@@ -219,6 +233,7 @@ describe('admin-api (real database, real broker)', () => {
         site_id: 'site-7',
         provider: 'direct',
         revoked_at: null,
+        expires_at: null,
         last_used_at: null,
         created_at: expect.any(String),
       });

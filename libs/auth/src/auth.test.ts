@@ -181,6 +181,21 @@ describe('libs/auth against the real database', () => {
     expect(revoked.body).toEqual({ success: false, errors: [AuthMessages.invalidToken], message: AuthMessages.invalidToken });
   });
 
+  it('an ingest token with an expiry works until it and is refused from then on, as an unknown token is', async () => {
+    const t = generateIngestToken();
+    await auth.models.IngestToken.create({ company_id: companyA, site_id: 'site-9', provider: 'direct', hash: t.hash, expires_at: new Date(clock.getTime() + 60_000) });
+    expect((await request(app).post(`/webhook/t/${t.token}`).send({})).status).toBe(200);
+    const saved = clock;
+    clock = new Date(saved.getTime() + 60_000);
+    try {
+      const expired = await request(app).post(`/webhook/t/${t.token}`).send({});
+      expect(expired.status).toBe(401);
+      expect(expired.body).toEqual({ success: false, errors: [AuthMessages.invalidToken], message: AuthMessages.invalidToken });
+    } finally {
+      clock = saved;
+    }
+  });
+
   it('a deleted ingest token is 401 on the next request, its id remembered or not', async () => {
     const t = generateIngestToken();
     const doc = await auth.models.IngestToken.create({ company_id: companyA, site_id: 'site-2', provider: 'direct', hash: t.hash });

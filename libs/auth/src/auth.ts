@@ -133,7 +133,8 @@ export function createAuth(opts: AuthOptions): Auth {
   async function verifyIngestToken(token: unknown) {
     if (typeof token !== 'string' || !isWellFormedIngestToken(token)) throw new HttpError(401, AuthMessages.invalidToken);
     const doc = await readToken(sha256(token));
-    if (!doc || doc.revoked_at) throw new HttpError(401, AuthMessages.invalidToken);
+    // Expired, revoked and unknown answer alike: a URL's holder learns nothing of its history.
+    if (!doc || doc.revoked_at || (doc.expires_at && doc.expires_at.getTime() <= now().getTime())) throw new HttpError(401, AuthMessages.invalidToken);
     touch(doc._id);
     return { companyId: String(doc.company_id), tokenId: String(doc._id), siteId: doc.site_id, provider: doc.provider };
   }

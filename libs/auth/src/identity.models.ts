@@ -30,6 +30,8 @@ export interface IngestTokenDoc {
   provider: string;
   hash: string;
   revoked_at: Date | null;
+  /** Refused from this moment on, like a revoked token; null: no expiry. */
+  expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -68,6 +70,7 @@ const ingestTokenSchema = new Schema<IngestTokenDoc>({
   provider: { type: String, required: true },
   hash: { type: String, required: true },
   revoked_at: { type: Date, default: null },
+  expires_at: { type: Date, default: null },
 });
 ingestTokenSchema.plugin(basePlugin);
 // Every ingest request finds its token by the hash of the URL's token.

@@ -11,7 +11,7 @@ Commands
   keys list <companyId>
   keys revoke <keyId>
   keys current --apikey <key>          which company and key an API key is (no admin token needed)
-  tokens create <companyId> --site <site_id> [--provider <provider>]
+  tokens create <companyId> --site <site_id> [--provider <provider>] [--expires-at <ISO 8601 date-time>]
   tokens list <companyId>
   tokens revoke <tokenId>
   callback get <companyId>
@@ -160,15 +160,16 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
     case 'tokens create': {
       const body: Row = { site_id: req(v.site, '--site') };
       if (v.provider) body.provider = v.provider;
+      if (v['expires-at']) body.expires_at = v['expires-at'];
       const t = await client.request<Row>('POST', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}/ingest-tokens`, body);
       return {
         data: t,
-        text: `ingest token created (shown this once: the URL is the credential)\n  path      ${t.path}   (on {webhook_url})\n  token     ${t.token}\n  _id       ${t._id}\n  site_id   ${t.site_id}\n  provider  ${t.provider}`,
+        text: `ingest token created (shown this once: the URL is the credential)\n  path      ${t.path}   (on {webhook_url})\n  token     ${t.token}\n  _id       ${t._id}\n  site_id   ${t.site_id}\n  provider  ${t.provider}\n  expires   ${when(t.expires_at)}`,
       };
     }
     case 'tokens list': {
       const list = await client.request<Row[]>('GET', `/admin/v1/companies/${seg(req(arg, '<companyId>'))}/ingest-tokens`);
-      return { data: list, text: table(list, ['_id', 'site_id', 'provider', 'revoked_at', 'last_used_at']) };
+      return { data: list, text: table(list, ['_id', 'site_id', 'provider', 'expires_at', 'revoked_at', 'last_used_at']) };
     }
     case 'tokens revoke': {
       const t = await client.request<Row>('POST', `/admin/v1/ingest-tokens/${seg(req(arg, '<tokenId>'))}/revoke`);

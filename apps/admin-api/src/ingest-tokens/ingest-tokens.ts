@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { IngestTokenDoc, generateIngestToken } from '@smartlock/auth';
 import { Joi } from '@smartlock/config';
-import { asyncHandler } from '@smartlock/http';
+import { asyncHandler, badRequest } from '@smartlock/http';
 import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
 import { withLastUse } from '../shared/last-use';
@@ -15,6 +15,7 @@ export interface IngestTokenView {
   site_id: string;
   provider: string;
   revoked_at: Date | null;
+  expires_at: Date | null;
   last_used_at: Date | null;
   created_at: Date;
 }
@@ -25,6 +26,7 @@ const tokenView = (t: IngestTokenDoc & { last_used_at: Date | null }): IngestTok
   site_id: t.site_id,
   provider: t.provider,
   revoked_at: t.revoked_at,
+  expires_at: t.expires_at ?? null,
   last_used_at: t.last_used_at,
   created_at: t.created_at,
 });
@@ -35,9 +37,11 @@ const safeId = (name: string) =>
     .messages({ 'string.pattern.base': `${name} must be 1 to 64 characters of letters, digits, '.', '_', ':' or '-'` });
 
 // The site belongs to location-api (its own slice): only its shape is checked here.
-const createSchema = Joi.object<{ site_id: string; provider: string }>({
+const createSchema = Joi.object<{ site_id: string; provider: string; expires_at?: string | null }>({
   site_id: safeId('site_id').required(),
   provider: safeId('provider').default('direct'),
+  // A URL handed to a property system for a season, say: refused once it passes.
+  expires_at: Joi.string().isoDate().allow(null).messages({ 'string.isoDate': 'expires_at must be an ISO 8601 date-time' }),
 });
 
 export function ingestTokenRoutes(router: Router, deps: Deps): void {
@@ -46,15 +50,17 @@ export function ingestTokenRoutes(router: Router, deps: Deps): void {
     asyncHandler(async (req, res) => {
       const company = await companyFromPath(deps, req);
       const input = validate(createSchema, req.body);
+      const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+      if (expiresAt && expiresAt.getTime() <= deps.now().getTime()) throw badRequest('expires_at must be in the future');
       const { token, hash } = generateIngestToken();
-      const doc = (await deps.models.IngestToken.create({ company_id: company._id, site_id: input.site_id, provider: input.provider, hash })).toObject();
+      const doc = (await deps.models.IngestToken.create({ company_id: company._id, site_id: input.site_id, provider: input.provider, hash, expires_at: expiresAt })).toObject();
       await deps.events.publish(
         'ingest_token.created',
-        { company_id: String(company._id), id: String(doc._id), data: { site_id: doc.site_id, provider: doc.provider } },
+        { company_id: String(company._id), id: String(doc._id), data: { site_id: doc.site_id, provider: doc.provider, expires_at: doc.expires_at } },
         { correlationId: req.correlationId, logger: req.log },
       );
       // The token (and so the URL, which is the credential) is in this response only.
-      res.status(201).json({ _id: String(doc._id), token, path: `/webhook/t/${token}`, site_id: doc.site_id, provider: doc.provider });
+      res.status(201).json({ _id: String(doc._id), token, path: `/webhook/t/${token}`, site_id: doc.site_id, provider: doc.provider, expires_at: doc.expires_at });
     }),
   );
 
