@@ -68,7 +68,7 @@ describe('callback-dispatcher: callback destinations', () => {
   });
 
   /** A company whose endpoint is `url` (signed as admin-api signs), then one provisioned event for it. */
-  async function deliverTo(app: RunningService, url: string) {
+  async function publishTo(app: RunningService, url: string) {
     const companyId = `co-${randomUUID().slice(0, 8)}`;
     const models = dispatcherModels(app.ctx.db);
     await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, url, { type: 'hmac', secrets: ['whsec_x'] }, key, 1), {
@@ -77,7 +77,12 @@ describe('callback-dispatcher: callback destinations', () => {
     await waitFor(async () => (await models.Endpoint.findOne({ company_id: companyId }).lean()) !== null, { what: 'the endpoint in the replica' });
     const msg = accessEvent(companyId, 'access.provisioned', { credentials: [credential('EKEY')] });
     await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
-    // Two attempts: the first and the one retry CALLBACK_RETRY_DELAYS_MS allows.
+    return { companyId, msg, models };
+  }
+
+  /** publishTo, then its two attempts (the first and the one retry CALLBACK_RETRY_DELAYS_MS allows) as recorded and listed. */
+  async function deliverTo(app: RunningService, url: string) {
+    const { companyId, msg, models } = await publishTo(app, url);
     const delivery = await waitFor(
       async () => {
         const d = await models.Delivery.findOne({ company_id: companyId }).lean();
@@ -125,15 +130,7 @@ describe('callback-dispatcher: callback destinations', () => {
     // The listing shows the customer's own URL, and errors that name nothing more.
     expect(listed).not.toMatch(/ECONNREFUSED|connect /);
     const before = receiver.received.length;
-    const companyUrl = `${receiver.url}/hooks`;
-    const companyId = `co-${randomUUID().slice(0, 8)}`;
-    const models = dispatcherModels(dev.ctx.db);
-    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, companyUrl, { type: 'hmac', secrets: ['whsec_x'] }, key, 1), {
-      signWith: parseSecretsKey(TEST_IDENTITY_EVENTS_KEY),
-    });
-    await waitFor(async () => (await models.Endpoint.findOne({ company_id: companyId }).lean()) !== null, { what: 'the endpoint in the replica' });
-    const msg = accessEvent(companyId, 'access.provisioned', { credentials: [credential('EKEY')] });
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+    await publishTo(dev, `${receiver.url}/hooks`);
     await waitFor(() => receiver.received.length > before, { what: 'the callback on loopback' });
   });
 });
