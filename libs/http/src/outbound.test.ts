@@ -1,10 +1,15 @@
 import http from 'node:http';
-import { AddressInfo } from 'node:net';
+import net, { AddressInfo } from 'node:net';
 import axios from 'axios';
-import { checkDestination, checkLiteral, guardedAgents, refusedAddress } from './outbound';
+import { Resolve, checkDestination, guardedAgents, refusedAddress } from './outbound';
 
 const production = { allowLoopback: false, allowHttp: false };
 const development = { allowLoopback: true, allowHttp: true };
+/** A DNS server's answers, as the resolver the checks are given. */
+const resolvesTo =
+  (...addresses: string[]): Resolve =>
+  async () =>
+    addresses.map((address) => ({ address, family: net.isIP(address) }));
 
 describe('outbound destinations (callback URLs)', () => {
   it.each([
@@ -37,7 +42,6 @@ describe('outbound destinations (callback URLs)', () => {
   });
 
   it('checks the scheme and every address a name resolves to when the URL is set', async () => {
-    const resolvesTo = (...addresses: string[]) => async () => addresses.map((address) => ({ address }));
     expect(await checkDestination('http://pms.example/hooks', production, resolvesTo('93.184.215.14'))).toBe('an https URL is required');
     expect(await checkDestination('https://pms.example/hooks', production, resolvesTo('93.184.215.14'))).toBeNull();
     // one internal answer among public ones is enough to refuse
@@ -50,29 +54,79 @@ describe('outbound destinations (callback URLs)', () => {
     expect(await checkDestination('https://new.example/hooks', production, async () => Promise.reject(new Error('ENOTFOUND')))).toBeNull();
   });
 
-  it('at delivery: a name resolving to a refused address, or a refused literal, never gets a connection', async () => {
+  describe('at delivery (the agents check the address actually connected to)', () => {
+    let server: http.Server;
+    let port: number;
     let connections = 0;
-    const server = http.createServer((_req, res) => res.end('ok'));
-    server.on('connection', () => connections++);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const { port } = server.address() as AddressInfo;
-    try {
-      const agents = guardedAgents({ allowLoopback: false, allowHttp: true });
-      const err = await axios.get(`http://localhost:${port}/`, { ...agents, proxy: false }).catch((e: unknown) => e as { code?: string; message: string });
-      expect(err).toMatchObject({ code: 'EREFUSEDDESTINATION', message: 'connection refused' });
-      expect(() => checkLiteral(`http://127.0.0.1:${port}/`, { allowLoopback: false, allowHttp: true })).toThrow('connection refused');
-      expect(() => checkLiteral(`http://[::ffff:7f00:1]:${port}/`, { allowLoopback: false, allowHttp: true })).toThrow('connection refused');
-      expect(connections).toBe(0);
-      const allowed = guardedAgents({ allowLoopback: true, allowHttp: true });
-      expect((await axios.get(`http://localhost:${port}/`, { ...allowed, proxy: false })).data).toBe('ok');
-      expect(connections).toBe(1);
-      for (const a of [agents, allowed]) {
+    const made: ReturnType<typeof guardedAgents>[] = [];
+    const agents = (...args: Parameters<typeof guardedAgents>) => {
+      made.push(guardedAgents(...args));
+      return made[made.length - 1];
+    };
+    /** What a GET through the agents ends with: the body, or the error's code and message. */
+    const get = (url: string, a: ReturnType<typeof guardedAgents>) =>
+      axios.get(url, { ...a, proxy: false, timeout: 2000 }).then(
+        (res) => res.data as string,
+        (e: { code?: string; message: string }) => ({ code: e.code, message: e.message }),
+      );
+    const REFUSED = { code: 'EREFUSEDDESTINATION', message: 'connection refused' };
+
+    beforeAll(async () => {
+      server = http.createServer((_req, res) => res.end('ok'));
+      server.on('connection', () => connections++);
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      port = (server.address() as AddressInfo).port;
+    });
+    beforeEach(() => (connections = 0));
+    afterAll(async () => {
+      for (const a of made) {
         a.httpAgent.destroy();
         a.httpsAgent.destroy();
       }
-    } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
-    }
+    });
+
+    it('a name resolving to a refused address never gets a connection; with the switch, loopback does', async () => {
+      expect(await get(`http://localhost:${port}/`, agents({ allowLoopback: false, allowHttp: true }))).toEqual(REFUSED);
+      expect(connections).toBe(0);
+      expect(await get(`http://localhost:${port}/`, agents(development))).toBe('ok');
+      expect(connections).toBe(1);
+    });
+
+    it('an IP literal, which Node connects to without a lookup, is checked in every spelling', async () => {
+      const policy = { allowLoopback: false, allowHttp: true };
+      for (const host of ['127.0.0.1', '[::ffff:7f00:1]', '[::ffff:127.0.0.1]', '0x7f.1', '2130706433', '[::1]', '0.0.0.0']) {
+        expect({ host, got: await get(`http://${host}:${port}/`, agents(policy)) }).toEqual({ host, got: REFUSED });
+      }
+      expect(connections).toBe(0);
+    });
+
+    it('DNS rebinding: a name that was public when the URL was set and resolves inside at delivery is refused', async () => {
+      let answers = 0;
+      // A rebinding DNS server: a public answer first (the set-time check), loopback after.
+      const rebinding: Resolve = async (host) => (answers++ === 0 ? resolvesTo('93.184.215.14') : resolvesTo('127.0.0.1'))(host);
+      const url = `http://rebind.example:${port}/`;
+      expect(await checkDestination(url, { allowLoopback: false, allowHttp: true }, rebinding)).toBeNull();
+      expect(await get(url, agents({ allowLoopback: false, allowHttp: true }, {}, rebinding))).toEqual(REFUSED);
+      // one internal address among public ones is refused too: the connection could pick it
+      expect(await get(url, agents({ allowLoopback: false, allowHttp: true }, {}, resolvesTo('93.184.215.14', '127.0.0.1')))).toEqual(REFUSED);
+      expect(connections).toBe(0);
+    });
+
+    it('private and link-local are refused with the development switch on too, before any connection is tried', async () => {
+      for (const address of ['10.0.0.7', '169.254.169.254', '192.168.1.1', 'fe80::1', '::ffff:10.0.0.7']) {
+        const got = await get(`http://internal.example:${port}/`, agents(development, {}, resolvesTo(address)));
+        expect({ address, got }).toEqual({ address, got: REFUSED });
+      }
+      expect(await get('http://10.0.0.7:9/', agents(development))).toEqual(REFUSED);
+      expect(await get('http://[fe80::1]:9/', agents(development))).toEqual(REFUSED);
+    });
+
+    it('outside development the http agent opens no connection at all (https only)', async () => {
+      expect(await get(`http://localhost:${port}/`, agents({ allowLoopback: true, allowHttp: false }))).toEqual(REFUSED);
+      expect(await get(`http://93.184.215.14:${port}/`, agents({ allowLoopback: true, allowHttp: false }))).toEqual(REFUSED);
+      expect(connections).toBe(0);
+    });
   });
 });

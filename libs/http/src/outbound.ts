@@ -2,6 +2,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import type { Duplex } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -41,18 +42,18 @@ export class RefusedDestinationError extends Error {
 /** A URL's host without IPv6 brackets. */
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
+/** Every address a host name resolves to (injectable: tests answer as a rebinding DNS server would). */
+export type Resolve = (host: string) => Promise<dns.LookupAddress[]>;
+const systemResolve: Resolve = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
+
 /**
  * Whether a URL may be used as a destination, checked when it is set: the scheme, and every address
  * its host resolves to (a name that resolves to a private address is refused like the address). A
  * name that does not resolve yet is accepted: delivery checks every connection again (see
  * `guardedAgents`), which is what holds when DNS answers differently later.
- * Resolves to the reason for a refusal, or null.
+ * Resolves to the reason for a refusal, or null. The reason never names a resolved address.
  */
-export async function checkDestination(
-  raw: string,
-  policy: OutboundPolicy,
-  resolve: (host: string) => Promise<{ address: string }[]> = (host) => dns.promises.lookup(host, { all: true, verbatim: true }),
-): Promise<string | null> {
+export async function checkDestination(raw: string, policy: OutboundPolicy, resolve: Resolve = systemResolve): Promise<string | null> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -63,7 +64,7 @@ export async function checkDestination(
   if (url.username || url.password) return 'credentials in the URL are not allowed';
   const host = hostOf(url);
   if (ipaddr.isValid(host)) return refusedAddress(host, policy) && 'its address is not a public one';
-  let addresses: { address: string }[];
+  let addresses: dns.LookupAddress[];
   try {
     addresses = await resolve(host);
   } catch {
@@ -77,35 +78,54 @@ export async function checkDestination(
  * connected to is one of them, so a name that changes its answer between the check at set time and
  * the connection (DNS rebinding) is still refused.
  */
-function guardedLookup(policy: OutboundPolicy): LookupFunction {
+function guardedLookup(policy: OutboundPolicy, resolve: Resolve): LookupFunction {
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, '', 0);
-      const list = addresses as dns.LookupAddress[];
-      const refused = list.map((a) => refusedAddress(a.address, policy)).find((r) => r !== null);
-      if (refused || !list.length) return callback(new RefusedDestinationError(refused ?? 'no address'), '', 0);
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
-      callback(null, list[0].address, list[0].family);
-    });
+    resolve(hostname).then(
+      (all) => {
+        const list = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
+        const refused = list.map((a) => refusedAddress(a.address, policy)).find((r) => r !== null);
+        if (refused || !list.length) return callback(new RefusedDestinationError(refused ?? 'no address'), '', 0);
+        if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+        callback(null, list[0].address, list[0].family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
   };
 }
 
-/**
- * http and https agents for requests to customer-chosen URLs: names go through the guarded lookup;
- * an IP literal (which Node connects to without a lookup) is checked by `checkLiteral` first.
- */
-export function guardedAgents(policy: OutboundPolicy, opts: http.AgentOptions = {}) {
-  const lookup = guardedLookup(policy);
-  return { httpAgent: new http.Agent({ ...opts, lookup }), httpsAgent: new https.Agent({ ...opts, lookup }) };
+/** Why an agent may not open this connection: Node connects to an IP literal without a lookup. */
+function refusedConnection(host: string | null | undefined, policy: OutboundPolicy, scheme: 'http' | 'https'): string | null {
+  if (scheme === 'http' && !policy.allowHttp) return 'http not allowed';
+  return host && ipaddr.isValid(host) ? refusedAddress(host, policy) : null;
 }
 
-/** Throws RefusedDestinationError for a URL whose host is a refused IP literal (or a refused scheme). */
-export function checkLiteral(raw: string, policy: OutboundPolicy): void {
-  const url = new URL(raw);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) throw new RefusedDestinationError(`${url.protocol} not allowed`);
-  const host = hostOf(url);
-  if (ipaddr.isValid(host)) {
-    const refused = refusedAddress(host, policy);
-    if (refused) throw new RefusedDestinationError(refused);
+/**
+ * http and https agents for requests to customer-chosen URLs, the one place the policy holds at
+ * delivery: names go through the guarded lookup, IP literals (in any spelling the URL parser
+ * accepts) are checked before the socket is made, and the http agent refuses everything outside
+ * development. A refusal fails the request with RefusedDestinationError ('connection refused').
+ */
+export function guardedAgents(policy: OutboundPolicy, opts: http.AgentOptions = {}, resolve: Resolve = systemResolve) {
+  const lookup = guardedLookup(policy, resolve);
+  type Callback = (err: Error | null, stream: Duplex) => void;
+  // Node's Agent passes a callback: the refusal goes to it and fails the request, with no socket made.
+  const refuse = (reason: string, callback?: Callback) => {
+    const err = new RefusedDestinationError(reason);
+    if (!callback) throw err;
+    callback(err, undefined as unknown as Duplex);
+    return undefined;
+  };
+  class HttpAgent extends http.Agent {
+    override createConnection(options: http.ClientRequestArgs, callback?: Callback) {
+      const refused = refusedConnection(options.host, policy, 'http');
+      return refused ? refuse(refused, callback) : super.createConnection(options, callback);
+    }
   }
+  class HttpsAgent extends https.Agent {
+    override createConnection(options: https.RequestOptions, callback?: Callback) {
+      const refused = refusedConnection(options.host, policy, 'https');
+      return refused ? refuse(refused, callback) : super.createConnection(options, callback);
+    }
+  }
+  return { httpAgent: new HttpAgent({ ...opts, lookup }), httpsAgent: new HttpsAgent({ ...opts, lookup }) };
 }

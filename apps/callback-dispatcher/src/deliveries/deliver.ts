@@ -1,7 +1,7 @@
 import axios from 'axios';
 import type { Counter, Histogram } from 'prom-client';
 import { decryptSecret } from '@smartlock/auth';
-import { CONNECTION_REFUSED, OutboundPolicy, checkLiteral, guardedAgents } from '@smartlock/http';
+import { CONNECTION_REFUSED, OutboundPolicy, guardedAgents } from '@smartlock/http';
 import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
 import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels } from '../models';
 import { Limiter, PARKED } from './limiter';
@@ -41,9 +41,9 @@ async function park(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext, wh
   });
 }
 
-/** The policy of callback destinations and the agents that enforce it on every connection. */
+/** The agents that enforce the policy of callback destinations on every connection (libs/http outbound). */
 export function destinations(policy: OutboundPolicy) {
-  return { policy, ...guardedAgents(policy, { keepAlive: true }) };
+  return guardedAgents(policy, { keepAlive: true });
 }
 export type Destinations = ReturnType<typeof destinations>;
 
@@ -110,7 +110,6 @@ async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
   let error: string | null = null;
   const started = performance.now();
   try {
-    checkLiteral(config.url, deps.destinations.policy);
     const res = await axios.post(config.url, body, {
       httpAgent: deps.destinations.httpAgent,
       httpsAgent: deps.destinations.httpsAgent,
