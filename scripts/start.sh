@@ -15,6 +15,8 @@ set -a
 # shellcheck disable=SC1091
 . .data/infra.env
 NODE_ENV="${NODE_ENV:-development}"
+# Callbacks to local receivers (127.0.0.1) in the demo: the development switch, never in production.
+[ "$NODE_ENV" = production ] || CALLBACK_ALLOW_LOOPBACK="${CALLBACK_ALLOW_LOOPBACK:-true}"
 ADMIN_TOKEN="${ADMIN_TOKEN:-dev-admin-token}"
 LOCK_CLOUD_URL="${LOCK_CLOUD_URL:-http://127.0.0.1:8086}"
 set +a

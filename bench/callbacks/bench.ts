@@ -102,7 +102,7 @@ async function main() {
   const fast = await receiver();
   const other = await receiver();
   const app = await launchApp('callback-dispatcher', {
-    AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, SECRETS_KEY, IDENTITY_EVENTS_KEY, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '1000',
+    AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, SECRETS_KEY, IDENTITY_EVENTS_KEY, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '1000', CALLBACK_ALLOW_LOOPBACK: 'true',
   });
   const pub = createBroker({ url: vhost.url, logger, connectionName: 'bench-publisher' });
   try {

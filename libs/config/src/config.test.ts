@@ -1,4 +1,4 @@
-import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv, identityEventsKeyEnv, messageKeyEnv, secretsKeyEnv } from './index';
+import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv, identityEventsKeyEnv, messageKeyEnv, secretsKeyEnv, callbackDestinationEnv, callbackPolicy } from './index';
 
 const schema = Joi.object({ ...baseEnv, ...adminTokenEnv, ...portEnv(3000), MONGO_DB: Joi.string().required() });
 
@@ -54,5 +54,25 @@ describe('message keys (IDENTITY_EVENTS_KEY, MESSAGE_KEY)', () => {
       /IDENTITY_EVENTS_KEY must be 32 bytes/,
     );
     expect(loadConfig(keys, { NODE_ENV: 'production', IDENTITY_EVENTS_KEY: Buffer.alloc(32, 1).toString('base64'), MESSAGE_KEY: 'ab'.repeat(32) })).toBeTruthy();
+  });
+});
+
+describe('CALLBACK_ALLOW_LOOPBACK (the development switch of callback destinations)', () => {
+  const destinations = Joi.object({ ...baseEnv, ...callbackDestinationEnv });
+  const policy = (env: NodeJS.ProcessEnv) => callbackPolicy(loadConfig(destinations, env) as { NODE_ENV: string; CALLBACK_ALLOW_LOOPBACK: boolean });
+
+  it('is off unless set, in every environment; http only in development and test', () => {
+    expect(policy({ NODE_ENV: 'development' })).toEqual({ allowLoopback: false, allowHttp: true });
+    expect(policy({ NODE_ENV: 'test' })).toEqual({ allowLoopback: false, allowHttp: true });
+    expect(policy({ NODE_ENV: 'production' })).toEqual({ allowLoopback: false, allowHttp: false });
+    expect(policy({})).toEqual({ allowLoopback: false, allowHttp: false });
+  });
+
+  it('may be set in development and test only: a production process refuses to start with it', () => {
+    expect(policy({ NODE_ENV: 'development', CALLBACK_ALLOW_LOOPBACK: 'true' })).toEqual({ allowLoopback: true, allowHttp: true });
+    expect(policy({ NODE_ENV: 'test', CALLBACK_ALLOW_LOOPBACK: 'true' })).toEqual({ allowLoopback: true, allowHttp: true });
+    expect(() => policy({ NODE_ENV: 'production', CALLBACK_ALLOW_LOOPBACK: 'true' })).toThrow(/CALLBACK_ALLOW_LOOPBACK is a development switch/);
+    expect(() => policy({ CALLBACK_ALLOW_LOOPBACK: 'true' })).toThrow(/CALLBACK_ALLOW_LOOPBACK is a development switch/);
+    expect(policy({ NODE_ENV: 'production', CALLBACK_ALLOW_LOOPBACK: 'false' })).toEqual({ allowLoopback: false, allowHttp: false });
   });
 });

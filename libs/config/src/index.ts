@@ -115,19 +115,21 @@ export const messageKeyEnv = {
 };
 
 /**
- * Callback URLs reach only public addresses (libs/http outbound.ts). This development switch also
- * lets them reach loopback (local receivers in tests and the demo): on by default in development and
- * test, refused in production. Plain http is allowed in development and test only.
+ * Callback URLs reach only public addresses (libs/http outbound.ts). CALLBACK_ALLOW_LOOPBACK is the
+ * development switch that also lets them reach loopback, for local receivers in tests and the demo:
+ * off unless set, and accepted only with NODE_ENV development or test (a production process refuses
+ * to start with it). Private, link-local and the other internal ranges are refused whatever it says.
  */
 export const callbackDestinationEnv = {
-  CALLBACK_ALLOW_LOOPBACK: Joi.boolean().when('NODE_ENV', {
-    is: Joi.valid('development', 'test').required(),
-    then: Joi.boolean().default(true),
-    otherwise: Joi.boolean().valid(false).default(false).messages({ 'any.only': '{{#label}} is a development switch: not allowed in production' }),
-  }),
+  CALLBACK_ALLOW_LOOPBACK: Joi.boolean()
+    .default(false)
+    .when('NODE_ENV', {
+      not: Joi.valid('development', 'test').required(),
+      then: Joi.valid(false).messages({ 'any.only': '{{#label}} is a development switch: allowed only with NODE_ENV development or test' }),
+    }),
 };
 
-/** The destination policy of callback URLs from a config holding callbackDestinationEnv. */
+/** The destination policy of callback URLs from a config holding callbackDestinationEnv: http only in development and test. */
 export function callbackPolicy(config: { NODE_ENV: string; CALLBACK_ALLOW_LOOPBACK: boolean }) {
   return { allowLoopback: config.CALLBACK_ALLOW_LOOPBACK, allowHttp: config.NODE_ENV !== 'production' };
 }

@@ -78,6 +78,8 @@ export async function launchSystem(opts: SystemOptions = {}) {
     PROVISIONING_RETRY_DELAYS_MS: '200,400,800',
     CALLBACK_RETRY_DELAYS_MS: '300,600,1200',
     CALLBACK_TIMEOUT_MS: '2000',
+    // the callback receiver listens on loopback: the development switch (README "Configuration")
+    CALLBACK_ALLOW_LOOPBACK: 'true',
     RELAY_INTERVAL_MS: '500',
     SCHEDULE_RELAY_INTERVAL_MS: '1000',
     ...opts.env,

@@ -98,6 +98,16 @@ describe('the CLI against a running admin-api', () => {
     expect((await json(['callback', 'republish'])).failed).toBe(0);
   });
 
+  it('a callback URL that reaches inside is refused by the admin API (development switch off): loopback in any spelling, a name resolving to it, link-local', async () => {
+    const id = (await json(['companies', 'create', 'Inside Hotel']))._id;
+    for (const url of ['http://127.0.0.1:9/cb', 'http://127.1.2.3/cb', 'http://[::1]:9/cb', 'http://[::ffff:127.0.0.1]/cb', 'http://localhost:9/cb', 'http://169.254.169.254/latest/meta-data/']) {
+      const r = await cli(['callback', 'set', id, '--url', url, '--auth', 'hmac']);
+      expect({ url, ...r }).toEqual({ url, code: 1, stdout: '', stderr: expect.stringMatching(/^error: 400 url is not allowed: /) });
+      expect(r.stderr).not.toMatch(/127\.0\.0\.1|::1/); // a resolved address is never echoed
+    }
+    expect(await cli(['callback', 'get', id])).toMatchObject({ code: 1, stderr: expect.stringContaining('error: 404') });
+  });
+
   it('says what is wrong: usage (exit 2), API refusals (exit 1), unreachable server (exit 1)', async () => {
     expect(await cli([])).toMatchObject({ code: 2, stderr: expect.stringContaining('usage:') });
     expect(await cli(['keys', 'create', '0123456789abcdef01234567'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--name is required') });

@@ -38,6 +38,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     CALLBACK_RETRY_DELAYS_MS: '100,200',
     CALLBACK_TIMEOUT_MS: '1000',
     SHUTDOWN_TIMEOUT_MS: '3000',
+    CALLBACK_ALLOW_LOOPBACK: 'true', // the receivers listen on loopback
   });
   const models = () => dispatcherModels(app.ctx.db);
 

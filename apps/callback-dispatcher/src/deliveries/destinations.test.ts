@@ -19,6 +19,7 @@ const ADMIN = 'test-admin-token-123';
  * an endpoint stored before the rule, an IP literal in any spelling, or a name that resolves to an
  * internal address (DNS rebinding) is refused without a connection. Loopback stands in for the
  * internal network here (the development switch off): it is the one range this machine may connect to.
+ * With the switch on, link-local and private addresses stay refused (the check fails before a socket).
  */
 describe('callback-dispatcher: callback destinations', () => {
   let vhost: TestVhost;
@@ -53,7 +54,7 @@ describe('callback-dispatcher: callback destinations', () => {
     vhost = await createVhost('dispatcher_dest');
     receiver = await startReceiver({});
     // Two dispatchers on one vhost would share the queues: the second runs after the first stops.
-    apps.push(await launch(dbs[0], { CALLBACK_ALLOW_LOOPBACK: 'false' }));
+    apps.push(await launch(dbs[0], {})); // CALLBACK_ALLOW_LOOPBACK unset: off
     publisher = createBroker({ url: vhost.url, logger, connectionName: 'test-publisher' });
     await publisher.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
     await publisher.connect();
@@ -115,9 +116,9 @@ describe('callback-dispatcher: callback destinations', () => {
     expect(receiver.received).toHaveLength(0);
   });
 
-  it('with the development switch on, loopback is reached; a closed port is recorded as "connection refused", naming no address', async () => {
+  it('with the development switch on, loopback is reached, link-local and private are not; a closed port is recorded as "connection refused", naming no address', async () => {
     await apps[0].stop();
-    apps.push(await launch(dbs[1], {}));
+    apps.push(await launch(dbs[1], { CALLBACK_ALLOW_LOOPBACK: 'true' }));
     const dev = apps[1];
     const closed = await new Promise<number>((resolve) => {
       const s = net.createServer().listen(0, '127.0.0.1', () => {
@@ -129,6 +130,10 @@ describe('callback-dispatcher: callback destinations', () => {
     expect(delivery.attempt_log.map((a) => a.error)).toEqual(['connection refused', 'connection refused']);
     // The listing shows the customer's own URL, and errors that name nothing more.
     expect(listed).not.toMatch(/ECONNREFUSED|connect /);
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.7:8080/hooks', 'http://[::ffff:192.168.1.1]/hooks']) {
+      const refused = await deliverTo(dev, url);
+      expect({ url, errors: refused.delivery.attempt_log.map((a) => a.error) }).toEqual({ url, errors: ['connection refused', 'connection refused'] });
+    }
     const before = receiver.received.length;
     await publishTo(dev, `${receiver.url}/hooks`);
     await waitFor(() => receiver.received.length > before, { what: 'the callback on loopback' });

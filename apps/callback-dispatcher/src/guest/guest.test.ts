@@ -53,6 +53,7 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
         MESSAGE_KEY: TEST_MESSAGE_KEY,
         CALLBACK_RETRY_DELAYS_MS: '100,200',
         CALLBACK_TIMEOUT_MS: '2000',
+        CALLBACK_ALLOW_LOOPBACK: 'true', // the callback receiver listens on loopback
         SMTP_HOST: '127.0.0.1',
         SMTP_PORT: String(smtp.port),
         SMTP_FROM: 'Harbour Access <access@harbour.test>',
