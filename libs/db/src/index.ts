@@ -9,5 +9,7 @@ export {
 } from './connection';
 export type { DbOptions } from './connection';
 export { basePlugin, toPlain } from './plugins';
+export { byId } from './filters';
 export { Types, Schema, isValidObjectId } from 'mongoose';
 export type { Connection, Model } from 'mongoose';
+export { claimOnce, compareAndSet } from './claims';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { RABBIT_API, captureLogger, createVhost, TestVhost, uniqueName } from '@smartlock/testing';
 import { APP_BROKER_ACCESS, AppBrokerAccess, BrokerApp, brokerDefinitions, brokerPermissions } from './broker-users';
 import { Broker, createBroker } from './broker';
-import { EXCHANGES, QUEUES } from './topology';
+import { EXCHANGES, QUEUES, deadLetterQueueName } from './topology';
 
 const DEFINITIONS = join(__dirname, '../../../deploy/rabbitmq/definitions.json');
 const RENDER = join(__dirname, '../../../deploy/rabbitmq/render-definitions.js');
@@ -112,6 +112,19 @@ describe('one broker user per app, limited to its own exchanges and queues (real
     // only admin-api may publish callback changes; the dispatcher itself only reads them
     expect(await attempt('callback-dispatcher', publishTo(EXCHANGES.identityEvents.name))).toMatch(/ACCESS_REFUSED/);
     expect(await attempt('admin-api', publishTo(EXCHANGES.identityEvents.name))).toBe('ok');
+  });
+
+  it('admin-api reads, purges and publishes event.status for dead letters (operations), but consumes no work queue', async () => {
+    const dlq = deadLetterQueueName(QUEUES.provisioningBookingEvents.name);
+    expect(await attempt('admin-api', (ch) => ch.get(dlq, { noAck: false }))).toBe('ok');
+    expect(await attempt('admin-api', (ch) => ch.purgeQueue(deadLetterQueueName(QUEUES.dispatcherDeliveries.name)))).toBe('ok');
+    expect(
+      await attempt('admin-api', (ch) => new Promise<void>((resolve, reject) => ch.publish(EXCHANGES.eventStatus.name, 'status.queued', Buffer.from('{}'), {}, (e) => (e ? reject(e) : resolve())))),
+    ).toBe('ok');
+    expect(await attempt('admin-api', (ch) => ch.get(QUEUES.provisioningBookingEvents.name))).toMatch(/ACCESS_REFUSED/);
+    expect(await attempt('admin-api', (ch) => ch.deleteQueue(dlq))).toMatch(/ACCESS_REFUSED/);
+    // no other app reads another's dead letters
+    expect(await attempt('ingest-gateway', (ch) => ch.get(deadLetterQueueName(QUEUES.dispatcherDeliveries.name)))).toMatch(/ACCESS_REFUSED/);
   });
 
   it('access-api cannot publish access.events (only the worker does), nor read the worker\'s queues', async () => {

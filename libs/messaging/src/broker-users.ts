@@ -12,6 +12,8 @@ export interface AppBrokerAccess {
   consumes: QueueDef[];
   /** Sent to through the default exchange (replays, the dispatcher's own work). */
   sendsTo: QueueDef[];
+  /** Whose dead-letter queues it reads, replays (by queue name) and purges: operations (libs/dead-letters). */
+  deadLetters?: QueueDef[];
 }
 
 export const APP_BROKER_ACCESS = {
@@ -46,10 +48,12 @@ export const APP_BROKER_ACCESS = {
     sendsTo: [QUEUES.dispatcherDeliveries, QUEUES.dispatcherGuestMessages],
   },
   'admin-api': {
-    publishes: [EXCHANGES.identityEvents],
+    // event.status: a replayed booking event goes back to QUEUED (/admin/v1/dead-letters)
+    publishes: [EXCHANGES.identityEvents, EXCHANGES.eventStatus],
     declares: [QUEUES.dispatcherIdentityEvents],
     consumes: [],
     sendsTo: [],
+    deadLetters: Object.values(QUEUES),
   },
 } satisfies Record<string, AppBrokerAccess>;
 
@@ -74,13 +78,15 @@ const anyOf = (names: Iterable<string>) => {
 export function brokerPermissions(access: AppBrokerAccess): { configure: string; write: string; read: string } {
   const bound = [...access.declares, ...access.consumes];
   const retried = access.consumes.map((q) => `${escape(q.name)}\\.retry\\.\\d+ms`);
-  const readable = [...bound.map((q) => escape(q.name)), ...retried, ...bound.map((q) => escape(q.exchange.name))];
+  // Reading a queue is also what purging it takes; a dead-letter queue is replayed through amq.default.
+  const deadLetters = (access.deadLetters ?? []).map((q) => escape(deadLetterQueueName(q.name)));
+  const readable = [...bound.map((q) => escape(q.name)), ...retried, ...bound.map((q) => escape(q.exchange.name)), ...deadLetters];
   const configure = [
     ...access.publishes.map((e) => escape(e.name)),
     ...bound.flatMap((q) => [escape(q.exchange.name), escape(q.name), escape(deadLetterQueueName(q.name))]),
     ...retried,
   ];
-  const usesDefault = bound.length > 0 || access.sendsTo.length > 0;
+  const usesDefault = bound.length > 0 || access.sendsTo.length > 0 || deadLetters.length > 0;
   return {
     configure: configure.length ? `^(${[...new Set(configure)].sort().join('|')})$` : '',
     write: anyOf([...access.publishes.map((e) => e.name), ...bound.map((q) => q.name), ...(usesDefault ? ['amq.default'] : [])]),

@@ -1,6 +1,6 @@
 import amqp from 'amqplib';
 import { captureLogger, createVhost, TestVhost, waitFor } from '@smartlock/testing';
-import { Broker, createBroker, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError, sendAllToQueue, signBody, SIGNATURE_HEADER } from './index';
+import { Broker, createBroker, FAILURE_REASONS, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError, sendAllToQueue, signBody, SIGNATURE_HEADER } from './index';
 import { deadLetterQueueName, ExchangeDef } from './topology';
 
 const EX: ExchangeDef = { name: 'test.events', type: 'topic' };
@@ -124,6 +124,34 @@ describe('libs/messaging against the real broker', () => {
       'x-correlation-id': 'c-7',
     });
     expect(Date.parse(String(dead.headers['x-first-failure-at']))).toBeGreaterThanOrEqual(t0 - 1000);
+  });
+
+  it("an error that is not ours (a driver's, an HTTP client's, a bug) reaches the report as a stable reason; its own text, with hosts and ports, only the operators' header", async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    const mongoDown = Object.assign(new Error('connect ECONNREFUSED 10.20.30.40:27017'), { name: 'MongoServerSelectionError' });
+    const httpDown = Object.assign(new Error('connect ECONNREFUSED 10.20.30.41:8081'), { isAxiosError: true });
+    const bug = new TypeError("Cannot read properties of undefined (reading 'rooms')");
+    const errors: Record<number, Error> = { 1: mongoDown, 2: httpDown, 3: bug };
+    const reports: { id: number; reason: string }[] = [];
+    await b.consume<{ id: number }>(
+      Q,
+      async (p) => {
+        throw errors[p.id];
+      },
+      { retryDelaysMs: [50], maxRetries: 1, onDeadLetter: async (p, _ctx, info) => void reports.push({ id: (p as { id: number }).id, reason: info.reason }) },
+    );
+    await b.connect();
+    for (const id of [1, 2, 3]) await b.publish(EX.name, 'thing.created', { id });
+    await waitFor(async () => (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 3, { what: 'three dead letters' });
+    expect(reports.sort((x, y) => x.id - y.id)).toEqual([
+      { id: 1, reason: FAILURE_REASONS.database },
+      { id: 2, reason: FAILURE_REASONS.service },
+      { id: 3, reason: FAILURE_REASONS.internal },
+    ]);
+    const dead = (await drain(vhost.url, deadLetterQueueName(Q.name))).sort((x, y) => (x.body as { id: number }).id - (y.body as { id: number }).id);
+    expect(dead.map((d) => d.headers['x-death-reason'])).toEqual([FAILURE_REASONS.database, FAILURE_REASONS.service, FAILURE_REASONS.internal]);
+    expect(dead.map((d) => d.headers['x-last-error'])).toEqual([mongoDown.message, httpDown.message, bug.message]);
   });
 
   it('a dead-letter report that fails (its database down) is made again after the longest retry delay, not requeued in a loop, and the handler is not run again', async () => {

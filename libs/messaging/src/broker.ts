@@ -1,9 +1,11 @@
-import amqp, { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options } from 'amqplib';
+import { Channel, ChannelModel, ConfirmChannel, ConsumeMessage, Options } from 'amqplib';
 import { randomUUID } from 'node:crypto';
 import type Joi from 'joi';
 import { Headers, MAX_RETRIES } from '@smartlock/contracts';
-import type { Logger } from '@smartlock/observability';
+import { Logger, METRICS, Registry, collectedGauge, counter, histogram } from '@smartlock/observability';
+import { brokerUrls, closeQuietly, connectAny, safeUrl } from './connection';
 import { BrokerUnavailableError, PermanentError, PublishError, isPermanent } from './errors';
+import { detailOf, stableReason } from './reasons';
 import { SIGNATURE_HEADER, signBody, verifyBody } from './signature';
 import {
   DEAD_LETTER_QUEUE_ARGUMENTS,
@@ -16,6 +18,7 @@ import {
 } from './topology';
 
 export interface BrokerOptions {
+  /** One URL, or a cluster's nodes separated by commas: tried in order, the next one first after a loss. */
   url: string;
   logger: Logger;
   /** Shown in the broker's connection list: which app and process this is. */
@@ -26,6 +29,11 @@ export interface BrokerOptions {
   publishTimeoutMs?: number;
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
+  /**
+   * Where each consumed message is counted by queue and outcome (broker_messages_total) and its
+   * handler timed (broker_message_handling_duration_seconds): the app's registry.
+   */
+  metrics?: Registry;
 }
 
 export interface PublishOptions {
@@ -124,14 +132,35 @@ function withHeartbeat(url: string): string {
   return /[?&]heartbeat=/.test(url) ? url : `${url}${url.includes('?') ? '&' : '?'}heartbeat=10`;
 }
 
-/** amqp://user:pass@host/vhost → amqp://host/vhost, for logs. */
-export function safeUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//');
-}
-
 export function createBroker(opts: BrokerOptions): Broker {
   const log = opts.logger;
   const publishTimeoutMs = opts.publishTimeoutMs ?? 10_000;
+  const counted = opts.metrics && counter(opts.metrics, METRICS.brokerMessages);
+  const timed = opts.metrics && histogram(opts.metrics, METRICS.brokerHandlingDuration);
+  if (opts.metrics) {
+    // What waits in the dead-letter queue of each queue this app consumes, asked of the broker at
+    // each scrape (a passive declare per queue, on a channel of its own): dead letters are seen by
+    // the app whose messages they are, whatever else runs.
+    collectedGauge(opts.metrics, METRICS.deadLetterMessages, async () => {
+      if (!connection) throw new BrokerUnavailableError();
+      const ch = await connection.createChannel();
+      ch.on('error', () => undefined);
+      try {
+        const out = [];
+        for (const c of consumers) {
+          if (!c.broadcastExchange) out.push({ labels: { queue: c.queue }, value: (await ch.checkQueue(deadLetterQueueName(c.queue))).messageCount });
+        }
+        return out;
+      } finally {
+        await ch.close().catch(() => undefined);
+      }
+    });
+  }
+  const nodes = brokerUrls(opts.url);
+  const urls = nodes.map(withHeartbeat);
+  // The node to try first: the list's first at start; after a loss, the one after the lost node
+  // (likely down), so a cluster's client moves on at once instead of waiting for the node to return.
+  let current = 0;
   const exchanges = new Map<string, ExchangeDef>();
   const consumers: Consumer[] = [];
   // Keyed per publish, not by messageId: two publishes of one messageId may be in flight at once (an
@@ -237,9 +266,10 @@ export function createBroker(opts: BrokerOptions): Broker {
   }
 
   async function open(): Promise<void> {
-    const conn = await amqp.connect(withHeartbeat(opts.url), {
+    const { connection: conn, index } = await connectAny(urls, current, {
       clientProperties: { connection_name: opts.connectionName },
     });
+    current = index;
     conn.on('error', (err: Error) => log.warn('broker connection error', { err }));
     conn.on('blocked', (reason: string) => log.warn('broker blocked publishing', { reason }));
     conn.on('unblocked', () => log.info('broker unblocked publishing'));
@@ -250,7 +280,8 @@ export function createBroker(opts: BrokerOptions): Broker {
       for (const c of consumers) c.channel = undefined;
       failPending('broker connection closed before the broker confirmed');
       if (!closing) {
-        log.warn('broker connection lost; reconnecting');
+        log.warn('broker connection lost; reconnecting', { url: safeUrl(nodes[index]) });
+        current = (index + 1) % urls.length;
         scheduleReconnect();
       }
     });
@@ -264,7 +295,7 @@ export function createBroker(opts: BrokerOptions): Broker {
     }
     connection = conn;
     attempt = 0;
-    log.info('broker connected', { url: safeUrl(opts.url), consumers: consumers.map((c) => c.queue) });
+    log.info('broker connected', { url: safeUrl(nodes[index]), consumers: consumers.map((c) => c.queue) });
   }
 
   function backoff(): number {
@@ -412,97 +443,115 @@ export function createBroker(opts: BrokerOptions): Broker {
         queue: queue.name,
         prefetch: o.prefetch ?? 50,
         run: async (msg, ch) => {
-          const ctx = contextOf(msg);
-          let payload: T | undefined;
-          try {
-            if (o.verifyWith && !verifyBody(msg.content, ctx.headers[SIGNATURE_HEADER], o.verifyWith)) {
-              throw new PermanentError('refused: message signature missing or wrong');
-            }
-            payload = JSON.parse(msg.content.toString('utf8')) as T;
-            if (o.schema) {
-              const { error, value } = o.schema.validate(payload, { abortEarly: false });
-              if (error) throw Object.assign(new Error(`invalid message: ${error.message}`), { permanent: true });
-              payload = value as T;
-            }
-            // Its handler already gave up on it: straight to the dead-letter report (below).
-            if (deadLetterVerdict(ctx.headers)) throw new PermanentError('dead-letter report pending');
-            await handler(payload, ctx);
-            safeAck(ch, msg, consumer);
-            return;
-          } catch (err) {
-            // A message whose dead-letter report failed earlier comes back with its verdict: report it again.
-            const verdict = deadLetterVerdict(ctx.headers);
-            const reason = verdict?.reason ?? (err instanceof SyntaxError ? `invalid JSON: ${err.message}` : (err as Error).message);
-            const permanent = verdict?.permanent ?? (err instanceof SyntaxError || isPermanent(err));
-            try {
-              if (!verdict && !permanent && ctx.retryCount < maxRetries) {
-                const delay = delays[Math.min(ctx.retryCount, delays.length - 1)];
-                ctx.logger.warn('handler failed; retrying', { queue: queue.name, retry: ctx.retryCount + 1, delayMs: delay, reason });
-                await publishRaw('', retryQueueName(queue.name, delay), msg.content, {
-                  ...msg.properties,
-                  messageId: msg.properties.messageId ?? randomUUID(),
-                  headers: {
-                    ...ctx.headers,
-                    [Headers.retryCount]: ctx.retryCount + 1,
-                    'x-original-routing-key': ctx.routingKey,
-                    'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
-                    'x-last-error': reason.slice(0, 500),
-                  },
-                });
-              } else {
-                if (o.onDeadLetter) {
-                  try {
-                    await o.onDeadLetter(payload, ctx, { reason, retryCount: ctx.retryCount, permanent });
-                  } catch (reportErr) {
-                    // The report could not be made (its database down, say). Not a requeue, which
-                    // comes back at once and, at the broker's delivery limit, dead-letters the message
-                    // without its report: it waits the longest retry delay and comes back to this
-                    // branch (not to the handler) until the report is made.
-                    const delay = delays[delays.length - 1];
-                    ctx.logger.error('dead-letter report failed; trying again later', { queue: queue.name, delayMs: delay, reason, err: reportErr });
-                    await publishRaw('', retryQueueName(queue.name, delay), msg.content, {
-                      ...msg.properties,
-                      messageId: msg.properties.messageId ?? randomUUID(),
-                      headers: {
-                        ...ctx.headers,
-                        'x-original-routing-key': ctx.routingKey,
-                        'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
-                        [DEAD_LETTER_REASON]: reason.slice(0, 1000),
-                        [DEAD_LETTER_PERMANENT]: permanent,
-                      },
-                    });
-                    safeAck(ch, msg, consumer);
-                    return;
-                  }
-                }
-                ctx.logger.error('message dead-lettered', { queue: queue.name, retryCount: ctx.retryCount, permanent, reason });
-                // The dead letter leaves without the pending verdict: a replay runs the handler again.
-                const headers = { ...ctx.headers };
-                delete headers[DEAD_LETTER_REASON];
-                delete headers[DEAD_LETTER_PERMANENT];
-                await publishRaw('', deadLetterQueueName(queue.name), msg.content, {
-                  ...msg.properties,
-                  messageId: msg.properties.messageId ?? randomUUID(),
-                  headers: {
-                    ...headers,
-                    [Headers.retryCount]: ctx.retryCount,
-                    'x-death-reason': reason.slice(0, 1000),
-                    'x-original-routing-key': ctx.routingKey,
-                    'x-original-exchange': queue.exchange.name,
-                    'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
-                    'x-dead-lettered-at': new Date().toISOString(),
-                    'x-failed-queue': queue.name,
-                  },
-                });
-              }
-              safeAck(ch, msg, consumer);
-            } catch (routeErr) {
-              // Could not park the message on its retry or dead-letter path: give it back to the queue.
-              ctx.logger.error('could not route failed message; requeueing', { queue: queue.name, err: routeErr });
-              safeNack(ch, msg, consumer);
-            }
-          }
+          const outcome = await handle(msg, ch);
+          counted?.inc({ queue: queue.name, outcome });
         },
+      };
+      /** One message, start to end; says what became of it. */
+      const handle = async (msg: ConsumeMessage, ch: Channel): Promise<'handled' | 'retried' | 'dead_lettered' | 'requeued'> => {
+        const ctx = contextOf(msg);
+        let payload: T | undefined;
+        try {
+          if (o.verifyWith && !verifyBody(msg.content, ctx.headers[SIGNATURE_HEADER], o.verifyWith)) {
+            throw new PermanentError('refused: message signature missing or wrong');
+          }
+          payload = JSON.parse(msg.content.toString('utf8')) as T;
+          if (o.schema) {
+            const { error, value } = o.schema.validate(payload, { abortEarly: false });
+            if (error) throw Object.assign(new Error(`invalid message: ${error.message}`), { permanent: true });
+            payload = value as T;
+          }
+          // Its handler already gave up on it: straight to the dead-letter report (below).
+          if (deadLetterVerdict(ctx.headers)) throw new PermanentError('dead-letter report pending');
+          const started = performance.now();
+          try {
+            await handler(payload, ctx);
+          } finally {
+            timed?.observe({ queue: queue.name }, (performance.now() - started) / 1000);
+          }
+          safeAck(ch, msg, consumer);
+          return 'handled';
+        } catch (err) {
+          // A message whose dead-letter report failed earlier comes back with its verdict: report it again.
+          const verdict = deadLetterVerdict(ctx.headers);
+          // `reason` is what customers read (a stable text, reasons.ts); `detail` is the error itself, for operators.
+          const reason = verdict?.reason ?? stableReason(err);
+          const detail = verdict ? String(ctx.headers['x-last-error'] ?? verdict.reason) : detailOf(err);
+          const permanent = verdict?.permanent ?? (err instanceof SyntaxError || isPermanent(err));
+          try {
+            if (!verdict && !permanent && ctx.retryCount < maxRetries) {
+              const delay = delays[Math.min(ctx.retryCount, delays.length - 1)];
+              ctx.logger.warn('handler failed; retrying', { queue: queue.name, retry: ctx.retryCount + 1, delayMs: delay, reason, err: detail });
+              await publishRaw('', retryQueueName(queue.name, delay), msg.content, {
+                ...msg.properties,
+                messageId: msg.properties.messageId ?? randomUUID(),
+                headers: {
+                  ...ctx.headers,
+                  [Headers.retryCount]: ctx.retryCount + 1,
+                  'x-original-routing-key': ctx.routingKey,
+                  'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
+                  'x-last-error': detail.slice(0, 500),
+                },
+              });
+            } else {
+              if (o.onDeadLetter) {
+                try {
+                  await o.onDeadLetter(payload, ctx, { reason, retryCount: ctx.retryCount, permanent });
+                } catch (reportErr) {
+                  // The report could not be made (its database down, say). Not a requeue, which
+                  // comes back at once and, at the broker's delivery limit, dead-letters the message
+                  // without its report: it waits the longest retry delay and comes back to this
+                  // branch (not to the handler) until the report is made.
+                  const delay = delays[delays.length - 1];
+                  ctx.logger.error('dead-letter report failed; trying again later', { queue: queue.name, delayMs: delay, reason, err: reportErr });
+                  await publishRaw('', retryQueueName(queue.name, delay), msg.content, {
+                    ...msg.properties,
+                    messageId: msg.properties.messageId ?? randomUUID(),
+                    headers: {
+                      ...ctx.headers,
+                      'x-original-routing-key': ctx.routingKey,
+                      'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
+                      [DEAD_LETTER_REASON]: reason.slice(0, 1000),
+                      [DEAD_LETTER_PERMANENT]: permanent,
+                      'x-last-error': detail.slice(0, 500),
+                    },
+                  });
+                  safeAck(ch, msg, consumer);
+                  return 'retried';
+                }
+              }
+              ctx.logger.error('message dead-lettered', { queue: queue.name, retryCount: ctx.retryCount, permanent, reason, err: detail });
+              // The dead letter leaves without the pending verdict: a replay runs the handler again.
+              const headers = { ...ctx.headers };
+              delete headers[DEAD_LETTER_REASON];
+              delete headers[DEAD_LETTER_PERMANENT];
+              await publishRaw('', deadLetterQueueName(queue.name), msg.content, {
+                ...msg.properties,
+                messageId: msg.properties.messageId ?? randomUUID(),
+                headers: {
+                  ...headers,
+                  [Headers.retryCount]: ctx.retryCount,
+                  'x-death-reason': reason.slice(0, 1000),
+                  'x-last-error': detail.slice(0, 500),
+                  'x-original-routing-key': ctx.routingKey,
+                  'x-original-exchange': queue.exchange.name,
+                  'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
+                  'x-dead-lettered-at': new Date().toISOString(),
+                  'x-failed-queue': queue.name,
+                },
+              });
+              safeAck(ch, msg, consumer);
+              return 'dead_lettered';
+            }
+            safeAck(ch, msg, consumer);
+            return 'retried';
+          } catch (routeErr) {
+            // Could not park the message on its retry or dead-letter path: give it back to the queue.
+            ctx.logger.error('could not route failed message; requeueing', { queue: queue.name, err: routeErr });
+            safeNack(ch, msg, consumer);
+            return 'requeued';
+          }
+        }
       };
       consumers.push(consumer);
       if (connection) {
@@ -534,7 +583,8 @@ export function createBroker(opts: BrokerOptions): Broker {
     async close(drainTimeoutMs = 15_000) {
       closing = true;
       for (const c of consumers) {
-        if (c.channel && c.consumerTag) await c.channel.cancel(c.consumerTag).catch(() => undefined);
+        const { channel, consumerTag } = c;
+        if (channel && consumerTag) await closeQuietly(() => channel.cancel(consumerTag));
       }
       if (inFlight > 0) {
         await new Promise<void>((resolve) => {
@@ -546,12 +596,13 @@ export function createBroker(opts: BrokerOptions): Broker {
       for (const c of consumers) {
         const ch = c.channel;
         c.channel = undefined;
-        await ch?.close().catch(() => undefined);
+        await closeQuietly(ch && (() => ch.close()));
       }
-      await confirm?.close().catch(() => undefined);
+      const confirmChannel = confirm;
+      await closeQuietly(confirmChannel && (() => confirmChannel.close()));
       const conn = connection;
       connection = undefined;
-      if (conn) await conn.close().catch(() => undefined);
+      await closeQuietly(conn && (() => conn.close()));
       failPending('broker closed');
     },
   };

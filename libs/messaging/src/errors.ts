@@ -9,6 +9,8 @@ export class PermanentError extends Error {
 
 /** Thrown by a handler for failures worth retrying (vendor offline, timeout). Any other error counts as transient too. */
 export class TransientError extends Error {
+  /** A stated verdict: its message is written for customers (reasons.ts). */
+  readonly permanent = false;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'TransientError';

@@ -1,8 +1,12 @@
-export { createBroker, safeUrl } from './broker';
+export { createBroker } from './broker';
+export { brokerUrls, closeQuietly, connectAny, safeUrl } from './connection';
 export type { Broker, BrokerOptions, ConsumeOptions, DeadLetterInfo, Handler, MessageContext, PublishOptions } from './broker';
 export { PermanentError, TransientError, BrokerUnavailableError, PublishError, isPermanent } from './errors';
 export * from './topology';
 export { sendAllToQueue } from './send-all';
+export { FAILURE_REASONS, stableReason } from './reasons';
 export { SIGNATURE_HEADER, signBody, verifyBody } from './signature';
 export { APP_BROKER_ACCESS, brokerDefinitions, brokerPermissions } from './broker-users';
 export type { AppBrokerAccess, BrokerApp } from './broker-users';
+export { SETTLED, outboxLeaseModel, outboxPlugin, owed, startOutboxRelay } from './outbox';
+export type { OutboxFields, OutboxRelay, OutboxRelayOptions } from './outbox';

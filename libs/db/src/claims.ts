@@ -1,0 +1,54 @@
+import type { Model } from 'mongoose';
+import { isDuplicateKeyError } from './connection';
+import { byId } from './filters';
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- any model: these work on `_id` and the caller's fields only */
+
+/**
+ * Claim-once: inserts the record `{ _id: key, ...fields }`; true for the one contender whose insert
+ * landed, false for every other (the key was claimed already). Any other error is thrown.
+ *
+ * What holds (docs/adr/0100-claims-and-outbox.md):
+ * - MongoDB 7: an insert is atomic and `_id` is unique: exactly one of any number of concurrent
+ *   contenders wins, on a replica set once the write is acknowledged by the primary.
+ * - FerretDB 1.x: the insert is one PostgreSQL INSERT into a table whose unique index is on
+ *   `_jsonb->'_id'`: exactly one wins as well. This is the one primitive both servers guarantee,
+ *   which is why every "only one may" decision (a lease slot, a publish attempt, a version, a
+ *   sequence number) is a claim and never a conditional update.
+ *
+ * A claim is forever: a claim meant to lapse carries its period in the key (a lease slot), and old
+ * claims are deleted by their owner (neither server here has TTL indexes: FerretDB 1.x lacks them).
+ */
+export async function claimOnce(model: Model<any>, key: string, fields: Record<string, unknown> = {}): Promise<boolean> {
+  try {
+    await model.collection.insertOne({ ...fields, _id: key } as never);
+    return true;
+  } catch (err) {
+    if (isDuplicateKeyError(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Compare-and-set: applies `update` to the document `_id: id` only while it still holds `expected`
+ * (e.g. `{ version: 3 }`, `{ publish_owed: true, attempt: 2 }`); returns whether it matched.
+ *
+ * What holds:
+ * - MongoDB 7: a single-document update is atomic: of concurrent contenders expecting the same
+ *   value, exactly one matches; the others see the changed document and report false.
+ * - FerretDB 1.x: the update is a read, then a write of the whole document, each its own PostgreSQL
+ *   statement: two contenders can both read the expected value and both write ("matched" twice;
+ *   the later write wins, and it may carry stale copies of fields the other changed). So on FerretDB
+ *   a compare-and-set is safe only where writing the same transition twice is harmless (marking a
+ *   record published, moving it to a version whose content a claim already fixed). Measured on
+ *   FerretDB 1.24 (PostgreSQL): of 10 concurrent contenders, 9 on average "matched". Where exactly
+ *   one may act, claim first (claimOnce) and compare-and-set after.
+ *
+ * Only `_id` reaches FerretDB's index: the expected fields are checked on the one document found
+ * (see byId), so a compare-and-set costs one index lookup on both servers. The filter and update
+ * are cast by the model's schema, and a schema with timestamps moves its `updated_at`.
+ */
+export async function compareAndSet(model: Model<any>, id: unknown, expected: Record<string, unknown>, update: Record<string, unknown>): Promise<boolean> {
+  const res = await model.updateOne(byId(id as string, expected), update).exec();
+  return res.matchedCount > 0;
+}
