@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
+import { AuthErrors } from '@smartlock/contracts';
 
-export const ADMIN_REQUIRED = 'Administrator token required (Authorization: Bearer <ADMIN_TOKEN>)';
+export const ADMIN_REQUIRED = AuthErrors.adminRequired;
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 

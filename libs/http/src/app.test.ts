@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { gzipSync } from 'node:zlib';
 import express, { Router } from 'express';
 import { createMetrics, createReadiness } from '@smartlock/observability';
 import { captureLogger } from '@smartlock/testing';
@@ -88,6 +89,34 @@ describe('libs/http app factory', () => {
     const res = await request(app).post('/api/echo').set('Content-Type', 'text/plain').send('reference_id=1');
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ message: 'Content-Type must be application/json', error: true });
+  });
+
+  it('reads JSON bodies as UTF-8 only: other bytes, other charsets and a Content-Encoding the bytes lack are refused in the envelope (found by the e2e contract fuzz)', async () => {
+    const { app } = build();
+    const post = (body: Buffer, headers: Record<string, string>) => {
+      let r = request(app).post('/webhook/echo');
+      for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+      // The bytes as they are (superagent would write a Buffer as JSON).
+      return r.serialize((b: unknown) => b as string).send(body);
+    };
+    // Bytes that are not UTF-8 were stored as U+FFFD, not as sent.
+    for (const bad of [[0x80], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xff]]) {
+      const res = await post(Buffer.concat([Buffer.from('{"reference_id":"'), Buffer.from(bad), Buffer.from('"}')]), { 'Content-Type': 'application/json' });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { success: false, errors: ['The body is not valid UTF-8'], message: 'The body is not valid UTF-8' } });
+    }
+    // UTF-16 was decoded as such by the parser and read as UTF-8 by the duplicate-key check: a key twice got through.
+    const utf16 = await post(Buffer.from('{"reference_id":"A","reference_id":"B"}', 'utf16le'), { 'Content-Type': 'application/json; charset=utf-16le' });
+    expect({ status: utf16.status, body: utf16.body }).toEqual({ status: 415, body: { success: false, errors: ['Unsupported body encoding: JSON bodies are UTF-8'], message: expect.any(String) } });
+    expect((await post(Buffer.from('{"a":1}'), { 'Content-Type': 'application/json; charset=latin1' })).status).toBe(415);
+    // A Content-Encoding the bytes do not have was a 500 (zlib's error).
+    for (const encoding of ['deflate', 'gzip']) {
+      const res = await post(Buffer.from('{"a":1}'), { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { success: false, errors: ['The body does not match its Content-Encoding'], message: expect.any(String) } });
+    }
+    // What is so encoded is read; UTF-8, declared or not, is the rule.
+    const gzipped = await post(gzipSync('{"a":"é"}'), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+    expect({ status: gzipped.status, got: gzipped.body.got }).toEqual({ status: 202, got: { a: 'é' } });
+    expect((await post(Buffer.from('{"a":"é"}'), { 'Content-Type': 'application/json; charset=UTF-8' })).status).toBe(202);
   });
 
   it('refuses U+0000 in a body (strings, keys, nested) or the URL with 400 in the envelope: the database cannot store it', async () => {

@@ -1,14 +1,16 @@
 import express, { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { isUnavailableError } from '@smartlock/db';
 import { BrokerUnavailableError } from '@smartlock/messaging';
-import { Logger, Readiness, Registry, counter, histogram, redactUrl } from '@smartlock/observability';
+import { Logger, METRICS, Readiness, Registry, counter, histogram, redactUrl } from '@smartlock/observability';
 import { EnvelopeFor, apiEnvelope } from './envelopes';
 import { HttpError } from './errors';
 import { duplicateKey } from './json-keys';
 import { ADMIN_REQUIRED, isAdminBearer } from './admin-gate';
 import { rateLimiter } from './rate-limit';
+import { deprecations } from './deprecation';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -17,7 +19,7 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export const BODY_LIMIT = '256kb';
+const BODY_LIMIT = '256kb';
 const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface HttpAppOptions {
@@ -44,13 +46,19 @@ export interface HttpAppOptions {
    * admin route may take an API key, like admin-api's `GET /admin/v1/keys/current`).
    */
   adminToken?: string;
-  /** Limits of every route (README "Rate limits"); routes add their own (rateLimiter). */
+  /** Limits of every route (docs/http-conventions.md "Rate limits"); routes add their own (rateLimiter). */
   rateLimits?: {
     instances: number;
     apiKeyPerMin: number;
     ingestTokenPerMin: number;
     authFailuresPerMin: number;
   };
+  /**
+   * Called when each response has been sent, with its route pattern (`unmatched` when no route took
+   * it: a 404, or a request refused before routing, by a rate limit or the body parser): the app's
+   * own counts of what its routes answered (the ingest outcomes).
+   */
+  onResponse?: (req: Request, res: Response, route: string) => void;
 }
 
 /** An ingest token from a token-ingest path, routed whatever its case or slashes. */
@@ -77,8 +85,8 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
   app.set('trust proxy', 'loopback, linklocal, uniquelocal');
   app.use(helmet());
 
-  const requests = counter(opts.metrics, 'http_requests_total', 'HTTP requests', ['method', 'route', 'status']);
-  const duration = histogram(opts.metrics, 'http_request_duration_seconds', 'HTTP request latency', ['method', 'route']);
+  const requests = counter(opts.metrics, METRICS.httpRequests);
+  const duration = histogram(opts.metrics, METRICS.httpRequestDuration);
 
   app.use((req, res, next) => {
     const incoming = req.header('x-correlation-id');
@@ -88,9 +96,11 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      // The route pattern, never the path: one series per route, not one per id in a path.
       const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
       requests.inc({ method: req.method, route, status: res.statusCode });
       duration.observe({ method: req.method, route }, seconds);
+      opts.onResponse?.(req, res, route);
       if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics') return;
       req.log.info('request', {
         method: req.method,
@@ -101,6 +111,8 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     });
     next();
   });
+
+  app.use(deprecations());
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
@@ -134,10 +146,15 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
       next(new HttpError(400, 'Content-Type must be application/json'));
       return;
     }
-    next();
+    // JSON is UTF-8 (RFC 8259 8.1). The parser would decode other charsets (UTF-16) that the checks
+    // below read as UTF-8: a body meaning one thing to the check and another to the route.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1];
+    next(hasBody(req) && charset !== undefined && charset.toLowerCase() !== 'utf-8' ? new HttpError(415, 'Unsupported body encoding: JSON bodies are UTF-8') : undefined);
   });
-  // A key twice in one object is refused before parsing (see json-keys.ts), on every JSON route.
+  // Bytes that are not UTF-8 would be stored as U+FFFD, not as sent; a key twice in one object is
+  // refused before parsing (see json-keys.ts); on every JSON route.
   const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
+    if (!isUtf8(buf)) throw new HttpError(400, 'The body is not valid UTF-8');
     const key = duplicateKey(buf.toString('utf8'));
     if (key !== undefined) throw new HttpError(400, `Duplicate key ${JSON.stringify(key.slice(0, 100))} in the JSON body`);
   };
@@ -195,6 +212,8 @@ function toHttpError(err: unknown, bodyLimit: string): HttpError {
   if (e?.type === 'entity.parse.failed') return new HttpError(400, 'Malformed JSON body');
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new HttpError(415, 'Unsupported body encoding');
   if (e?.status === 400 && typeof e.type === 'string') return new HttpError(400, 'Malformed request body');
+  // zlib's, from a body that is not what its Content-Encoding says (body-parser passes it on as is).
+  if (e?.status === 400 && /^Z_/.test(String((err as { code?: unknown }).code))) return new HttpError(400, 'The body does not match its Content-Encoding');
   if (err instanceof BrokerUnavailableError || isUnavailableError(err)) {
     return new HttpError(503, 'Service temporarily unavailable; retry shortly');
   }

@@ -31,7 +31,7 @@ export function refusedAddress(address: string, policy: OutboundPolicy): string 
   return `${range} address`;
 }
 
-export class RefusedDestinationError extends Error {
+class RefusedDestinationError extends Error {
   readonly code = 'EREFUSEDDESTINATION';
   constructor(readonly reason: string) {
     super(CONNECTION_REFUSED);

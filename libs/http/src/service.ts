@@ -5,6 +5,7 @@ import { Connection, connectDb, ensureIndexes, isDbReady, Model } from '@smartlo
 import { Broker, createBroker } from '@smartlock/messaging';
 import { createLogger, createMetrics, createReadiness, Logger, Readiness, Registry } from '@smartlock/observability';
 import { createHttpApp, HttpAppOptions } from './app';
+import { listRoutes } from './routes';
 import type { EnvelopeFor } from './envelopes';
 
 export interface ServiceContext {
@@ -34,6 +35,13 @@ export interface ServiceSpec {
   adminToken?: string;
   /** See HttpAppOptions.rateLimits. */
   rateLimits?: HttpAppOptions['rateLimits'];
+  /** See HttpAppOptions.onResponse. */
+  onResponse?: HttpAppOptions['onResponse'];
+  /**
+   * The app's registry, when it needs one before the service starts (a client made outside setup);
+   * else one is created (createMetrics(name)). Its /metrics, its broker's and its routes' metrics.
+   */
+  metrics?: Registry;
   shutdownTimeoutMs?: number;
   /** Models whose indexes are created at start-up. */
   models?: (ctx: ServiceContext) => Model<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -55,7 +63,7 @@ export interface RunningService {
 
 export async function startService(spec: ServiceSpec): Promise<RunningService> {
   const logger = spec.logger;
-  const metrics = createMetrics(spec.name);
+  const metrics = spec.metrics ?? createMetrics(spec.name);
   const readiness = createReadiness();
   const ctx = { name: spec.name, logger, metrics, readiness } as ServiceContext;
 
@@ -70,6 +78,7 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
       logger,
       connectionName: `${spec.name} pid ${process.pid}`,
       connectTimeoutMs: spec.amqp.connectTimeoutMs,
+      metrics,
     });
     readiness.add('broker', () => ctx.broker.isReady());
   }
@@ -82,13 +91,14 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
     throw err;
   }
 
-  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits }, (a) => spec.routes?.(a, ctx));
+  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits, onResponse: spec.onResponse }, (a) => spec.routes?.(a, ctx));
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(spec.port, () => resolve(s));
   });
   server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
-  logger.info('service started', { port });
+  // The routes it serves, for operators and for the contract check (every public one is in the OpenAPI document).
+  logger.info('service started', { port, routes: listRoutes(app) });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>

@@ -20,11 +20,8 @@ export interface CredentialRecord {
   siteId: string;
   /** SPEC's v2 record: null for a cabinet. */
   roomNumber: string | null;
-  /**
-   * The room's name, for a cabinet's credential too (its bed is in that room). Absent from messages
-   * of workers that predate it: roomNumber is then the only name there is.
-   */
-  roomName?: string | null;
+  /** The room's name, for a cabinet's credential too (its bed is in that room). */
+  roomName: string | null;
   roomId: string | null;
   bedNumber: string | null;
   bedId: string | null;
@@ -41,6 +38,30 @@ export interface CredentialRecord {
   validTo: string;
   /** On the broker: the SEALED_CREDENTIAL_FIELDS present, as encrypted JSON. */
   sealed?: EncryptedSecret;
+}
+
+/** What a lock-cloud operation did to a credential: add one, change its period in place, delete one. */
+export const LOCK_CLOUD_ACTIONS = ['add', 'change', 'delete'] as const;
+export type LockCloudAction = (typeof LOCK_CLOUD_ACTIONS)[number];
+
+/**
+ * One call of the worker to the lock cloud for a booking and how it went, for the portal's timeline
+ * ("why didn't the guest in 204 get a key?"). Never a secret: no lockData, passcode or card number.
+ */
+export interface LockCloudOperation {
+  /** Unique per call: a booking's messages repeat its recent operations, consumers keep each once. */
+  id: string;
+  /** When the call started. */
+  at: string;
+  action: LockCloudAction;
+  type: AccessType;
+  lockId: string;
+  outcome: 'ok' | 'error';
+  /** The vendor's errcode, when it answered with one. */
+  errcode: number | null;
+  /** Why it failed (the vendor's errmsg, a timeout…); null when ok. */
+  message: string | null;
+  latency_ms: number;
 }
 
 /**
@@ -64,6 +85,8 @@ export interface AccessEventMessage {
   reason?: string;
   /** IANA time zone of the booking's site, when known (guest messages show times in it; UTC otherwise). */
   site_time_zone?: string;
+  /** The booking's recent lock-cloud operations, oldest first (the worker keeps the last 50). */
+  operations?: LockCloudOperation[];
   correlation_id: string;
 }
 
@@ -77,7 +100,7 @@ const credentialSchema = Joi.object<CredentialRecord>({
   siteName: Joi.string().required(),
   siteId: Joi.string().required(),
   roomNumber: Joi.string().allow(null).required(),
-  roomName: Joi.string().allow(null),
+  roomName: Joi.string().allow(null).required(),
   roomId: Joi.string().allow(null).required(),
   bedNumber: Joi.string().allow(null).required(),
   bedId: Joi.string().allow(null).required(),
@@ -107,5 +130,22 @@ export const accessEventMessageSchema = Joi.object<AccessEventMessage>({
   validity: Joi.object({ check_in: Joi.string().isoDate(), check_out: Joi.string().isoDate() }),
   reason: Joi.string(),
   site_time_zone: Joi.string(),
+  operations: Joi.array().items(
+    Joi.object<LockCloudOperation>({
+      id: Joi.string().required(),
+      at: Joi.string().isoDate().required(),
+      action: Joi.string()
+        .valid(...LOCK_CLOUD_ACTIONS)
+        .required(),
+      type: Joi.string()
+        .valid(...ACCESS_TYPES)
+        .required(),
+      lockId: Joi.string().required(),
+      outcome: Joi.string().valid('ok', 'error').required(),
+      errcode: Joi.number().integer().allow(null).required(),
+      message: Joi.string().allow(null).required(),
+      latency_ms: Joi.number().integer().min(0).required(),
+    }),
+  ),
   correlation_id: Joi.string().required(),
 });

@@ -23,6 +23,9 @@ const ACTION_TABLE: Record<string, EventType> = {
   extend: 'BOOKING_DATECHANGE',
 };
 
+/** The action strings with their own event type (any other is BOOKING_UPDATE). */
+export const ACTION_MAPPING: Readonly<Record<string, EventType>> = ACTION_TABLE;
+
 /** Casing and the separators `_` and `-` are ignored: `Check-In`, `check_in` and `CHECKIN` are one action. */
 export function normaliseAction(action: string): string {
   return action.toLowerCase().replace(/[_-]/g, '');

@@ -3,7 +3,7 @@
  * so every reference the ingest accepts can be read back (a space, accepted at ingest once, made the
  * credentials unreadable). Printable ASCII without spaces: it travels in URL paths and query strings.
  */
-const REFERENCE_ID = /^[\x21-\x7e]{1,128}$/;
+export const REFERENCE_ID = /^[\x21-\x7e]{1,128}$/;
 
 export const REFERENCE_ID_RULE = '1 to 128 printable characters without spaces';
 

@@ -48,3 +48,25 @@ export interface CallbackBody {
     | { credentials: CallbackCredential[]; validity: { checkIn: string; checkOut: string } | null }
     | { reason: string };
 }
+
+/** The event of a test callback (the portal's "send a test event"): `X-Service-Event` and `event`. */
+export const CALLBACK_TEST_EVENT = 'callback.test' as const;
+
+/** The body of a test callback: the shape of every callback, about no booking (`referenceId` TEST). */
+export interface CallbackTestBody {
+  event: typeof CALLBACK_TEST_EVENT;
+  referenceId: 'TEST';
+  eventId: string;
+  deliveryId: string;
+  occurredAt: string;
+  data: { test: true; message: string };
+}
+
+/** The headers of a signed callback (SPEC "Outbound callbacks", with the neutral brand word). */
+export const CALLBACK_HEADERS = {
+  signature: 'X-Service-Signature',
+  event: 'X-Service-Event',
+  /** unix seconds of the attempt, signed with the body in signatureV2 (replay protection) */
+  timestamp: 'X-Service-Timestamp',
+  signatureV2: 'X-Service-Signature-V2',
+} as const;

@@ -23,6 +23,8 @@ export const SuccessCodes = {
   LOCK_BOUND: 7034,
   LOCK_UNBOUND: 7035,
   LAYOUT_SNAPSHOT: 7036,
+  /** location-api admin: PUT …/layout?dry_run=true, what the import would change (nothing written) */
+  LAYOUT_IMPORT_PREVIEWED: 7038,
   /** location-api admin: POST …/occupancy/resync (its logs of guests asked again from their sources) */
   OCCUPANCY_RESYNCED: 7037,
   /** access-api: GET /api/v4/bookings/:referenceId/access */
@@ -31,10 +33,14 @@ export const SuccessCodes = {
   LOCK_DATA_RETRIEVED: 7021,
   /** access-api admin: a company's credential messages sent again to location-api (occupancy re-sync) */
   ACCESS_EVENTS_REPLAYED: 7022,
+  /** access-api: GET /portal/api/bookings/:referenceId/lock-operations */
+  LOCK_CLOUD_OPERATIONS_RETRIEVED: 7023,
   /** callback-dispatcher admin: a reference's deliveries and attempts listed */
   DELIVERIES_RETRIEVED: 7080,
   /** callback-dispatcher admin: redelivery queued (one delivery, or a company's dead-lettered ones) */
   REDELIVERY_QUEUED: 7081,
+  /** callback-dispatcher: a test event sent to the company's endpoint, its answer in data */
+  CALLBACK_TEST_SENT: 7082,
 } as const;
 
 export const ErrorCodes = {
@@ -45,7 +51,7 @@ export const ErrorCodes = {
   CONFLICT: 4090,
   PAYLOAD_TOO_LARGE: 4130,
   UNSUPPORTED_MEDIA_TYPE: 4150,
-  /** A rate limit (README "Rate limits"): Retry-After says when to try again. */
+  /** A rate limit (docs/http-conventions.md "Rate limits"): Retry-After says when to try again. */
   TOO_MANY_REQUESTS: 4290,
   INTERNAL: 5000,
   UNAVAILABLE: 5030,

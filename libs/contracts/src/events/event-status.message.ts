@@ -10,6 +10,8 @@ export interface EventStatusMessage {
   message: string | null;
   retry_count: number;
   at: string;
+  /** When the gateway received the event (the booking message's): the time to COMPLETED without a read. Absent from other producers' reports. */
+  received_at?: string;
 }
 
 export const eventStatusMessageSchema = Joi.object<EventStatusMessage>({
@@ -21,6 +23,7 @@ export const eventStatusMessageSchema = Joi.object<EventStatusMessage>({
   message: Joi.string().allow(null).required(),
   retry_count: Joi.number().integer().min(0).required(),
   at: Joi.string().isoDate().required(),
+  received_at: Joi.string().isoDate(),
 });
 
 export function statusRoutingKey(status: EventStatus): string {

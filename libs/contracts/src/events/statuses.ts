@@ -15,7 +15,7 @@ export type EventStatus = (typeof EVENT_STATUSES)[number];
  * QUEUED -> COMPLETED is allowed because a fast worker's PROCESSING report may arrive after its
  * COMPLETED report. FAILED and DEAD_LETTER go back to QUEUED only through a retry or a replay.
  */
-export const TRANSITIONS: Readonly<Record<EventStatus, readonly EventStatus[]>> = {
+const TRANSITIONS: Readonly<Record<EventStatus, readonly EventStatus[]>> = {
   RECEIVED: ['QUEUED', 'FAILED', 'DEAD_LETTER'],
   QUEUED: ['PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER'],
   PROCESSING: ['PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER'],
@@ -33,8 +33,6 @@ export function canTransition(from: EventStatus, to: EventStatus): boolean {
 export function statusesLeadingTo(to: EventStatus): EventStatus[] {
   return EVENT_STATUSES.filter((from) => TRANSITIONS[from].includes(to));
 }
-
-export const FINAL_STATUSES: ReadonlySet<EventStatus> = new Set(['COMPLETED', 'FAILED', 'DEAD_LETTER', 'DUPLICATE']);
 
 /** SPEC Limits: processing retries, then DEAD_LETTER. */
 export const MAX_RETRIES = 3;

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-export const IDENTITY_EVENT_TYPES = [
+const IDENTITY_EVENT_TYPES = [
   'company.created',
   'company.updated',
   'api_key.created',

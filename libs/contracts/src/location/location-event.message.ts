@@ -4,16 +4,7 @@ import Joi from 'joi';
 export const LOCATION_LEVELS = ['site', 'building', 'floor', 'room', 'bed'] as const;
 export type LocationLevel = (typeof LOCATION_LEVELS)[number];
 
-/** The ancestor-id field of each level, as stored on its descendants and used as a filter. */
-export const LEVEL_ID_FIELDS = {
-  site: 'site_id',
-  building: 'building_id',
-  floor: 'floor_id',
-  room: 'room_id',
-  bed: 'bed_id',
-} as const satisfies Record<LocationLevel, string>;
-
-export const LOCATION_EVENT_KINDS = [
+const LOCATION_EVENT_KINDS = [
   'node.created',
   'node.renamed',
   'node.deleted',
@@ -92,7 +83,7 @@ export interface LayoutSnapshot {
 
 const id = Joi.string().hex().length(24);
 
-export const lockBindingSchema = Joi.object<LockBinding>({
+const lockBindingSchema = Joi.object<LockBinding>({
   lock_id: Joi.string().required(),
   lock_mac: Joi.string().allow('').required(),
   name: Joi.string().allow(null).required(),
@@ -115,7 +106,7 @@ const nodeStateFields = {
   version: Joi.number().integer().min(1).required(),
 };
 
-export const locationNodeStateSchema = Joi.object<LocationNodeState>(nodeStateFields);
+const locationNodeStateSchema = Joi.object<LocationNodeState>(nodeStateFields);
 
 export const locationEventMessageSchema = Joi.object<LocationEventMessage>({
   company_id: id.required(),

@@ -1,0 +1,901 @@
+import { ACCESS_TYPES } from '../booking/actions';
+import { REFERENCE_ID, REFERENCE_ID_RULE } from '../booking/reference-id';
+import { SuccessCodes } from '../envelopes/codes';
+import { employeeAccessSchema, employeeListQuerySchema } from '../employee/employee-access.request';
+import { deadLetterListQuerySchema, deadLetterOperationsQuerySchema, deadLetterPurgeSchema, deadLetterReplaySchema } from '../operations/dead-letters.requests';
+import { callbackEndpointSchema, companyListQuerySchema, createApiKeySchema, createCompanySchema, createIngestTokenSchema } from '../identity/admin.requests';
+import { PORTAL_CAPABILITIES, PORTAL_ON_CALL, PORTAL_SESSION_COOKIE, createPortalLinkSchema, openPortalSessionSchema } from '../identity/portal.requests';
+import { layoutImportSchema } from '../location/layout-import.request';
+import { LOCATION_LEVELS, LocationLevel } from '../location/location-event.message';
+import {
+  COMPANY_HEADER,
+  CORRELATION_HEADER,
+  OBJECT_ID_SCHEMA,
+  body,
+  envelope,
+  errorResponses,
+  json,
+  pageParams,
+  pathParam,
+  queryParam,
+  securitySchemes,
+  sharedSchemas,
+} from './components';
+import { JsonSchema, arr, bool, constant, dateTime, fromJoi, int, nullable, obj, oneOf, pattern, ref, str } from './schema';
+import { webhooks, webhookSchemas } from './webhooks';
+import { CSRF_HEADER, callbackTestPaths, deliveriesListing, onCallDeadLetterPaths, onCallLinkPaths, portalDataPaths, portalErrors, portalLayoutPaths, portalOp, portalSession } from './portal';
+
+const PLURAL: Record<LocationLevel, string> = { site: 'sites', building: 'buildings', floor: 'floors', room: 'rooms', bed: 'beds' };
+const LEVEL_CODE: Record<LocationLevel, number> = {
+  site: SuccessCodes.SITES_RETRIEVED,
+  building: SuccessCodes.BUILDINGS_RETRIEVED,
+  floor: SuccessCodes.FLOORS_RETRIEVED,
+  room: SuccessCodes.ROOMS_RETRIEVED,
+  bed: SuccessCodes.BEDS_RETRIEVED,
+};
+const ANCESTORS: Record<LocationLevel, string[]> = {
+  site: [],
+  building: ['site_id'],
+  floor: ['site_id', 'building_id'],
+  room: ['site_id', 'building_id', 'floor_id'],
+  bed: ['site_id', 'building_id', 'floor_id', 'room_id'],
+};
+
+const apiKey = [{ apikey: [] }];
+const admin = [{ adminToken: [] }];
+const referenceId = pattern(REFERENCE_ID, { description: `The booking's reference_id: ${REFERENCE_ID_RULE}.` });
+const nullableNamed = nullable(ref('Named'));
+
+/** A company's callback endpoint as the admin API shows it: never a secret's value. */
+const callbackEndpoint: Record<string, JsonSchema> = {
+  company_id: OBJECT_ID_SCHEMA,
+  url: str(),
+  auth: obj(
+    {
+      type: oneOf(['hmac', 'bearer', 'basic', 'api_key']),
+      secrets: arr(obj({ created_at: dateTime(), valid_until: nullable(dateTime()) }), { description: 'hmac: the live signing secrets, newest first (never their values).' }),
+      username: str(),
+      header: str(),
+    },
+    ['secrets', 'username', 'header'],
+  ),
+  version: int(),
+  created_at: dateTime(),
+  updated_at: dateTime(),
+};
+
+/** A credential of a booking's access (v4, and the portal's). */
+const bookingCredential = obj(
+  {
+    type: oneOf(ACCESS_TYPES),
+    lock: ref('LockRef'),
+    place: ref('Place'),
+    valid_from: dateTime(),
+    valid_to: dateTime(),
+    keyId: nullable(int()),
+    lockData: nullable(str()),
+    remoteUnlock: constant(true),
+    passcode: nullable(str()),
+    passcodeId: nullable(int()),
+    card_id: nullable(str()),
+    cardId: nullable(int()),
+  },
+  ['keyId', 'lockData', 'remoteUnlock', 'passcode', 'passcodeId', 'card_id', 'cardId'],
+  { description: 'EKEY: keyId, lockData. REMOTE: keyId, lockData, remoteUnlock. PASSCODE: passcode, passcodeId. CARD: card_id (the booking\'s card number), cardId (the lock vendor\'s id).' },
+);
+/** A revoked credential of a booking's access (v4, and the portal's). */
+const revokedCredential = obj(
+  { type: oneOf(ACCESS_TYPES), lock: ref('LockRef'), place: ref('Place'), keyId: nullable(int()), passcodeId: nullable(int()), card_id: nullable(str()), cardId: nullable(int()), revoked_at: dateTime() },
+  ['keyId', 'passcodeId', 'card_id', 'cardId'],
+  { description: 'A revoked credential: named, never its secret.' },
+);
+const schemas: Record<string, JsonSchema> = {
+  ...sharedSchemas,
+  ...webhookSchemas,
+  Named: obj({ name: str(), _id: str() }, [], { description: 'A place: its name and `_id`.' }),
+  LocationLevelRef: obj({ name: str(), _id: str(), external_id: nullable(str()) }, [], { description: 'One level of a location row: `{ name, _id }` and the customer\'s external id (or null).' }),
+  LocationRow: obj(
+    { site: ref('LocationLevelRef'), building: ref('LocationLevelRef'), floor: ref('LocationLevelRef'), room: ref('LocationLevelRef'), bed: ref('LocationLevelRef') },
+    ['bed'],
+    { description: 'One Site → Bed path; `bed` is absent for a door-only room.' },
+  ),
+  LocationNode: obj(
+    { _id: str(), name: str(), external_id: nullable(str()), site_id: str(), building_id: str(), floor_id: str(), room_id: str() },
+    ['site_id', 'building_id', 'floor_id', 'room_id'],
+    { description: 'A node of one level, with the `_id` of each ancestor.' },
+  ),
+  Pagination: obj({ currentPage: int(), totalPages: int(), hasNext: bool(), hasPrevious: bool() }),
+  Lock: obj({ lock_id: str(), lock_mac: str(), name: nullable(str()), provider: nullable(str()), lockLocationType: oneOf(['door', 'cabinet']) }),
+  LayoutItem: obj({ level: oneOf(LOCATION_LEVELS), _id: str(), name: str() }),
+  LockPlacement: obj({ lock_id: str(), level: oneOf(LOCATION_LEVELS), _id: str() }),
+  LockRef: obj({ lockId: str(), lockMac: str(), lockLocationType: oneOf(['door', 'cabinet']) }),
+  Place: obj({ site: nullableNamed, room: nullableNamed, bed: nullableNamed }),
+  Validity: nullable(obj({ check_in: nullable(str()), check_out: nullable(str()) })),
+  AccessStatus: oneOf(['pending', 'active', 'revoked', 'failed'], { description: 'pending: accepted, not provisioned yet; active; revoked; failed (see reason).' }),
+  EmployeeAccess: obj({
+    employee_id: OBJECT_ID_SCHEMA,
+    schedule_id: OBJECT_ID_SCHEMA,
+    access_type: oneOf(ACCESS_TYPES),
+    startDate: dateTime(),
+    endDate: dateTime(),
+    locations: arr(obj({ site: ref('Named'), room: ref('Named'), bed: nullableNamed })),
+    ref_id: str(),
+    type: oneOf(['PERMANENT', 'TIMED']),
+    contact: nullable(str()),
+    status: oneOf(['active', 'revoked']),
+    revoked_at: nullable(dateTime()),
+    version: int(),
+  }),
+  Company: obj({ _id: OBJECT_ID_SCHEMA, name: str(), created_at: dateTime() }),
+  ApiKey: obj({
+    _id: OBJECT_ID_SCHEMA,
+    company_id: OBJECT_ID_SCHEMA,
+    name: str(),
+    prefix: str({ description: 'The first characters of the key, to recognise it; the key itself is shown once, at creation.' }),
+    expires_at: nullable(dateTime()),
+    revoked_at: nullable(dateTime()),
+    last_used_at: nullable(dateTime()),
+    created_at: dateTime(),
+  }),
+  IngestToken: obj({
+    _id: OBJECT_ID_SCHEMA,
+    company_id: OBJECT_ID_SCHEMA,
+    site_id: str(),
+    provider: str(),
+    revoked_at: nullable(dateTime()),
+    expires_at: nullable(dateTime()),
+    last_used_at: nullable(dateTime()),
+    created_at: dateTime(),
+  }),
+  CallbackEndpoint: obj(callbackEndpoint),
+  BookingCredential: bookingCredential,
+  RevokedCredential: revokedCredential,
+};
+
+/** `GET` of one location level (or `/all`), in v3 and v4 alike. */
+function locationRead(version: 'v3' | 'v4', level: LocationLevel | 'all') {
+  const all = level === 'all';
+  const key = all ? 'locations' : PLURAL[level];
+  const filters = all ? [] : ANCESTORS[level].map((f) => queryParam(f, OBJECT_ID_SCHEMA, `Only the ${PLURAL[level]} under this ${f.replace('_id', '')}.`));
+  return {
+    get: {
+      tags: ['Locations'],
+      operationId: `${version}List${all ? 'AllLocations' : PLURAL[level][0].toUpperCase() + PLURAL[level].slice(1)}`,
+      summary: all ? 'The full hierarchy, one row per Site → Bed path' : `The company's ${PLURAL[level]}`,
+      ...(version === 'v3' ? { description: 'Identical to the v4 endpoint (SPEC Versioning, rule 3).' } : {}),
+      security: apiKey,
+      parameters: [...pageParams('limit', 100, 100, true), ...filters, COMPANY_HEADER, CORRELATION_HEADER],
+      responses: {
+        '200': json(
+          all ? 'Locations retrieved (code 7010).' : `${PLURAL[level]} retrieved (code ${LEVEL_CODE[level]}).`,
+          envelope(all ? SuccessCodes.LOCATIONS_RETRIEVED : LEVEL_CODE[level], obj({ [key]: arr(ref(all ? 'LocationRow' : 'LocationNode')), pagination: ref('Pagination'), total: int() })),
+          { headers: { ETag: { description: 'Weak validator of the page: send it as If-None-Match for a 304.', schema: str() } } },
+        ),
+        '304': { description: 'Not modified (If-None-Match matched the ETag).' },
+        ...errorResponses('api', ['400', '401', '403', '503']),
+      },
+    },
+  };
+}
+
+function externalIdPatch(version: 'v3' | 'v4', level: LocationLevel) {
+  return {
+    patch: {
+      tags: ['Locations'],
+      operationId: `${version}SetExternalId${level[0].toUpperCase()}${level.slice(1)}`,
+      summary: `Set or clear the external id of a ${level}`,
+      security: apiKey,
+      parameters: [pathParam('id', OBJECT_ID_SCHEMA, `The ${level}'s _id.`), COMPANY_HEADER, CORRELATION_HEADER],
+      requestBody: body(obj({ external_id: nullable(str({ minLength: 1, maxLength: 100 })) }), 'null clears the mapping.'),
+      responses: {
+        '200': json('External id updated (code 7016).', envelope(SuccessCodes.EXTERNAL_ID_UPDATED, ref('LocationNode'))),
+        ...errorResponses('api', ['400', '401', '403', '404', '409', '413', '503'], { '409': 'The external id is already used on this level: `data` holds `{ _id, level, external_id }` of the holder.' }),
+      },
+    },
+  };
+}
+
+const BULK_ROW = obj({ level: oneOf(LOCATION_LEVELS), id: OBJECT_ID_SCHEMA, external_id: nullable(str({ minLength: 1, maxLength: 100 })) });
+
+function externalIdsBulk(version: 'v3' | 'v4') {
+  return {
+    put: {
+      tags: ['Locations'],
+      operationId: `${version}SetExternalIds`,
+      summary: 'Set many external ids at once',
+      description: 'At most 1000 rows; each row succeeds or fails on its own.',
+      security: apiKey,
+      parameters: [COMPANY_HEADER, CORRELATION_HEADER],
+      // Rows are judged one by one: a row of another shape is answered `invalid`, not the request.
+      requestBody: body(arr({ oneOf: [BULK_ROW, { not: BULK_ROW, description: 'Any other value: that row is answered with status `invalid` and its problem in `message`; the other rows are processed.' }] }, { maxItems: 1000 })),
+      responses: {
+        '200': json(
+          'Rows processed (code 7017).',
+          envelope(
+            SuccessCodes.EXTERNAL_IDS_PROCESSED,
+            obj({
+              results: arr(
+                obj(
+                  { level: {}, id: {}, external_id: {}, status: oneOf(['updated', 'conflict', 'not_found', 'invalid']), holder_id: str(), message: str() },
+                  ['holder_id', 'message'],
+                  { description: 'The row as sent (level, id, external_id), its outcome, the `_id` holding the value on a conflict, the problem of an invalid row.' },
+                ),
+              ),
+              updated: int(),
+              conflict: int(),
+              not_found: int(),
+              invalid: int(),
+            }),
+          ),
+        ),
+        ...errorResponses('api', ['400', '401', '403', '413', '503']),
+      },
+    },
+  };
+}
+
+const companyParam = pathParam('companyId', OBJECT_ID_SCHEMA);
+const adminOp = (tag: string, operationId: string, summary: string, extra: Record<string, unknown>) => ({ tags: [tag], operationId, summary, security: admin, ...extra });
+
+function adminLocationPaths(): Record<string, unknown> {
+  const base = '/admin/v1/companies/{companyId}';
+  const write = (code: number, data: JsonSchema, status = '200') => ({
+    [status]: json(`Done (code ${code}).`, envelope(code, data)),
+    ...errorResponses('api', ['400', '401', '404', '409', '413', '503']),
+  });
+  const withVersion = (props: Record<string, JsonSchema>, optional: string[] = []) => obj({ version: int({ description: 'The layout version this change made.' }), ...props }, optional);
+  const nodeWithVersion = withVersion(
+    { _id: str(), name: str(), external_id: nullable(str()), site_id: str(), building_id: str(), floor_id: str(), room_id: str() },
+    ['site_id', 'building_id', 'floor_id', 'room_id'],
+  );
+  const importReport = {
+    created: arr(obj({ level: oneOf(LOCATION_LEVELS), _id: str(), name: str(), parent_id: nullable(str()) })),
+    renamed: arr(obj({ level: oneOf(LOCATION_LEVELS), _id: str(), name: str(), previous_name: str() })),
+    kept: arr(ref('LayoutItem')),
+    removed: arr(ref('LayoutItem')),
+    locks: obj({ bound: arr(ref('LockPlacement')), unbound: arr(ref('LockPlacement')) }),
+  };
+  const paths: Record<string, unknown> = {
+    [`${base}/layout`]: {
+      put: adminOp('Layout administration', 'importLayout', 'Import a whole layout', {
+        description:
+          'Matches the document to the stored layout by names (ignoring case), creates what is missing and binds the listed locks; with `prune=true` removes what the document does not list (refused while a removed place is occupied, unless `force=true`). With `dry_run=true`, the same report on the current layout, nothing written (code 7038): a preview of the import.',
+        parameters: [
+          companyParam,
+          queryParam('prune', oneOf(['true', 'false'])),
+          queryParam('force', oneOf(['true', 'false'])),
+          queryParam('dry_run', oneOf(['true', 'false']), 'true: only report what the import would change; nothing is written.'),
+        ],
+        requestBody: body(fromJoi(layoutImportSchema)),
+        responses: {
+          '200': json('Imported (code 7030), or previewed with dry_run (code 7038, `dry_run: true`, `version` the one previewed against; the `_id` of a place to create is not the one it will get).', {
+            anyOf: [envelope(SuccessCodes.LAYOUT_IMPORTED, withVersion(importReport)), envelope(SuccessCodes.LAYOUT_IMPORT_PREVIEWED, withVersion({ dry_run: constant(true), ...importReport }))],
+          }),
+          ...errorResponses('api', ['400', '401', '404', '409', '413', '503']),
+        },
+      }),
+    },
+    [`${base}/locks/{lockId}`]: {
+      put: adminOp('Layout administration', 'bindLock', 'Bind a lock to a room (door) or a bed (cabinet)', {
+        parameters: [companyParam, pathParam('lockId', str({ maxLength: 64 }))],
+        requestBody: body(
+          obj(
+            { room_id: OBJECT_ID_SCHEMA, bed_id: OBJECT_ID_SCHEMA, lock_mac: str({ minLength: 1, maxLength: 64 }), name: nullable(str({ minLength: 1, maxLength: 100 })), provider: nullable(str({ minLength: 1, maxLength: 100 })) },
+            ['room_id', 'bed_id', 'name', 'provider'],
+            { description: 'Exactly one of room_id and bed_id.' },
+          ),
+        ),
+        responses: write(SuccessCodes.LOCK_BOUND, withVersion({ lock: ref('Lock'), node: ref('LocationNode') })),
+      }),
+      delete: adminOp('Layout administration', 'unbindLock', 'Unbind a lock', {
+        parameters: [companyParam, pathParam('lockId', str())],
+        responses: write(SuccessCodes.LOCK_UNBOUND, withVersion({ lock_id: str(), node: ref('LocationNode') })),
+      }),
+    },
+    [`${base}/occupancy/resync`]: {
+      post: adminOp('Layout administration', 'resyncOccupancy', 'Rebuild the logs of who occupies which place', {
+        description: 'Asks the ingest gateway and access-api to send the company\'s booking and access messages again.',
+        parameters: [companyParam],
+        responses: write(SuccessCodes.OCCUPANCY_RESYNCED, obj({ booking_events: int(), access_events: int() })),
+      }),
+    },
+    [`${base}/snapshot`]: {
+      get: adminOp('Layout administration', 'layoutSnapshot', 'The whole layout as nodes, with its version', {
+        parameters: [companyParam],
+        responses: {
+          '200': json(
+            'Layout snapshot (code 7036).',
+            envelope(
+              SuccessCodes.LAYOUT_SNAPSHOT,
+              obj({
+                company_id: str(),
+                version: int(),
+                nodes: arr(
+                  obj(
+                    { level: oneOf(LOCATION_LEVELS), _id: str(), name: str(), external_id: nullable(str()), version: int(), site_id: str(), building_id: str(), floor_id: str(), room_id: str(), locks: arr(ref('Lock')) },
+                    ['site_id', 'building_id', 'floor_id', 'room_id', 'locks'],
+                  ),
+                ),
+              }),
+            ),
+          ),
+          ...errorResponses('api', ['400', '401', '404', '503']),
+        },
+      }),
+    },
+  };
+  for (const level of LOCATION_LEVELS) {
+    const parent = ANCESTORS[level].at(-1);
+    const Level = `${level[0].toUpperCase()}${level.slice(1)}`;
+    paths[`${base}/${PLURAL[level]}`] = {
+      post: adminOp('Layout administration', `create${Level}`, `Create a ${level}`, {
+        parameters: [companyParam],
+        requestBody: body(obj({ name: str({ minLength: 1, maxLength: 100 }), ...(parent ? { [parent]: OBJECT_ID_SCHEMA } : {}) })),
+        responses: write(SuccessCodes.LOCATION_NODE_CREATED, nodeWithVersion, '201'),
+      }),
+    };
+    paths[`${base}/${PLURAL[level]}/{id}`] = {
+      patch: adminOp('Layout administration', `rename${Level}`, `Rename a ${level}`, {
+        parameters: [companyParam, pathParam('id', OBJECT_ID_SCHEMA)],
+        requestBody: body(obj({ name: str({ minLength: 1, maxLength: 100 }) })),
+        responses: write(SuccessCodes.LOCATION_NODE_UPDATED, nodeWithVersion),
+      }),
+      delete: adminOp('Layout administration', `delete${Level}`, `Delete a ${level} and everything under it`, {
+        description: 'Refused (409) while a guest or employee occupies it, unless `force=true`.',
+        parameters: [companyParam, pathParam('id', OBJECT_ID_SCHEMA), queryParam('force', oneOf(['true', 'false']))],
+        responses: write(SuccessCodes.LOCATION_NODE_DELETED, withVersion({ removed: arr(ref('LayoutItem')) })),
+      }),
+    };
+  }
+  return paths;
+}
+
+function accessPaths(): Record<string, unknown> {
+  const notFound = errorResponses('api', ['400', '401', '403', '404', '503'], { '404': 'No such booking for the key\'s company (`Booking <referenceId> not found`).' });
+  return {
+    '/api/v4/bookings/{referenceId}/access': {
+      get: {
+        tags: ['Access'],
+        operationId: 'getBookingAccess',
+        summary: 'A booking\'s credentials (passcode, mobile key, card, remote)',
+        description: 'Poll the event until COMPLETED (SPEC: wait about 5 s first), then read the credentials here.',
+        security: apiKey,
+        parameters: [pathParam('referenceId', referenceId), COMPANY_HEADER, CORRELATION_HEADER],
+        responses: {
+          '200': json(
+            'Booking access retrieved (code 7020).',
+            envelope(
+              SuccessCodes.BOOKING_ACCESS_RETRIEVED,
+              obj({ reference_id: str(), status: ref('AccessStatus'), reason: nullable(str()), validity: ref('Validity'), updated_at: dateTime(), credentials: arr(ref('BookingCredential')), revoked: arr(ref('RevokedCredential')) }),
+            ),
+          ),
+          ...notFound,
+        },
+      },
+    },
+    '/api/v3/booking/getLockData/{referenceId}': {
+      get: {
+        tags: ['Access'],
+        operationId: 'getLockData',
+        summary: 'A booking\'s e-keys, one per lock (the v3 replacement of the v2 endpoint)',
+        security: apiKey,
+        parameters: [pathParam('referenceId', referenceId), COMPANY_HEADER, CORRELATION_HEADER],
+        responses: {
+          '200': json(
+            'Lock data retrieved (code 7021).',
+            envelope(
+              SuccessCodes.LOCK_DATA_RETRIEVED,
+              obj({
+                reference_id: str(),
+                status: ref('AccessStatus'),
+                validity: ref('Validity'),
+                locks: arr(
+                  obj({
+                    lockId: str(),
+                    lockMac: str(),
+                    lockLocationType: oneOf(['door', 'cabinet']),
+                    lockData: str(),
+                    keyId: int(),
+                    site: nullableNamed,
+                    room: nullableNamed,
+                    bed: nullableNamed,
+                    validFrom: dateTime(),
+                    validTo: dateTime(),
+                  }),
+                ),
+              }),
+            ),
+          ),
+          ...notFound,
+        },
+      },
+    },
+    '/api/v2/booking/access': {
+      get: {
+        tags: ['Access'],
+        operationId: 'getLegacyAccess',
+        summary: 'A booking\'s active e-keys (SPEC credential records)',
+        // deprecated, with its headers, by markDeprecated (DEPRECATED_FAMILIES)
+        security: apiKey,
+        parameters: [
+          queryParam('ref_id', referenceId, 'The booking identifier.', true),
+          queryParam('provider', str({ pattern: '^[A-Za-z0-9._:-]{1,64}$' }), 'The booking\'s provider; default the service\'s own (`direct`).'),
+          COMPANY_HEADER,
+          CORRELATION_HEADER,
+        ],
+        responses: {
+          '200': json(
+            'Credentials fetched (code 7005).',
+            envelope(
+              SuccessCodes.LEGACY_CREDENTIALS_FETCHED,
+              arr(
+                obj({
+                  lockData: str(),
+                  lockMac: str(),
+                  lockId: str(),
+                  lockLocationType: oneOf(['door', 'cabinet']),
+                  roomNumber: nullable(str()),
+                  bedNumber: nullable(str()),
+                  siteName: str(),
+                  keyId: int(),
+                }),
+              ),
+            ),
+          ),
+          ...notFound,
+        },
+      },
+    },
+  };
+}
+
+function employeePaths(): Record<string, unknown> {
+  const one = (description: string, status = '200') => ({ [status]: json(description, obj({ success: constant(true), message: str(), data: ref('EmployeeAccess') })) });
+  const scheduleId = pathParam('scheduleId', OBJECT_ID_SCHEMA);
+  return {
+    '/api/v3/access/employee': {
+      post: {
+        tags: ['Employee access'],
+        operationId: 'createEmployeeAccess',
+        summary: 'Create an access schedule for an employee',
+        description: 'Rules over the hierarchy: each of site_id … bed_id is an `_id` or `*` (everything at that level and below); several rules combine.',
+        security: apiKey,
+        parameters: [COMPANY_HEADER, CORRELATION_HEADER],
+        requestBody: body(fromJoi(employeeAccessSchema)),
+        responses: {
+          ...one('Employee access created.', '201'),
+          ...errorResponses('employee', ['400', '401', '403', '409', '413', '503'], {
+            '400': 'Validation failed, e.g. a TIMED schedule without startDate: every problem in `details`.',
+            '409': 'ref_id already used by another schedule.',
+          }),
+        },
+      },
+      get: {
+        tags: ['Employee access'],
+        operationId: 'listEmployeeAccess',
+        summary: 'The company\'s employee access schedules, newest first',
+        security: apiKey,
+        parameters: [...queryParamsOf(fromJoi(employeeListQuerySchema)), COMPANY_HEADER, CORRELATION_HEADER],
+        responses: {
+          '200': json('Employee access schedules.', obj({ success: constant(true), message: str(), data: arr(ref('EmployeeAccess')), pagination: obj({ page: int(), limit: int(), total: int() }) })),
+          ...errorResponses('employee', ['400', '401', '403', '503']),
+        },
+      },
+    },
+    '/api/v3/access/employee/{scheduleId}': {
+      get: {
+        tags: ['Employee access'],
+        operationId: 'getEmployeeAccess',
+        summary: 'One schedule',
+        security: apiKey,
+        parameters: [scheduleId, COMPANY_HEADER, CORRELATION_HEADER],
+        responses: { ...one('Employee access schedule.'), ...errorResponses('employee', ['400', '401', '403', '404', '503']) },
+      },
+      delete: {
+        tags: ['Employee access'],
+        operationId: 'revokeEmployeeAccess',
+        summary: 'Revoke a schedule (revoking twice is a no-op)',
+        security: apiKey,
+        parameters: [scheduleId, COMPANY_HEADER, CORRELATION_HEADER],
+        responses: { ...one('Employee access revoked.'), ...errorResponses('employee', ['400', '401', '403', '404', '503']) },
+      },
+    },
+  };
+}
+
+/** One query parameter per property of an object schema generated from a joi query schema. */
+function queryParamsOf(schema: JsonSchema): unknown[] {
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = (schema.required ?? []) as string[];
+  return Object.entries(properties).map(([name, s]) => queryParam(name, s, undefined, required.includes(name)));
+}
+
+/**
+ * Who manages a company's keys, tokens and callback endpoint: the operator (admin token, the company
+ * in the path) or a portal session (its cookie; the company is the session's, never in the path).
+ * One set of handlers serves both in admin-api, so one description documents both.
+ */
+interface Audience {
+  /** The company's collections: `/admin/v1/companies/{companyId}` or `/portal/api`. */
+  base: string;
+  /** Where a key or token is named by its id: `/admin/v1` or `/portal/api`. */
+  byId: string;
+  params: unknown[];
+  op(operationId: string, summary: string, write: boolean, extra: { description?: string; parameters?: unknown[]; requestBody?: unknown; responses: Record<string, unknown> }): Record<string, unknown>;
+}
+
+const OPERATOR: Audience = {
+  base: '/admin/v1/companies/{companyId}',
+  byId: '/admin/v1',
+  params: [companyParam],
+  op: (operationId, summary, _write, extra) => adminOp('Administration', operationId, summary, extra),
+};
+
+const PORTAL: Audience = {
+  base: '/portal/api',
+  byId: '/portal/api',
+  params: [],
+  op: portalOp,
+};
+
+function companyIdentityPaths(a: Audience): Record<string, unknown> {
+  const keyId = pathParam('keyId', OBJECT_ID_SCHEMA);
+  const tokenId = pathParam('tokenId', OBJECT_ID_SCHEMA);
+  const errors = (statuses: string[]) => errorResponses('api', statuses);
+  return {
+    [`${a.base}/api-keys`]: {
+      post: a.op('createApiKey', 'Issue an API key (shown once)', true, {
+        parameters: a.params,
+        requestBody: body(fromJoi(createApiKeySchema)),
+        responses: {
+          '201': json('The key: `key` is in this response only.', obj({ _id: OBJECT_ID_SCHEMA, key: str(), prefix: str(), name: str(), expires_at: nullable(dateTime()), created_at: dateTime() })),
+          ...errors(['400', '401', '404', '413', '503']),
+        },
+      }),
+      get: a.op('listApiKeys', 'The company\'s API keys, newest first', false, { parameters: a.params, responses: { '200': json('Keys.', arr(ref('ApiKey'))), ...errors(['400', '401', '404', '503']) } }),
+    },
+    [`${a.byId}/api-keys/{keyId}/revoke`]: {
+      post: a.op('revokeApiKey', 'Revoke an API key (effective on the next request; idempotent)', true, { parameters: [keyId], responses: { '200': json('The revoked key.', ref('ApiKey')), ...errors(['400', '401', '404', '503']) } }),
+    },
+    [`${a.base}/ingest-tokens`]: {
+      post: a.op('createIngestToken', 'Issue an ingest token for a site (the URL is the credential, shown once)', true, {
+        parameters: a.params,
+        requestBody: body(fromJoi(createIngestTokenSchema)),
+        responses: {
+          '201': json(
+            'The token and its path on {webhook_url}: in this response only.',
+            obj({ _id: OBJECT_ID_SCHEMA, token: str(), path: str({ description: '`/webhook/t/<token>`' }), site_id: str(), provider: str(), expires_at: nullable(dateTime()) }),
+          ),
+          ...errors(['400', '401', '404', '413', '503']),
+        },
+      }),
+      get: a.op('listIngestTokens', 'The company\'s ingest tokens, newest first', false, { parameters: a.params, responses: { '200': json('Tokens.', arr(ref('IngestToken'))), ...errors(['400', '401', '404', '503']) } }),
+    },
+    [`${a.byId}/ingest-tokens/{tokenId}/revoke`]: {
+      post: a.op('revokeIngestToken', 'Revoke an ingest token (idempotent)', true, { parameters: [tokenId], responses: { '200': json('The revoked token.', ref('IngestToken')), ...errors(['400', '401', '404', '503']) } }),
+    },
+    [`${a.base}/callback`]: {
+      put: a.op('setCallbackEndpoint', 'Set the company\'s callback URL and its authentication', true, {
+        description: 'hmac: the service generates a signing secret, returned once as `secret`. Only public http(s) addresses are accepted.',
+        parameters: a.params,
+        requestBody: body(fromJoi(callbackEndpointSchema)),
+        responses: {
+          '200': json('The endpoint, with `secret` when this request generated one (the one time it is shown).', obj({ ...callbackEndpoint, secret: str() }, ['secret'])),
+          ...errors(['400', '401', '404', '409', '413', '503']),
+        },
+      }),
+      get: a.op('getCallbackEndpoint', 'The company\'s callback endpoint', false, {
+        parameters: a.params,
+        responses: { '200': json('The endpoint.', ref('CallbackEndpoint')), ...errors(['400', '401', '404', '503']) },
+      }),
+    },
+    [`${a.base}/callback/rotate-secret`]: {
+      post: a.op('rotateCallbackSecret', 'Rotate the hmac signing secret', true, {
+        description: 'The new secret signs from now on; receivers should accept the previous one until `previous_valid_until`.',
+        parameters: a.params,
+        responses: { '200': json('The new secret (shown once).', obj({ secret: str(), previous_valid_until: dateTime() })), ...errors(['400', '401', '404', '409', '503']) },
+      }),
+    },
+  };
+}
+
+const portalSessionView = obj({
+  _id: OBJECT_ID_SCHEMA,
+  company_id: nullable(OBJECT_ID_SCHEMA),
+  capabilities: arr(oneOf([...PORTAL_CAPABILITIES, PORTAL_ON_CALL])),
+  issued_to: nullable(str()),
+  created_at: dateTime(),
+  expires_at: dateTime(),
+  revoked_at: nullable(dateTime()),
+});
+
+/** The operator's side of the portal: links for one company, its sessions, revocation. */
+function portalLinkPaths(): Record<string, unknown> {
+  const errors = (statuses: string[]) => errorResponses('api', statuses);
+  return {
+    '/admin/v1/companies/{companyId}/portal-links': {
+      post: adminOp('Portal', 'createPortalLink', 'Issue a portal link for one company (single use; the token is shown once)', {
+        description: 'Opened once, before `expires_at` (PORTAL_LINK_TTL_MS, an hour by default; `expires_in_seconds` overrides), it becomes a session of PORTAL_SESSION_TTL_MS (12 hours by default) with `capabilities` (`view` always). `{base_url}` + `path` is the link: the token is in its fragment, which browsers do not send to servers.',
+        parameters: [companyParam],
+        requestBody: body(fromJoi(createPortalLinkSchema), undefined, false),
+        responses: {
+          '201': json(
+            'The link: `token` and `path` are in this response only.',
+            obj({
+              _id: OBJECT_ID_SCHEMA,
+              company_id: OBJECT_ID_SCHEMA,
+              token: str(),
+              path: str({ description: '`/portal/#/open/<token>`' }),
+              capabilities: arr(oneOf(PORTAL_CAPABILITIES)),
+              issued_to: nullable(str()),
+              expires_at: dateTime(),
+              session_ttl_seconds: int(),
+            }),
+          ),
+          ...errors(['400', '401', '404', '413', '503']),
+        },
+      }),
+    },
+    '/admin/v1/companies/{companyId}/portal-sessions': {
+      get: adminOp('Portal', 'listPortalSessions', 'The company\'s portal sessions, newest first (at most 500)', {
+        parameters: [companyParam],
+        responses: { '200': json('Sessions.', arr(portalSessionView)), ...errors(['400', '401', '404', '503']) },
+      }),
+    },
+    '/admin/v1/portal-sessions/{sessionId}/revoke': {
+      post: adminOp('Portal', 'revokePortalSession', 'Revoke a portal session (its next request is refused; idempotent)', {
+        parameters: [pathParam('sessionId', OBJECT_ID_SCHEMA)],
+        responses: { '200': json('The revoked session.', portalSessionView), ...errors(['400', '401', '404', '503']) },
+      }),
+    },
+  };
+}
+
+/** `/portal/api/session`: a link exchanged for the session cookie, the session read back, sign-out. */
+function portalSessionPaths(): Record<string, unknown> {
+  const session = obj({
+    session_id: OBJECT_ID_SCHEMA,
+    company_id: nullable({ ...OBJECT_ID_SCHEMA, description: 'null: an on-call session (every company\'s dead letters).' }),
+    company_name: nullable(str()),
+    capabilities: arr(oneOf([...PORTAL_CAPABILITIES, PORTAL_ON_CALL])),
+    issued_to: nullable(str({ description: 'Who the link was issued to (an on-call session\'s operator).' })),
+    expires_at: dateTime(),
+    csrf_token: str({ description: 'Send it as `X-CSRF-Token` on every write of this session.' }),
+    webhook_url: nullable(str({ description: '{webhook_url}, where an ingest token\'s `path` is reached (null: not configured, PORTAL_WEBHOOK_URL).' })),
+  });
+  return {
+    '/portal/api/session': {
+      post: {
+        tags: ['Portal'],
+        operationId: 'openPortalSession',
+        summary: 'Open a portal link: its token, once, for the session cookie',
+        description: `Sets \`${PORTAL_SESSION_COOKIE}\` (HttpOnly, SameSite=Strict, Path=/portal, Secure outside development). A used, expired or unknown link is a 401.`,
+        requestBody: body(fromJoi(openPortalSessionSchema)),
+        responses: {
+          '201': json('The session.', session, { headers: { 'Set-Cookie': { description: 'The session cookie.', schema: str() } } }),
+          ...portalErrors(['400', '401', '413', '503']),
+        },
+      },
+      get: {
+        tags: ['Portal'],
+        operationId: 'getPortalSession',
+        summary: 'The session: its company, capabilities, expiry and CSRF token',
+        security: portalSession,
+        responses: { '200': json('The session.', session), ...portalErrors(['401', '403', '503']) },
+      },
+      delete: {
+        tags: ['Portal'],
+        operationId: 'closePortalSession',
+        summary: 'Sign out: the session is revoked and its cookie cleared',
+        security: portalSession,
+        parameters: [CSRF_HEADER],
+        responses: { '204': { description: 'Signed out.' }, ...portalErrors(['401', '403', '503']) },
+      },
+    },
+  };
+}
+
+function adminApiPaths(): Record<string, unknown> {
+  const tag = 'Administration';
+  const errors = (statuses: string[]) => errorResponses('api', statuses);
+  return {
+    '/admin/v1/keys/current': {
+      get: {
+        tags: ['Authentication'],
+        operationId: 'currentKey',
+        summary: 'Which company and key an API key is',
+        description: 'With the integrator\'s own `apikey`: a quick check that a key works.',
+        security: apiKey,
+        parameters: [COMPANY_HEADER, CORRELATION_HEADER],
+        responses: {
+          '200': json('The key and its company.', obj({ company_id: str(), company_name: nullable(str()), key_id: str(), prefix: nullable(str()), name: nullable(str()), expires_at: nullable(dateTime()) })),
+          ...errors(['401', '403', '503']),
+        },
+      },
+    },
+    '/admin/v1/companies': {
+      post: adminOp(tag, 'createCompany', 'Create a company', { requestBody: body(fromJoi(createCompanySchema)), responses: { '201': json('Created.', ref('Company')), ...errors(['400', '401', '413', '503']) } }),
+      get: adminOp(tag, 'listCompanies', 'Companies, oldest first (`name` finds by exact name)', {
+        parameters: queryParamsOf(fromJoi(companyListQuerySchema)),
+        responses: { '200': json('Companies.', arr(ref('Company'))), ...errors(['400', '401', '503']) },
+      }),
+    },
+    '/admin/v1/companies/{companyId}': {
+      get: adminOp(tag, 'getCompany', 'One company', { parameters: [companyParam], responses: { '200': json('The company.', ref('Company')), ...errors(['400', '401', '404', '503']) } }),
+    },
+    ...companyIdentityPaths(OPERATOR),
+    ...portalLinkPaths(),
+    '/admin/v1/callback-endpoints/republish': {
+      post: adminOp(tag, 'republishCallbackEndpoints', 'Send every endpoint to the dispatcher again (replica re-sync)', {
+        responses: { '200': json('Counts.', obj({ republished: int(), failed: int() })), ...errors(['401', '503']) },
+      }),
+    },
+    '/admin/v1/companies/{companyId}/deliveries': {
+      get: adminOp('Callback deliveries', 'listDeliveries', 'A booking\'s callback deliveries, with every attempt, and its guest messages', {
+        parameters: [pathParam('companyId', str()), queryParam('referenceId', str({ minLength: 1, maxLength: 256 }), undefined, true)],
+        responses: {
+          '200': json('Deliveries retrieved (code 7080).', deliveriesListing()),
+          ...errors(['400', '401', '503']),
+        },
+      }),
+    },
+    '/admin/v1/deliveries/{deliveryId}/redeliver': {
+      post: adminOp('Callback deliveries', 'redeliver', 'Deliver one callback again', {
+        parameters: [pathParam('deliveryId', str({ pattern: '^dlv_[0-9a-f]{32}$' }))],
+        responses: { '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ deliveryId: str(), status: constant('pending') }))), ...errors(['401', '404', '503']) },
+      }),
+    },
+    '/admin/v1/companies/{companyId}/deliveries/redeliver-dead': {
+      post: adminOp('Callback deliveries', 'redeliverDead', 'Deliver every dead-lettered callback of a company again', {
+        parameters: [pathParam('companyId', str())],
+        responses: {
+          '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ redelivered: int(), deliveryIds: arr(str()) }))),
+          ...errors(['400', '401', '503']),
+        },
+      }),
+    },
+  };
+}
+
+/** `/admin/v1/dead-letters` (admin-api, libs/dead-letters): every dead-letter queue, its messages, replay, purge, their history. */
+function deadLetterPaths(): Record<string, unknown> {
+  const tag = 'Dead letters';
+  const errors = (statuses: string[]) => errorResponses('api', statuses);
+  const text = nullable(str());
+  const queue = pathParam('queue', str({ minLength: 1 }), 'A consuming queue of the topology (`provisioning-worker.booking-events`) or its dead-letter queue (`….dlq`).');
+  const counts = { scanned: int(), matched: int(), replayed: int(), statuses_queued: int({ description: 'Booking events set back to QUEUED.' }), purged: int() };
+  const deadLetter = obj({
+    message_id: text,
+    event_id: text,
+    company_id: text,
+    reference_id: text,
+    reason: text,
+    retry_count: int(),
+    failed_queue: text,
+    original_exchange: text,
+    original_routing_key: text,
+    first_failure_at: text,
+    dead_lettered_at: nullable(dateTime()),
+    age_seconds: nullable(int()),
+    correlation_id: text,
+    headers: { type: 'object', description: 'Every header of the message.' },
+    body: { description: 'The body: its JSON, else its text.' },
+  });
+  const filter = obj({ company_id: str(), reason: str(), reference_id: str(), older_than: str(), newer_than: str(), ids: arr(str()) }, ['company_id', 'reason', 'reference_id', 'older_than', 'newer_than', 'ids']);
+  const operation = obj({
+    _id: OBJECT_ID_SCHEMA,
+    action: oneOf(['replay', 'purge']),
+    queue: str(),
+    dead_letter_queue: str(),
+    operator: str(),
+    via: oneOf(['admin-api', 'cli', 'portal']),
+    correlation_id: text,
+    selection: nullable(obj({ all: bool(), filter })),
+    status: oneOf(['running', 'done', 'failed']),
+    counts: obj(counts),
+    message_ids: arr(str(), { description: 'The first 1000 replayed.' }),
+    message_ids_truncated: bool(),
+    error: text,
+    started_at: dateTime(),
+    finished_at: nullable(dateTime()),
+  });
+  return {
+    '/admin/v1/dead-letters': {
+      get: adminOp(tag, 'listDeadLetterQueues', 'Every dead-letter queue with its depth and the age of its oldest message', {
+        responses: {
+          '200': json('One per consuming queue.', arr(obj({ queue: str(), dead_letter_queue: str(), declared: bool(), depth: int(), oldest_dead_lettered_at: nullable(dateTime()), oldest_age_seconds: nullable(int()) }))),
+          ...errors(['401', '503']),
+        },
+      }),
+    },
+    '/admin/v1/dead-letters/{queue}/messages': {
+      get: adminOp(tag, 'listDeadLetters', 'Dead letters of a queue, oldest first, filtered; read and handed back (nothing is taken away)', {
+        parameters: [queue, ...queryParamsOf(fromJoi(deadLetterListQuerySchema))],
+        responses: {
+          '200': json('The dead letters.', obj({ queue: str(), dead_letter_queue: str(), depth: int(), scanned: int(), matched: int(), messages: arr(deadLetter) })),
+          ...errors(['400', '401', '404', '503']),
+        },
+      }),
+    },
+    '/admin/v1/dead-letters/{queue}/replay': {
+      post: adminOp(tag, 'replayDeadLetters', 'Replay all, ids or a filtered set: back to the work queue with retry_count 0 (booking events QUEUED again); recorded', {
+        parameters: [queue],
+        requestBody: body(fromJoi(deadLetterReplaySchema)),
+        responses: {
+          '200': json(
+            'What was replayed.',
+            obj({ operation_id: OBJECT_ID_SCHEMA, queue: str(), dead_letter_queue: str(), depth: int(), remaining: int(), ...counts, message_ids: arr(str()), message_ids_truncated: bool(), not_found_ids: arr(str()) }),
+          ),
+          ...errors(['400', '401', '404', '409', '413', '503']),
+        },
+      }),
+    },
+    '/admin/v1/dead-letters/{queue}/purge': {
+      post: adminOp(tag, 'purgeDeadLetters', 'Drop every dead letter of a queue: `confirm` must be the dead-letter queue\'s name; recorded', {
+        parameters: [queue],
+        requestBody: body(fromJoi(deadLetterPurgeSchema)),
+        responses: {
+          '200': json('How many were dropped.', obj({ operation_id: OBJECT_ID_SCHEMA, queue: str(), dead_letter_queue: str(), purged: int() })),
+          ...errors(['400', '401', '404', '413', '503']),
+        },
+      }),
+    },
+    '/admin/v1/dead-letters/operations': {
+      get: adminOp(tag, 'listDeadLetterOperations', 'Every replay and purge, newest first: who, when, what, how many', {
+        parameters: queryParamsOf(fromJoi(deadLetterOperationsQuerySchema)),
+        responses: { '200': json('The operations.', arr(operation)), ...errors(['400', '401', '404', '503']) },
+      }),
+    },
+    '/admin/v1/dead-letters/operations/{operationId}': {
+      get: adminOp(tag, 'getDeadLetterOperation', 'One replay or purge (its counts grow while it runs)', {
+        parameters: [pathParam('operationId', str())],
+        responses: { '200': json('The operation.', operation), ...errors(['401', '404', '503']) },
+      }),
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document of {base_url}: locations, access, employee access, administration, and the callbacks as webhooks. */
+export function buildApiDocument(): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const version of ['v4', 'v3'] as const) {
+    paths[`/api/${version}/location/all`] = locationRead(version, 'all');
+    for (const level of LOCATION_LEVELS) {
+      paths[`/api/${version}/location/${PLURAL[level]}`] = locationRead(version, level);
+      paths[`/api/${version}/location/${PLURAL[level]}/{id}`] = externalIdPatch(version, level);
+    }
+    paths[`/api/${version}/location/external-ids`] = externalIdsBulk(version);
+  }
+  Object.assign(paths, accessPaths(), employeePaths(), adminApiPaths(), adminLocationPaths(), deadLetterPaths(), portalSessionPaths(), companyIdentityPaths(PORTAL));
+  const built = paths as Parameters<typeof onCallDeadLetterPaths>[0];
+  Object.assign(paths, portalDataPaths(), callbackTestPaths(), portalLayoutPaths(built), onCallLinkPaths(), onCallDeadLetterPaths(built));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Direct booking, location and access API ({base_url})',
+      version: '1.0.0',
+      description: [
+        'Locations, booking access and employee access for a company (`apikey`), the administration of companies, keys, tokens, callbacks and layouts (`Authorization: Bearer <ADMIN_TOKEN>`), and the signed callbacks the service sends (Webhooks).',
+        '',
+        'Bookings are sent to the ingest host, `{webhook_url}`, whose own reference is at `{webhook_url}/docs`.',
+        '',
+        'Envelope: `{ message, code, error, data }`; employee access answers `{ success, message, data }` and fails with `{ error, details }`. Every request may be rate limited (429 with `Retry-After`).',
+      ].join('\n'),
+    },
+    servers: [{ url: '{base_url}', variables: { base_url: { default: 'http://127.0.0.1:8080', description: 'The API host (`npm start` serves it on port 8080).' } } }],
+    tags: [
+      { name: 'Locations', description: 'The layout of the company: read it, map your own ids.' },
+      { name: 'Access', description: 'The credentials of a booking.' },
+      { name: 'Employee access', description: 'Access schedules over location rules.' },
+      { name: 'Authentication', description: 'Checking an API key.' },
+      { name: 'Administration', description: 'Companies, API keys, ingest tokens, callback endpoints (admin token).' },
+      { name: 'Layout administration', description: 'Writing the layout (admin token).' },
+      { name: 'Callback deliveries', description: 'Callback deliveries and redelivery (admin token).' },
+      { name: 'Dead letters', description: 'What is stuck, why; replay and purge, recorded (admin token).' },
+      { name: 'Portal', description: 'The administration portal (`{base_url}/portal`): links issued by the operator, and the company-scoped routes its session cookie opens, the company always the session\'s.' },
+    ],
+    paths,
+    webhooks,
+    components: { schemas, securitySchemes },
+  };
+}

@@ -1,0 +1,91 @@
+import { ACCESS_TYPES } from '../booking/actions';
+import { CALLBACK_HEADERS } from '../callbacks/callback-body';
+import { AccessEventTypes } from '../exchanges';
+import { body } from './components';
+import { JsonSchema, arr, constant, dateTime, int, nullable, obj, oneOf, ref, str } from './schema';
+
+export const webhookSchemas: Record<string, JsonSchema> = {
+  CallbackCredential: obj(
+    {
+      type: oneOf(ACCESS_TYPES),
+      lockId: str(),
+      lockMac: str(),
+      lockLocationType: oneOf(['door', 'cabinet']),
+      siteId: str(),
+      siteName: str(),
+      roomId: nullable(str()),
+      roomNumber: nullable(str({ description: 'null for a cabinet, as in SPEC\'s v2 record' })),
+      roomName: nullable(str({ description: 'The room\'s name, for a cabinet too.' })),
+      bedId: nullable(str()),
+      bedNumber: nullable(str()),
+      validFrom: dateTime(),
+      validTo: dateTime(),
+      keyId: int(),
+      lockData: str(),
+      passcode: str(),
+      passcodeId: int(),
+      cardNumber: str(),
+      cardId: int(),
+    },
+    ['keyId', 'lockData', 'passcode', 'passcodeId', 'cardNumber', 'cardId'],
+    { description: 'EKEY and REMOTE: keyId, lockData. PASSCODE: passcode, passcodeId. CARD: cardNumber (the booking\'s card_id), cardId.' },
+  ),
+  CallbackBody: obj(
+    {
+      event: oneOf(AccessEventTypes, { description: 'Also in the X-Service-Event header.' }),
+      referenceId: str({ description: 'The booking\'s reference_id: with `event`, the receiver\'s idempotency pair.' }),
+      eventId: str({ description: 'The ingest event that led to this change.' }),
+      deliveryId: str({ description: 'The same on every retry of one delivery.' }),
+      occurredAt: dateTime(),
+      data: {
+        oneOf: [
+          obj({ credentials: arr(ref('CallbackCredential')), validity: nullable(obj({ checkIn: str(), checkOut: str() })) }, [], { description: 'access.provisioned, access.revoked' }),
+          obj({ reason: str() }, [], { description: 'access.failed' }),
+        ],
+      },
+    },
+    [],
+    { description: 'The exact bytes of one delivery never change between retries.' },
+  ),
+};
+
+const MEANING: Record<(typeof AccessEventTypes)[number], string> = {
+  'access.provisioned': 'Access granted: the credentials, ready to hand to the guest.',
+  'access.revoked': 'Access revoked (cancel, checkout, a changed booking): the credentials that no longer open.',
+  'access.failed': 'Access could not be provisioned: the reason.',
+};
+
+const header = (description: string, schema: JsonSchema, required = true) => ({ in: 'header', required, description, schema });
+
+/** The callbacks the service POSTs to the company's callback URL, one per access event type. */
+export const webhooks = Object.fromEntries(
+  AccessEventTypes.map((event) => [
+    event,
+    {
+      post: {
+        operationId: `callback_${event.replace('.', '_')}`,
+        summary: MEANING[event],
+        description: [
+          'Sent to the URL set with `PUT /admin/v1/companies/{companyId}/callback`. With hmac authentication:',
+          '',
+          `1. \`${CALLBACK_HEADERS.signature}\` = hex HMAC-SHA256(secret, raw body bytes). Verify it over the exact bytes received, before parsing, with a constant-time comparison.`,
+          `2. \`${CALLBACK_HEADERS.timestamp}\` (unix seconds) and \`${CALLBACK_HEADERS.signatureV2}\` = hex HMAC-SHA256(secret, \`<timestamp>.<raw body>\`), for receivers that refuse replays.`,
+          '3. During a secret rotation accept a signature by the new or the previous secret.',
+          '',
+          'Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried. Deliveries can repeat: granting granted access or revoking revoked access is a no-op.',
+        ].join('\n'),
+        parameters: [
+          { name: CALLBACK_HEADERS.signature, ...header('hex HMAC-SHA256 of the raw body (hmac only).', str({ pattern: '^[0-9a-f]{64}$' }), false) },
+          { name: CALLBACK_HEADERS.event, ...header('The event type.', constant(event)) },
+          { name: CALLBACK_HEADERS.timestamp, ...header('Unix seconds of this attempt (hmac only).', str({ pattern: '^[0-9]+$' }), false) },
+          { name: CALLBACK_HEADERS.signatureV2, ...header('hex HMAC-SHA256 of `<timestamp>.<raw body>` (hmac only).', str({ pattern: '^[0-9a-f]{64}$' }), false) },
+        ],
+        requestBody: body({ allOf: [{ $ref: '#/components/schemas/CallbackBody' }], properties: { event: constant(event) } }),
+        responses: {
+          '2XX': { description: 'Recorded: the delivery is done.' },
+          default: { description: 'Not recorded: the delivery is retried.' },
+        },
+      },
+    },
+  ]),
+);
