@@ -1,16 +1,21 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Connection, Model, Types } from '@smartlock/db';
 import type { FilterQuery } from 'mongoose';
-import { ADMIN_REQUIRED, HttpError, isAdminBearer } from '@smartlock/http';
+import { HttpError, isAdminBearer } from '@smartlock/http';
+import { AuthErrors, PORTAL_CSRF_HEADER, PORTAL_ON_CALL, PortalCapability, PortalErrors } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
 import { ApiKeyDoc, IdentityModels, IngestTokenDoc, identityModels } from './identity.models';
 import { freshReads } from './fresh-reads';
 import { isWellFormedIngestToken, parseApiKey, safeEqual, sha256 } from './secrets';
+import { parsePortalCredential, portalCookie, portalCsrfToken } from './portal';
 
 /** Who is calling: a company (through its API key or an ingest token), or the administrator. */
 export type Principal =
   | { kind: 'company'; companyId: string; keyId: string }
   | { kind: 'ingest-token'; companyId: string; tokenId: string; siteId: string; provider: string }
+  | { kind: 'portal'; companyId: string; sessionId: string; capabilities: PortalCapability[] }
+  /** An operator's on-call portal session: no company; `operator` is who it was issued to. */
+  | { kind: 'on-call'; sessionId: string; operator: string }
   | { kind: 'admin' };
 
 declare module 'express-serve-static-core' {
@@ -20,15 +25,7 @@ declare module 'express-serve-static-core' {
 }
 
 /** SPEC "Authentication" messages, exact. */
-export const AuthMessages = {
-  missingKey: 'API key is required in the apikey header',
-  invalidKey: 'Invalid API key',
-  revoked: 'API key has been revoked',
-  expired: 'API key has expired',
-  companyMismatch: 'X-Company-Id does not match the company of the API key',
-  invalidToken: 'Invalid or revoked ingest token',
-  adminRequired: ADMIN_REQUIRED,
-} as const;
+export const AuthMessages = AuthErrors;
 
 export interface AuthOptions {
   /** The identity database: `ctx.db.useDb(IDENTITY_DB)` (same pool) or its own connection. */
@@ -52,6 +49,21 @@ export interface Auth {
    * is verified; never a substitute for verifyApiKey (the key may be revoked since).
    */
   likelyCompany(key: unknown): string | undefined;
+  /**
+   * A portal session cookie's session, or throws a 401 (missing, unknown, revoked, expired).
+   * `companyId` is null for an operator's on-call session.
+   */
+  verifyPortalSession(cookie: unknown): Promise<PortalSession>;
+  /**
+   * Portal routes of a company: a live company session (cookie), its CSRF token on every write (403
+   * otherwise), `X-Company-Id`, if sent, its company (403), and the capability the route needs (403;
+   * an on-call session has no company capability).
+   */
+  portal(capability: PortalCapability): RequestHandler;
+  /** The on-call portal routes (every company's dead letters): an operator's on-call session, CSRF as above. */
+  portalOnCall(): RequestHandler;
+  /** The session's own routes (read it, sign out): any live portal session, company or on-call. */
+  portalAny(): RequestHandler;
   /** Admin routes: `Authorization: Bearer <ADMIN_TOKEN>`. */
   admin(adminToken: string): RequestHandler;
   /** Routes open to both, such as `POST /webhook/retry` (a company's events, or every company's). */
@@ -139,6 +151,43 @@ export function createAuth(opts: AuthOptions): Auth {
     return { companyId: String(doc.company_id), tokenId: String(doc._id), siteId: doc.site_id, provider: doc.provider };
   }
 
+  // Read by primary key on every request, like an API key: a revoked session fails on the next one.
+  async function verifyPortalSession(cookie: unknown): Promise<PortalSession> {
+    const parsed = parsePortalCredential(cookie);
+    if (!parsed) throw new HttpError(401, PortalErrors.sessionRequired);
+    const doc = await models.PortalSession.findById(parsed.id).lean();
+    if (!doc || !safeEqual(doc.hash, sha256(parsed.secret))) throw new HttpError(401, PortalErrors.sessionRequired);
+    if (doc.revoked_at) throw new HttpError(401, PortalErrors.sessionRevoked);
+    if (doc.expires_at.getTime() <= now().getTime()) throw new HttpError(401, PortalErrors.sessionExpired);
+    return {
+      companyId: doc.company_id ? String(doc.company_id) : null,
+      sessionId: String(doc._id),
+      capabilities: doc.capabilities as PortalCapability[],
+      issuedTo: doc.issued_to,
+      expiresAt: doc.expires_at,
+    };
+  }
+
+  /** The session of a portal request, its CSRF token checked on a write; its answer is the session's alone (never cached). */
+  async function portalRequest(req: Request, res: Response): Promise<PortalSession> {
+    res.setHeader('Cache-Control', 'no-store');
+    const cookie = portalCookie(req);
+    const session = await verifyPortalSession(cookie);
+    if (!SAFE_METHODS.has(req.method)) {
+      const sent = req.headers[PORTAL_CSRF_HEADER];
+      if (typeof sent !== 'string' || !safeEqual(sent, portalCsrfToken(cookie as string))) throw new HttpError(403, PortalErrors.csrf);
+    }
+    return session;
+  }
+
+  function principalOf(session: PortalSession): Principal {
+    return session.companyId
+      ? { kind: 'portal', companyId: session.companyId, sessionId: session.sessionId, capabilities: session.capabilities }
+      : { kind: 'on-call', sessionId: session.sessionId, operator: session.issuedTo ?? 'on-call' };
+  }
+
+  const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
   function checkCompanyHeader(req: Request, companyId: string) {
     const header = req.headers['x-company-id'];
     if (header !== undefined && header !== companyId) throw new HttpError(403, AuthMessages.companyMismatch);
@@ -149,9 +198,9 @@ export function createAuth(opts: AuthOptions): Auth {
     return m?.[1];
   }
 
-  const wrap = (fn: (req: Request) => Promise<void>): RequestHandler =>
-    (req: Request, _res: Response, next: NextFunction) => {
-      fn(req).then(() => next(), next);
+  const wrap = (fn: (req: Request, res: Response) => Promise<void>): RequestHandler =>
+    (req: Request, res: Response, next: NextFunction) => {
+      fn(req, res).then(() => next(), next);
     };
 
   return {
@@ -164,6 +213,26 @@ export function createAuth(opts: AuthOptions): Auth {
         const { companyId, keyId } = await verifyApiKey(req.headers.apikey);
         checkCompanyHeader(req, companyId);
         req.principal = { kind: 'company', companyId, keyId };
+      }),
+    verifyPortalSession,
+    portal: (capability) =>
+      wrap(async (req, res) => {
+        const session = await portalRequest(req, res);
+        if (!session.companyId || !session.capabilities.includes(capability)) throw new HttpError(403, PortalErrors.capability(capability));
+        checkCompanyHeader(req, session.companyId);
+        req.principal = principalOf(session);
+      }),
+    portalOnCall: () =>
+      wrap(async (req, res) => {
+        const session = await portalRequest(req, res);
+        if (session.companyId || !(session.capabilities as string[]).includes(PORTAL_ON_CALL)) throw new HttpError(403, PortalErrors.capability(PORTAL_ON_CALL));
+        req.principal = principalOf(session);
+      }),
+    portalAny: () =>
+      wrap(async (req, res) => {
+        const session = await portalRequest(req, res);
+        if (session.companyId) checkCompanyHeader(req, session.companyId);
+        req.principal = principalOf(session);
       }),
     admin: (adminToken) =>
       wrap(async (req) => {
@@ -184,9 +253,19 @@ export function createAuth(opts: AuthOptions): Auth {
   };
 }
 
+/** A live portal session, as libs/auth read it. */
+export interface PortalSession {
+  /** null: an operator's on-call session. */
+  companyId: string | null;
+  sessionId: string;
+  capabilities: PortalCapability[];
+  issuedTo: string | null;
+  expiresAt: Date;
+}
+
 /** The company of the authenticated caller; routes behind `apiKey()` use it to scope every query. */
 export function companyOf(req: Request): string {
   const p = req.principal;
-  if (!p || p.kind === 'admin') throw new HttpError(401, AuthMessages.missingKey);
+  if (!p || p.kind === 'admin' || p.kind === 'on-call') throw new HttpError(401, AuthMessages.missingKey);
   return p.companyId;
 }

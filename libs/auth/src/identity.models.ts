@@ -78,6 +78,69 @@ ingestTokenSchema.index({ hash: 1 }, { unique: true });
 // The admin listing of a company's tokens.
 ingestTokenSchema.index({ company_id: 1, created_at: -1 });
 
+/**
+ * A portal link: opened once, before `expires_at`, for a session of its company with its capabilities.
+ * The link's token is `<_id>.<secret>`; only sha256 of the secret is stored.
+ */
+export interface PortalLinkDoc {
+  _id: Types.ObjectId;
+  /** null: an operator's on-call link (capability on_call, every company's dead letters). */
+  company_id: Types.ObjectId | null;
+  capabilities: string[];
+  hash: string;
+  expires_at: Date;
+  /** When it was opened (its session's creation); the session's unique link_id is what makes it single-use. */
+  used_at: Date | null;
+  issued_to: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * A portal session: the cookie `<_id>.<secret>` (sha256 of the secret stored), scoped to one company
+ * and a set of capabilities, until `expires_at` or `revoked_at`.
+ */
+export interface PortalSessionDoc {
+  _id: Types.ObjectId;
+  /** null: an operator's on-call session (no company: every company's dead letters). */
+  company_id: Types.ObjectId | null;
+  capabilities: string[];
+  hash: string;
+  /** The link it was opened with: unique, so a link opens one session however many try at once. */
+  link_id: Types.ObjectId;
+  issued_to: string | null;
+  expires_at: Date;
+  revoked_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const portalLinkSchema = new Schema<PortalLinkDoc>({
+  company_id: { type: Schema.Types.ObjectId, default: null },
+  capabilities: { type: [String], required: true },
+  hash: { type: String, required: true },
+  expires_at: { type: Date, required: true },
+  used_at: { type: Date, default: null },
+  issued_to: { type: String, default: null },
+});
+portalLinkSchema.plugin(basePlugin);
+
+const portalSessionSchema = new Schema<PortalSessionDoc>({
+  company_id: { type: Schema.Types.ObjectId, default: null },
+  capabilities: { type: [String], required: true },
+  hash: { type: String, required: true },
+  link_id: { type: Schema.Types.ObjectId, required: true },
+  issued_to: { type: String, default: null },
+  expires_at: { type: Date, required: true },
+  revoked_at: { type: Date, default: null },
+});
+portalSessionSchema.plugin(basePlugin);
+// Single use of a link: the insert of a second session for it fails (an insert into a unique index
+// holds on FerretDB 1.x, where a read-then-update "claim" would not).
+portalSessionSchema.index({ link_id: 1 }, { unique: true });
+// The operator's listing of a company's sessions.
+portalSessionSchema.index({ company_id: 1, created_at: -1 });
+
 const credentialUsageSchema = new Schema<CredentialUsageDoc>({ _id: String, last_used_at: { type: Date, required: true } }, { versionKey: false });
 
 function model<T>(conn: Connection, name: string, schema: Schema<T>, collection: string): Model<T> {
@@ -90,9 +153,9 @@ export function identityModels(conn: Connection) {
     ApiKey: model(conn, 'ApiKey', apiKeySchema, 'api_keys'),
     IngestToken: model(conn, 'IngestToken', ingestTokenSchema, 'ingest_tokens'),
     CredentialUsage: model(conn, 'CredentialUsage', credentialUsageSchema, 'credential_usage'),
+    PortalLink: model(conn, 'PortalLink', portalLinkSchema, 'portal_links'),
+    PortalSession: model(conn, 'PortalSession', portalSessionSchema, 'portal_sessions'),
   };
 }
 export type IdentityModels = ReturnType<typeof identityModels>;
 
-/** Default name of the identity database; apps read `IDENTITY_DB`. */
-export const IDENTITY_DB = 'smartlock_identity';

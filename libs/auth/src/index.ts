@@ -1,7 +1,12 @@
 export { createAuth, companyOf, AuthMessages } from './auth';
-export type { Auth, AuthOptions, Principal } from './auth';
-export { identityModels, IDENTITY_DB } from './identity.models';
-export type { ApiKeyDoc, CompanyDoc, IngestTokenDoc, IdentityModels } from './identity.models';
-export { generateApiKey, generateIngestToken, parseApiKey, safeEqual, sha256 } from './secrets';
-export { encryptSecret, decryptSecret, parseSecretsKey } from './crypto';
-export { sealAccessEvent, openAccessEvent } from './sealed-credentials';
+export type { Auth, AuthOptions, PortalSession, Principal } from './auth';
+export { hasCapability, operatorScope, portalScope } from './scope';
+export type { RouteScope } from './scope';
+export { identityModels } from './identity.models';
+export type { ApiKeyDoc, CompanyDoc, IngestTokenDoc, IdentityModels, PortalLinkDoc, PortalSessionDoc } from './identity.models';
+export { createPortalSession, generatePortalSecret, parsePortalCredential, portalCookie, portalCsrfToken } from './portal';
+export type { NewPortalSession } from './portal';
+export { generateApiKey, generateIngestToken, safeEqual, sha256 } from './secrets';
+export { encryptSecret, decryptSecret, parseSecretsKey, secretsKeyRing } from './crypto';
+export type { KeyRing, SecretKey } from './crypto';
+export { companyAad, sealAccessEvent, openAccessEvent, sealCredentials, openCredentials } from './sealed-credentials';

@@ -29,9 +29,15 @@ describe('credentials sealed inside access.events', () => {
     expect(openAccessEvent(JSON.parse(bytes), key)).toEqual(msg);
   });
 
-  it('another key or a tampered seal: an error marked permanent (dead-lettered, not retried); an unsealed credential passes as it is', () => {
+  it('another key or a tampered seal: an error marked permanent (dead-lettered, not retried)', () => {
     const sealed = sealAccessEvent(msg, key);
     expect(() => openAccessEvent(sealed, randomBytes(32))).toThrow(expect.objectContaining({ permanent: true }));
-    expect(openAccessEvent(msg, key)).toEqual(msg);
+  });
+
+  it('a credential with no secret (here an e-key without lockData) is neither sealed nor refused', () => {
+    const bare: AccessEventMessage = { ...msg, type: 'access.revoked', credentials: [credentialRecord('EKEY', { lockData: undefined })] };
+    const sent = sealAccessEvent(bare, key);
+    expect(sent.credentials[0].sealed).toBeUndefined();
+    expect(openAccessEvent(JSON.parse(JSON.stringify(sent)), key)).toEqual(bare);
   });
 });

@@ -21,6 +21,14 @@ describe('loadConfig', () => {
     }
   });
 
+  it('AMQP_URL takes a cluster\'s nodes, comma-separated; every one must be an amqp(s) URL', () => {
+    const nodes = 'amqp://u:p@10.0.0.1:5672/v,amqp://u:p@10.0.0.2:5672/v, amqps://u:p@rabbit-3:5671/v';
+    expect(loadConfig(schema, { NODE_ENV: 'test', MONGO_DB: 'x', AMQP_URL: nodes })).toMatchObject({ AMQP_URL: nodes });
+    for (const bad of ['amqp://10.0.0.1,http://10.0.0.2', 'amqp://10.0.0.1,', 'amqp://10.0.0.1,,amqp://10.0.0.2']) {
+      expect(() => loadConfig(schema, { NODE_ENV: 'test', MONGO_DB: 'x', AMQP_URL: bad })).toThrow('AMQP_URL must be amqp:// or amqps:// URLs, separated by commas');
+    }
+  });
+
   it('refuses to start in production without an admin token', () => {
     expect(() => loadConfig(schema, { NODE_ENV: 'production', MONGO_DB: 'x' })).toThrow(/ADMIN_TOKEN is required/);
   });

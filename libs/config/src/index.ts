@@ -31,7 +31,7 @@ export function loadConfig<T>(schema: Joi.ObjectSchema<T>, env: NodeJS.ProcessEn
 const isDevelopment = { is: Joi.valid('development', 'test').required(), then: Joi.optional(), otherwise: Joi.required() };
 
 /** The development admin token: never accepted outside development and test. */
-export const DEV_ADMIN_TOKEN = 'dev-admin-token';
+const DEV_ADMIN_TOKEN = 'dev-admin-token';
 
 /** What baseEnv yields. */
 export interface BaseConfig {
@@ -43,18 +43,34 @@ export interface BaseConfig {
   SHUTDOWN_TIMEOUT_MS: number;
 }
 
+const amqpUrl = Joi.string().uri({ scheme: ['amqp', 'amqps'] });
+
+/** One broker URL, or a cluster's nodes separated by commas (libs/messaging brokerUrls tries them in turn). */
+const amqpUrls = Joi.string()
+  .custom((value: string, helpers) => {
+    const urls = value.split(',').map((u) => u.trim());
+    return urls.every((u) => !amqpUrl.validate(u).error) ? value : helpers.error('amqp.urls');
+  })
+  .messages({ 'amqp.urls': '{{#label}} must be amqp:// or amqps:// URLs, separated by commas' });
+
 /** Variables every app reads. Secrets have development defaults only. */
 export const baseEnv = {
-  NODE_ENV: Joi.string().valid('development', 'test', 'production').default('production'),
-  LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug').default('info'),
-  LOG_PRETTY: Joi.boolean().default(false),
-  AMQP_URL: Joi.string()
-    .uri({ scheme: ['amqp', 'amqps'] })
-    .default('amqp://guest:guest@127.0.0.1:5672'),
+  NODE_ENV: Joi.string()
+    .valid('development', 'test', 'production')
+    .default('production')
+    .description('`development`, `test` or `production`; only an explicit `development` or `test` gives the secrets (admin token, keys, lock cloud account) their development defaults: unset fails closed'),
+  LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug').default('info').description('`error`, `warn`, `info` or `debug`'),
+  LOG_PRETTY: Joi.boolean().default(false).description('human-readable log lines instead of JSON'),
+  AMQP_URL: amqpUrls
+    .default('amqp://guest:guest@127.0.0.1:5672')
+    .description(
+      'RabbitMQ (a vhost as the path); in a deployment each app connects as its own user (docs/adr/0103-broker-users-and-signed-messages.md), guest only on a local development broker. A cluster: every node\'s URL, comma-separated (`amqp://u:p@rabbit-1:5672/,amqp://u:p@rabbit-2:5672/`; a comma in a password is `%2C`), tried in the order given; after a lost connection the next node is tried first and the lost one last (docs/operations.md, "Broker cluster")',
+    ),
   MONGO_URL: Joi.string()
     .uri({ scheme: ['mongodb', 'mongodb+srv'] })
-    .default('mongodb://127.0.0.1:27017'),
-  SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).default(15000),
+    .default('mongodb://127.0.0.1:27017')
+    .description('the MongoDB-wire server (MongoDB 7 in production, FerretDB 1.x locally)'),
+  SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).default(15000).description('how long a graceful stop waits for in-flight work (messages in hand, then HTTP requests)'),
 };
 
 /**
@@ -66,27 +82,42 @@ export const adminTokenEnv = {
     ...isDevelopment,
     then: Joi.string().min(12).default(DEV_ADMIN_TOKEN),
     otherwise: Joi.string().min(32).invalid(DEV_ADMIN_TOKEN).required(),
-  }),
+  }).description(
+    '`Authorization: Bearer` token of `/admin/v1/*` (and of `POST /webhook/retry` for every company), compared in constant time; 12+ characters in development and test, otherwise 32+ (`openssl rand -hex 32`) and never `dev-admin-token`. A request with a body to `/admin/*` without it is refused (401) before the body is read',
+  ),
 };
 
 /** location-api, whose admin snapshot route rebuilds an app's layout replica (libs/layout). */
 export const locationApiUrlEnv = {
   LOCATION_API_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
-    .default('http://127.0.0.1:8081'),
+    .default('http://127.0.0.1:8081')
+    .description('location-api, whose admin snapshot route (with `ADMIN_TOKEN`) rebuilds this app\'s layout replica'),
 };
 
 /** The identity database read by libs/auth (ARCHITECTURE: the one shared read). */
 export const identityDbEnv = {
-  IDENTITY_DB: Joi.string().default('smartlock_identity'),
+  IDENTITY_DB: Joi.string().default('smartlock_identity').description('the identity database libs/auth reads (API keys, ingest tokens, portal sessions); must name admin-api\'s `MONGO_DB`'),
 };
 
-/** Key of secrets at rest (AES-256-GCM): 64 hex characters or base64 of 32 bytes. A fixed key in development only. */
+/**
+ * Key of secrets at rest (AES-256-GCM): 64 hex characters or base64 of 32 bytes. A fixed key in
+ * development only. SECRETS_KEY_PREVIOUS: the keys it replaced (comma-separated), still read, never
+ * written with: the key ring of a rotation (libs/auth secretsKeyRing).
+ */
 export const secretsKeyEnv = {
   SECRETS_KEY: Joi.string().when('NODE_ENV', {
     ...isDevelopment,
     then: Joi.string().default('00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff'),
-  }),
+  }).description(
+    'AES-256-GCM key of secrets at rest (callback secrets, tokens, passwords; the lockData, passcodes and card numbers of access-api\'s log and of the worker\'s bookings, schedules and operations, each bound to its company): 64 hex characters or base64 of 32 bytes; a fixed key in development and test, required otherwise. admin-api and the dispatcher share one value; access-api and the worker may each have their own',
+  ),
+  SECRETS_KEY_PREVIOUS: Joi.string()
+    .allow('')
+    .default('')
+    .pattern(/^(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)(?:,(?:[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=))*$/)
+    .message('{{#label}} must be keys of 32 bytes (64 hex characters or base64), separated by commas')
+    .description('the keys `SECRETS_KEY` replaced, comma-separated: still read, never written with (the key ring of a rotation: docs/threat-model.md)'),
 };
 
 /** A 32-byte key, as 64 hex characters or base64 (`openssl rand -hex 32`). */
@@ -103,7 +134,9 @@ function keyEnv(developmentDefault: string) {
  * endpoint change from anyone else on the broker is refused. A fixed key in development only.
  */
 export const identityEventsKeyEnv = {
-  IDENTITY_EVENTS_KEY: keyEnv('1d'.repeat(32)),
+  IDENTITY_EVENTS_KEY: keyEnv('1d'.repeat(32)).description(
+    'HMAC-SHA256 key: admin-api signs every `identity.events` message (`x-signature` header), the dispatcher dead-letters any it cannot verify; 64 hex characters or base64 of 32 bytes, the same value in both apps; a fixed key in development and test, required otherwise',
+  ),
 };
 
 /**
@@ -111,7 +144,9 @@ export const identityEventsKeyEnv = {
  * provisioning-worker seals, access-api and callback-dispatcher open. A fixed key in development only.
  */
 export const messageKeyEnv = {
-  MESSAGE_KEY: keyEnv('3e'.repeat(32)),
+  MESSAGE_KEY: keyEnv('3e'.repeat(32)).description(
+    'AES-256-GCM key sealing `lockData`, `passcode` and `card_id` inside `access.events` (the worker seals, access-api and the dispatcher open; access-api also seals its replays); 64 hex characters or base64 of 32 bytes, the same value in all three; a fixed key in development and test, required otherwise',
+  ),
 };
 
 /**
@@ -126,7 +161,10 @@ export const callbackDestinationEnv = {
     .when('NODE_ENV', {
       not: Joi.valid('development', 'test').required(),
       then: Joi.valid(false).messages({ 'any.only': '{{#label}} is a development switch: allowed only with NODE_ENV development or test' }),
-    }),
+    })
+    .description(
+      'development switch: callback URLs may also name loopback addresses (local receivers in tests and the demo); a production process refuses to start with it `true`. `npm start` and the test harness set it, compose does not. Link-local, private and the other internal ranges are refused whatever it says; plain http is accepted only with `NODE_ENV` `development` or `test`',
+    ),
 };
 
 /** The destination policy of callback URLs from a config holding callbackDestinationEnv: http only in development and test. */
@@ -135,19 +173,27 @@ export function callbackPolicy(config: { NODE_ENV: string; CALLBACK_ALLOW_LOOPBA
 }
 
 /**
- * Rate limits (README "Rate limits"): per API key, per ingest token, and per client address for
+ * Rate limits (docs/http-conventions.md "Rate limits"): per API key, per ingest token, and per client address for
  * failed authentications. Each process allows limit / RATE_LIMIT_INSTANCES.
  */
 export const rateLimitEnv = {
-  RATE_LIMIT_INSTANCES: Joi.number().integer().min(1).default(1),
-  RATE_LIMIT_API_PER_MIN: Joi.number().integer().min(1).default(6000),
-  RATE_LIMIT_INGEST_PER_MIN: Joi.number().integer().min(1).default(6000),
-  RATE_LIMIT_AUTH_FAILURES_PER_MIN: Joi.number().integer().min(1).default(30),
+  RATE_LIMIT_INSTANCES: Joi.number().integer().min(1).default(1).description('instances of this app: each process allows `limit / instances` (rounded up) of every rate limit, with no shared state'),
+  RATE_LIMIT_API_PER_MIN: Joi.number().integer().min(1).default(6000).description('API-host and event-tracking requests per `apikey` per minute (docs/http-conventions.md, "Rate limits")'),
+  RATE_LIMIT_INGEST_PER_MIN: Joi.number().integer().min(1).default(6000).description('token ingests (`POST /webhook/t/:token`) per ingest token per minute'),
+  RATE_LIMIT_AUTH_FAILURES_PER_MIN: Joi.number()
+    .integer()
+    .min(1)
+    .default(30)
+    .description('failed authentications (401/403) per client address per minute; past it every request of that address is refused, the right credentials included'),
 };
 
 /** Routes that start heavy work (a retry of every FAILED event, a layout import or re-sync): per caller, per hour. */
 export const heavyRateLimitEnv = {
-  RATE_LIMIT_HEAVY_PER_HOUR: Joi.number().integer().min(1).default(60),
+  RATE_LIMIT_HEAVY_PER_HOUR: Joi.number()
+    .integer()
+    .min(1)
+    .default(60)
+    .description('heavy routes per caller (API key, administrator or portal session; or company) per hour: `POST /webhook/retry`, layout imports and occupancy re-syncs, test callbacks'),
 };
 
 export interface RateLimitConfig {
@@ -168,7 +214,7 @@ export function rateLimits(config: RateLimitConfig) {
 }
 
 export function portEnv(defaultPort: number) {
-  return { PORT: Joi.number().port().default(defaultPort) };
+  return { PORT: Joi.number().port().default(defaultPort).description('HTTP port (`0` picks a free one)') };
 }
 
 export { Joi };

@@ -37,12 +37,12 @@ const devDefault = (schema: Joi.StringSchema, value: string) =>
 
 /** Joi fragment for an app's config schema (spread it next to baseEnv, which defines NODE_ENV). */
 export const lockCloudEnv = {
-  LOCK_CLOUD_URL: devDefault(Joi.string().uri({ scheme: ['http', 'https'] }), LOCK_CLOUD_DEV_DEFAULTS.url),
-  LOCK_CLOUD_CLIENT_ID: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.clientId),
-  LOCK_CLOUD_CLIENT_SECRET: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.clientSecret),
-  LOCK_CLOUD_USERNAME: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.username),
-  LOCK_CLOUD_PASSWORD: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.password),
-  LOCK_CLOUD_TIMEOUT_MS: Joi.number().integer().min(1).default(10_000),
+  LOCK_CLOUD_URL: devDefault(Joi.string().uri({ scheme: ['http', 'https'] }), LOCK_CLOUD_DEV_DEFAULTS.url).description('base URL of the lock vendor\'s cloud (the simulator in development and test)'),
+  LOCK_CLOUD_CLIENT_ID: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.clientId).description('the vendor application\'s client id'),
+  LOCK_CLOUD_CLIENT_SECRET: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.clientSecret).description('the vendor application\'s client secret'),
+  LOCK_CLOUD_USERNAME: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.username).description('the vendor account the service acts as'),
+  LOCK_CLOUD_PASSWORD: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.password).description('that account\'s password in plain text (sent as its MD5)'),
+  LOCK_CLOUD_TIMEOUT_MS: Joi.number().integer().min(1).default(10_000).description('timeout of each vendor call, token request included'),
 };
 
 export function lockCloudConfigFromEnv(env: LockCloudEnv): LockCloudConfig {

@@ -79,7 +79,7 @@ const transient = (category: LockCloudErrorCategory): Classification => ({ kind:
 const permanent = (category: LockCloudErrorCategory): Classification => ({ kind: 'permanent', category });
 
 /** TTLock Open API v3 errcodes (FIELD-NOTES "TTLock Open API v3"; the vendor's error page). */
-export const TTLOCK_ERRCODES: ReadonlyMap<number, Classification> = new Map([
+const TTLOCK_ERRCODES: ReadonlyMap<number, Classification> = new Map([
   [1, transient('failed')],
   [90000, transient('server')],
   [-2012, transient('no_gateway')],

@@ -29,14 +29,10 @@ export {
   classifyErrcode,
   classifyHttpStatus,
   classifyNetworkCode,
-  TTLOCK_ERRCODES,
-  TTLOCK_NOT_FOUND,
-  TTLOCK_TOKEN_EXPIRED,
 } from './errors';
 export type { LockCloudErrorKind, LockCloudErrorCategory, LockCloudErrorInit } from './errors';
 export { lockCloudEnv, lockCloudConfigFromEnv, LOCK_CLOUD_DEV_DEFAULTS } from './config';
 export type { LockCloudConfig, LockCloudEnv } from './config';
-export { CAPABILITIES } from './capabilities';
 export { HOUR_MS, widenToHours } from './time';
 export { createTtlockLockCloud } from './ttlock/adapter';
 export type { TtlockClientOptions } from './ttlock/client';

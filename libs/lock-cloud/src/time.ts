@@ -4,7 +4,7 @@ import type { TimeInput, Validity } from './types';
 export const HOUR_MS = 3_600_000;
 
 /** Date or ISO 8601 string → epoch ms (UTC). A bad value is the caller's bug: permanent. */
-export function toEpochMs(value: TimeInput, field: string, operation: string): number {
+function toEpochMs(value: TimeInput, field: string, operation: string): number {
   const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : NaN;
   if (!Number.isFinite(ms)) {
     throw new LockCloudError(`${field} is not a valid date or ISO 8601 string`, { kind: 'permanent', category: 'invalid_input', operation });

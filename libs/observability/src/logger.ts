@@ -30,7 +30,7 @@ const errorFormat = winston.format((info) => {
   return info;
 });
 
-export function serializeError(err: Error, depth = 0): Record<string, unknown> {
+function serializeError(err: Error, depth = 0): Record<string, unknown> {
   const out: Record<string, unknown> = { name: err.name, message: err.message, stack: err.stack };
   const code = (err as { code?: unknown }).code;
   if (code !== undefined) out.code = code;

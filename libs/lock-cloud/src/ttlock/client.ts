@@ -2,7 +2,7 @@ import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
 import http from 'node:http';
 import https from 'node:https';
 import { createHash } from 'node:crypto';
-import type { Logger } from '@smartlock/observability';
+import { Logger, METRICS, Registry, counter, histogram } from '@smartlock/observability';
 import type { LockCloudConfig } from '../config';
 import {
   LockCloudError,
@@ -43,6 +43,8 @@ export interface TtlockClientOptions {
    * to concurrent gateway commands on one lock.
    */
   serializePerLock?: boolean;
+  /** Where each call is counted (lock_cloud_calls_total, lock_cloud_call_duration_seconds): the app's registry. */
+  metrics?: Registry;
 }
 
 /** One of the application's own registered accounts (a guest's), as the vendor names it. */
@@ -94,11 +96,37 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
   });
   const log = opts.logger;
   const serialize = opts.serializePerLock ?? true;
+  const calls = opts.metrics && counter(opts.metrics, METRICS.lockCloudCalls);
+  const latency = opts.metrics && histogram(opts.metrics, METRICS.lockCloudCallDuration);
 
   let token: Token | undefined;
   let tokenRequest: Promise<Token> | undefined;
 
+  /**
+   * One HTTP exchange with the vendor, counted by operation and outcome: `ok`, or the error's kind
+   * and category (an errcode in a 200 answer included). Every request is, token requests and the
+   * replay after a token refresh too: what the vendor saw.
+   */
   async function send(spec: CallSpec, params: Params): Promise<VendorBody> {
+    if (!calls || !latency) return exchange(spec, params);
+    const started = performance.now();
+    let outcome = 'ok';
+    let category = 'ok';
+    try {
+      const body = await exchange(spec, params);
+      if (isError(body)) ({ kind: outcome, category } = classifyErrcode(Number(body.errcode)));
+      return body;
+    } catch (err) {
+      outcome = err instanceof LockCloudError ? err.kind : 'transient';
+      category = err instanceof LockCloudError ? err.category : 'unknown';
+      throw err;
+    } finally {
+      calls.inc({ operation: spec.path, outcome, category });
+      latency.observe({ operation: spec.path }, (performance.now() - started) / 1000);
+    }
+  }
+
+  async function exchange(spec: CallSpec, params: Params): Promise<VendorBody> {
     const started = Date.now();
     let res: AxiosResponse;
     try {
