@@ -1,6 +1,6 @@
 import amqp from 'amqplib';
 import { execFile, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -25,7 +25,7 @@ export interface PrivateRabbit {
   teardown(): Promise<void>;
 }
 
-const ctl = (node: string, ...args: string[]) => execFileAsync('rabbitmqctl', ['-n', node, ...args], { timeout: 60_000 });
+export const rabbitmqctl = (node: string, ...args: string[]) => execFileAsync('rabbitmqctl', ['-n', node, ...args], { timeout: 60_000 });
 
 async function accepts(url: string): Promise<boolean> {
   const conn = await amqp.connect(url, { timeout: 1000 });
@@ -33,23 +33,53 @@ async function accepts(url: string): Promise<boolean> {
   return true;
 }
 
+/** A RabbitMQ node of a test's own (a Erlang VM with its own name, ports, configuration and data). */
+export interface RabbitNode {
+  /** Its Erlang node name, for `rabbitmqctl -n`. */
+  node: string;
+  /** Its AMQP port on 127.0.0.1. */
+  port: number;
+  /** Its folder: configuration, data (mnesia), logs. */
+  dir: string;
+  /** Starts the Erlang VM (`rabbitmq-server -detached`); resolves once it accepts AMQP connections. */
+  start(): Promise<void>;
+  /** The node crashes: its VM is killed (SIGKILL), its data stays; start() brings it back. */
+  kill(): Promise<void>;
+  /** Stops the VM (SIGKILL if it does not answer); the data stays. */
+  stop(): Promise<void>;
+}
+
+export interface RabbitNodeOptions {
+  /** Node name prefix; a random suffix keeps runs apart. */
+  name: string;
+  /** Its folder (created); deleted by the caller. */
+  dir: string;
+  /** Plugins to enable. */
+  plugins: string[];
+  /** rabbitmq.conf lines beyond the AMQP listener. */
+  config?: string[];
+  /** Whom to probe AMQP as (e.g. a definitions' administrator when there is no guest). */
+  user?: { name: string; password: string };
+  bootTimeoutMs?: number;
+}
+
 /**
- * A RabbitMQ node of this test's own, for faults that stop the broker: the shared broker on 5672
- * serves everyone else's tests and must never be stopped. Started with the installed
- * `rabbitmq-server -detached` (as infra.sh does; run as root, its wrapper runs the node as the
- * rabbitmq user, whose Erlang cookie rabbitmqctl shares) with its own node name, AMQP and
- * distribution ports, configuration (the system's rabbitmq.conf names port 5672), data and log
- * directories, and only the plugins the apps need (no management: the default vhost is used).
+ * Runs the installed `rabbitmq-server -detached` (as infra.sh does; run as root, its wrapper runs the
+ * node as the rabbitmq user, whose Erlang cookie rabbitmqctl and every such node share) with its own
+ * node name, AMQP and distribution ports (registered with the one epmd), configuration (the system's
+ * rabbitmq.conf names port 5672), plugins, data and log directories. The shared broker on 5672 serves
+ * everyone else's tests and is never touched.
  */
-export async function startPrivateRabbit(opts: { bootTimeoutMs?: number } = {}): Promise<PrivateRabbit> {
-  const node = `rabbit-fault-${randomBytes(3).toString('hex')}@localhost`;
-  const dir = mkdtempSync(path.join(tmpdir(), 'rabbit-fault-'));
+export async function createRabbitNode(opts: RabbitNodeOptions): Promise<RabbitNode> {
+  const node = `${opts.name}-${randomBytes(3).toString('hex')}@localhost`;
+  const dir = opts.dir;
+  mkdirSync(dir, { recursive: true });
   // the node runs as the rabbitmq user: it must write its data and logs here
   chmodSync(dir, 0o777);
   const port = await freePort();
   const distPort = await freePort();
-  writeFileSync(path.join(dir, 'rabbitmq.conf'), `listeners.tcp.default = 127.0.0.1:${port}\n`, { mode: 0o644 });
-  writeFileSync(path.join(dir, 'enabled_plugins'), '[rabbitmq_consistent_hash_exchange].\n', { mode: 0o644 });
+  writeFileSync(path.join(dir, 'rabbitmq.conf'), [`listeners.tcp.default = 127.0.0.1:${port}`, ...(opts.config ?? [])].join('\n') + '\n', { mode: 0o644 });
+  writeFileSync(path.join(dir, 'enabled_plugins'), `[${opts.plugins.join(',')}].\n`, { mode: 0o644 });
   const env = {
     ...process.env,
     RABBITMQ_NODENAME: node,
@@ -61,30 +91,66 @@ export async function startPrivateRabbit(opts: { bootTimeoutMs?: number } = {}):
     RABBITMQ_LOG_BASE: path.join(dir, 'log'),
     RABBITMQ_PID_FILE: path.join(dir, 'pid'),
   };
-  const url = `amqp://guest:guest@127.0.0.1:${port}`;
-  const bootTimeoutMs = opts.bootTimeoutMs ?? 90_000;
-  const waitAccepting = () => waitFor(() => accepts(url), { timeoutMs: bootTimeoutMs, intervalMs: 250, what: `RabbitMQ node ${node} on ${port}` });
+  const user = opts.user ?? { name: 'guest', password: 'guest' };
+  const probeUrl = `amqp://${encodeURIComponent(user.name)}:${encodeURIComponent(user.password)}@127.0.0.1:${port}`;
+  const pid = () => Number(readFileSync(path.join(dir, 'pid'), { encoding: 'utf8', flag: 'a+' }).trim());
+
+  async function kill() {
+    const p = pid();
+    if (!(p > 0)) return;
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      return; // already gone
+    }
+    await waitFor(() => {
+      try {
+        process.kill(p, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    }, { timeoutMs: 10_000, what: `node ${node} to exit` });
+    rmSync(path.join(dir, 'pid'), { force: true });
+  }
+
+  return {
+    node,
+    port,
+    dir,
+    async start() {
+      const child = spawn('rabbitmq-server', ['-detached'], { env, stdio: 'ignore' });
+      const exit = await new Promise<number | null>((resolve, reject) => child.once('exit', resolve).once('error', reject));
+      if (exit !== 0) throw new Error(`rabbitmq-server -detached exited with ${exit} (node ${node})`);
+      await waitFor(() => accepts(probeUrl), { timeoutMs: opts.bootTimeoutMs ?? 90_000, intervalMs: 250, what: `RabbitMQ node ${node} on ${port}` });
+    },
+    kill,
+    async stop() {
+      // the node did not answer: end it by the pid it wrote
+      await rabbitmqctl(node, 'stop').catch(kill);
+    },
+  };
+}
+
+/**
+ * A RabbitMQ node of this test's own, for faults that stop the broker (the shared broker on 5672
+ * must never be stopped), with only the plugins the apps need (no management: the default vhost is
+ * used) and guest.
+ */
+export async function startPrivateRabbit(opts: { bootTimeoutMs?: number } = {}): Promise<PrivateRabbit> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'rabbit-fault-'));
+  const rabbit = await createRabbitNode({ name: 'rabbit-fault', dir, plugins: ['rabbitmq_consistent_hash_exchange'], bootTimeoutMs: opts.bootTimeoutMs });
+  const { node } = rabbit;
+  const url = `amqp://guest:guest@127.0.0.1:${rabbit.port}`;
 
   async function teardown() {
-    try {
-      await ctl(node, 'stop');
-    } catch {
-      // the node did not answer: end it by the pid it wrote
-      const pid = Number(readFileSync(path.join(dir, 'pid'), { encoding: 'utf8', flag: 'a+' }).trim());
-      if (pid > 0) process.kill(pid, 'SIGKILL');
-    }
+    await rabbit.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 
   const started = Date.now();
-  const child = spawn('rabbitmq-server', ['-detached'], { env, stdio: 'ignore' });
-  const exit = await new Promise<number | null>((resolve, reject) => child.once('exit', resolve).once('error', reject));
-  if (exit !== 0) {
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`rabbitmq-server -detached exited with ${exit}`);
-  }
   try {
-    await waitAccepting();
+    await rabbit.start();
   } catch (err) {
     await teardown();
     throw err;
@@ -95,8 +161,8 @@ export async function startPrivateRabbit(opts: { bootTimeoutMs?: number } = {}):
     vhost: '/',
     url,
     async closeConnections() {
-      const { stdout } = await ctl(node, 'list_connections', '-q', '--no-table-headers', 'name');
-      await ctl(node, 'close_all_connections', 'test: simulated broker drop');
+      const { stdout } = await rabbitmqctl(node, 'list_connections', '-q', '--no-table-headers', 'name');
+      await rabbitmqctl(node, 'close_all_connections', 'test: simulated broker drop');
       return stdout.split('\n').filter((l) => l.trim()).length;
     },
     queue: (name: string) => queueState(url, name),
@@ -110,11 +176,11 @@ export async function startPrivateRabbit(opts: { bootTimeoutMs?: number } = {}):
     vhost,
     bootMs,
     async stopBroker() {
-      await ctl(node, 'stop_app');
+      await rabbitmqctl(node, 'stop_app');
     },
     async startBroker() {
-      await ctl(node, 'start_app');
-      await waitAccepting();
+      await rabbitmqctl(node, 'start_app');
+      await waitFor(() => accepts(url), { timeoutMs: opts.bootTimeoutMs ?? 90_000, intervalMs: 250, what: `RabbitMQ node ${node} on ${rabbit.port}` });
     },
     teardown,
   };

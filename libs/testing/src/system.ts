@@ -1,9 +1,11 @@
+import { apiDocument, ingestDocument } from '@smartlock/contracts';
+import { registerContractHost, unregisterContractHost } from './contract';
 import { createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from './infra';
 import { freePort, LaunchedApp, launchApp } from './launcher';
 import { CallbackReceiver, SmsStub, SmtpSink, startCallbackReceiver, startSmsStub, startSmtpSink } from './receivers';
 
-export const SYSTEM_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
-export const SYSTEM_SECRETS_KEY = 'a1'.repeat(32);
+const SYSTEM_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
+const SYSTEM_SECRETS_KEY = 'a1'.repeat(32);
 
 type AppName =
   | 'lock-cloud-simulator'
@@ -78,7 +80,7 @@ export async function launchSystem(opts: SystemOptions = {}) {
     PROVISIONING_RETRY_DELAYS_MS: '200,400,800',
     CALLBACK_RETRY_DELAYS_MS: '300,600,1200',
     CALLBACK_TIMEOUT_MS: '2000',
-    // the callback receiver listens on loopback: the development switch (README "Configuration")
+    // the callback receiver listens on loopback: the development switch (docs/configuration.md)
     CALLBACK_ALLOW_LOOPBACK: 'true',
     RELAY_INTERVAL_MS: '500',
     SCHEDULE_RELAY_INTERVAL_MS: '1000',
@@ -86,7 +88,7 @@ export async function launchSystem(opts: SystemOptions = {}) {
   };
   const specs: { name: AppName; env: Record<string, string> }[] = [
     { name: 'lock-cloud-simulator', env: { MONGO_DB: dbs.sim, PORT: String(ports.sim) } },
-    { name: 'admin-api', env: { MONGO_DB: dbs.identity, PORT: String(ports.admin) } },
+    { name: 'admin-api', env: { MONGO_DB: dbs.identity, PORT: String(ports.admin), PORTAL_WEBHOOK_URL: url(ports.ingest) } },
     { name: 'location-api', env: { MONGO_DB: dbs.location, PORT: String(ports.location) } },
     { name: 'ingest-gateway', env: { MONGO_DB: dbs.ingest, PORT: String(ports.ingest) } },
     { name: 'access-api', env: { MONGO_DB: dbs.access, PORT: String(ports.access) } },
@@ -125,6 +127,9 @@ export async function launchSystem(opts: SystemOptions = {}) {
     throw err;
   }
 
+  // Every response from the two hosts is checked against their OpenAPI documents (contract.ts).
+  registerContractHost(url(ports.edge), apiDocument());
+  registerContractHost(url(ports.ingest), ingestDocument());
   const system = {
     baseUrl: url(ports.edge),
     webhookUrl: url(ports.ingest),
@@ -165,6 +170,8 @@ export async function launchSystem(opts: SystemOptions = {}) {
       return system.app(name, i).output();
     },
     async stop() {
+      unregisterContractHost(system.baseUrl);
+      unregisterContractHost(system.webhookUrl);
       await Promise.all(running.map((r) => r.app.stop()));
       await Promise.all([receiver.stop(), smtp.stop(), sms.stop()]);
       if (!opts.vhost) await vhost.remove();
