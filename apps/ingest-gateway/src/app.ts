@@ -1,21 +1,23 @@
 import { rateLimits } from '@smartlock/config';
 import { createAuth } from '@smartlock/auth';
-import { eventStatusMessageSchema, EventStatusMessage } from '@smartlock/contracts';
-import { RunningService, ingestEnvelope, startService } from '@smartlock/http';
+import { eventStatusMessageSchema, EventStatusMessage, ingestDocument } from '@smartlock/contracts';
+import { RunningService, apiDocs, apiEnvelope, ingestEnvelope, startService } from '@smartlock/http';
 import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
-import { EXCHANGES, QUEUES } from '@smartlock/messaging';
-import { Logger } from '@smartlock/observability';
+import { EXCHANGES, OutboxRelay, QUEUES, outboxLeaseModel, startOutboxRelay } from '@smartlock/messaging';
+import type { Logger } from '@smartlock/observability';
 import type { Config } from './config';
 import type { Clock, Deps } from './deps';
 import { eventModels } from './events/event.schema';
 import { createWriters } from './events/writers';
+import { countIngestOutcome } from './ingest/outcomes';
 import { ingestRoutes } from './ingest/routes';
+import { gatewayMetrics } from './metrics';
 import { siteChecker } from './ingest/site';
-import { Relay, startRelay } from './publish/relay';
+import { relayEvent } from './publish/relay';
 import { replayRoutes } from './replay/replay';
 import { retryRoutes } from './retry/routes';
 import { applyStatus } from './status/apply-status';
-import { trackingRoutes } from './tracking/routes';
+import { portalTrackingRoutes, trackingRoutes } from './tracking/routes';
 
 export const SERVICE = 'ingest-gateway';
 
@@ -26,7 +28,7 @@ export interface StartOptions {
 
 export interface Gateway extends RunningService {
   deps: Deps;
-  relay: Relay;
+  relay: OutboxRelay;
 }
 
 /** Booking ingest, event tracking and the retry of FAILED events ({webhook_url}). */
@@ -42,8 +44,10 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    envelope: () => ingestEnvelope,
-    models: (ctx) => [...Object.values(eventModels(ctx.db)), ...createLayoutReplica({ db: ctx.db, logger }).models],
+    // {webhook_url}'s envelope; the portal's routes (reached through the edge, {base_url}) answer in the API's.
+    envelope: (req) => (req.path.startsWith('/portal/') ? apiEnvelope : ingestEnvelope),
+    onResponse: (req, res, route) => countIngestOutcome(deps.metrics, req, res, route),
+    models: (ctx) => [...Object.values(eventModels(ctx.db)), outboxLeaseModel(ctx.db), ...createLayoutReplica({ db: ctx.db, logger }).models],
     setup: async (ctx) => {
       const models = eventModels(ctx.db);
       const now = opts.now ?? (() => new Date());
@@ -57,6 +61,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         now,
         writers: createWriters(models),
         knownSite: siteChecker(replica, logger),
+        metrics: gatewayMetrics(ctx.metrics),
       };
       await ctx.broker.declareExchanges([EXCHANGES.bookingEvents]);
       // Accepted events wait in the worker's queue even if no worker has ever started.
@@ -71,14 +76,30 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       await replica.consume(QUEUES.ingestLocationEvents);
     },
     routes: (app) => {
+      // {webhook_url}/openapi.json and /docs: the contract of this host.
+      app.use(apiDocs(ingestDocument()).middleware);
       app.use(ingestRoutes(deps));
       app.use(trackingRoutes(deps));
+      app.use(portalTrackingRoutes(deps));
       app.use(retryRoutes(deps));
       app.use(replayRoutes(deps));
     },
   });
-  // After the broker is connected: a relay round before that would only record publish failures.
-  const relay = startRelay(deps);
+  // The outbox of booking.events (libs/messaging): events owed to the broker, published by one
+  // instance at a time (publish/relay.ts). Started once the broker is connected: a round before that
+  // would only record publish failures.
+  const relay = startOutboxRelay({
+    name: 'booking-events',
+    model: deps.models.Event,
+    db: service.ctx.db,
+    publish: (e) => relayEvent(deps, e),
+    logger,
+    intervalMs: config.RELAY_INTERVAL_MS,
+    leaseMs: config.RELAY_LEASE_MS,
+    batch: config.RELAY_BATCH,
+    metrics: service.ctx.metrics,
+    now: deps.now,
+  });
   return {
     ...service,
     deps,

@@ -13,7 +13,7 @@ export interface Config extends BaseConfig, RateLimitConfig {
   RELAY_INTERVAL_MS: number;
   /** A RECEIVED event older than this was left by a crash (or a lost confirm): the relay publishes it. */
   RELAY_GRACE_MS: number;
-  /** One relay instance at a time works on an event during this lease. */
+  /** The relay's lease: one gateway instance relays in each slot of this length (libs/messaging outbox). */
   RELAY_LEASE_MS: number;
   /** Events the relay takes per round. */
   RELAY_BATCH: number;
@@ -25,9 +25,10 @@ const delays = Joi.array()
   .items(Joi.number().integer().min(0))
   .min(1)
   .max(3)
-  .default([5000, 30000, 120000]);
+  .default([5000, 30000, 120000])
+  .description('back-off before publish retry 1, 2, 3 of an event whose publish failed, comma-separated (SPEC: 3 retries, then DEAD_LETTER)');
 
-const schema = Joi.object<Config>({
+export const configSchema = Joi.object<Config>({
   ...baseEnv,
   ...rateLimitEnv,
   ...heavyRateLimitEnv,
@@ -35,11 +36,15 @@ const schema = Joi.object<Config>({
   ...identityDbEnv,
   ...adminTokenEnv,
   ...locationApiUrlEnv,
-  MONGO_DB: Joi.string().default('smartlock_ingest'),
-  RELAY_INTERVAL_MS: Joi.number().integer().min(0).default(1000),
-  RELAY_GRACE_MS: Joi.number().integer().min(0).default(15000),
-  RELAY_LEASE_MS: Joi.number().integer().min(100).default(30000),
-  RELAY_BATCH: Joi.number().integer().min(1).max(1000).default(100),
+  MONGO_DB: Joi.string().default('smartlock_ingest').description("the app's own database (its slice)"),
+  RELAY_INTERVAL_MS: Joi.number().integer().min(0).default(1000).description('how often the outbox relay looks for events whose publish is due; `0` turns the relay off in that instance'),
+  RELAY_GRACE_MS: Joi.number()
+    .integer()
+    .min(0)
+    .default(15000)
+    .description("an event still RECEIVED this long after it was stored (the process died, or the confirm was lost) is published by the relay; longer than the broker's 10 s confirm timeout (also the grace of an event re-queued by `POST /webhook/retry`)"),
+  RELAY_LEASE_MS: Joi.number().integer().min(100).default(30000).description("the outbox relay's lease: one gateway instance relays in each slot of this length (`claimOnce`); a crashed holder's lease lapses with its slot"),
+  RELAY_BATCH: Joi.number().integer().min(1).max(1000).default(100).description('events one relay round takes'),
   PUBLISH_RETRY_DELAYS_MS: delays,
 });
 
@@ -49,5 +54,5 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (typeof raw.PUBLISH_RETRY_DELAYS_MS === 'string') {
     (raw as Record<string, unknown>).PUBLISH_RETRY_DELAYS_MS = raw.PUBLISH_RETRY_DELAYS_MS.split(',').map((s) => s.trim());
   }
-  return loadConfig(schema, raw);
+  return loadConfig(configSchema, raw);
 }

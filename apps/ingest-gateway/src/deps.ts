@@ -5,6 +5,7 @@ import type { Config } from './config';
 import type { EventModels } from './events/event.schema';
 import type { Writers } from './events/writers';
 import type { KnownSite } from './ingest/site';
+import type { GatewayMetrics } from './metrics';
 
 /** The injectable clock: tests move it instead of sleeping (duplicate window, relay back-off). */
 export type Clock = () => Date;
@@ -20,4 +21,5 @@ export interface Deps {
   writers: Writers;
   /** The X-Site-Id of a generic ingest, checked against the layout (ingest/site.ts). */
   knownSite: KnownSite;
+  metrics: GatewayMetrics;
 }

@@ -1,4 +1,5 @@
 import { Connection, Model, Schema } from '@smartlock/db';
+import { OutboxFields, outboxPlugin } from '@smartlock/messaging';
 import { ACCESS_TYPES, AccessType, EVENT_STATUSES, EVENT_TYPES, EventStatus, EventType } from '@smartlock/contracts';
 
 /** Why an event is FAILED or DEAD_LETTER: its publish (retried by the relay) or its processing (reported by the worker; retried only by POST /webhook/retry). */
@@ -30,7 +31,7 @@ export interface GuestFields {
  * (the booking and the guest's contact) is stored because the worker needs it and a replay must not
  * lose it; it is never logged at info level.
  */
-export interface EventDoc {
+export interface EventDoc extends OutboxFields {
   _id: string;
   event_id: string;
   company_id: string;
@@ -61,8 +62,6 @@ export interface EventDoc {
   retry_count: number;
   /** Every publish attempted for this event (first publish, relay retries, POST /webhook/retry). */
   publish_attempts: number;
-  /** When the relay should (re)publish this event if it is still unpublished; null when nothing is pending. */
-  next_attempt_at: Date | null;
   queued_at: Date | null;
   /** The worker's processing retry count from its last report. */
   worker_retry_count: number | null;
@@ -107,7 +106,6 @@ export const eventSchema = new Schema<EventDoc>(
     guest: { type: new Schema({ name: String, email: String, phone: String }, { _id: false }), default: null },
     retry_count: { type: Number, default: 0 },
     publish_attempts: { type: Number, default: 0 },
-    next_attempt_at: { type: Date, default: null },
     queued_at: { type: Date, default: null },
     worker_retry_count: { type: Number, default: null },
   },
@@ -125,25 +123,10 @@ eventSchema.index({ company_id: 1, received_at: -1 });
 eventSchema.index({ company_id: 1, status: 1, received_at: -1 });
 // POST /webhook/retry with the admin token: every company's FAILED events.
 eventSchema.index({ status: 1, received_at: 1 });
-// The outbox's start-up backfill: events with a publish pending (null, i.e. nothing pending, is skipped).
-eventSchema.index({ next_attempt_at: 1 });
-
-/**
- * One relay's lease on one publish attempt of one event for one time slot: `_id` =
- * `<event_id>:<publish_attempts>:<slot>`. An insert either wins or hits the primary key, so two
- * gateway instances never make the same attempt in the same slot; a crashed holder's lease lapses
- * with its slot. (A unique insert, not a conditional update: FerretDB 1.x updates are not atomic.)
- */
-export interface RelayClaimDoc {
-  _id: string;
-  at: Date;
-}
-export const relayClaimSchema = new Schema<RelayClaimDoc>(
-  { _id: { type: String, required: true }, at: { type: Date, required: true } },
-  { collection: 'relay_claims', versionKey: false, timestamps: false },
-);
-// The relay deletes lapsed leases (no TTL index: FerretDB has none).
-relayClaimSchema.index({ at: 1 });
+// The outbox (libs/messaging): `publish_owed` and `next_attempt_at`, when the relay (re)publishes the
+// event if it is still unpublished (a fresh RECEIVED one after RELAY_GRACE_MS, a FAILED publish after
+// its back-off), with the relay's index.
+eventSchema.plugin(outboxPlugin);
 
 /**
  * A claimed sequence number of one booking, and the claim of one duplicate window: `_id` =
@@ -166,24 +149,6 @@ export const sequenceClaimSchema = new Schema<SequenceClaimDoc>(
 );
 // One number per window claim. (Existing records already hold one distinct event id each.)
 sequenceClaimSchema.index({ event_id: 1 }, { unique: true });
-
-/**
- * The outbox: one entry per event that may have a publish pending (`_id` = event id), looked at from
- * `due_at` on. The event's `next_attempt_at` stays the truth; this small collection is what the relay
- * queries, so a relay round costs the in-flight and failing events, not every event ever received
- * (FerretDB 1.x answers only `_id` from an index: a query on `events.next_attempt_at` reads the whole
- * collection, every round). Written with the event, deleted once the event is QUEUED.
- */
-export interface OutboxDoc {
-  _id: string;
-  due_at: Date;
-}
-export const outboxSchema = new Schema<OutboxDoc>(
-  { _id: { type: String, required: true }, due_at: { type: Date, required: true } },
-  { collection: 'outbox', versionKey: false, timestamps: false },
-);
-// The relay's query (used by MongoDB; FerretDB reads the small collection whole).
-outboxSchema.index({ due_at: 1 });
 
 /**
  * A worker reported the event COMPLETED (`_id` = event id), written before the record is. COMPLETED
@@ -232,6 +197,37 @@ export const failureSchema = new Schema<FailureDoc>(
   { collection: 'event_failures', versionKey: false, timestamps: false },
 );
 
+/**
+ * One status an event entered after it was stored (RECEIVED and DUPLICATE are its `received_at`):
+ * the event's status history, for the portal's booking timeline. Insert-only (no read-modify-write of
+ * the event record, so concurrent reports never lose an entry), group-committed and not awaited:
+ * it adds no latency to ingest or to a report, and a lost entry loses history, never a status.
+ */
+export interface StatusHistoryDoc {
+  event_id: string;
+  company_id: string;
+  status: EventStatus;
+  /** The reason of a FAILED or DEAD_LETTER, else null. */
+  message: string | null;
+  /** The worker's retry count of the report (0 for the gateway's own transitions). */
+  retry_count: number;
+  /** When the gateway applied it. */
+  at: Date;
+}
+export const statusHistorySchema = new Schema<StatusHistoryDoc>(
+  {
+    event_id: { type: String, required: true },
+    company_id: { type: String, required: true },
+    status: { type: String, enum: EVENT_STATUSES, required: true },
+    message: { type: String, default: null },
+    retry_count: { type: Number, default: 0 },
+    at: { type: Date, required: true },
+  },
+  { collection: 'event_status_history', versionKey: false, timestamps: false },
+);
+// The portal's timeline: one event's history (an equality on one field, which FerretDB serves from an index).
+statusHistorySchema.index({ event_id: 1 });
+
 function model<T>(conn: Connection, name: string, schema: Schema<T>): Model<T> {
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema);
 }
@@ -239,11 +235,10 @@ function model<T>(conn: Connection, name: string, schema: Schema<T>): Model<T> {
 export function eventModels(conn: Connection) {
   return {
     Event: model(conn, 'Event', eventSchema),
-    RelayClaim: model(conn, 'RelayClaim', relayClaimSchema),
     SequenceClaim: model(conn, 'SequenceClaim', sequenceClaimSchema),
-    Outbox: model(conn, 'Outbox', outboxSchema),
     Completion: model(conn, 'Completion', completionSchema),
     Failure: model(conn, 'Failure', failureSchema),
+    StatusHistory: model(conn, 'StatusHistory', statusHistorySchema),
   };
 }
 export type EventModels = ReturnType<typeof eventModels>;

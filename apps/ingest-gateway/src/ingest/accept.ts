@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { DUPLICATE_WINDOW_MS } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
 import { HttpError } from '@smartlock/http';
+import { SETTLED, owed } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import { publishNew } from '../publish/publisher';
@@ -21,7 +22,7 @@ export type Acceptance =
   | { kind: 'duplicate'; eventId: string; originalId: string };
 
 /** A UUID (version 8, RFC 9562) named by its parts: the same parts always give the same id. */
-export function nameBasedUuid(...parts: (string | number)[]): string {
+function nameBasedUuid(...parts: (string | number)[]): string {
   const h = createHash('sha256').update(JSON.stringify(parts)).digest();
   h[6] = (h[6] & 0x0f) | 0x80; // version 8
   h[8] = (h[8] & 0x3f) | 0x80; // RFC variant
@@ -37,7 +38,7 @@ export const sequenceClaimId = (companyId: string, referenceId: string, sequence
   nameBasedUuid('sequence', companyId, referenceId, sequence);
 
 /** A duplicate waits this long for its original, claimed a moment ago, to be stored. */
-export const ORIGINAL_WAIT_MS = 3_000;
+const ORIGINAL_WAIT_MS = 3_000;
 /** A claim older than this whose event was never stored (its process died) no longer counts. */
 export const ORPHAN_AFTER_MS = 15_000;
 /** Claims and sequence numbers one request walks through before it gives up (a storm, or a bug). */
@@ -65,8 +66,9 @@ type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
  * identical requests at once: one original, 49 duplicates. Numbers go 1, 2, 3… per booking in order
  * of receipt, never shared, gap-free but for an event that could not be stored after its number.
 
- * The event is stored RECEIVED, with `next_attempt_at` so the relay publishes it should this process
- * die before the broker confirms, before anything is published. A database failure surfaces as an
+ * The event is stored RECEIVED and owed to the broker (`publish_owed`, `next_attempt_at`: the outbox
+ * of libs/messaging) before anything is published, so the relay publishes it should this process die
+ * before the broker confirms. A database failure surfaces as an
  * error (503): never a 202 for an event that was not stored.
  */
 export async function acceptEvent(deps: Deps, source: IngestSource, input: ValidBooking): Promise<Acceptance> {
@@ -107,7 +109,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       sequence: null,
       claim_gen: 0,
       duplicate_of: original._id,
-      next_attempt_at: null,
+      ...SETTLED,
     });
     deps.logger.info('duplicate event stored; not published', { eventId, originalId: original._id, correlationId: source.correlationId });
     return { kind: 'duplicate', eventId, originalId: original._id };
@@ -170,16 +172,11 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
   let skipped = false;
   for (let gen = 1, steps = 0; gen <= MAX_STEPS && steps < MAX_STEPS; steps++) {
     const claimId = originalEventId(company, ref, input.action_key, gen);
-    const nextAttemptAt = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
-    // The outbox entry is written with the claim, before the event: a stored event always has one.
-    const [claimed, listed] = await Promise.allSettled([
-      deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId, at: now }),
-      deps.writers.addToOutbox.submit({ _id: claimId, due_at: nextAttemptAt }).catch((err: unknown) => {
-        if (!isDuplicateKeyError(err)) throw err; // an entry left by an earlier attempt serves as well
-      }),
-    ]);
-    if (claimed.status === 'rejected') {
-      if (!isDuplicateKeyError(claimed.reason)) throw claimed.reason;
+    const won = await deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId, at: now }).catch((err: unknown) => {
+      if (isDuplicateKeyError(err)) return false;
+      throw err;
+    });
+    if (!won) {
       const why = await conflict(claimId, sequence);
       if (why === 'next') {
         sequence += 1;
@@ -200,10 +197,6 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       }
       continue;
     }
-    if (listed.status === 'rejected') {
-      await voidClaim(claimId, sequence);
-      throw listed.reason;
-    }
     // This request is the original: store it, publish it.
     const doc = {
       ...base,
@@ -213,7 +206,8 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       sequence,
       claim_gen: gen,
       duplicate_of: null,
-      next_attempt_at: nextAttemptAt,
+      // The outbox (libs/messaging): owed until the broker confirms; the relay publishes it after the grace period.
+      ...owed(new Date(now.getTime() + deps.config.RELAY_GRACE_MS)),
     };
     try {
       await deps.writers.insertEvent.submit(doc);

@@ -4,6 +4,7 @@ import type { IngestAccepted } from '@smartlock/contracts';
 import { HttpError, asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../deps';
 import { Acceptance, IngestSource, acceptEvent } from './accept';
+import type { IngestNote } from './outcomes';
 import { validateBookingEvent } from './validate';
 
 export const IngestMessages = {
@@ -17,10 +18,11 @@ export const IngestMessages = {
 } as const;
 
 /** The generic provider name for events sent with an API key (a token names its own provider). */
-export const GENERIC_PROVIDER = 'generic';
+const GENERIC_PROVIDER = 'generic';
 const SITE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function reply(res: Response, result: Acceptance) {
+  res.locals.ingestOutcome = result.kind satisfies IngestNote;
   const body: IngestAccepted = {
     success: true,
     eventId: result.kind === 'duplicate' ? result.originalId : result.eventId,
@@ -34,6 +36,7 @@ function reply(res: Response, result: Acceptance) {
 async function ingest(deps: Deps, req: Request, res: Response, source: Omit<IngestSource, 'correlationId'>) {
   const v = validateBookingEvent(req.body);
   if (!v.ok) {
+    res.locals.ingestOutcome = 'invalid_event' satisfies IngestNote;
     throw badRequest(
       IngestMessages.invalid,
       v.errors.map((message) => ({ path: [], message })),

@@ -1,9 +1,10 @@
 import { BookingEventMessage, EventStatus, Headers, MAX_RETRIES, bookingRoutingKey } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
-import { BrokerUnavailableError, EXCHANGES, PublishError } from '@smartlock/messaging';
+import { BrokerUnavailableError, EXCHANGES, PublishError, SETTLED, owed } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import { reassertFinal } from '../status/apply-status';
+import { statusEntered } from '../status/history';
 
 /** The message the worker gets: everything it needs, customer data included (never logged here). */
 export function toMessage(e: EventDoc): BookingEventMessage {
@@ -34,7 +35,7 @@ export const PUBLISH_FAILED_PREFIX = 'Could not queue the event';
 /**
  * A write that must land: retried a few times on a transient database error (FerretDB answers
  * SQLITE_BUSY under write contention). Returns undefined when it still failed: callers leave the
- * event to the relay, whose `next_attempt_at` is already set.
+ * event to the relay, the event being owed already.
  */
 async function persist<T>(deps: Deps, what: string, eventId: string, op: () => Promise<T>): Promise<T | undefined> {
   for (let attempt = 1; ; attempt++) {
@@ -58,15 +59,7 @@ export async function publishEvent(deps: Deps, e: EventDoc): Promise<void> {
   });
 }
 
-/**
- * The event's outbox entry is looked at from `dueAt` on (the relay then compares it with the event's
- * `next_attempt_at`). An upsert: the entry of a new event is inserted by the ingest path instead.
- */
-export async function scheduleOutbox(deps: Deps, eventId: string, dueAt: Date) {
-  await deps.models.Outbox.updateOne({ _id: eventId }, { $set: { due_at: dueAt } }, { upsert: true }).exec();
-}
-
-/** RECEIVED (or a re-queued QUEUED, or a FAILED publish) → QUEUED, once the broker confirmed; then nothing is pending. */
+/** RECEIVED (or a re-queued QUEUED, or a FAILED publish) → QUEUED, once the broker confirmed; the event owes nothing more (one write). */
 export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], extra: Record<string, unknown> = {}) {
   const now = deps.now();
   // One event by `_id`: on FerretDB 1.x a multi-id filter reads the whole collection.
@@ -74,15 +67,14 @@ export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], e
     deps.models.Event.updateOne(
       { _id: e._id, status: { $in: from } },
       {
-        $set: { status: 'QUEUED', message: null, failure: null, next_attempt_at: null, queued_at: now, updated_at: now, ...extra },
+        $set: { status: 'QUEUED', message: null, failure: null, ...SETTLED, queued_at: now, updated_at: now, ...extra },
         $inc: { publish_attempts: 1 },
       },
     ).exec(),
   );
-  // Kept when the update did not land: the relay reconciles the event from its entry. Not awaited:
-  // nobody waits for it (an entry whose removal is lost is dropped by the relay, its event not being due).
+  // When the update did not land the event stays owed: the relay publishes it again (at least once).
+  if (done?.matchedCount) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED');
   if (done) {
-    void persist(deps, 'the outbox entry removal', e._id, () => deps.writers.removeFromOutbox.submit(e._id));
     // The worker may have finished the event meanwhile, and on FerretDB 1.x this update (a read, then
     // a whole-document write) can land over its COMPLETED or FAILED: put that back. Any failure
     // recorded now is of this run (a re-queue deletes the previous run's). Not awaited: the 202 does
@@ -122,19 +114,15 @@ export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStat
           failure: 'publish',
           message,
           retry_count: retryCount,
-          next_attempt_at: next,
+          // Owed until the next automatic retry; a DEAD_LETTER owes nothing.
+          ...(next ? owed(next) : SETTLED),
           updated_at: now,
         },
         $inc: { publish_attempts: 1 },
       },
     ).exec(),
   );
-  if (done) {
-    await persist(deps, 'the outbox entry', e._id, async () => {
-      if (next) await scheduleOutbox(deps, e._id, next);
-      else await deps.writers.removeFromOutbox.submit(e._id);
-    });
-  }
+  if (done?.matchedCount) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, dead ? 'DEAD_LETTER' : 'FAILED', { message, retry_count: retryCount });
   return done;
 }
 

@@ -51,12 +51,10 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
     await dropDatabases(...dbs);
   });
 
-  /** An event stored RECEIVED, with its outbox entry, by a process that died before publishing it. */
+  /** An event stored RECEIVED, owed to the broker, by a process that died before publishing it. */
   async function leftReceived(gw: Gateway, dueInMs: number) {
     const id = randomUUID();
-    const now = new Date();
-    await gw.deps.models.Outbox.create({ _id: id, due_at: new Date(now.getTime() + dueInMs) });
-    await gw.deps.models.Event.create(receivedDoc(id, now, dueInMs));
+    await gw.deps.models.Event.create(receivedDoc(id, new Date(), dueInMs));
     return id;
   }
 
@@ -79,6 +77,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       correlation_id: 'crash-trace',
       booking: { room: '101', check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-02T11:00:00.000Z', access_types: ['EKEY'] },
       guest: null,
+      publish_owed: true,
       next_attempt_at: new Date(now.getTime() + dueInMs),
     };
   }
@@ -93,7 +92,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
         const e = await gw.deps.models.Event.findById(id).lean();
         return e?.status === 'QUEUED' ? e : undefined;
       }, { what: 'the relay to publish' });
-      expect(queued).toMatchObject({ next_attempt_at: null, publish_attempts: 1 });
+      expect(queued).toMatchObject({ publish_owed: false, next_attempt_at: null, publish_attempts: 1 });
       const msgs = await tap.forEvent(id);
       expect(msgs).toHaveLength(1);
       expect(msgs[0].headers).toMatchObject({ 'x-event-id': id, 'x-correlation-id': 'crash-trace' });
@@ -103,50 +102,23 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
     }
   });
 
-  it('the outbox holds only pending events: an accepted event leaves none behind; stale entries are dropped', async () => {
+  it('the outbox is the event record: an accepted event owes nothing once QUEUED; one the worker reported on meanwhile is settled, not published', async () => {
     const vhost = await createVhost('relay_outbox');
     try {
-      const gw = await gateway(vhost, { RELAY_INTERVAL_MS: '0', RELAY_GRACE_MS: '500' });
+      const gw = await gateway(vhost, { RELAY_GRACE_MS: '500' });
+      const tap = await tapOn(vhost);
       const res = await request(gw.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
       expect(res.status).toBe(202);
-      expect((await gw.deps.models.Event.findById(res.body.eventId).lean())?.status).toBe('QUEUED');
-      await waitFor(async () => (await gw.deps.models.Outbox.findById(res.body.eventId).lean()) === null, { what: 'the entry to go' });
-
-      // An entry whose event has nothing pending (the worker reported meanwhile) is dropped, not published.
-      const past = new Date(Date.now() - 1000);
-      await gw.deps.models.Outbox.create({ _id: res.body.eventId, due_at: past });
-      // An entry whose event was never stored (the process died before the insert) is dropped after a second grace period.
-      const never = randomUUID();
-      await gw.deps.models.Outbox.create({ _id: never, due_at: new Date(Date.now() - 2000) });
-      // An entry due before its event (a publish retry scheduled later) moves to the event's time.
-      const later = randomUUID();
-      await gw.deps.models.Outbox.create({ _id: later, due_at: past });
-      await gw.deps.models.Event.create(receivedDoc(later, new Date(), 60_000));
-
+      expect(await gw.deps.models.Event.findById(res.body.eventId).lean()).toMatchObject({ status: 'QUEUED', publish_owed: false, next_attempt_at: null });
       expect(await gw.relay.runOnce()).toBe(0);
-      expect(await gw.deps.models.Outbox.findById(res.body.eventId).lean()).toBeNull();
-      expect(await gw.deps.models.Outbox.findById(never).lean()).toBeNull();
-      const moved = await gw.deps.models.Outbox.findById(later).lean();
-      const event = await gw.deps.models.Event.findById(later).lean();
-      expect(moved?.due_at).toEqual(event?.next_attempt_at);
-    } finally {
-      await vhost.remove();
-    }
-  });
 
-  it('an event left pending by a version without the outbox is published: the outbox is backfilled at start', async () => {
-    const vhost = await createVhost('relay_backfill');
-    try {
-      const db = uniqueDbName('relay_backfill');
-      const first = await gateway(vhost, { RELAY_INTERVAL_MS: '0' }, db);
-      const id = randomUUID();
-      await first.deps.models.Event.create(receivedDoc(id, new Date(), -1)); // no outbox entry
-      const tap = await tapOn(vhost);
-      const second = await gateway(vhost, { RELAY_INTERVAL_MS: '0' }, db);
-      expect(await second.relay.runOnce()).toBe(1);
-      expect(await tap.forEvent(id)).toHaveLength(1);
-      expect(await second.deps.models.Event.findById(id).lean()).toMatchObject({ status: 'QUEUED', next_attempt_at: null });
-      expect(await second.deps.models.Outbox.findById(id).lean()).toBeNull();
+      // Owed, but the worker's COMPLETED landed first (a lost write of QUEUED): the marker is cleared, nothing is published again.
+      const done = randomUUID();
+      await gw.deps.models.Event.create({ ...receivedDoc(done, new Date(), -1), status: 'COMPLETED' });
+      expect(await gw.relay.runOnce()).toBe(1);
+      expect(await gw.deps.models.Event.findById(done).lean()).toMatchObject({ status: 'COMPLETED', publish_owed: false });
+      expect(await tap.forEvent(done)).toHaveLength(0);
+      expect(await gw.relay.oldestDue()).toBeUndefined();
     } finally {
       await vhost.remove();
     }
@@ -160,7 +132,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       const two = await gateway(vhost, {}, db);
       const tap = await tapOn(vhost);
       const id = await leftReceived(one, -1);
-      const done = await Promise.all([one.relay.runOnce(), two.relay.runOnce(), one.relay.runOnce()]);
+      const done = await Promise.all([one.relay.runOnce(), two.relay.runOnce(), one.relay.runOnce(), two.relay.runOnce()]);
       expect(done.reduce((s, n) => s + n, 0)).toBe(1);
       expect(await tap.forEvent(id)).toHaveLength(1);
       expect((await one.deps.models.Event.findById(id).lean())?.status).toBe('QUEUED');

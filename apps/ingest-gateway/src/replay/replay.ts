@@ -12,7 +12,7 @@ import { toMessage } from '../publish/publisher';
  * so a replay adds only what its queue lost (a purge, a lost message). One pass over the company's
  * events with a cursor (FerretDB 1.x reads the collection either way).
  */
-export async function replayToLocationApi(deps: Deps, companyId: string, correlationId: string): Promise<number> {
+async function replayToLocationApi(deps: Deps, companyId: string, correlationId: string): Promise<number> {
   const events = deps.models.Event.find({ company_id: companyId, sequence: { $ne: null } }).lean<EventDoc[]>().cursor();
   const sent = await sendAllToQueue(deps.broker, QUEUES.locationApiBookingEvents.name, events, (e: EventDoc) => ({
     payload: toMessage(e),

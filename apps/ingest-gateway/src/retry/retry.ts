@@ -1,11 +1,17 @@
-import type { Principal } from '@smartlock/auth';
 import { isDuplicateKeyError } from '@smartlock/db';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
-import { isPublishFailure, markQueued, publishEvent, scheduleOutbox } from '../publish/publisher';
+import { owed } from '@smartlock/messaging';
+import { isPublishFailure, markQueued, publishEvent } from '../publish/publisher';
+
+/** Whose FAILED events: one company's (an API key, a portal session) or every company's (null: the admin token); one of them by id. */
+export interface RetryScope {
+  companyId: string | null;
+  eventId?: string;
+}
 
 /** Events one call re-queues at most; the rest stay FAILED for the next call. */
-export const RETRY_MAX_PER_CALL = 10_000;
+const RETRY_MAX_PER_CALL = 10_000;
 const CONCURRENCY = 10;
 
 /**
@@ -14,14 +20,16 @@ const CONCURRENCY = 10;
  * worker's report can never arrive before the QUEUED; if the publish fails the event goes back to
  * exactly the FAILED it was (message, failure kind, next automatic retry, its `event_failures`
  * record) and counts in `failed`.
- * A crash between the two steps leaves a QUEUED event with `next_attempt_at` set: the relay
- * publishes it. DEAD_LETTER events are not re-queued here (SPEC: FAILED only); replaying dead
+ * A crash between the two steps leaves a QUEUED event owed to the broker (the same write set
+ * QUEUED and `publish_owed`): the relay publishes it. DEAD_LETTER events are not re-queued here (SPEC: FAILED only); replaying dead
  * letters is the worker's operations tool.
  */
-export async function retryFailed(deps: Deps, principal: Principal): Promise<{ retried: number; failed: number }> {
+export async function retryFailed(deps: Deps, which: RetryScope): Promise<{ retried: number; failed: number }> {
   const { Event } = deps.models;
   const filter: Record<string, unknown> = { status: 'FAILED' };
-  if (principal.kind !== 'admin') filter.company_id = principal.companyId;
+  if (which.companyId !== null) filter.company_id = which.companyId;
+  // One event: by its primary key (the portal's retry button).
+  if (which.eventId !== undefined) filter._id = which.eventId;
   const ids = (await Event.find(filter, { _id: 1 }).sort({ received_at: 1 }).limit(RETRY_MAX_PER_CALL).lean()).map((d) => d._id);
   let retried = 0;
   let failed = 0;
@@ -31,13 +39,11 @@ export async function retryFailed(deps: Deps, principal: Principal): Promise<{ r
     if (!before) return; // re-queued meanwhile (the relay, another call)
     const now = deps.now();
     const pendingUntil = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
-    // The outbox entry first: then a crash after the update still leaves the relay something to find.
-    await scheduleOutbox(deps, id, pendingUntil);
     // A new run starts: the failure of the last one must not be put back over its reports.
     const lastFailure = await deps.models.Failure.findOneAndDelete({ _id: id }).lean();
     const took = await Event.updateOne(
       { _id: id, status: 'FAILED', updated_at: before.updated_at },
-      { $set: { status: 'QUEUED', message: null, failure: null, next_attempt_at: pendingUntil, updated_at: now } },
+      { $set: { status: 'QUEUED', message: null, failure: null, ...owed(pendingUntil), updated_at: now } },
     ).exec();
     if (took.matchedCount === 0) return;
     try {
@@ -53,6 +59,7 @@ export async function retryFailed(deps: Deps, principal: Principal): Promise<{ r
             status: 'FAILED',
             message: before.message,
             failure: before.failure,
+            publish_owed: before.publish_owed,
             next_attempt_at: before.next_attempt_at,
             updated_at: deps.now(),
           },

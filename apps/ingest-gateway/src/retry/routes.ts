@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import { asyncHandler, rateLimiter } from '@smartlock/http';
+import { companyOf } from '@smartlock/auth';
+import { asyncHandler, conflict, notFound, rateLimiter } from '@smartlock/http';
 import type { Deps } from '../deps';
 import { retryFailed } from './retry';
 
@@ -13,8 +14,32 @@ export function retryRoutes(deps: Deps): Router {
     deps.auth.apiKeyOrAdmin(deps.config.ADMIN_TOKEN),
     limit.consume((req) => (req.principal?.kind === 'company' ? req.principal.keyId : 'admin')),
     asyncHandler(async (req, res) => {
-      const result = await retryFailed(deps, req.principal!); // eslint-disable-line @typescript-eslint/no-non-null-assertion
+      const result = await retryFailed(deps, { companyId: req.principal?.kind === 'admin' ? null : companyOf(req) });
       res.json({ success: true, ...result });
+    }),
+  );
+
+  // The portal (a company's portal session with `bookings`): the same use case for the session's
+  // company, all its FAILED events (under the same limit), or one of them.
+  r.post(
+    '/portal/api/events/retry',
+    deps.auth.portal('bookings'),
+    limit.consume((req) => (req.principal?.kind === 'portal' ? req.principal.sessionId : undefined)),
+    asyncHandler(async (req, res) => {
+      res.json({ success: true, ...(await retryFailed(deps, { companyId: companyOf(req) })) });
+    }),
+  );
+  r.post(
+    '/portal/api/events/:eventId/retry',
+    deps.auth.portal('bookings'),
+    asyncHandler(async (req, res) => {
+      const companyId = companyOf(req);
+      const eventId = req.params.eventId;
+      // A primary-key read, then the company: another company's event is not found, as an unknown one.
+      const event = await deps.models.Event.findById(eventId, { status: 1, company_id: 1 }).lean();
+      if (!event || event.company_id !== companyId) throw notFound(`Event ${eventId} not found`);
+      if (event.status !== 'FAILED') throw conflict(`Event ${eventId} is ${event.status}: only a FAILED event is retried`);
+      res.json({ success: true, ...(await retryFailed(deps, { companyId, eventId })) });
     }),
   );
   return r;

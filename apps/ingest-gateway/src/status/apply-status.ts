@@ -1,7 +1,8 @@
 import { EventStatus, EventStatusMessage, statusesLeadingTo } from '@smartlock/contracts';
-import { isDuplicateKeyError } from '@smartlock/db';
-import type { MessageContext } from '@smartlock/messaging';
+import { byId, isDuplicateKeyError } from '@smartlock/db';
+import { MessageContext, SETTLED } from '@smartlock/messaging';
 import type { Deps } from '../deps';
+import { statusEntered } from './history';
 
 /** Statuses only a worker that holds the message can report. */
 const WORKER_STATUSES: ReadonlySet<EventStatus> = new Set(['PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER']);
@@ -33,10 +34,16 @@ export type Applied = 'applied' | 'stale' | 'unknown';
 export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: Pick<MessageContext, 'logger'>): Promise<Applied> {
   const log = ctx?.logger ?? deps.logger;
   const to = report.status;
+  // The event's first COMPLETED (its completion record is unique): timed once, however often reported.
+  let firstCompletion = false;
   if (to === 'COMPLETED') {
-    await deps.models.Completion.create({ _id: report.event_id, company_id: report.company_id, retry_count: report.retry_count, at: deps.now() }).catch((err) => {
-      if (!isDuplicateKeyError(err)) throw err;
-    });
+    firstCompletion = await deps.models.Completion.create({ _id: report.event_id, company_id: report.company_id, retry_count: report.retry_count, at: deps.now() }).then(
+      () => true,
+      (err) => {
+        if (!isDuplicateKeyError(err)) throw err;
+        return false;
+      },
+    );
   }
   if (FINAL_FAILURES.has(to)) {
     const failure = { company_id: report.company_id, status: to, message: report.message, retry_count: report.retry_count, at: new Date(report.at) };
@@ -44,6 +51,8 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   }
   if (await update(deps, report)) {
     log.info('event status applied', { eventId: report.event_id, status: to });
+    statusEntered(deps, report, to, { message: FINAL_FAILURES.has(to) ? (report.message ?? 'Processing failed') : null, retry_count: report.retry_count });
+    if (firstCompletion) await timeToCompleted(deps, report);
     if (to !== 'COMPLETED') await reassertFinal(deps, report, new Date(report.at), log);
     return 'applied';
   }
@@ -72,13 +81,28 @@ export async function reassertFinal(
     deps.models.Completion.findOne(ids).lean(),
     FINAL_FAILURES.has(written.status) ? null : deps.models.Failure.findOne(ids).lean(),
   ]);
+  // Each put back is a status the record entered again: in the history, not counted as a transition.
   if (completed) {
-    await update(deps, { ...written, status: 'COMPLETED', message: null, retry_count: completed.retry_count ?? written.retry_count });
+    const retryCount = completed.retry_count ?? written.retry_count;
+    if (await update(deps, { ...written, status: 'COMPLETED', message: null, retry_count: retryCount })) statusEntered(deps, written, 'COMPLETED', { retry_count: retryCount, counted: false });
     log.warn('a later write overwrote COMPLETED; COMPLETED re-applied', { eventId: written.event_id, written: written.status });
   } else if (failure && failure.at.getTime() >= failuresSince.getTime()) {
-    await update(deps, { ...written, status: failure.status, message: failure.message, retry_count: failure.retry_count, at: failure.at.toISOString() });
+    if (await update(deps, { ...written, status: failure.status, message: failure.message, retry_count: failure.retry_count, at: failure.at.toISOString() })) {
+      statusEntered(deps, written, failure.status, { message: failure.message, retry_count: failure.retry_count, counted: false });
+    }
     log.warn(`an older write overwrote ${failure.status}; ${failure.status} re-applied`, { eventId: written.event_id, written: written.status });
   }
+}
+
+/**
+ * From the event's receipt to now, its COMPLETED applied (event_time_to_completed_seconds). The
+ * worker's report carries the receipt time; a report without it (a worker of an earlier version,
+ * during a rolling deploy) costs a read.
+ */
+async function timeToCompleted(deps: Deps, report: EventStatusMessage): Promise<void> {
+  // A metric is not worth failing the report for: a failed read is only a missing sample.
+  const receivedAt = report.received_at ?? (await deps.models.Event.findById(report.event_id, { received_at: 1 }).lean().catch(() => null))?.received_at;
+  if (receivedAt) deps.metrics.timeToCompleted.observe(Math.max(0, deps.now().getTime() - new Date(receivedAt).getTime()) / 1000);
 }
 
 /** The conditional update of one report; true when the record was in a status that leads to it. */
@@ -94,11 +118,12 @@ async function update(deps: Deps, report: EventStatusMessage): Promise<boolean> 
     status: to,
     message: failed ? report.message ?? 'Processing failed' : null,
     failure: failed ? 'processing' : null,
-    next_attempt_at: null,
+    // A worker's report: the event reached the broker, it owes nothing more.
+    ...SETTLED,
     worker_retry_count: report.retry_count,
     updated_at: now,
   };
   if (to === 'QUEUED') set.queued_at = now;
-  const res = await deps.models.Event.updateOne({ _id: report.event_id, company_id: report.company_id, $or: from }, { $set: set }).exec();
+  const res = await deps.models.Event.updateOne(byId(report.event_id, { company_id: report.company_id, $or: from }), { $set: set }).exec();
   return res.matchedCount > 0;
 }

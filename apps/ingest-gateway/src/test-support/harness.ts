@@ -5,7 +5,7 @@
 import amqp, { Channel, ChannelModel } from 'amqplib';
 import { generateApiKey, generateIngestToken, identityModels } from '@smartlock/auth';
 import { Connection, Types, connectDb } from '@smartlock/db';
-import { EXCHANGES } from '@smartlock/messaging';
+import { EXCHANGES, closeQuietly } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import { NO_RATE_LIMITS } from '@smartlock/testing';
 import { Gateway, start } from '../app';
@@ -24,7 +24,7 @@ export interface GatewayEnv {
 
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 /** A URL nothing listens on (port 9, discard): connections are refused at once. */
-export const UNREACHABLE_URL = 'http://127.0.0.1:9';
+const UNREACHABLE_URL = 'http://127.0.0.1:9';
 
 export async function startGateway(o: GatewayEnv): Promise<Gateway> {
   const config = readConfig({
@@ -96,8 +96,14 @@ export class BookingTap {
   ) {}
 
   async open(): Promise<this> {
-    this.conn = await amqp.connect(this.url);
-    this.ch = await this.conn.createChannel();
+    const conn = await amqp.connect(this.url);
+    // Tests remove the tap's vhost, and the broker drops the connection: that is its end, not an error.
+    conn.on('error', () => undefined);
+    conn.on('close', () => {
+      if (this.conn === conn) this.conn = undefined;
+    });
+    this.conn = conn;
+    this.ch = await conn.createChannel();
     await this.ch.assertExchange(EXCHANGES.bookingEvents.name, EXCHANGES.bookingEvents.type, { durable: true });
     await this.ch.assertQueue(this.queue, { durable: true });
     await this.ch.bindQueue(this.queue, EXCHANGES.bookingEvents.name, '#');
@@ -126,7 +132,9 @@ export class BookingTap {
   }
 
   async close() {
-    await this.conn?.close().catch(() => undefined);
+    const conn = this.conn;
+    this.conn = undefined;
+    await closeQuietly(conn && (() => conn.close()));
   }
 }
 
