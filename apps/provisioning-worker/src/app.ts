@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { BookingEventMessage, EmployeeScheduleMessage, bookingEventMessageSchema, employeeScheduleMessageSchema } from '@smartlock/contracts';
-import { Logger } from '@smartlock/observability';
+import { Logger, createMetrics } from '@smartlock/observability';
 import { RunningService, startService } from '@smartlock/http';
-import { parseSecretsKey } from '@smartlock/auth';
+import { parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
 import { createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
 import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
@@ -12,6 +12,7 @@ import { workerModels } from './models';
 import { replicaLayout } from './layout/replica-lookup';
 import { lockInfoCache } from './credentials/reconcile';
 import { createTurns } from './bookings/order';
+import { credentialVault } from './credentials/vault';
 import { onBookingDeadLetter, onBookingEvent } from './bookings/on-booking-event';
 import { onEmployeeSchedule, onEmployeeScheduleDeadLetter } from './schedules/on-employee-schedule';
 
@@ -25,13 +26,15 @@ export const SERVICE = 'provisioning-worker';
  *   location.events  → libs/layout replica         (LayoutLookup: layout/replica-lookup)
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
-  const cloud = createTtlockLockCloud(lockCloudConfigFromEnv(config), { logger });
+  const metrics = createMetrics(SERVICE);
+  const cloud = createTtlockLockCloud(lockCloudConfigFromEnv(config), { logger, metrics });
   const delays = config.PROVISIONING_RETRY_DELAYS_MS;
   let replica: LayoutReplica | undefined;
   return startService({
     name: SERVICE,
     port: config.PORT,
     logger,
+    metrics,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
@@ -45,6 +48,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       await broker.declareExchanges([EXCHANGES.eventStatus, EXCHANGES.accessEvents]);
       // Reports and credentials wait for the gateway, access-api, location-api and the dispatcher even before they first run.
       await broker.declareQueues([QUEUES.ingestEventStatus, QUEUES.accessApiAccessEvents, QUEUES.dispatcherAccessEvents, QUEUES.locationApiAccessEvents]);
+      const vault = credentialVault(secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS));
       const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
       const reconcileDeps = {
         cloud,
@@ -54,6 +58,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         leaseMs: config.LOCK_CLOUD_TIMEOUT_MS + 1000,
         lockInfo: lockInfoCache(cloud),
         inFlight: new Set<string>(),
+        vault,
       };
       const bookingDeps = {
         models,
@@ -62,7 +67,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         layout: replicaLayout(layout),
         caps: cloud.capabilities,
         reconcile: reconcileDeps,
-        turns: createTurns(models),
+        turns: createTurns(models, vault),
+        vault,
         orderWaitMs: config.PROVISIONING_ORDER_WAIT_MS,
         orderMaxWaitMs: config.PROVISIONING_ORDER_MAX_WAIT_MS,
         parkQueue: retryQueueName(QUEUES.provisioningBookingEvents.name, delays[0]),

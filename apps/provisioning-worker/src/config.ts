@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 import { LockCloudEnv, lockCloudEnv } from '@smartlock/lock-cloud';
 
 export interface Config extends BaseConfig, LockCloudEnv {
@@ -7,6 +7,10 @@ export interface Config extends BaseConfig, LockCloudEnv {
   ADMIN_TOKEN: string;
   /** Seals the credentials inside access.events (access-api and callback-dispatcher open them). */
   MESSAGE_KEY: string;
+  /** Encrypts the credentials of bookings, schedules and operations at rest (AES-256-GCM, bound to the company). */
+  SECRETS_KEY: string;
+  /** The keys SECRETS_KEY replaced, still read (a rotation's key ring): comma-separated, empty by default. */
+  SECRETS_KEY_PREVIOUS: string;
   /** location-api, for a full re-sync of the layout replica (its admin snapshot route). */
   LOCATION_API_URL: string;
   /** Messages handled at once per queue by this process. */
@@ -26,21 +30,32 @@ const delays = Joi.string()
   .pattern(/^\s*\d+\s*(,\s*\d+\s*)*$/)
   .message('{{#label}} must be a comma-separated list of milliseconds');
 
-const schema = Joi.object({
+export const configSchema = Joi.object({
   ...baseEnv,
   ...portEnv(8085),
   ...adminTokenEnv,
   ...messageKeyEnv,
+  ...secretsKeyEnv,
   ...lockCloudEnv,
-  MONGO_DB: Joi.string().default('smartlock_provisioning'),
+  MONGO_DB: Joi.string().default('smartlock_provisioning').description("the app's own database (its slice)"),
   ...locationApiUrlEnv,
-  PREFETCH: Joi.number().integer().min(1).max(1000).default(50),
-  PROVISIONING_RETRY_DELAYS_MS: delays.default('2000,10000,30000'),
-  PROVISIONING_ORDER_WAIT_MS: Joi.number().integer().min(0).default(2000),
-  PROVISIONING_ORDER_MAX_WAIT_MS: Joi.number().integer().min(0).default(600_000),
+  PREFETCH: Joi.number().integer().min(1).max(1000).default(50).description('booking events handled at once per process'),
+  PROVISIONING_RETRY_DELAYS_MS: delays
+    .default('2000,10000,30000')
+    .description('delay before retry 1, 2, 3 of a transiently failed booking event, comma-separated; the count of delays is the number of retries (SPEC: 3), then DEAD_LETTER'),
+  PROVISIONING_ORDER_WAIT_MS: Joi.number()
+    .integer()
+    .min(0)
+    .default(2000)
+    .description('how long an event that arrived before an earlier event of its booking settled waits in process before it is parked in the first retry queue (without spending a retry)'),
+  PROVISIONING_ORDER_MAX_WAIT_MS: Joi.number()
+    .integer()
+    .min(0)
+    .default(600_000)
+    .description('after waiting this long for an earlier event that never comes, an event is applied anyway'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const raw = loadConfig<Omit<Config, 'PROVISIONING_RETRY_DELAYS_MS'> & { PROVISIONING_RETRY_DELAYS_MS: string }>(schema, env);
+  const raw = loadConfig<Omit<Config, 'PROVISIONING_RETRY_DELAYS_MS'> & { PROVISIONING_RETRY_DELAYS_MS: string }>(configSchema, env);
   return { ...raw, PROVISIONING_RETRY_DELAYS_MS: raw.PROVISIONING_RETRY_DELAYS_MS.split(',').map((d) => Number(d.trim())) };
 }

@@ -1,5 +1,5 @@
 import { Connection, Schema, basePlugin } from '@smartlock/db';
-import type { AccessType } from '@smartlock/contracts';
+import type { AccessType, EncryptedSecret, LockCloudOperation } from '@smartlock/contracts';
 
 /** Where a credential sits: the lock and the place it is bound to (CredentialRecord's location fields). */
 export interface CredentialPlace {
@@ -10,8 +10,8 @@ export interface CredentialPlace {
   roomId: string | null;
   /** SPEC's v2 field: null for a cabinet. */
   roomNumber: string | null;
-  /** The room's name for every place, a cabinet's too. Absent from credentials stored before it existed. */
-  roomName?: string | null;
+  /** The room's name for every place, a cabinet's too. */
+  roomName: string | null;
   bedId: string | null;
   bedNumber: string | null;
 }
@@ -27,7 +27,7 @@ export interface DesiredCredential extends CredentialPlace {
   version: number;
   fp: string;
   type: AccessType;
-  /** e-key with remote unlock (EKEY and REMOTE asked together are one e-key; README "Lock cloud"). */
+  /** e-key with remote unlock (EKEY and REMOTE asked together are one e-key; libs/lock-cloud/README.md). */
   remote: boolean;
   receiver: string;
   card_id: string | null;
@@ -85,7 +85,9 @@ export interface BookingDoc {
   check_in: string | null;
   check_out: string | null;
   access_types: AccessType[];
+  /** The guest's card number: stored null, its value in `sealed_card_id` (credentials/vault.ts). */
   card_id: string | null;
+  sealed_card_id?: EncryptedSecret | null;
   guest: Guest | null;
   model_sequence: number;
   applied_sequence: number;
@@ -98,9 +100,11 @@ export interface BookingDoc {
   actual: ActualCredential[];
   /**
    * The active set the access events told consumers, as of the last settled event; `actual` may be
-   * ahead of it (a failed attempt's progress). Absent on bookings settled before it was kept.
+   * ahead of it (a failed attempt's progress).
    */
-  published?: ActualCredential[];
+  published: ActualCredential[];
+  /** Its last lock-cloud operations (OPERATIONS_KEPT), repeated in each access event for the portal's timeline. */
+  operations: LockCloudOperation[];
   checked_in_at: Date | null;
   checked_out_at: Date | null;
   cancelled_at: Date | null;
@@ -145,7 +149,7 @@ export interface ScheduleDoc {
   desired: DesiredCredential[];
   actual: ActualCredential[];
   /** As BookingDoc.published: the active set consumers were last told (written when a version is applied). */
-  published?: ActualCredential[];
+  published: ActualCredential[];
   created_at?: Date;
   updated_at?: Date;
 }
@@ -194,6 +198,7 @@ function build(conn: Connection) {
       check_out: { type: String, default: null },
       access_types: { type: [String], default: [] },
       card_id: { type: String, default: null },
+      sealed_card_id: { type: Schema.Types.Mixed, default: null },
       guest: { type: Schema.Types.Mixed, default: null },
       model_sequence: { type: Number, default: 0 },
       applied_sequence: { type: Number, default: 0 },
@@ -201,6 +206,7 @@ function build(conn: Connection) {
       desired: mixed,
       actual: mixed,
       published: mixed,
+      operations: mixed,
       checked_in_at: { type: Date, default: null },
       checked_out_at: { type: Date, default: null },
       cancelled_at: { type: Date, default: null },

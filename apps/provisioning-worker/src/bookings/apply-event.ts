@@ -1,20 +1,20 @@
 import { PermanentError } from '@smartlock/messaging';
-import type { BookingEventMessage } from '@smartlock/contracts';
+import { EventFailureMessages, type BookingEventMessage } from '@smartlock/contracts';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import type { BookingDoc, CredentialPlace } from '../models';
 import type { LayoutLookup, LockRef } from '../layout/lookup';
 import { desiredCredentials } from '../credentials/desired';
 
-/** SPEC "Error conditions": exact strings, stored on the event record as its message. */
-export const ROOM_NOT_FOUND = 'Room not found';
-export const SITE_NOT_FOUND = 'Site not found';
-export const BED_NOT_FOUND = 'Bed not found';
+/** SPEC "Error conditions": exact strings, stored on the event record as its message (libs/contracts, for docs/errors.md). */
+const ROOM_NOT_FOUND = EventFailureMessages.roomNotFound;
+const SITE_NOT_FOUND = EventFailureMessages.siteNotFound;
+const BED_NOT_FOUND = EventFailureMessages.bedNotFound;
 /** A FAILED event retried after a later event of its booking was applied (see on-booking-event.ts). */
-export const superseded = (ref: string) => `Superseded by a later event of booking ${ref}`;
+export const superseded = EventFailureMessages.superseded;
 
 export type BookingChange = Partial<BookingDoc>;
 
-const notFound = (ref: string) => new PermanentError(`Booking ${ref} not found`);
+const notFound = (ref: string) => new PermanentError(EventFailureMessages.bookingNotFound(ref));
 
 /**
  * The booking's new fields and desired credentials after one event (SPEC "Action mapping"): CREATE

@@ -137,6 +137,36 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     });
   });
 
+  it("keeps its records' lockData, passcodes and card numbers sealed to the company: a dump of bookings and operations holds none of them", async () => {
+    const r = ref();
+    const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '101', access_types: ['EKEY', 'PASSCODE', 'CARD'], card_id: '55667788' });
+    expect((await waitFinal(t, created.event_id)).status).toBe('COMPLETED');
+    const provisioned = t.access.find((a) => a.event_id === created.event_id && a.type === 'access.provisioned');
+    const secrets = (provisioned?.credentials ?? []).flatMap((c) => [c.lockData, c.passcode, c.card_id]).filter((x): x is string => !!x);
+    expect(secrets).toHaveLength(3); // the e-key's data, the passcode, the card number
+    const db = app.ctx.db;
+    const booking = await db.collection('bookings').findOne({ company_id: company, reference_id: r });
+    const operations = await db.collection('operations').find({ company_id: company, subject: `booking|${company}|${r}` }).toArray();
+    expect(operations.length).toBeGreaterThanOrEqual(3);
+    const dump = JSON.stringify([booking, operations]);
+    for (const secret of secrets) expect(dump).not.toContain(secret);
+    expect((booking?.actual as { sealed?: unknown }[]).every((a) => a.sealed)).toBe(true);
+
+    // The worker itself reads them back: the next event converges the same credentials, issuing nothing new.
+    const again = await send(company, siteId, r, 2, 'BOOKING_UPDATE', { room: '101', access_types: ['EKEY', 'PASSCODE', 'CARD'], card_id: '55667788' });
+    expect((await waitFinal(t, again.event_id)).status).toBe('COMPLETED');
+    const after = t.access.find((a) => a.event_id === again.event_id && a.type === 'access.provisioned');
+    expect((after?.credentials ?? []).flatMap((c) => [c.lockData, c.passcode, c.card_id]).filter(Boolean).sort()).toEqual([...secrets].sort());
+
+    // A new card number (compared apart from the stored fingerprint) is a new card: the old one goes.
+    const swapped = await send(company, siteId, r, 3, 'BOOKING_UPDATE', { room: '101', access_types: ['EKEY', 'PASSCODE', 'CARD'], card_id: '99887766' });
+    expect((await waitFinal(t, swapped.event_id)).status).toBe('COMPLETED');
+    const cards = (await lock(locks['101'])).cards.filter((c: { name: string }) => c.name.startsWith(r));
+    expect(cards.map((c: { cardNumber: string }) => c.cardNumber)).toEqual(['99887766']);
+    const revoked = t.access.find((a) => a.event_id === swapped.event_id && a.type === 'access.revoked');
+    expect(revoked?.credentials.map((c) => c.card_id)).toEqual(['55667788']);
+  });
+
   it('resolves the room by the external room_id first; CHECKIN is recorded; CHECKOUT revokes early', async () => {
     const r = ref();
     const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room_id: 'pms-102', room: 'no such name' });
@@ -255,6 +285,15 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect((await waitFinal(t, ev.event_id)).status).toBe('COMPLETED');
     expect(t.statuses.filter((s) => s.event_id === ev.event_id && s.status === 'PROCESSING').map((s) => s.retry_count)).toEqual([0, 1, 2]);
     expect((await lock(locks['301'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
+    // The portal's timeline: each lock-cloud call of every attempt, how it went and how long it took.
+    const provisioned = await waitFor(() => t.access.find((a) => a.event_id === ev.event_id && a.type === 'access.provisioned'), { what: 'access.provisioned' });
+    expect(provisioned.operations?.map((o) => [o.action, o.type, o.lockId, o.outcome, o.errcode])).toEqual([
+      ['add', 'EKEY', locks['301'], 'error', -3002],
+      ['add', 'EKEY', locks['301'], 'error', -3002],
+      ['add', 'EKEY', locks['301'], 'ok', null],
+    ]);
+    expect(provisioned.operations?.[0].message).toContain('-3002');
+    for (const o of provisioned.operations ?? []) expect(o.latency_ms).toEqual(expect.any(Number));
   });
 
   /** A booking of room 201 bed B (door and cabinet) COMPLETED, then its cancel, whose first revoke on the cabinet fails with `errcode`. */
@@ -304,6 +343,13 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect(revoked.credentials.map((c) => c.lockId)).toEqual([locks['201']]);
     const failed = t.access.find((a) => a.event_id === cancel.event_id && a.type === 'access.failed');
     expect(failed?.credentials.map((c) => c.lockId)).toEqual([locks['201/B']]);
+    // The booking's operations so far: the create's two adds, then the cancel's two deletes, the cabinet's refused.
+    const deletes = failed?.operations?.filter((o) => o.action === 'delete').map((o) => [o.lockId, o.outcome, o.errcode]);
+    expect(deletes?.sort()).toEqual([
+      [locks['201'], 'ok', null],
+      [locks['201/B'], 'error', -2018],
+    ].sort());
+    expect(failed?.operations?.filter((o) => o.action === 'add').map((o) => o.outcome)).toEqual(['ok', 'ok']);
   });
 
   it('the same message delivered twice issues once', async () => {

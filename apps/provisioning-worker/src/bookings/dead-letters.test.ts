@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { bookingRoutingKey } from '@smartlock/contracts';
 import type { Broker } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import { start } from '../app';
 import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig } from '../test-support/harness';
 
@@ -24,11 +24,12 @@ describe('dead letters: list and replay with tools/dlq', () => {
   let sim: Awaited<ReturnType<typeof launchSimulator>>;
   const dbName = uniqueDbName('provd');
   const simDb = uniqueDbName('provd_sim');
+  const opsDb = uniqueDbName('provd_ops'); // where the tool records its replays
   const { logger } = captureLogger('provisioning-worker');
   const company = companyId();
 
   const dlq = async (...args: string[]) => {
-    const r = await promisify(execFile)('node', ['dist/tools/dlq.js', ...args], { cwd: root, env: { ...process.env, AMQP_URL: vhost.url } });
+    const r = await promisify(execFile)('node', ['dist/tools/dlq.js', ...args], { cwd: root, env: { ...process.env, AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: opsDb } });
     return r.stdout;
   };
 
@@ -52,7 +53,7 @@ describe('dead letters: list and replay with tools/dlq', () => {
     await layout?.close();
     await sim?.app.stop();
     await vhost?.remove();
-    await dropDatabases(dbName, simDb);
+    await dropDatabases(dbName, simDb, opsDb);
   });
 
   it('a booking event dead-lettered by a failing vendor is listed (and stays), then replayed once the failure is cleared: QUEUED, then COMPLETED', async () => {
@@ -64,16 +65,16 @@ describe('dead letters: list and replay with tools/dlq', () => {
 
     const listed = JSON.parse(await waitFor(async () => {
       const out = await dlq('list', QUEUE, '--json');
-      return JSON.parse(out).length ? out : undefined;
-    }, { what: 'the dead letter' }));
+      return JSON.parse(out).messages.length ? out : undefined;
+    }, { what: 'the dead letter' })).messages;
     expect(listed).toEqual([
       expect.objectContaining({
-        messageId: ev.event_id,
-        eventId: ev.event_id,
-        retryCount: 3,
-        originalRoutingKey: bookingRoutingKey('BOOKING_CREATE'),
-        correlationId: ev.correlation_id,
-        firstFailureAt: expect.any(String),
+        message_id: ev.event_id,
+        event_id: ev.event_id,
+        retry_count: 3,
+        original_routing_key: bookingRoutingKey('BOOKING_CREATE'),
+        correlation_id: ev.correlation_id,
+        first_failure_at: expect.any(String),
         reason: expect.stringContaining('errcode 90000'),
         body: expect.objectContaining({ reference_id: r }),
       }),
@@ -94,12 +95,12 @@ describe('dead letters: list and replay with tools/dlq', () => {
     // Replayed with its retries reset: the first attempt after the replay is attempt 0.
     expect(after.slice(queued + 1).find((s) => s.status === 'PROCESSING')?.retry_count).toBe(0);
     expect((await sim.sim.get(`/locks/${locks['101']}`)).data.ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
-    expect(JSON.parse(await dlq('list', QUEUE, '--json'))).toEqual([]);
+    expect(JSON.parse(await dlq('list', QUEUE, '--json')).messages).toEqual([]);
   });
 
   it('usage errors exit 2; an unknown message id or queue exits 1 with a clear message', async () => {
     await expect(dlq('replay', QUEUE)).rejects.toMatchObject({ code: 2 });
     await expect(dlq('replay', QUEUE, '--id', 'nope')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no message nope') });
-    await expect(dlq('list', 'no-such-queue')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no queue no-such-queue.dlq') });
+    await expect(dlq('list', 'no-such-queue')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('Dead-letter queue no-such-queue.dlq not found') });
   });
 });

@@ -1,4 +1,4 @@
-import type { BookingEventMessage } from '@smartlock/contracts';
+import type { BookingEventMessage, LockCloudOperation } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import { PermanentError } from '@smartlock/messaging';
@@ -7,6 +7,7 @@ import { BookingDoc, WorkerModels, bookingId } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, Subject, reconcile } from '../credentials/reconcile';
 import { revokedSinceTold } from '../credentials/records';
+import type { CredentialVault } from '../credentials/vault';
 import { BookingChange, applyEvent, superseded } from './apply-event';
 import { publishAccess, reportStatus } from './report';
 import type { Turns } from './order';
@@ -20,6 +21,8 @@ export interface BookingDeps {
   caps: LockCapabilities;
   reconcile: ReconcileDeps;
   turns: Turns;
+  /** Seals the credentials of booking records at rest (SECRETS_KEY). */
+  vault: CredentialVault;
   orderWaitMs: number;
   orderMaxWaitMs: number;
   /** Where an early event waits (the first retry queue: back to the work queue after its delay). */
@@ -27,7 +30,7 @@ export interface BookingDeps {
 }
 
 /** Set on an event parked for order: when it first waited (epoch ms). */
-export const WAITING_SINCE = 'x-order-waiting-since';
+const WAITING_SINCE = 'x-order-waiting-since';
 
 /** A booking never seen before, as its first stored document would be (the schema's defaults). */
 function newBooking(msg: BookingEventMessage): BookingDoc {
@@ -53,6 +56,7 @@ function newBooking(msg: BookingEventMessage): BookingDoc {
     desired: [],
     actual: [],
     published: [],
+    operations: [],
     checked_in_at: null,
     checked_out_at: null,
     cancelled_at: null,
@@ -62,7 +66,7 @@ function newBooking(msg: BookingEventMessage): BookingDoc {
 /** False when another delivery inserted the booking first (the `_id` decides). */
 async function insertBooking(deps: BookingDeps, b: BookingDoc): Promise<boolean> {
   try {
-    await deps.models.Booking.create(b);
+    await deps.models.Booking.create(deps.vault.seal(b.company_id, b));
     return true;
   } catch (err) {
     if (isDuplicateKeyError(err)) return false;
@@ -70,7 +74,12 @@ async function insertBooking(deps: BookingDeps, b: BookingDoc): Promise<boolean>
   }
 }
 
-export function bookingSubject(b: BookingDoc): Subject {
+/** How many of a booking's lock-cloud operations it keeps (and each access event repeats): a booking's story, not an audit log. */
+const OPERATIONS_KEPT = 50;
+// A booking stored before operations were recorded has none (`?? []`), a database from before this field included.
+const withOperations = (b: BookingDoc, more: LockCloudOperation[]) => [...(b.operations ?? []), ...more].slice(-OPERATIONS_KEPT);
+
+function bookingSubject(b: BookingDoc): Subject {
   return { key: `booking|${b.company_id}|${b.reference_id}`, companyId: b.company_id, label: b.reference_id, desired: b.desired, actual: b.actual };
 }
 
@@ -91,7 +100,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
   const { Booking } = deps.models;
   const log = ctx.logger.child({ eventId: msg.event_id, referenceId: msg.reference_id, sequence: msg.sequence });
   const id = bookingId(msg.company_id, msg.reference_id);
-  const found = surelyNew ? null : await Booking.findById(id).lean<BookingDoc>();
+  const found = surelyNew ? null : deps.vault.open(await Booking.findById(id).lean<BookingDoc>());
   // A new booking is stored only with its first event's model (one write, not an insert and an update).
   let stored = !!found;
   let b = found ?? newBooking(msg);
@@ -124,12 +133,12 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
   const fresh = msg.sequence > b.model_sequence;
   // A FAILED event retried (POST /webhook/retry) once a later event has been applied: events take
   // effect in the order received, so it must not undo what came after it.
-  if (!fresh && b.failed_sequences?.includes(msg.sequence)) throw new PermanentError(superseded(msg.reference_id));
+  if (!fresh && b.failed_sequences.includes(msg.sequence)) throw new PermanentError(superseded(msg.reference_id));
   // Not settled: this event's access events may not have gone out (a publish that failed, then this
   // retry), so they are published again; a settled event's redelivery publishes nothing.
   const unsettled = msg.sequence > b.applied_sequence;
   // What consumers were last told is active (see revokedSinceTold).
-  const told = b.published ?? b.actual;
+  const told = b.published;
   if (fresh) {
     let change: BookingChange;
     try {
@@ -140,7 +149,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
       throw err;
     }
     b = { ...b, ...change, model_sequence: msg.sequence };
-    if (stored) await Booking.updateOne({ _id: id }, { $set: { ...change, model_sequence: msg.sequence } });
+    if (stored) await Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, { ...change, model_sequence: msg.sequence }) });
     else if (!(await insertBooking(deps, b))) {
       // Another delivery of this booking's first event stored it first: start over from its document.
       return handleBookingEvent(deps, msg, ctx, false);
@@ -152,8 +161,8 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
   const result = await reconcile(
     deps.reconcile,
     bookingSubject(b),
-    async (actual) => {
-      await Booking.updateOne({ _id: id }, { $set: { actual } });
+    async (actual, operations) => {
+      await Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, { actual, operations: withOperations(b, operations) }) });
     },
     log,
   );
@@ -166,6 +175,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
     subject: 'booking' as const,
     guest: b.guest,
     site_time_zone: b.site_time_zone,
+    operations: withOperations(b, result.operations),
     correlation_id: ctx.correlationId,
   };
   const validity = b.check_in && b.check_out ? { check_in: new Date(b.check_in).toISOString(), check_out: new Date(b.check_out).toISOString() } : undefined;
@@ -179,7 +189,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
   }
   // What is on the locks is stored with the settle, once the access events are out (reconcile: a
   // crash before this write loses nothing; the retry finds each issue in the operation log).
-  await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { actual: result.active, published: result.active });
+  await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { actual: result.active, published: result.active, operations: common.operations });
   const notReported = await processing;
   if (notReported) throw notReported;
   await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId);
@@ -207,7 +217,7 @@ export async function onBookingDeadLetter(
   const status = info.permanent ? 'FAILED' : 'DEAD_LETTER';
   const b =
     typeof msg.reference_id === 'string'
-      ? await deps.models.Booking.findById(bookingId(msg.company_id, msg.reference_id)).lean<BookingDoc>()
+      ? deps.vault.open(await deps.models.Booking.findById(bookingId(msg.company_id, msg.reference_id)).lean<BookingDoc>())
       : null;
   if (b && Number.isInteger(msg.sequence)) {
     const common = {
@@ -218,10 +228,11 @@ export async function onBookingDeadLetter(
       subject: 'booking' as const,
       guest: msg.guest ?? b.guest,
       site_time_zone: b.site_time_zone,
+      operations: withOperations(b, []),
       correlation_id: ctx.correlationId,
     };
     // What the attempts did revoke before giving up is announced, or consumers would keep it active.
-    const revoked = revokedSinceTold(b.published ?? b.actual, { active: b.actual, revoked: [] });
+    const revoked = revokedSinceTold(b.published, { active: b.actual, revoked: [] });
     if (revoked.length) await publishAccess(deps, { ...common, type: 'access.revoked', credentials: revoked });
     await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { published: b.actual }, b.model_sequence < msg.sequence);
     await publishAccess(deps, { ...common, type: 'access.failed', credentials: b.actual, reason: info.reason });

@@ -1,3 +1,4 @@
+import type { CredentialVault } from '../credentials/vault';
 import { BookingDoc, WorkerModels, bookingId } from '../models';
 
 /**
@@ -11,7 +12,7 @@ import { BookingDoc, WorkerModels, bookingId } from '../models';
  * event, else polling the database with back-off) up to PROVISIONING_ORDER_WAIT_MS; then the caller
  * parks it in the broker (see on-booking-event.ts) without spending a retry.
  */
-export function createTurns(models: WorkerModels) {
+export function createTurns(models: WorkerModels, vault: CredentialVault) {
   const waiters = new Map<string, Set<() => void>>();
   const keyOf = (companyId: string, ref: string) => `${companyId}|${ref}`;
 
@@ -26,7 +27,7 @@ export function createTurns(models: WorkerModels) {
     const deadline = Date.now() + waitMs;
     let interval = 100;
     for (;;) {
-      const b = await models.Booking.findById(bookingId(companyId, ref)).lean<BookingDoc>();
+      const b = vault.open(await models.Booking.findById(bookingId(companyId, ref)).lean<BookingDoc>());
       if (b && b.applied_sequence >= sequence - 1) return b;
       const left = deadline - Date.now();
       if (left <= 0) return null;
@@ -54,7 +55,7 @@ export function createTurns(models: WorkerModels) {
   async function settle(companyId: string, ref: string, sequence: number, set: Partial<BookingDoc> = {}, failed = false): Promise<void> {
     await models.Booking.updateOne(
       { _id: bookingId(companyId, ref) },
-      { ...(Object.keys(set).length ? { $set: set } : {}), $max: { applied_sequence: sequence }, ...(failed ? { $addToSet: { failed_sequences: sequence } } : {}) },
+      { ...(Object.keys(set).length ? { $set: vault.seal(companyId, set) } : {}), $max: { applied_sequence: sequence }, ...(failed ? { $addToSet: { failed_sequences: sequence } } : {}) },
     );
     settled(companyId, ref);
   }

@@ -3,6 +3,7 @@ import {
   AccessEventType,
   EventStatus,
   EventStatusMessage,
+  LockCloudOperation,
   statusRoutingKey,
 } from '@smartlock/contracts';
 import { sealAccessEvent } from '@smartlock/auth';
@@ -13,13 +14,13 @@ import { credentialRecords } from '../credentials/records';
 /** The event's status, for the ingest gateway's record (applied monotonically there). */
 export async function reportStatus(
   broker: Broker,
-  e: { event_id: string; company_id: string },
+  e: { event_id: string; company_id: string; received_at?: string },
   status: EventStatus,
   message: string | null,
   retryCount: number,
   correlationId: string,
 ): Promise<void> {
-  const body: EventStatusMessage = { event_id: e.event_id, company_id: e.company_id, status, message, retry_count: retryCount, at: new Date().toISOString() };
+  const body: EventStatusMessage = { event_id: e.event_id, company_id: e.company_id, status, message, retry_count: retryCount, at: new Date().toISOString(), received_at: e.received_at };
   await broker.publish(EXCHANGES.eventStatus.name, statusRoutingKey(status), body, { correlationId, headers: { 'x-event-id': e.event_id } });
 }
 
@@ -35,6 +36,7 @@ export interface AccessReport {
   validity?: { check_in: string; check_out: string };
   reason?: string;
   site_time_zone?: string | null;
+  operations?: LockCloudOperation[];
   correlation_id: string;
 }
 
@@ -57,6 +59,7 @@ export async function publishAccess(deps: { broker: Broker; messageKey: Buffer }
     ...(r.validity ? { validity: r.validity } : {}),
     ...(r.reason ? { reason: r.reason.slice(0, 1000) } : {}),
     ...(r.site_time_zone ? { site_time_zone: r.site_time_zone } : {}),
+    ...(r.operations?.length ? { operations: r.operations } : {}),
     correlation_id: r.correlation_id,
   };
   await deps.broker.publish(EXCHANGES.accessEvents.name, r.type, sealAccessEvent(body, deps.messageKey), {

@@ -39,8 +39,9 @@ export function desiredCredentials(input: DesiredInput, caps: LockCapabilities):
     for (const k of kinds(input.types, caps)) {
       const slot = `${place.lockId}|${k.type}`;
       const cardId = k.type === 'CARD' ? input.cardId : null;
-      // Identity: what cannot be changed in place (a new receiver needs a new e-key, a new card a new card).
-      const fp = [k.type, k.remote ? 'remote' : '', k.type === 'PASSCODE' || k.type === 'CARD' ? '' : input.receiver, cardId ?? ''].join('|');
+      // Identity: what cannot be changed in place (a new receiver needs a new e-key, a new card a new
+      // card). The card number is compared apart (sameCard): fp is stored in clear, the number sealed.
+      const fp = [k.type, k.remote ? 'remote' : '', k.type === 'PASSCODE' || k.type === 'CARD' ? '' : input.receiver].join('|');
       const d: DesiredCredential = {
         ...place,
         slot,
@@ -57,6 +58,7 @@ export function desiredCredentials(input: DesiredInput, caps: LockCapabilities):
       const same =
         prev &&
         prev.fp === d.fp &&
+        sameCard(prev, d) &&
         prev.validFrom === d.validFrom &&
         prev.validTo === d.validTo &&
         prev.roomId === d.roomId &&
@@ -70,3 +72,6 @@ export function desiredCredentials(input: DesiredInput, caps: LockCapabilities):
   }
   return out;
 }
+
+/** The same card number (or none) on both: with fp, what makes a credential the same one. */
+export const sameCard = (a: { card_id?: string | null }, b: { card_id?: string | null }) => (a.card_id ?? null) === (b.card_id ?? null);

@@ -1,8 +1,12 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import type { LockCloudAction, LockCloudOperation } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
 import { LockCloud, LockCloudError, LockInfo, isLockCloudError } from '@smartlock/lock-cloud';
+import { stableReason } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import type { ActualCredential, DesiredCredential, OperationDoc, WorkerModels } from '../models';
+import { sameCard } from './desired';
+import type { CredentialVault } from './vault';
 
 export interface ReconcileDeps {
   cloud: LockCloud;
@@ -14,6 +18,8 @@ export interface ReconcileDeps {
   lockInfo: (lockId: string) => Promise<LockInfo>;
   /** Operations this process is running now. */
   inFlight: Set<string>;
+  /** Seals the credential an operation issued, at rest (SECRETS_KEY). */
+  vault: CredentialVault;
 }
 
 /** Whose credentials: a booking or an employee schedule. */
@@ -33,16 +39,18 @@ export interface ReconcileResult {
   revoked: ActualCredential[];
   /** Everything on the locks for the subject now. */
   active: ActualCredential[];
+  /** The lock-cloud calls that changed a credential, in the order they ended. */
+  operations: LockCloudOperation[];
 }
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
-export function operationId(subject: Subject, d: DesiredCredential): string {
+function operationId(subject: Subject, d: DesiredCredential): string {
   return `${subject.key}|${d.slot}|v${d.version}|${sha(d.fp).slice(0, 12)}`;
 }
 
 /** The name the credential carries at the vendor: unique per operation, so a lock listing finds it. */
-export function vendorLabel(subject: Subject, opId: string): string {
+function vendorLabel(subject: Subject, opId: string): string {
   return `${subject.label.slice(0, 40)} ${sha(opId).slice(0, 12)}`;
 }
 
@@ -64,12 +72,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function reconcile(
   deps: ReconcileDeps,
   subject: Subject,
-  saveProgress: (actual: ActualCredential[]) => Promise<void>,
+  saveProgress: (actual: ActualCredential[], operations: LockCloudOperation[]) => Promise<void>,
   logger: Logger,
 ): Promise<ReconcileResult> {
   // Replaced, never changed in place: `actual !== subject.actual` says there is progress to save.
   let actual = subject.actual;
-  const result: ReconcileResult = { issued: [], changed: [], revoked: [], active: [] };
+  const result: ReconcileResult = { issued: [], changed: [], revoked: [], active: [], operations: [] };
+  const ops = result.operations;
   // Results being recorded in the operation log while the other credentials converge.
   const recorded: Promise<unknown>[] = [];
   const errors: unknown[] = [];
@@ -78,7 +87,7 @@ export async function reconcile(
   await Promise.all(
     subject.desired.map(async (d) => {
       try {
-        const match = actual.find((a) => a.slot === d.slot && a.fp === d.fp && !keep.has(a));
+        const match = actual.find((a) => a.slot === d.slot && a.fp === d.fp && sameCard(a, d) && !keep.has(a));
         if (match) {
           keep.add(match);
           if (match.validFrom === d.validFrom && match.validTo === d.validTo) {
@@ -89,7 +98,9 @@ export async function reconcile(
           }
           const credentialId = match.keyId ?? match.passcodeId ?? match.cardId;
           if (credentialId !== null) {
-            const change = await deps.cloud.changeValidity({ type: match.type, lockId: match.lockId, credentialId, validity: { start: d.validFrom, end: d.validTo } });
+            const change = await timed(ops, 'change', match, () =>
+              deps.cloud.changeValidity({ type: match.type, lockId: match.lockId, credentialId, validity: { start: d.validFrom, end: d.validTo } }),
+            );
             if (change.changed) {
               const next = { ...match, ...placeOf(d), version: d.version, validFrom: d.validFrom, validTo: d.validTo, appliedFrom: change.validFrom, appliedTo: change.validTo };
               replace(match, next);
@@ -100,7 +111,7 @@ export async function reconcile(
           // Not changeable in place: a new one is issued below and the old one revoked after.
           keep.delete(match);
         }
-        const [issued, logged] = await issue(deps, subject, d, logger);
+        const [issued, logged] = await issue(deps, subject, d, ops, logger);
         recorded.push(logged.catch((err: unknown) => errors.push(err)));
         actual = [...actual, issued];
         keep.add(issued);
@@ -124,7 +135,7 @@ export async function reconcile(
         .filter((a) => !keep.has(a))
         .map(async (a) => {
           try {
-            await revoke(deps.cloud, a);
+            await timed(ops, 'delete', a, () => revoke(deps.cloud, a));
             actual = actual.filter((x) => x !== a);
             result.revoked.push(a);
           } catch (err) {
@@ -135,7 +146,7 @@ export async function reconcile(
   }
   await Promise.all(recorded);
   if (errors.length) {
-    if (actual !== subject.actual) await saveProgress(actual);
+    if (actual !== subject.actual || ops.length) await saveProgress(actual, ops);
     // A permanent error decides the outcome (FAILED at once); otherwise the first transient one is retried.
     throw errors.find((e) => isLockCloudError(e) && e.permanent) ?? errors[0];
   }
@@ -145,6 +156,33 @@ export async function reconcile(
 
 function placeOf(d: DesiredCredential) {
   return { siteId: d.siteId, siteName: d.siteName, roomId: d.roomId, roomNumber: d.roomNumber, roomName: d.roomName, bedId: d.bedId, bedNumber: d.bedNumber };
+}
+
+/** Runs one lock-cloud call on a credential and records when, what and how it went (never its secret). */
+async function timed<T>(ops: LockCloudOperation[], action: LockCloudAction, c: Pick<ActualCredential, 'type' | 'lockId'>, call: () => Promise<T>): Promise<T> {
+  const at = new Date().toISOString();
+  const started = performance.now();
+  const record = (err?: unknown) =>
+    ops.push({
+      id: randomUUID(),
+      at,
+      action,
+      type: c.type,
+      lockId: c.lockId,
+      outcome: err === undefined ? 'ok' : 'error',
+      errcode: isLockCloudError(err) ? (err.errcode ?? null) : null,
+      // Customers read it in the portal: a stable reason, never a driver's text naming hosts and ports.
+      message: err === undefined ? null : stableReason(err).slice(0, 500),
+      latency_ms: Math.round(performance.now() - started),
+    });
+  try {
+    const out = await call();
+    record();
+    return out;
+  } catch (err) {
+    record(err);
+    throw err;
+  }
 }
 
 async function revoke(cloud: LockCloud, a: ActualCredential): Promise<void> {
@@ -159,7 +197,7 @@ async function revoke(cloud: LockCloud, a: ActualCredential): Promise<void> {
  * process → wait for it (up to the lease); otherwise (its owner crashed, or the call timed out and
  * may have applied) → list the lock and adopt the credential carrying our label, else issue.
  */
-async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential, logger: Logger): Promise<[ActualCredential, Promise<unknown>]> {
+async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential, ops: LockCloudOperation[], logger: Logger): Promise<[ActualCredential, Promise<unknown>]> {
   const { Operation } = deps.models;
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
@@ -167,12 +205,12 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
     await Operation.create({ _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() });
   } catch (err) {
     if (!isDuplicateKeyError(err)) throw err;
-    let op = await Operation.findById(id).lean<OperationDoc>();
+    let op = deps.vault.open(await Operation.findById(id).lean<OperationDoc>());
     if (!op) throw err;
     const liveElsewhere = () => op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < deps.leaseMs);
     while (liveElsewhere()) {
       await sleep(50);
-      op = await Operation.findById(id).lean<OperationDoc>();
+      op = deps.vault.open(await Operation.findById(id).lean<OperationDoc>());
     }
     if (op?.status === 'done' && op.result) return [op.result, Promise.resolve()];
     if (op?.status !== 'failed') {
@@ -180,7 +218,7 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
       if (found) {
         logger.info('credential found on the lock after an interrupted issue; adopted', { op: id, lockId: d.lockId, type: d.type });
         const adopted = { ...found, op: id };
-        await Operation.updateOne({ _id: id }, { $set: { status: 'done', result: adopted, error: null } });
+        await Operation.updateOne({ _id: id }, { $set: deps.vault.seal(subject.companyId, { status: 'done', result: adopted, error: null }) });
         return [adopted, Promise.resolve()];
       }
     }
@@ -188,9 +226,9 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   }
   deps.inFlight.add(id);
   try {
-    const issued = await callIssue(deps, d, label, id);
+    const issued = await timed(ops, 'add', d, () => callIssue(deps, d, label, id));
     // Recorded while the other credentials are converged; awaited before the reconcile ends.
-    return [issued, Operation.updateOne({ _id: id }, { $set: { status: 'done', result: issued, error: null } }).exec()];
+    return [issued, Operation.updateOne({ _id: id }, { $set: deps.vault.seal(subject.companyId, { status: 'done', result: issued, error: null }) }).exec()];
   } catch (err) {
     // A timeout may have issued it: the next attempt lists the lock before issuing again.
     const status = isLockCloudError(err) && err.maybeApplied ? 'uncertain' : 'failed';

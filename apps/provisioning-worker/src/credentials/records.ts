@@ -12,7 +12,7 @@ export function credentialRecords(actual: ActualCredential[]): CredentialRecord[
       siteName: a.siteName,
       siteId: a.siteId,
       roomNumber: a.roomNumber,
-      roomName: a.roomName ?? a.roomNumber,
+      roomName: a.roomName,
       roomId: a.roomId,
       bedNumber: a.bedNumber,
       bedId: a.bedId,

@@ -7,6 +7,7 @@ import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, reconcile } from '../credentials/reconcile';
 import { desiredCredentials } from '../credentials/desired';
 import { revokedSinceTold } from '../credentials/records';
+import type { CredentialVault } from '../credentials/vault';
 import { publishAccess } from '../bookings/report';
 
 export interface ScheduleDeps {
@@ -16,6 +17,8 @@ export interface ScheduleDeps {
   layout: LayoutLookup;
   caps: LockCapabilities;
   reconcile: ReconcileDeps;
+  /** Seals the credentials of schedule records at rest (SECRETS_KEY). */
+  vault: CredentialVault;
   owner: string;
   /** A claim older than this belongs to a crashed process. */
   claimLeaseMs: number;
@@ -72,12 +75,12 @@ async function placesOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promi
 async function ensureSchedule(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promise<ScheduleDoc> {
   const { Schedule } = deps.models;
   const filter = { company_id: msg.company_id, schedule_id: msg.schedule_id };
-  const found = await Schedule.findOne(filter).lean<ScheduleDoc>();
+  const found = deps.vault.open(await Schedule.findOne(filter).lean<ScheduleDoc>());
   if (found) return found;
   await Schedule.create({ ...filter, ref_id: msg.ref_id }).catch((err) => {
     if (!isDuplicateKeyError(err)) throw err;
   });
-  return (await Schedule.findOne(filter).lean<ScheduleDoc>()) as ScheduleDoc;
+  return deps.vault.open(await Schedule.findOne(filter).lean<ScheduleDoc>()) as ScheduleDoc;
 }
 
 const eventIdOf = (msg: EmployeeScheduleMessage) => `schedule:${msg.schedule_id}:v${msg.version}`;
@@ -102,7 +105,7 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
     }
     const fresh = msg.version > s.model_version;
     // Past the check above the version is not applied yet: its access events are (re)published.
-    const told = s.published ?? s.actual;
+    const told = s.published;
     if (fresh) {
       const revoked = msg.type === 'schedule.revoked';
       const desired = revoked
@@ -121,14 +124,14 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
             deps.caps,
           );
       const change = { ref_id: msg.ref_id, state: revoked ? ('revoked' as const) : ('active' as const), desired, model_version: msg.version };
-      await Schedule.updateOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }, { $set: change });
+      await Schedule.updateOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }, { $set: deps.vault.seal(msg.company_id, change) });
       s = { ...s, ...change };
     }
     const result = await reconcile(
       deps.reconcile,
       { key: `schedule|${s.company_id}|${s.schedule_id}`, companyId: s.company_id, label: s.ref_id, desired: s.desired, actual: s.actual },
       async (actual) => {
-        await Schedule.updateOne({ company_id: s.company_id, schedule_id: s.schedule_id }, { $set: { actual } });
+        await Schedule.updateOne({ company_id: s.company_id, schedule_id: s.schedule_id }, { $set: deps.vault.seal(s.company_id, { actual }) });
       },
       log,
     );
@@ -150,7 +153,7 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
     }
     await Schedule.updateOne(
       { company_id: s.company_id, schedule_id: s.schedule_id },
-      { $set: { actual: result.active, published: result.active, applied_version: msg.version } },
+      { $set: deps.vault.seal(s.company_id, { actual: result.active, published: result.active, applied_version: msg.version }) },
     );
     log.info('employee schedule applied', { issued: result.issued.length, changed: result.changed.length, revoked: result.revoked.length, active: result.active.length });
   } finally {
@@ -166,7 +169,7 @@ export async function onEmployeeScheduleDeadLetter(
   info: DeadLetterInfo,
 ): Promise<void> {
   if (!msg || typeof msg.company_id !== 'string' || typeof msg.ref_id !== 'string' || !Number.isInteger(msg.version)) return;
-  const s = await deps.models.Schedule.findOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }).lean<ScheduleDoc>();
+  const s = deps.vault.open(await deps.models.Schedule.findOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }).lean<ScheduleDoc>());
   await publishAccess(deps, {
     type: 'access.failed',
     company_id: msg.company_id,
