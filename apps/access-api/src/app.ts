@@ -1,6 +1,7 @@
 import { rateLimits } from '@smartlock/config';
+import { randomUUID } from 'node:crypto';
 import Joi from 'joi';
-import { createAuth, openAccessEvent, parseSecretsKey } from '@smartlock/auth';
+import { createAuth, openAccessEvent, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import {
   AccessEventMessage,
   BookingEventMessage,
@@ -10,9 +11,9 @@ import {
   locationEventMessageSchema,
 } from '@smartlock/contracts';
 import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
-import { Logger } from '@smartlock/observability';
-import { RunningService, ServiceContext, apiEnvelope, employeeEnvelope, startService } from '@smartlock/http';
-import { EXCHANGES, QUEUES } from '@smartlock/messaging';
+import type { Logger } from '@smartlock/observability';
+import { RunningService, apiEnvelope, employeeEnvelope, startService } from '@smartlock/http';
+import { EXCHANGES, OutboxRelay, QUEUES, outboxLeaseModel, startOutboxRelay } from '@smartlock/messaging';
 import type { Config } from './config';
 import { accessLogModel } from './credentials/access-log.schema';
 import { onAccessEvent, onBookingEvent } from './credentials/on-access-event';
@@ -22,7 +23,7 @@ import { lockDataRoutes } from './lock-data/lock-data';
 import { legacyAccessRoutes } from './legacy-access/legacy-access';
 import { employeeAccessRoutes } from './employee-access/employee-access';
 import { layoutFollower } from './employee-access/follow-layout';
-import { relayOwed } from './employee-access/publish';
+import { publishSchedule } from './employee-access/publish';
 import { scheduleModel } from './employee-access/schedule.schema';
 import { versionModel } from './employee-access/versions';
 
@@ -43,15 +44,16 @@ const accessEventSchema: Joi.ObjectSchema<AccessEventMessage> = (accessEventMess
  *   GET /api/v2/booking/access                    → legacy-access/
  *   POST|GET|DELETE /api/v3/access/employee[/:id] → employee-access/ (publishes employee.schedules)
  *   location.events → employee-access/follow-layout (layoutFollower)  the layout replica (libs/layout),
- *                     then `*` schedules re-resolved (and swept with the outbox relay)
+ *                     then `*` schedules re-resolved (and swept on a timer)
+ *   outbox relay    → employee-access/publish (publishSchedule)  schedule versions the broker did not confirm
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   const messageKey = parseSecretsKey(config.MESSAGE_KEY);
-  let relay: NodeJS.Timeout | undefined;
-  let replica: LayoutReplica | undefined;
-  // One replica per process (its gap check timer), built with the service's database and broker.
-  const layout = (ctx: ServiceContext) =>
-    (replica ??= createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) }));
+  const secretsKey = secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
+  let relay: OutboxRelay | undefined;
+  let sweep: NodeJS.Timeout | undefined;
+  // One replica per process (its gap check timer), built in setup, once the broker exists.
+  let replica!: LayoutReplica;
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -62,9 +64,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     envelope: (req) => (req.path.startsWith('/api/v3/access/employee') ? employeeEnvelope : apiEnvelope),
-    models: (ctx) => [accessLogModel(ctx.db), scheduleModel(ctx.db), versionModel(ctx.db), ...layout(ctx).models],
+    // Only the collections here (the broker does not exist yet): the replica itself is built in setup.
+    models: (ctx) => [accessLogModel(ctx.db), scheduleModel(ctx.db), versionModel(ctx.db), outboxLeaseModel(ctx.db), ...createLayoutReplica({ db: ctx.db, logger }).models],
     setup: async (ctx) => {
-      const log = accessLogModel(ctx.db);
+      replica = createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
+      const log = { model: accessLogModel(ctx.db), secretsKey };
       await ctx.broker.declareExchanges([EXCHANGES.employeeSchedules]);
       // Schedules wait in the worker's queue even if no worker has ever started.
       await ctx.broker.declareQueues([QUEUES.provisioningEmployeeSchedules]);
@@ -76,27 +80,37 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         schema: bookingEventMessageSchema,
         prefetch: 64,
       });
-      const follower = layoutFollower({ schedules: scheduleModel(ctx.db), versions: versionModel(ctx.db), replica: layout(ctx), broker: ctx.broker, logger });
+      const follower = layoutFollower({ schedules: scheduleModel(ctx.db), versions: versionModel(ctx.db), replica, broker: ctx.broker, logger });
       await ctx.broker.consume<LocationEventMessage>(QUEUES.accessApiLocationEvents, (msg, mctx) => follower.onLocationEvent(msg, mctx), {
         schema: locationEventMessageSchema,
         prefetch: 16,
       });
       // Finishes versions a lost message held back (rebuilding from the snapshot after the grace time).
-      layout(ctx).start();
-      // Schedule changes the broker did not confirm (outbox): published again until it does; then
-      // layout versions no handled message re-resolved (see layoutFollower).
+      replica.start();
+      // The outbox of employee.schedules (libs/messaging): schedule versions the broker did not confirm,
+      // published by one instance at a time, while the broker is connected.
       const owed = { schedules: scheduleModel(ctx.db), broker: ctx.broker, logger };
-      relay = setInterval(() => {
-        if (!ctx.broker.isReady()) return;
-        relayOwed(owed)
-          .then(() => follower.sweep())
-          .catch((err: Error) => logger.warn('schedule relay or layout sweep failed', { err: err.message }));
+      relay = startOutboxRelay({
+        name: 'employee-schedules',
+        model: owed.schedules,
+        db: ctx.db,
+        publish: async (doc) => void (await publishSchedule(owed, doc, randomUUID())),
+        logger,
+        intervalMs: config.SCHEDULE_RELAY_INTERVAL_MS,
+        leaseMs: Math.max(30_000, 3 * config.SCHEDULE_RELAY_INTERVAL_MS),
+        ready: () => ctx.broker.isReady(),
+        metrics: ctx.metrics,
+      });
+      // Layout versions no handled message re-resolved (see layoutFollower).
+      sweep = setInterval(() => {
+        if (ctx.broker.isReady()) follower.sweep().catch((err: Error) => logger.warn('layout sweep failed', { err: err.message }));
       }, config.SCHEDULE_RELAY_INTERVAL_MS);
-      relay.unref();
+      sweep.unref();
     },
     routes: (app, ctx) => {
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
-      const deps = { log: accessLogModel(ctx.db), apiKey: auth.apiKey() };
+      // The administration portal's read of a booking's access: a company's portal session (the edge routes /portal/api/bookings/:ref/access here).
+      const deps = { log: { model: accessLogModel(ctx.db), secretsKey }, apiKey: auth.apiKey(), portalView: auth.portal('view') };
       app.use(bookingAccessRoutes(deps));
       app.use(lockDataRoutes(deps));
       app.use(legacyAccessRoutes(deps));
@@ -107,13 +121,14 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
           versions: versionModel(ctx.db),
           broker: ctx.broker,
           logger,
-          replica: layout(ctx),
+          replica,
           apiKey: deps.apiKey,
         }),
       );
     },
     teardown: async () => {
-      clearInterval(relay);
+      clearInterval(sweep);
+      await relay?.stop();
       replica?.stop();
     },
   });

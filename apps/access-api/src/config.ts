@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 
 export interface Config extends BaseConfig, RateLimitConfig {
   PORT: number;
@@ -9,22 +9,31 @@ export interface Config extends BaseConfig, RateLimitConfig {
   ADMIN_TOKEN: string;
   /** Opens the credentials sealed inside access.events (and seals those it replays to location-api). */
   MESSAGE_KEY: string;
+  /** Encrypts the credentials of the access log at rest (AES-256-GCM, bound to each entry's company). */
+  SECRETS_KEY: string;
+  /** The keys SECRETS_KEY replaced, still read (a rotation's key ring): comma-separated, empty by default. */
+  SECRETS_KEY_PREVIOUS: string;
   /** How often employee schedule changes not yet confirmed by the broker are published again. */
   SCHEDULE_RELAY_INTERVAL_MS: number;
 }
 
-const schema = Joi.object<Config>({
+export const configSchema = Joi.object<Config>({
   ...baseEnv,
   ...rateLimitEnv,
   ...portEnv(8082),
   ...identityDbEnv,
   ...adminTokenEnv,
   ...messageKeyEnv,
-  MONGO_DB: Joi.string().default('smartlock_access'),
+  ...secretsKeyEnv,
+  MONGO_DB: Joi.string().default('smartlock_access').description("the app's own database (its slice)"),
   ...locationApiUrlEnv,
-  SCHEDULE_RELAY_INTERVAL_MS: Joi.number().integer().min(100).default(30000),
+  SCHEDULE_RELAY_INTERVAL_MS: Joi.number()
+    .integer()
+    .min(100)
+    .default(30000)
+    .description('how often the outbox relay publishes employee schedule versions the broker did not confirm, and schedules are re-resolved for layout versions no handled message covered'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return loadConfig(schema, env);
+  return loadConfig(configSchema, env);
 }

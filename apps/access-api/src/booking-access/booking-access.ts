@@ -1,11 +1,11 @@
 import { Router, RequestHandler } from 'express';
-import { companyOf } from '@smartlock/auth';
-import { CredentialRecord, SuccessCodes, ok } from '@smartlock/contracts';
-import type { Model } from '@smartlock/db';
+import { companyOf, hasCapability } from '@smartlock/auth';
+import { CredentialRecord, LockCloudOperation, SuccessCodes, ok } from '@smartlock/contracts';
 import { asyncHandler, notFound } from '@smartlock/http';
-import type { AccessLogDoc } from '../credentials/access-log.schema';
+import type { AccessLog, AccessLogDoc } from '../credentials/access-log.schema';
+import { AccessView, foldAccess } from '../credentials/fold';
 import { referenceParam } from '../credentials/params';
-import { findAccess } from '../credentials/repository';
+import { accessEntries, findAccess } from '../credentials/repository';
 import { lockOf, placeOf } from '../credentials/present';
 
 /** The type's own fields: the secret an integrator hands to the guest (or the guest's app). */
@@ -29,8 +29,73 @@ function credentialIds(c: CredentialRecord): Record<string, unknown> {
   return { keyId: c.keyId ?? null };
 }
 
-/** `GET /api/v4/bookings/:referenceId/access`: the booking's credentials, shape in README. */
-export function bookingAccessRoutes(deps: { log: Model<AccessLogDoc>; apiKey: RequestHandler }): Router {
+/** The secrets of a credential (what opens a lock) blanked: a portal session without `credentials` sees that one was issued, not what. */
+function masked(c: CredentialRecord): CredentialRecord {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the secrets are what is left out
+  const { lockData, passcode, card_id, ...rest } = c;
+  return rest;
+}
+
+/** The v4 answer of a booking's access (apps/access-api/README.md); `hide` masks the secrets. */
+function accessData(view: AccessView, hide: boolean) {
+  const show = hide ? masked : (c: CredentialRecord) => c;
+  return {
+    reference_id: view.reference_id,
+    status: view.status,
+    reason: view.reason,
+    validity: view.validity,
+    updated_at: view.updated_at,
+    credentials: view.active.map(show).map((c) => ({
+      type: c.type,
+      lock: lockOf(c),
+      place: placeOf(c),
+      valid_from: c.validFrom,
+      valid_to: c.validTo,
+      ...typeFields(c),
+    })),
+    revoked: view.revoked.map(({ record, revoked_at }) => ({
+      type: record.type,
+      lock: lockOf(record),
+      place: placeOf(record),
+      ...credentialIds(record),
+      revoked_at,
+    })),
+  };
+}
+
+/** What the log says happened to a booking's access, oldest first: each provision, revocation and failure. */
+function accessHistory(entries: AccessLogDoc[], hide: boolean) {
+  const show = hide ? masked : (c: CredentialRecord) => c;
+  return entries
+    .filter((e) => e.kind !== 'booking')
+    .map((e) => ({
+      kind: e.kind,
+      sequence: e.sequence,
+      occurred_at: e.occurred_at.toISOString(),
+      reason: e.reason,
+      credentials: e.credentials.map(show).map((c) => ({ type: c.type, lock: lockOf(c), place: placeOf(c), valid_from: c.validFrom ?? null, valid_to: c.validTo ?? null, ...typeFields(c) })),
+    }));
+}
+
+/**
+ * A booking's lock-cloud operations, oldest first, each once: every access event repeats the
+ * booking's recent ones. Named field by field: what the worker sent is shown, nothing else.
+ */
+function lockOperations(entries: AccessLogDoc[]) {
+  const byId = new Map<string, LockCloudOperation>();
+  for (const e of entries) for (const op of e.operations ?? []) byId.set(op.id, op); // none on entries logged before operations were
+  return [...byId.values()]
+    .sort((a, b) => a.at.localeCompare(b.at))
+    .map((op) => ({ id: op.id, at: op.at, action: op.action, type: op.type, lock_id: op.lockId, outcome: op.outcome, errcode: op.errcode, message: op.message, latency_ms: op.latency_ms }));
+}
+
+/**
+ * `GET /api/v4/bookings/:referenceId/access`: the booking's credentials, shape in README. The
+ * portal's `GET /portal/api/bookings/:referenceId/access` (a company's session, `view`) answers the
+ * same and what happened, in order; the secrets (lockData, passcodes, card numbers) only to a session
+ * with `credentials`, else masked (null, and `masked: true`).
+ */
+export function bookingAccessRoutes(deps: { log: AccessLog; apiKey: RequestHandler; portalView: RequestHandler }): Router {
   const router = Router();
   router.get(
     '/api/v4/bookings/:referenceId/access',
@@ -40,30 +105,34 @@ export function bookingAccessRoutes(deps: { log: Model<AccessLogDoc>; apiKey: Re
       const view = await findAccess(deps.log, { companyId: companyOf(req), referenceId });
       // Another company's reference and an unknown one get the same answer: no existence leak.
       if (!view) throw notFound(`Booking ${referenceId} not found`);
-      res.json(
-        ok('Booking access retrieved', SuccessCodes.BOOKING_ACCESS_RETRIEVED, {
-          reference_id: view.reference_id,
-          status: view.status,
-          reason: view.reason,
-          validity: view.validity,
-          updated_at: view.updated_at,
-          credentials: view.active.map((c) => ({
-            type: c.type,
-            lock: lockOf(c),
-            place: placeOf(c),
-            valid_from: c.validFrom,
-            valid_to: c.validTo,
-            ...typeFields(c),
-          })),
-          revoked: view.revoked.map(({ record, revoked_at }) => ({
-            type: record.type,
-            lock: lockOf(record),
-            place: placeOf(record),
-            ...credentialIds(record),
-            revoked_at,
-          })),
-        }),
-      );
+      res.json(ok('Booking access retrieved', SuccessCodes.BOOKING_ACCESS_RETRIEVED, accessData(view, false)));
+    }),
+  );
+
+  router.get(
+    '/portal/api/bookings/:referenceId/access',
+    deps.portalView,
+    asyncHandler(async (req, res) => {
+      const referenceId = referenceParam(req.params.referenceId, 'referenceId');
+      const entries = await accessEntries(deps.log, { companyId: companyOf(req), referenceId });
+      const view = foldAccess(referenceId, entries);
+      if (!view) throw notFound(`Booking ${referenceId} not found`);
+      const hide = !hasCapability(req, 'credentials');
+      res.json(ok('Booking access retrieved', SuccessCodes.BOOKING_ACCESS_RETRIEVED, { ...accessData(view, hide), masked: hide, history: accessHistory(entries, hide) }));
+    }),
+  );
+
+  // `GET /portal/api/bookings/:referenceId/lock-operations` (a company's session, `view`): what the
+  // worker did on the locks for the booking and how each call went. Served here, not by the worker:
+  // the worker has no API, and its access events already bring each booking's operations to this log.
+  router.get(
+    '/portal/api/bookings/:referenceId/lock-operations',
+    deps.portalView,
+    asyncHandler(async (req, res) => {
+      const referenceId = referenceParam(req.params.referenceId, 'referenceId');
+      const entries = await accessEntries(deps.log, { companyId: companyOf(req), referenceId });
+      if (!entries.length) throw notFound(`Booking ${referenceId} not found`);
+      res.json(ok('Lock-cloud operations retrieved', SuccessCodes.LOCK_CLOUD_OPERATIONS_RETRIEVED, { reference_id: referenceId, operations: lockOperations(entries) }));
     }),
   );
   return router;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { CredentialRecord } from '@smartlock/contracts';
+import { SecretKey, companyAad, openCredentials, sealCredentials } from '@smartlock/auth';
+import type { CredentialRecord, LockCloudOperation } from '@smartlock/contracts';
 import { Connection, Model, Schema } from '@smartlock/db';
 
 export type Subject = 'booking' | 'employee';
@@ -26,6 +27,8 @@ export interface AccessLogDoc {
   credentials: CredentialRecord[];
   validity: { check_in: string | null; check_out: string | null } | null;
   reason: string | null;
+  /** Access events: the booking's recent lock-cloud operations as the worker told them (each repeats the earlier ones). */
+  operations: LockCloudOperation[];
   /** Booking events only: the ingest provider (legacy v2 `provider`). */
   provider: string | null;
   received_at: Date;
@@ -52,6 +55,8 @@ const credentialSchema = new Schema<CredentialRecord>(
     cardId: Number,
     validFrom: String,
     validTo: String,
+    // lockData, passcode and card number, AES-256-GCM with SECRETS_KEY, bound to the company (AccessLog)
+    sealed: { type: new Schema({ iv: String, tag: String, ciphertext: String }, { _id: false }), default: undefined },
   },
   { _id: false },
 );
@@ -69,6 +74,7 @@ const accessLogSchema = new Schema<AccessLogDoc>(
     credentials: { type: [credentialSchema], default: [] },
     validity: { type: new Schema({ check_in: String, check_out: String }, { _id: false }), default: null },
     reason: { type: String, default: null },
+    operations: { type: Schema.Types.Mixed, default: () => [] },
     provider: { type: String, default: null },
     received_at: { type: Date, required: true },
   },
@@ -83,6 +89,22 @@ export function logId(parts: { company_id: string; subject: Subject; reference_i
   const raw = [parts.company_id, parts.subject, parts.reference_id, parts.kind, parts.event_id, parts.sequence, parts.occurred_at].join('\u0000');
   return createHash('sha256').update(raw).digest('hex');
 }
+
+/**
+ * The log with its key: credentials are stored sealed (SECRETS_KEY, the entry's company as associated
+ * data), so a database dump or backup opens no lock, and an entry copied under another company does
+ * not open at all.
+ */
+export interface AccessLog {
+  model: Model<AccessLogDoc>;
+  secretsKey: SecretKey;
+}
+
+export const sealEntry = (log: AccessLog, doc: AccessLogDoc): AccessLogDoc =>
+  doc.credentials.length ? { ...doc, credentials: sealCredentials(doc.credentials, log.secretsKey, companyAad(doc.company_id)) } : doc;
+
+export const openEntry = (log: AccessLog, doc: AccessLogDoc): AccessLogDoc =>
+  doc.credentials.length ? { ...doc, credentials: openCredentials(doc.credentials, log.secretsKey, companyAad(doc.company_id), 'SECRETS_KEY for its company') } : doc;
 
 export function accessLogModel(conn: Connection): Model<AccessLogDoc> {
   return (conn.models.AccessLog as Model<AccessLogDoc> | undefined) ?? conn.model<AccessLogDoc>('AccessLog', accessLogSchema);

@@ -42,6 +42,32 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     credential('REMOTE', { lockId: 'lock-101', keyId: 7001 }),
   ];
 
+  it("stores every credential's lockData, passcode and card number sealed, bound to its company: a dump holds none, a copy under another company opens nothing", async () => {
+    const reference = ref();
+    await publish(accessEvent(h.a.id, reference, 'access.provisioned', { credentials: allTypes() }));
+    const read = await until(async () => {
+      const r = await v4(reference);
+      return r.data.data?.status === 'active' ? r : undefined;
+    }, { what: 'active booking' });
+    expect(read.data.data.credentials.map((c: { lockData?: string; passcode?: string; card_id?: string }) => c.lockData ?? c.passcode ?? c.card_id)).toEqual(
+      expect.arrayContaining(['LOCKDATA-DOOR-101', '482913', 'CARD-0042']),
+    );
+
+    const log = h.app.ctx.db.collection('access_log');
+    const stored = await log.findOne({ company_id: h.a.id, reference_id: reference, kind: 'access.provisioned' });
+    const dump = JSON.stringify(stored);
+    for (const secret of ['LOCKDATA-DOOR-101', '482913', 'CARD-0042']) expect(dump).not.toContain(secret);
+    expect(stored?.credentials).toEqual(expect.arrayContaining([expect.objectContaining({ lockId: 'lock-101', keyId: 7001, sealed: { iv: expect.any(String), tag: expect.any(String), ciphertext: expect.any(String) } })]));
+
+    // The same bytes filed under company B (a tampered database): B's read opens nothing.
+    const copied = { ...stored, _id: `${stored?._id}-copy`, company_id: h.b.id };
+    await log.insertOne(copied as never);
+    const other = await v4(reference, h.b);
+    expect(other.status).toBe(500);
+    expect(JSON.stringify(other.data)).not.toMatch(/LOCKDATA|482913|CARD-0042/);
+    await log.deleteOne({ _id: copied._id as never });
+  });
+
   it('a booking the worker has not provisioned yet is pending (200, no credentials); then active with every credential type', async () => {
     const reference = ref();
     await publishBooking(bookingEvent(h.a.id, reference));

@@ -25,7 +25,7 @@ export interface AccessView {
 }
 
 /** What identifies one credential on one lock across messages. */
-export function credentialKey(c: CredentialRecord): string {
+function credentialKey(c: CredentialRecord): string {
   const id = c.keyId ?? c.passcodeId ?? c.cardId ?? c.passcode ?? c.card_id ?? '';
   return `${c.type}|${c.lockId}|${id}`;
 }

@@ -1,11 +1,11 @@
 import type { AccessEventMessage, BookingEventMessage } from '@smartlock/contracts';
-import { isDuplicateKeyError, Model } from '@smartlock/db';
+import { isDuplicateKeyError } from '@smartlock/db';
 import type { MessageContext } from '@smartlock/messaging';
-import { AccessLogDoc, Subject, logId } from './access-log.schema';
+import { AccessLog, AccessLogDoc, Subject, logId, sealEntry } from './access-log.schema';
 
-async function insertOnce(model: Model<AccessLogDoc>, doc: AccessLogDoc): Promise<boolean> {
+async function insertOnce(log: AccessLog, doc: AccessLogDoc): Promise<boolean> {
   try {
-    await model.create(doc);
+    await log.model.create(sealEntry(log, doc));
     return true;
   } catch (err) {
     if (isDuplicateKeyError(err)) return false;
@@ -17,17 +17,18 @@ async function insertOnce(model: Model<AccessLogDoc>, doc: AccessLogDoc): Promis
  * access.events → one log entry. Idempotent (a redelivery hits the unique `_id`) and order-free
  * (the fold sorts by sequence), so it needs no lock and no read.
  */
-export async function onAccessEvent(model: Model<AccessLogDoc>, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
+export async function onAccessEvent(log: AccessLog, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
   // The provisioning worker tags employee schedules' reports; untagged messages are bookings.
   const subject: Subject = (msg as { subject?: Subject }).subject === 'employee' ? 'employee' : 'booking';
   const base = { company_id: msg.company_id, subject, reference_id: msg.reference_id, kind: msg.type, event_id: msg.event_id, sequence: msg.sequence };
-  const fresh = await insertOnce(model, {
+  const fresh = await insertOnce(log, {
     ...base,
     _id: logId({ ...base, occurred_at: msg.occurred_at }),
     occurred_at: new Date(msg.occurred_at),
     credentials: msg.credentials,
     validity: msg.validity ? { check_in: msg.validity.check_in ?? null, check_out: msg.validity.check_out ?? null } : null,
     reason: msg.reason ?? null,
+    operations: msg.operations ?? [],
     provider: null,
     received_at: new Date(),
   });
@@ -45,15 +46,16 @@ export async function onAccessEvent(model: Model<AccessLogDoc>, msg: AccessEvent
  * booking.events → one log entry, so that a booking the worker has not finished yet is `pending`
  * (not unknown), and so the legacy v2 route knows the booking's provider.
  */
-export async function onBookingEvent(model: Model<AccessLogDoc>, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
+export async function onBookingEvent(log: AccessLog, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
   const base = { company_id: msg.company_id, subject: 'booking' as const, reference_id: msg.reference_id, kind: 'booking' as const, event_id: msg.event_id, sequence: msg.sequence };
-  const fresh = await insertOnce(model, {
+  const fresh = await insertOnce(log, {
     ...base,
     _id: logId({ ...base, occurred_at: msg.received_at }),
     occurred_at: new Date(msg.received_at),
     credentials: [],
     validity: msg.booking.check_in || msg.booking.check_out ? { check_in: msg.booking.check_in ?? null, check_out: msg.booking.check_out ?? null } : null,
     reason: null,
+    operations: [],
     provider: msg.provider,
     received_at: new Date(),
   });

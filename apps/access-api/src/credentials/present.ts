@@ -13,7 +13,7 @@ function named(name: string | null | undefined, id: string | null | undefined): 
 }
 
 export function placeOf(c: CredentialRecord): Place {
-  return { site: named(c.siteName, c.siteId), room: named(c.roomName ?? c.roomNumber, c.roomId), bed: named(c.bedNumber, c.bedId) };
+  return { site: named(c.siteName, c.siteId), room: named(c.roomName, c.roomId), bed: named(c.bedNumber, c.bedId) };
 }
 
 export function lockOf(c: CredentialRecord) {
@@ -21,7 +21,7 @@ export function lockOf(c: CredentialRecord) {
 }
 
 /** An e-key (EKEY, or REMOTE, which the lock cloud issues as an e-key with remote unlock). */
-export function isEkey(c: CredentialRecord): c is CredentialRecord & { keyId: number; lockData: string } {
+function isEkey(c: CredentialRecord): c is CredentialRecord & { keyId: number; lockData: string } {
   return (c.type === 'EKEY' || c.type === 'REMOTE') && typeof c.keyId === 'number' && typeof c.lockData === 'string';
 }
 

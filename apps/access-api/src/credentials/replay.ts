@@ -1,14 +1,13 @@
 import { Router, type RequestHandler } from 'express';
 import { sealAccessEvent } from '@smartlock/auth';
 import { AccessEventMessage, SuccessCodes, ok } from '@smartlock/contracts';
-import type { Model } from '@smartlock/db';
 import { asyncHandler, companyIdParam } from '@smartlock/http';
 import { Broker, QUEUES, sendAllToQueue } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
-import type { AccessLogDoc } from './access-log.schema';
+import { AccessLog, AccessLogDoc, openEntry } from './access-log.schema';
 
 export interface ReplayDeps {
-  log: Model<AccessLogDoc>;
+  log: AccessLog;
   broker: Broker;
   /** The stored credentials travel sealed, as the worker's originals do. */
   messageKey: Buffer;
@@ -37,10 +36,10 @@ function toMessage(e: AccessLogDoc, correlationId: string): AccessEventMessage {
  * credential log keys an entry by what the message carries, so a replay adds only what its queue
  * lost. One pass with a cursor over the company's entries.
  */
-export async function replayToLocationApi(deps: ReplayDeps, companyId: string, correlationId: string): Promise<number> {
-  const entries = deps.log.find({ company_id: companyId, subject: 'booking', kind: { $in: ['access.provisioned', 'access.revoked'] } }).lean<AccessLogDoc[]>().cursor();
+async function replayToLocationApi(deps: ReplayDeps, companyId: string, correlationId: string): Promise<number> {
+  const entries = deps.log.model.find({ company_id: companyId, subject: 'booking', kind: { $in: ['access.provisioned', 'access.revoked'] } }).lean<AccessLogDoc[]>().cursor();
   const sent = await sendAllToQueue(deps.broker, QUEUES.locationApiAccessEvents.name, entries, (e: AccessLogDoc) => ({
-    payload: sealAccessEvent(toMessage(e, correlationId), deps.messageKey),
+    payload: sealAccessEvent(toMessage(openEntry(deps.log, e), correlationId), deps.messageKey),
     options: { correlationId, messageId: `${e._id}:replay` },
   }));
   deps.logger.info('credential messages replayed to location-api', { companyId, messages: sent, correlationId });

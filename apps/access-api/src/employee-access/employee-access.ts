@@ -7,7 +7,7 @@ import type { Logger } from '@smartlock/observability';
 import { parseEmployeeAccess, parseListQuery, scheduleIdParam } from './employee-access.schema';
 import type { LayoutReplica } from '@smartlock/layout';
 import { layoutRowsOr503 } from './layout';
-import { publishSchedule } from './publish';
+import { owedSchedule, publishSchedule } from './publish';
 import { resolveRules } from './resolve';
 import type { ScheduleDoc } from './schedule.schema';
 import { VersionDeps, nextVersion } from './versions';
@@ -84,7 +84,7 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
             locations: resolved.grants,
             status: 'active',
             version: 1,
-            publish_owed: true,
+            ...owedSchedule(),
           })
         ).toObject();
       } catch (err) {

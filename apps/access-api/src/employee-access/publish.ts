@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { EmployeeScheduleMessage } from '@smartlock/contracts';
-import type { Model } from '@smartlock/db';
-import { Broker, EXCHANGES } from '@smartlock/messaging';
+import { Model, compareAndSet } from '@smartlock/db';
+import { Broker, EXCHANGES, OutboxFields, SETTLED, owed } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import type { ScheduleDoc } from './schedule.schema';
 
@@ -24,26 +23,32 @@ export function scheduleMessage(doc: ScheduleDoc, correlationId: string): Employ
   };
 }
 
+/** A writer publishes within milliseconds of its write; one that has not after this long has likely died. */
+const RELAY_AFTER_MS = 5_000;
+
 /**
- * Outbox: the schedule is written first with `publish_owed`; this publishes its
- * current state and records the confirmed version. A failure (broker down, the worker's queue not
- * declared yet) leaves it owed, and the relay (relayOwed) publishes it later: a stored change always
- * reaches the worker, at least once, and the version lets it drop stale copies.
+ * The outbox fields of a schedule version just written (libs/messaging): owed to the worker until the
+ * broker confirms it; the relay publishes it after RELAY_AFTER_MS if the writer did not.
+ */
+export function owedSchedule(): OutboxFields {
+  return owed(new Date(Date.now() + RELAY_AFTER_MS));
+}
+
+/**
+ * Publishes a schedule's current version and settles it (only that version: a change made meanwhile
+ * stays owed). A failure (broker down, the worker's queue refusing) makes it due at once: the relay
+ * (app.ts) publishes it when it can. A stored change always reaches the worker, at least once, and
+ * the version lets it drop stale copies.
  */
 export async function publishSchedule(deps: { schedules: Model<ScheduleDoc>; broker: Broker; logger: Logger }, doc: ScheduleDoc, correlationId: string): Promise<boolean> {
   try {
     const msg = scheduleMessage(doc, correlationId);
     await deps.broker.publish(EXCHANGES.employeeSchedules.name, msg.type, msg, { correlationId, messageId: `${msg.schedule_id}:${msg.version}` });
-    // Only this version: a change made meanwhile stays owed.
-    await deps.schedules.updateOne({ _id: doc._id, version: doc.version }, { $set: { publish_owed: false } });
+    await compareAndSet(deps.schedules, doc._id, { version: doc.version, publish_owed: true }, { $set: SETTLED });
     return true;
   } catch (err) {
     deps.logger.warn('employee schedule not published yet; the relay will retry', { scheduleId: String(doc._id), version: doc.version, err: (err as Error).message });
+    await compareAndSet(deps.schedules, doc._id, { version: doc.version, publish_owed: true }, { $set: { next_attempt_at: new Date() } }).catch(() => undefined);
     return false;
   }
-}
-
-export async function relayOwed(deps: { schedules: Model<ScheduleDoc>; broker: Broker; logger: Logger }): Promise<void> {
-  const owed = await deps.schedules.find({ publish_owed: true }).limit(500).lean<ScheduleDoc[]>();
-  for (const doc of owed) await publishSchedule(deps, doc, randomUUID());
 }

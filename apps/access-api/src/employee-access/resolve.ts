@@ -1,3 +1,5 @@
+import { AccessRule, RULE_LEVELS, RuleLevel } from '@smartlock/contracts';
+
 /**
  * SPEC "Create access for an employee": rules over the location hierarchy, resolved to the rooms and
  * beds they grant. Pure: the layout comes in as SPEC's location rows (one per site → bed path; no bed
@@ -16,9 +18,9 @@ export interface LocationRow {
   bed?: Named | null;
 }
 
-export const LEVELS = ['site_id', 'building_id', 'floor_id', 'room_id', 'bed_id'] as const;
-export type Level = (typeof LEVELS)[number];
-export type Rule = Partial<Record<Level, string>>;
+export const LEVELS = RULE_LEVELS;
+export type Level = RuleLevel;
+export type Rule = AccessRule;
 
 export interface Grant {
   site: Named;

@@ -1,8 +1,10 @@
 import { Connection, Model, Schema, Types } from '@smartlock/db';
 import type { AccessType } from '@smartlock/contracts';
+import { OutboxFields, outboxPlugin } from '@smartlock/messaging';
 import type { Grant, Rule } from './resolve';
 
-export interface ScheduleDoc {
+/** `publish_owed` is true until the broker confirmed this `version` (the outbox, libs/messaging). */
+export interface ScheduleDoc extends OutboxFields {
   _id: Types.ObjectId;
   company_id: string;
   ref_id: string;
@@ -20,8 +22,6 @@ export interface ScheduleDoc {
   revoked_at: Date | null;
   /** Grows with every change; the worker ignores older messages. */
   version: number;
-  /** True until the broker confirmed this `version`: a publish is owed. */
-  publish_owed: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -42,7 +42,6 @@ const scheduleSchema = new Schema<ScheduleDoc>(
     status: { type: String, required: true, default: 'active' },
     revoked_at: { type: Date, default: null },
     version: { type: Number, required: true, default: 1 },
-    publish_owed: { type: Boolean, required: true, default: true },
   },
   { collection: 'employee_schedules', versionKey: false, timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' } },
 );
@@ -52,8 +51,8 @@ scheduleSchema.index({ company_id: 1, ref_id: 1 }, { unique: true });
 // The list, newest first, optionally by employee; and re-resolution of a company's active schedules.
 scheduleSchema.index({ company_id: 1, status: 1, created_at: -1 });
 scheduleSchema.index({ company_id: 1, employee_id: 1, created_at: -1 });
-// Start-up relay: schedules whose last change was not confirmed by the broker.
-scheduleSchema.index({ publish_owed: 1 });
+// The outbox: schedules whose last change the broker has not confirmed, with the relay's index.
+scheduleSchema.plugin(outboxPlugin);
 
 export function scheduleModel(conn: Connection): Model<ScheduleDoc> {
   return (conn.models.EmployeeSchedule as Model<ScheduleDoc> | undefined) ?? conn.model<ScheduleDoc>('EmployeeSchedule', scheduleSchema);

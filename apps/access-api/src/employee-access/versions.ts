@@ -1,4 +1,5 @@
-import { Connection, Model, Schema, Types, isDuplicateKeyError } from '@smartlock/db';
+import { Connection, Model, Schema, Types, claimOnce, compareAndSet } from '@smartlock/db';
+import { owedSchedule } from './publish';
 import type { ScheduleDoc } from './schedule.schema';
 
 /** What a new version of a schedule changes. */
@@ -32,7 +33,7 @@ export interface VersionDeps {
 async function complete(deps: VersionDeps, id: Types.ObjectId | string, version: number, change: ScheduleChange): Promise<ScheduleDoc | null> {
   // Only the schedule still at version-1 moves on. (FerretDB 1.x applies this as read-then-write; the
   // one writer of a version is decided by the insert above, and a completer writes the same content.)
-  await deps.schedules.updateOne({ _id: id, version: version - 1 }, { $set: { ...change, version, publish_owed: true } });
+  await compareAndSet(deps.schedules, id, { version: version - 1 }, { $set: { ...change, version, ...owedSchedule() } });
   return deps.schedules.findById(id).lean<ScheduleDoc>();
 }
 
@@ -49,10 +50,7 @@ export async function nextVersion(deps: VersionDeps, id: Types.ObjectId | string
     const change = decide(doc);
     if (!change) return null;
     const version = doc.version + 1;
-    try {
-      await deps.versions.collection.insertOne({ _id: `${String(id)}:${version}`, schedule_id: String(id), version, change, at: new Date() } as never);
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
+    if (!(await claimOnce(deps.versions, `${String(id)}:${version}`, { schedule_id: String(id), version, change, at: new Date() }))) {
       // Someone else made this version (or crashed making it): finish it, then decide again on top of it.
       const held = await deps.versions.collection.findOne<VersionDoc>({ _id: `${String(id)}:${version}` as never });
       if (held) await complete(deps, id, version, held.change);

@@ -1,20 +1,15 @@
 import { Router, RequestHandler } from 'express';
 import { companyOf } from '@smartlock/auth';
 import { SuccessCodes, ok } from '@smartlock/contracts';
-import type { Model } from '@smartlock/db';
 import { asyncHandler, badRequest, notFound } from '@smartlock/http';
-import type { AccessLogDoc } from '../credentials/access-log.schema';
+import type { AccessLog } from '../credentials/access-log.schema';
 import { referenceParam } from '../credentials/params';
 import { findAccess } from '../credentials/repository';
 import { ekeysPerLock } from '../credentials/present';
 
 /** Our own provider: bookings ingested without one (ingest tokens default to it too). */
-export const DEFAULT_PROVIDER = 'direct';
+const DEFAULT_PROVIDER = 'direct';
 const PROVIDER = /^[A-Za-z0-9._:-]{1,64}$/;
-
-/** RFC 9745 `Deprecation` (the date v2 was deprecated) and RFC 8594 `Sunset` (when it goes away). */
-export const DEPRECATED_SINCE = new Date('2025-01-01T00:00:00Z');
-export const SUNSET = new Date('2027-06-30T00:00:00Z');
 
 /** SPEC "Credential record (legacy read endpoint, v2)": exactly these fields, in this order. */
 export interface LegacyCredentialRecord {
@@ -29,18 +24,11 @@ export interface LegacyCredentialRecord {
 }
 
 /** Deprecated `GET /api/v2/booking/access?ref_id=&provider=`: the booking's active e-keys, one per lock. */
-export function legacyAccessRoutes(deps: { log: Model<AccessLogDoc>; apiKey: RequestHandler }): Router {
+export function legacyAccessRoutes(deps: { log: AccessLog; apiKey: RequestHandler }): Router {
   const router = Router();
+  // Deprecation, Sunset and the successor Link come from libs/http (libs/contracts DEPRECATED_FAMILIES).
   router.get(
     '/api/v2/booking/access',
-    (req, res, next) => {
-      // On every answer, errors included: a client that only ever sees its 400s still learns.
-      res.setHeader('Deprecation', `@${Math.floor(DEPRECATED_SINCE.getTime() / 1000)}`);
-      res.setHeader('Sunset', SUNSET.toUTCString());
-      const ref = typeof req.query.ref_id === 'string' ? encodeURIComponent(req.query.ref_id) : ':referenceId';
-      res.setHeader('Link', `</api/v3/booking/getLockData/${ref}>; rel="successor-version"`);
-      next();
-    },
     deps.apiKey,
     asyncHandler(async (req, res) => {
       const referenceId = referenceParam(req.query.ref_id, 'ref_id');

@@ -1,9 +1,8 @@
 import { Router, RequestHandler } from 'express';
 import { companyOf } from '@smartlock/auth';
 import { SuccessCodes, ok } from '@smartlock/contracts';
-import type { Model } from '@smartlock/db';
 import { asyncHandler, notFound } from '@smartlock/http';
-import type { AccessLogDoc } from '../credentials/access-log.schema';
+import type { AccessLog } from '../credentials/access-log.schema';
 import { referenceParam } from '../credentials/params';
 import { findAccess } from '../credentials/repository';
 import { ekeysPerLock, placeOf } from '../credentials/present';
@@ -13,7 +12,7 @@ import { ekeysPerLock, placeOf } from '../credentials/present';
  * e-key on a lock) in the standard envelope, with the place as `{ name, _id }` objects (a cabinet keeps
  * its room; a door has no bed) and the booking's status, so a v2 client migrates field by field. Shape in README.
  */
-export function lockDataRoutes(deps: { log: Model<AccessLogDoc>; apiKey: RequestHandler }): Router {
+export function lockDataRoutes(deps: { log: AccessLog; apiKey: RequestHandler }): Router {
   const router = Router();
   router.get(
     '/api/v3/booking/getLockData/:referenceId',

@@ -2,7 +2,8 @@
 // databases, two companies with API keys, a publisher.
 import axios, { AxiosRequestConfig } from 'axios';
 import mongoose from 'mongoose';
-import { generateApiKey, identityModels } from '@smartlock/auth';
+import { createPortalSession, generateApiKey, identityModels, portalCsrfToken } from '@smartlock/auth';
+import { PORTAL_SESSION_COOKIE } from '@smartlock/contracts';
 import { Broker, EXCHANGES, createBroker } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
 // Only *.test.ts files import this module, so libs/testing stays out of the app's runtime code.
@@ -28,6 +29,8 @@ export interface Harness {
   logs: () => string;
   get(path: string, company: Company, opts?: AxiosRequestConfig): Promise<{ status: number; data: any; headers: Record<string, unknown> }>; // eslint-disable-line @typescript-eslint/no-explicit-any
   send(method: 'post' | 'delete', path: string, company: Company, body?: unknown, opts?: AxiosRequestConfig): Promise<{ status: number; data: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The headers of a browser holding a portal session of `c` with `capabilities` (the session written to the identity database). */
+  portalSession(c: Company, capabilities: string[]): Promise<Record<string, string>>;
   stop(): Promise<void>;
 }
 
@@ -87,6 +90,21 @@ export async function startHarness(prefix: string, env: Record<string, string> =
         ...opts,
         headers: { apikey: c.key, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...(opts.headers ?? {}) },
       }),
+    async portalSession(c, capabilities) {
+      const db = await mongoose.createConnection(MONGO_URL).asPromise();
+      try {
+        const { cookie } = await createPortalSession(identityModels(db.useDb(identityDb)), {
+          company_id: new mongoose.Types.ObjectId(c.id),
+          capabilities,
+          link_id: new mongoose.Types.ObjectId(),
+          issued_to: null,
+          expires_at: new Date(Date.now() + 3_600_000),
+        });
+        return { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}`, 'X-CSRF-Token': portalCsrfToken(cookie) };
+      } finally {
+        await db.close();
+      }
+    },
     async stop() {
       await publisher.close(0);
       await app.stop();
