@@ -4,9 +4,10 @@ import { createAuth, decryptSecret, parseSecretsKey } from '@smartlock/auth';
 import { CallbackEndpointConfig, IdentityEventMessage, identityEventMessageSchema } from '@smartlock/contracts';
 import type { RunningService } from '@smartlock/http';
 import { SIGNATURE_HEADER, verifyBody } from '@smartlock/messaging';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, importSite, LaunchedApp, launchApp, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from './app';
 import { readConfig } from './config';
+import { LAYOUT_UNREADABLE, siteNotFound } from './ingest-tokens/site';
 
 const ADMIN = 'test-admin-token-1234';
 const SECRETS_KEY = 'aa'.repeat(32);
@@ -16,9 +17,12 @@ const UNKNOWN_ID = '0123456789abcdef01234567';
 
 describe('admin-api (real database, real broker)', () => {
   const dbName = uniqueDbName('admin');
+  const locationDb = uniqueDbName('admin_location');
   const { logger, text } = captureLogger('admin-api');
   let vhost: TestVhost;
   let service: RunningService;
+  // The real location-api, which admin-api asks whether an ingest token's site is the company's.
+  let location: LaunchedApp;
   let clock = 0; // ms added to the real time: lets a test move past expiry and rotation windows
   // Every secret handed out in this run, to prove none of them reaches a log line or a message.
   const secrets: string[] = [];
@@ -34,9 +38,21 @@ describe('admin-api (real database, real broker)', () => {
     return { status: res.status, body: res.data };
   };
   const company = async (name = 'Hotel Alpha') => (await call('POST', '/admin/v1/companies', { name })).body._id as string;
+  /** A site of the company in location-api (with the external id if given); its `_id`. */
+  const siteFor = async (companyId: string, site = 'Harbour', externalId?: string) => {
+    const id = await importSite(location.url, ADMIN, companyId, site);
+    if (externalId) {
+      // External ids are the integrator's: set with the company's own API key (SPEC's external ids).
+      const key = (await call('POST', `/admin/v1/companies/${companyId}/api-keys`, { name: 'layout' })).body.key as string;
+      secrets.push(key);
+      expect((await axios.patch(`${location.url}/api/v4/location/sites/${id}`, { external_id: externalId }, { headers: { apikey: key }, validateStatus: () => true })).status).toBe(200);
+    }
+    return id;
+  };
 
   beforeAll(async () => {
     vhost = await createVhost('admin');
+    location = await launchApp('location-api', { MONGO_URL, MONGO_DB: locationDb, IDENTITY_DB: dbName, AMQP_URL: vhost.url, ADMIN_TOKEN: ADMIN });
     const config = readConfig({
       ...NO_RATE_LIMITS,
       NODE_ENV: 'test',
@@ -49,6 +65,7 @@ describe('admin-api (real database, real broker)', () => {
       IDENTITY_EVENTS_KEY: IDENTITY_EVENTS_KEY.toString('hex'),
       CALLBACK_SECRET_OVERLAP_MS: String(HOUR),
       CALLBACK_ALLOW_LOOPBACK: 'true', // the development switch: loopback URLs are accepted, private ones never
+      LOCATION_API_URL: location.url,
     });
     service = await start(config, logger, { now: () => new Date(Date.now() + clock) });
     conn = await amqp.connect(vhost.url);
@@ -66,8 +83,9 @@ describe('admin-api (real database, real broker)', () => {
   afterAll(async () => {
     await conn?.close().catch(() => undefined);
     await service?.stop();
+    await location?.stop();
     await vhost?.remove();
-    await dropDatabases(dbName);
+    await dropDatabases(dbName, locationDb);
   });
 
   const eventWhere = async (pred: (e: IdentityEventMessage, endpoint?: CallbackEndpointConfig) => boolean, what = 'an identity event') =>
@@ -198,32 +216,35 @@ describe('admin-api (real database, real broker)', () => {
   describe('ingest tokens', () => {
     it('may carry an expiry: in the future, ISO 8601; shown when issued and listed', async () => {
       const companyId = await company();
+      const site = await siteFor(companyId);
       const until = new Date(Date.now() + 7 * 86_400_000).toISOString();
-      const created = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-x', expires_at: until });
+      const created = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site, expires_at: until });
       expect(created.status).toBe(201);
       expect(created.body.expires_at).toBe(until);
       secrets.push(created.body.token);
       expect((await call('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body[0].expires_at).toBe(until);
-      const past = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-x', expires_at: '2020-01-01T00:00:00Z' });
+      const past = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site, expires_at: '2020-01-01T00:00:00Z' });
       expect({ status: past.status, message: past.body.message }).toEqual({ status: 400, message: 'expires_at must be in the future' });
-      expect((await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-x', expires_at: 'next week' })).status).toBe(400);
+      expect((await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site, expires_at: 'next week' })).status).toBe(400);
     });
 
     it('issues a token once (path /webhook/t/<token>), lists it without secrets, revokes it', async () => {
       const companyId = await company();
-      const created = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-7' });
+      const site = await siteFor(companyId, 'Harbour', 'PMS-HARBOUR');
+      const created = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site });
       expect(created.status).toBe(201);
       expect(created.body).toEqual({
         _id: expect.any(String),
         token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         path: `/webhook/t/${created.body.token}`,
-        site_id: 'site-7',
+        site_id: site,
         provider: 'direct',
         expires_at: null,
       });
       secrets.push(created.body.token);
-      const other = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'site-8', provider: 'cloudbeds' });
-      expect(other.body.provider).toBe('cloudbeds');
+      // by the site's external id: stored under its _id, as the generic ingest stores X-Site-Id
+      const other = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: 'PMS-HARBOUR', provider: 'cloudbeds' });
+      expect(other.body).toMatchObject({ site_id: site, provider: 'cloudbeds' });
       secrets.push(other.body.token);
 
       const list = await call('GET', `/admin/v1/companies/${companyId}/ingest-tokens`);
@@ -231,7 +252,7 @@ describe('admin-api (real database, real broker)', () => {
       expect(list.body).toContainEqual({
         _id: created.body._id,
         company_id: companyId,
-        site_id: 'site-7',
+        site_id: site,
         provider: 'direct',
         revoked_at: null,
         expires_at: null,
@@ -242,7 +263,7 @@ describe('admin-api (real database, real broker)', () => {
       const revoked = await call('POST', `/admin/v1/ingest-tokens/${created.body._id}/revoke`);
       expect(revoked.status).toBe(200);
       expect(revoked.body.revoked_at).toEqual(expect.any(String));
-      expect(await eventFor('ingest_token.created', created.body._id)).toMatchObject({ data: { site_id: 'site-7', provider: 'direct' } });
+      expect(await eventFor('ingest_token.created', created.body._id)).toMatchObject({ data: { site_id: site, provider: 'direct' } });
       expect(await eventFor('ingest_token.revoked', created.body._id)).toMatchObject({ company_id: companyId });
       // and libs/auth refuses it from now on
       const auth = createAuth({ identityDb: service.ctx.db, logger });
@@ -256,6 +277,35 @@ describe('admin-api (real database, real broker)', () => {
       );
       expect(Date.now() - new Date(used).getTime()).toBeLessThan(60_000);
       expect((await call('POST', `/admin/v1/ingest-tokens/${other.body._id}/revoke`)).body.last_used_at).toBe(used);
+    });
+
+    it("is refused for a site that is not the company's: another company's, unknown, or a room; nothing issued", async () => {
+      const mine = await company('Token Owner');
+      const theirs = await company('Token Neighbour');
+      await siteFor(mine, 'Harbour');
+      const theirSite = await siteFor(theirs, 'Elsewhere', 'PMS-ELSEWHERE');
+      const nodes = (await axios.get(`${location.url}/admin/v1/companies/${mine}/snapshot`, { headers: { Authorization: `Bearer ${ADMIN}` } })).data.data.nodes as { _id: string; level: string }[];
+      const room = nodes.find((n) => n.level === 'room')?._id as string;
+      for (const site of [theirSite, 'PMS-ELSEWHERE', UNKNOWN_ID, room]) {
+        const res = await call('POST', `/admin/v1/companies/${mine}/ingest-tokens`, { site_id: site });
+        expect(res).toEqual({ status: 404, body: { message: siteNotFound(site), code: 4040, error: true, data: null } });
+      }
+      expect((await call('GET', `/admin/v1/companies/${mine}/ingest-tokens`)).body).toEqual([]);
+    });
+
+    it('is not issued while the layout cannot be read (503), and is once it can', async () => {
+      const companyId = await company('Token While Down');
+      const site = await siteFor(companyId);
+      await location.stop();
+      try {
+        const res = await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site });
+        expect(res).toEqual({ status: 503, body: { message: LAYOUT_UNREADABLE, code: expect.any(Number), error: true, data: null } });
+        expect(JSON.stringify(res.body)).not.toContain('127.0.0.1');
+        expect((await call('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body).toEqual([]);
+      } finally {
+        location = await launchApp('location-api', { MONGO_URL, MONGO_DB: locationDb, IDENTITY_DB: dbName, AMQP_URL: vhost.url, ADMIN_TOKEN: ADMIN, PORT: String(location.port) });
+      }
+      expect((await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site })).status).toBe(201);
     });
   });
 
@@ -558,7 +608,7 @@ describe('admin-api with the broker gone', () => {
   });
 });
 
-describe('admin-api rate limits (README "Rate limits")', () => {
+describe('admin-api rate limits (docs/http-conventions.md "Rate limits")', () => {
   it('an address guessing the admin token is refused with 429 after RATE_LIMIT_AUTH_FAILURES_PER_MIN failures, the right token included', async () => {
     const dbName = uniqueDbName('admin_rate');
     const vhost = await createVhost('admin-rate');

@@ -1,16 +1,23 @@
 import { Router } from 'express';
-import { createAuth, identityModels, parseSecretsKey } from '@smartlock/auth';
+import { createAuth, identityModels, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { Logger } from '@smartlock/observability';
 import { callbackPolicy, rateLimits } from '@smartlock/config';
+import { createDeadLetters, operationModel } from '@smartlock/dead-letters';
 import { RunningService, startService } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import type { Config } from './config';
 import { apiKeyRoutes } from './api-keys/api-keys';
 import { callbackEndpointModel } from './callback/callback-endpoint.schema';
-import { callbackRoutes } from './callback/callback';
-import { companyRoutes } from './companies/companies';
+import { callbackRepublishRoutes, callbackRoutes } from './callback/callback';
+import { companyRoutes, operatorScope } from './companies/companies';
 import { currentKeyRoutes } from './current-key/current-key';
+import { deadLetterRoutes, onCallActor } from './dead-letters/dead-letters';
 import { ingestTokenRoutes } from './ingest-tokens/ingest-tokens';
+import { siteLookup } from './ingest-tokens/site';
+import { portalLinkRoutes } from './portal/portal-links';
+import { portalPages } from './portal/pages';
+import { portalScope } from './portal/portal-scope';
+import { portalSessionRoutes } from './portal/portal-session';
 import type { Deps } from './shared/deps';
 import { identityEvents } from './shared/identity-events';
 
@@ -21,7 +28,7 @@ export const SERVICE = 'admin-api';
  * the identity slice (MONGO_DB, default smartlock_identity) that libs/auth reads in every other app.
  */
 export async function start(config: Config, logger: Logger, opts: { now?: () => Date } = {}): Promise<RunningService> {
-  const secretsKey = parseSecretsKey(config.SECRETS_KEY);
+  const secretsKey = secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
   let deps: Deps | undefined;
   return startService({
     name: SERVICE,
@@ -32,7 +39,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    models: (ctx) => [...Object.values(identityModels(ctx.db)), callbackEndpointModel(ctx.db)],
+    models: (ctx) => [...Object.values(identityModels(ctx.db)), callbackEndpointModel(ctx.db), operationModel(ctx.db)],
     setup: async (ctx) => {
       await ctx.broker.declareExchanges([EXCHANGES.identityEvents]);
       // The dispatcher's replica of callback endpoints learns of changes made before it first ran.
@@ -48,10 +55,12 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
         secretsKey,
         callbackSecretOverlapMs: config.CALLBACK_SECRET_OVERLAP_MS,
         callbackPolicy: callbackPolicy(config),
+        siteOf: siteLookup(config.LOCATION_API_URL, config.ADMIN_TOKEN, logger),
         now,
+        portal: { linkTtlMs: config.PORTAL_LINK_TTL_MS, sessionTtlMs: config.PORTAL_SESSION_TTL_MS, cookieSecure: config.PORTAL_COOKIE_SECURE, webhookUrl: config.PORTAL_WEBHOOK_URL.replace(/\/+$/, '') },
       };
     },
-    routes: (app) => {
+    routes: (app, ctx) => {
       if (!deps) throw new Error('admin-api: routes mounted before setup');
       const d = deps;
       // For integrators, with their own `apikey`: mounted before the administrator check.
@@ -62,10 +71,35 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
       const admin = Router();
       admin.use(d.auth.admin(config.ADMIN_TOKEN));
       companyRoutes(admin, d);
-      apiKeyRoutes(admin, d);
-      ingestTokenRoutes(admin, d);
-      callbackRoutes(admin, d);
+      const operator = operatorScope(d);
+      apiKeyRoutes(admin, d, operator);
+      ingestTokenRoutes(admin, d, operator);
+      callbackRoutes(admin, d, operator);
+      callbackRepublishRoutes(admin, d);
+      portalLinkRoutes(admin, d);
+      // Operations: its own broker connection per call, as admin-api's broker user (deploy/rabbitmq).
+      const deadLetters = createDeadLetters({ amqpUrl: config.AMQP_URL, db: async () => ctx.db, connectionName: `${SERVICE} dead letters`, now: d.now });
+      deadLetterRoutes(admin, deadLetters);
       app.use('/admin/v1', admin);
+
+      // The administration portal: the same use cases, the company from the session, never the path.
+      const portal = Router();
+      portal.use((_req, res, next) => {
+        res.setHeader('Cache-Control', 'no-store');
+        next();
+      });
+      portalSessionRoutes(portal, d);
+      const session = portalScope(d);
+      apiKeyRoutes(portal, d, session);
+      ingestTokenRoutes(portal, d, session);
+      callbackRoutes(portal, d, session);
+      // The on-call view: an operator's session (no company), every replay recorded under its name; no purge.
+      const onCall = Router();
+      onCall.use('/dead-letters', d.auth.portalOnCall());
+      deadLetterRoutes(onCall, deadLetters, { actor: onCallActor, purge: false });
+      portal.use(onCall);
+      app.use('/portal/api', portal);
+      portalPages(app, config.PORTAL_DIR);
     },
   });
 }

@@ -16,4 +16,11 @@ describe('admin-api configuration', () => {
     expect(() => readConfig({ NODE_ENV: 'development', CALLBACK_SECRET_OVERLAP_MS: '-1' })).toThrow(/CALLBACK_SECRET_OVERLAP_MS/);
     expect(readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token-of-32-characters', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), IDENTITY_EVENTS_KEY: 'ab'.repeat(32) }).SECRETS_KEY).toBeDefined();
   });
+
+  it('takes the keys SECRETS_KEY replaced (SECRETS_KEY_PREVIOUS, comma-separated), and refuses one that is not a key', () => {
+    const base = { NODE_ENV: 'development' };
+    expect(readConfig(base).SECRETS_KEY_PREVIOUS).toBe('');
+    expect(readConfig({ ...base, SECRETS_KEY_PREVIOUS: `${'ab'.repeat(32)},${Buffer.alloc(32, 1).toString('base64')}` }).SECRETS_KEY_PREVIOUS).toContain(',');
+    expect(() => readConfig({ ...base, SECRETS_KEY_PREVIOUS: 'ab'.repeat(32) + ',short' })).toThrow(/SECRETS_KEY_PREVIOUS must be keys of 32 bytes/);
+  });
 });

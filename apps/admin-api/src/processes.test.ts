@@ -2,7 +2,7 @@ import axios from 'axios';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createVhost, dropDatabases, launchApp, LaunchedApp, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
+import { createVhost, dropDatabases, importSite, launchApp, LaunchedApp, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const ADMIN = 'process-admin-token-1234';
@@ -13,7 +13,9 @@ const ADMIN = 'process-admin-token-1234';
  */
 describe('admin-api as two processes', () => {
   const dbName = uniqueDbName('admin_procs');
+  const locationDb = uniqueDbName('admin_procs_location');
   let vhost: TestVhost;
+  let location: LaunchedApp; // asked for the site of an ingest token
   let a: LaunchedApp;
   let b: LaunchedApp;
   const secrets: string[] = [];
@@ -23,13 +25,14 @@ describe('admin-api as two processes', () => {
   beforeAll(async () => {
     await promisify(execFile)(process.execPath, ['tools/build.mjs', 'admin-api'], { cwd: ROOT });
     vhost = await createVhost('admin-procs');
-    const env = { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'debug' };
+    location = await launchApp('location-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: locationDb, IDENTITY_DB: dbName, ADMIN_TOKEN: ADMIN });
+    const env = { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'debug', LOCATION_API_URL: location.url };
     [a, b] = await Promise.all([launchApp('admin-api', env), launchApp('admin-api', env)]);
   });
   afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
+    await Promise.all([a?.stop(), b?.stop(), location?.stop()]);
     await vhost?.remove();
-    await dropDatabases(dbName);
+    await dropDatabases(dbName, locationDb);
   });
 
   it('a key revoked through one instance is refused by the other on the next request', async () => {
@@ -59,7 +62,8 @@ describe('admin-api as two processes', () => {
     await admin(a).post(`/api-keys/${key._id}/revoke`);
     await axios.get(`${b.url}/admin/v1/keys/current`, { headers: { apikey: key.key }, validateStatus: () => true });
 
-    const token = (await admin(a).post(`/companies/${company._id}/ingest-tokens`, { site_id: 'site-1' })).data;
+    const site = await importSite(location.url, ADMIN, company._id);
+    const token = (await admin(a).post(`/companies/${company._id}/ingest-tokens`, { site_id: site })).data;
     secrets.push(token.token);
     await admin(b).post(`/ingest-tokens/${token._id}/revoke`);
 

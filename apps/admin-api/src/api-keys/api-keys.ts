@@ -1,13 +1,13 @@
 import type { Router } from 'express';
 import { ApiKeyDoc, generateApiKey } from '@smartlock/auth';
-import { Joi } from '@smartlock/config';
+import { createApiKeySchema } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
 import { asyncHandler, badRequest } from '@smartlock/http';
-import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
 import { withLastUse } from '../shared/last-use';
 import { revokeOnce } from '../shared/revoke';
-import { nameSchema, objectIdParam, validate } from '../shared/validation';
+import type { CompanyScope } from '../shared/scope';
+import { objectIdParam, validate } from '../shared/validation';
 
 /** A key as listed: never its hash, never the key itself. */
 export interface ApiKeyView {
@@ -21,7 +21,7 @@ export interface ApiKeyView {
   created_at: Date;
 }
 
-export const apiKeyView = (k: ApiKeyDoc & { last_used_at: Date | null }): ApiKeyView => ({
+const apiKeyView = (k: ApiKeyDoc & { last_used_at: Date | null }): ApiKeyView => ({
   _id: String(k._id),
   company_id: String(k.company_id),
   name: k.name,
@@ -32,17 +32,14 @@ export const apiKeyView = (k: ApiKeyDoc & { last_used_at: Date | null }): ApiKey
   created_at: k.created_at,
 });
 
-const createSchema = Joi.object<{ name: string; expires_at?: string | null }>({
-  name: nameSchema.required(),
-  expires_at: Joi.string().isoDate().allow(null).messages({ 'string.isoDate': 'expires_at must be an ISO 8601 date-time' }),
-});
-
-export function apiKeyRoutes(router: Router, deps: Deps): void {
+/** Issue, list and revoke the API keys of the scope's company (the operator's path, or the portal session's). */
+export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): void {
   router.post(
-    '/companies/:companyId/api-keys',
+    `${scope.prefix}/api-keys`,
+    ...scope.may('keys_tokens'),
     asyncHandler(async (req, res) => {
-      const company = await companyFromPath(deps, req);
-      const input = validate(createSchema, req.body);
+      const company = await scope.company(req);
+      const input = validate(createApiKeySchema, req.body);
       const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
       if (expiresAt && expiresAt.getTime() <= deps.now().getTime()) throw badRequest('expires_at must be in the future');
       // The 8-character prefix is unique (index): on the rare collision, draw another key.
@@ -66,9 +63,10 @@ export function apiKeyRoutes(router: Router, deps: Deps): void {
   );
 
   router.get(
-    '/companies/:companyId/api-keys',
+    `${scope.prefix}/api-keys`,
+    ...scope.may('view'),
     asyncHandler(async (req, res) => {
-      const company = await companyFromPath(deps, req);
+      const company = await scope.company(req);
       const keys = await deps.models.ApiKey.find({ company_id: company._id }).sort({ created_at: -1, _id: -1 }).lean();
       res.json((await withLastUse(deps, keys)).map(apiKeyView));
     }),
@@ -77,8 +75,10 @@ export function apiKeyRoutes(router: Router, deps: Deps): void {
   // Idempotent: revoking a revoked key answers with it, unchanged, and publishes nothing new.
   router.post(
     '/api-keys/:keyId/revoke',
+    ...scope.may('keys_tokens'),
     asyncHandler(async (req, res) => {
-      const revoked = await revokeOnce(deps, req, { model: deps.models.ApiKey, label: 'API key', event: 'api_key.revoked', data: (k) => ({ prefix: k.prefix, revoked_at: k.revoked_at }) }, objectIdParam(req, 'keyId'));
+      const what = { model: deps.models.ApiKey, label: 'API key', event: 'api_key.revoked' as const, data: (k: ApiKeyDoc) => ({ prefix: k.prefix, revoked_at: k.revoked_at }) };
+      const revoked = await revokeOnce(deps, req, what, objectIdParam(req, 'keyId'), scope.owner(req));
       res.json((await withLastUse(deps, [revoked])).map(apiKeyView)[0]);
     }),
   );

@@ -1,65 +1,18 @@
 import type { Request, Router } from 'express';
 import { randomBytes } from 'node:crypto';
 import { encryptSecret } from '@smartlock/auth';
-import { Joi } from '@smartlock/config';
+import { CallbackAuthInput, callbackEndpointSchema } from '@smartlock/contracts';
 import { Types, isDuplicateKeyError } from '@smartlock/db';
 import { HttpError, asyncHandler, badRequest, checkDestination, conflict } from '@smartlock/http';
-import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
+import type { CompanyScope } from '../shared/scope';
 import { validate } from '../shared/validation';
 import { CallbackEndpointDoc, StoredCallbackAuth, liveSecrets, toEndpointConfig, toEndpointView } from './callback-endpoint.schema';
 
 /** A signing secret: `whsec_` + 32 random bytes, base64url. Shown once, stored encrypted. */
-export function generateSigningSecret(): string {
+function generateSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }
-
-type AuthInput =
-  | { type: 'hmac' }
-  | { type: 'bearer'; token: string }
-  | { type: 'basic'; username: string; password: string }
-  | { type: 'api_key'; header: string; value: string };
-
-// Values go into an HTTP header of every delivery: no control characters (no header injection).
-const headerValue = Joi.string()
-  .min(1)
-  .max(4096)
-  .pattern(/^[^\x00-\x1f\x7f]+$/) // eslint-disable-line no-control-regex
-  .messages({ 'string.pattern.base': '{#label} must not contain control characters' });
-// The headers a delivery sets itself (SPEC "Outbound callbacks") or HTTP owns.
-const RESERVED_HEADERS = ['content-type', 'content-length', 'host', 'authorization', 'x-service-signature', 'x-service-event', 'transfer-encoding', 'connection'];
-const only = (type: string, schema: Joi.Schema) => Joi.when('type', { is: type, then: schema.required(), otherwise: Joi.forbidden() });
-
-const putSchema = Joi.object<{ url: string; auth: AuthInput }>({
-  url: Joi.string()
-    .trim()
-    .max(2048)
-    .uri({ scheme: ['http', 'https'] })
-    .required()
-    .messages({ 'string.uriCustomScheme': 'url must be an http or https URL', 'string.uri': 'url must be an http or https URL' }),
-  auth: Joi.object({
-    type: Joi.string().valid('hmac', 'bearer', 'basic', 'api_key').required(),
-    token: only('bearer', headerValue),
-    username: only(
-      'basic',
-      Joi.string()
-        .max(256)
-        .pattern(/^[^:\x00-\x1f\x7f]+$/) // eslint-disable-line no-control-regex
-        .messages({ 'string.pattern.base': 'auth.username must not contain ":" or control characters' }),
-    ),
-    password: only('basic', headerValue),
-    header: only(
-      'api_key',
-      Joi.string()
-        .max(128)
-        .pattern(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/)
-        .invalid(...RESERVED_HEADERS)
-        .insensitive()
-        .messages({ 'string.pattern.base': 'auth.header must be an HTTP header name', 'any.invalid': 'auth.header {#value} is set by the service itself' }),
-    ),
-    value: only('api_key', headerValue),
-  }).required(),
-});
 
 interface Change {
   url: string;
@@ -100,7 +53,7 @@ async function changeEndpoint(
   throw conflict('The callback endpoint was changed concurrently; retry');
 }
 
-function storedAuth(deps: Deps, input: AuthInput, current: CallbackEndpointDoc | null, now: Date): { auth: StoredCallbackAuth; secret?: string } {
+function storedAuth(deps: Deps, input: CallbackAuthInput, current: CallbackEndpointDoc | null, now: Date): { auth: StoredCallbackAuth; secret?: string } {
   const enc = (plaintext: string) => encryptSecret(plaintext, deps.secretsKey);
   switch (input.type) {
     case 'hmac': {
@@ -126,12 +79,14 @@ async function published(deps: Deps, req: Request, type: 'callback.updated' | 'c
   );
 }
 
-export function callbackRoutes(router: Router, deps: Deps): void {
+/** The callback endpoint of the scope's company (the operator's path, or the portal session's): set, read, rotate its secret. */
+export function callbackRoutes(router: Router, deps: Deps, scope: CompanyScope): void {
   router.put(
-    '/companies/:companyId/callback',
+    `${scope.prefix}/callback`,
+    ...scope.may('callback'),
     asyncHandler(async (req, res) => {
-      const company = await companyFromPath(deps, req);
-      const input = validate(putSchema, req.body);
+      const company = await scope.company(req);
+      const input = validate(callbackEndpointSchema, req.body);
       // Never an address inside our network: the set-time check (delivery checks the address connected to).
       const refused = await checkDestination(input.url, deps.callbackPolicy);
       if (refused) throw badRequest(`url is not allowed: ${refused}`, [{ path: ['url'], message: `url is not allowed: ${refused}` }]);
@@ -143,9 +98,10 @@ export function callbackRoutes(router: Router, deps: Deps): void {
   );
 
   router.get(
-    '/companies/:companyId/callback',
+    `${scope.prefix}/callback`,
+    ...scope.may('view'),
     asyncHandler(async (req, res) => {
-      const company = await companyFromPath(deps, req);
+      const company = await scope.company(req);
       const doc = await deps.CallbackEndpoint.findOne({ company_id: company._id }).lean();
       if (!doc) throw new HttpError(404, `Company ${String(company._id)} has no callback endpoint`);
       res.json(toEndpointView(doc, deps.now()));
@@ -153,9 +109,10 @@ export function callbackRoutes(router: Router, deps: Deps): void {
   );
 
   router.post(
-    '/companies/:companyId/callback/rotate-secret',
+    `${scope.prefix}/callback/rotate-secret`,
+    ...scope.may('callback'),
     asyncHandler(async (req, res) => {
-      const company = await companyFromPath(deps, req);
+      const company = await scope.company(req);
       let previousValidUntil: Date | undefined;
       const { doc, secret } = await changeEndpoint(deps, company._id, (current, now) => {
         if (!current) throw new HttpError(404, `Company ${String(company._id)} has no callback endpoint`);
@@ -176,7 +133,10 @@ export function callbackRoutes(router: Router, deps: Deps): void {
       res.json({ secret, previous_valid_until: previousValidUntil });
     }),
   );
+}
 
+/** The operator's re-sync of every company's endpoint (no company scope). */
+export function callbackRepublishRoutes(router: Router, deps: Deps): void {
   // Re-sync of the dispatcher's replica: every company's current endpoint again, as callback.updated
   // (replicas keep the highest version, so a message they already have changes nothing).
   router.post(

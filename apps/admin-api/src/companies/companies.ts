@@ -1,10 +1,11 @@
 import type { Request, Router } from 'express';
 import type { CompanyDoc } from '@smartlock/auth';
-import { Joi } from '@smartlock/config';
+import { companyListQuerySchema, createCompanySchema } from '@smartlock/contracts';
 import type { Types } from '@smartlock/db';
 import { asyncHandler } from '@smartlock/http';
 import type { Deps } from '../shared/deps';
-import { nameSchema, notFoundError, objectIdParam, validate, validateQuery } from '../shared/validation';
+import type { CompanyScope } from '../shared/scope';
+import { notFoundError, objectIdParam, validate, validateQuery } from '../shared/validation';
 
 export interface CompanyView {
   _id: string;
@@ -14,13 +15,6 @@ export interface CompanyView {
 
 const view = (c: CompanyDoc): CompanyView => ({ _id: String(c._id), name: c.name, created_at: c.created_at });
 
-const createSchema = Joi.object<{ name: string }>({ name: nameSchema.required() });
-const listSchema = Joi.object<{ name?: string; limit: number; page: number }>({
-  name: nameSchema,
-  limit: Joi.number().integer().min(1).max(1000).default(100),
-  page: Joi.number().integer().min(1).default(1),
-});
-
 /** The company of a path id, or a 404 (400 for a malformed id). */
 export async function companyFromPath(deps: Deps, req: Request, param = 'companyId'): Promise<CompanyDoc> {
   const id: Types.ObjectId = objectIdParam(req, param);
@@ -29,11 +23,19 @@ export async function companyFromPath(deps: Deps, req: Request, param = 'company
   return company;
 }
 
+/** The operator's scope: the company named in the path, any company's key or token by id (admin token, checked by the router). */
+export const operatorScope = (deps: Deps): CompanyScope => ({
+  prefix: '/companies/:companyId',
+  company: (req) => companyFromPath(deps, req),
+  owner: () => undefined,
+  may: () => [],
+});
+
 export function companyRoutes(router: Router, deps: Deps): void {
   router.post(
     '/companies',
     asyncHandler(async (req, res) => {
-      const input = validate(createSchema, req.body);
+      const input = validate(createCompanySchema, req.body);
       const company = (await deps.models.Company.create({ name: input.name })).toObject();
       await deps.events.publish(
         'company.created',
@@ -48,7 +50,7 @@ export function companyRoutes(router: Router, deps: Deps): void {
   router.get(
     '/companies',
     asyncHandler(async (req, res) => {
-      const q = validateQuery(listSchema, req);
+      const q = validateQuery(companyListQuerySchema, req);
       const filter = q.name === undefined ? {} : { name: q.name };
       const companies = await deps.models.Company.find(filter)
         .sort({ created_at: 1, _id: 1 })

@@ -1,12 +1,13 @@
 import type { Router } from 'express';
 import { IngestTokenDoc, generateIngestToken } from '@smartlock/auth';
-import { Joi } from '@smartlock/config';
-import { asyncHandler, badRequest } from '@smartlock/http';
-import { companyFromPath } from '../companies/companies';
+import { createIngestTokenSchema } from '@smartlock/contracts';
+import { HttpError, asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../shared/deps';
 import { withLastUse } from '../shared/last-use';
 import { revokeOnce } from '../shared/revoke';
-import { SAFE_ID, objectIdParam, validate } from '../shared/validation';
+import type { CompanyScope } from '../shared/scope';
+import { objectIdParam, validate } from '../shared/validation';
+import { siteNotFound } from './site';
 
 /** A token as listed: never its hash, never the token or its URL. */
 export interface IngestTokenView {
@@ -31,29 +32,21 @@ const tokenView = (t: IngestTokenDoc & { last_used_at: Date | null }): IngestTok
   created_at: t.created_at,
 });
 
-const safeId = (name: string) =>
-  Joi.string()
-    .pattern(SAFE_ID)
-    .messages({ 'string.pattern.base': `${name} must be 1 to 64 characters of letters, digits, '.', '_', ':' or '-'` });
-
-// The site belongs to location-api (its own slice): only its shape is checked here.
-const createSchema = Joi.object<{ site_id: string; provider: string; expires_at?: string | null }>({
-  site_id: safeId('site_id').required(),
-  provider: safeId('provider').default('direct'),
-  // A URL handed to a property system for a season, say: refused once it passes.
-  expires_at: Joi.string().isoDate().allow(null).messages({ 'string.isoDate': 'expires_at must be an ISO 8601 date-time' }),
-});
-
-export function ingestTokenRoutes(router: Router, deps: Deps): void {
+/** Issue, list and revoke the ingest tokens of the scope's company (the operator's path, or the portal session's). */
+export function ingestTokenRoutes(router: Router, deps: Deps, scope: CompanyScope): void {
   router.post(
-    '/companies/:companyId/ingest-tokens',
+    `${scope.prefix}/ingest-tokens`,
+    ...scope.may('keys_tokens'),
     asyncHandler(async (req, res) => {
-      const company = await companyFromPath(deps, req);
-      const input = validate(createSchema, req.body);
+      const company = await scope.company(req);
+      const input = validate(createIngestTokenSchema, req.body);
       const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
       if (expiresAt && expiresAt.getTime() <= deps.now().getTime()) throw badRequest('expires_at must be in the future');
+      // Stored by `_id`, as the generic ingest stores X-Site-Id: a later change of external id keeps the token working.
+      const siteId = await deps.siteOf(String(company._id), input.site_id);
+      if (!siteId) throw new HttpError(404, siteNotFound(input.site_id));
       const { token, hash } = generateIngestToken();
-      const doc = (await deps.models.IngestToken.create({ company_id: company._id, site_id: input.site_id, provider: input.provider, hash, expires_at: expiresAt })).toObject();
+      const doc = (await deps.models.IngestToken.create({ company_id: company._id, site_id: siteId, provider: input.provider, hash, expires_at: expiresAt })).toObject();
       await deps.events.publish(
         'ingest_token.created',
         { company_id: String(company._id), id: String(doc._id), data: { site_id: doc.site_id, provider: doc.provider, expires_at: doc.expires_at } },
@@ -65,9 +58,10 @@ export function ingestTokenRoutes(router: Router, deps: Deps): void {
   );
 
   router.get(
-    '/companies/:companyId/ingest-tokens',
+    `${scope.prefix}/ingest-tokens`,
+    ...scope.may('view'),
     asyncHandler(async (req, res) => {
-      const company = await companyFromPath(deps, req);
+      const company = await scope.company(req);
       const tokens = await deps.models.IngestToken.find({ company_id: company._id }).sort({ created_at: -1, _id: -1 }).lean();
       res.json((await withLastUse(deps, tokens)).map(tokenView));
     }),
@@ -76,8 +70,10 @@ export function ingestTokenRoutes(router: Router, deps: Deps): void {
   // Idempotent like key revocation; the next ingest request with the token is refused (libs/auth reads the slice).
   router.post(
     '/ingest-tokens/:tokenId/revoke',
+    ...scope.may('keys_tokens'),
     asyncHandler(async (req, res) => {
-      const revoked = await revokeOnce(deps, req, { model: deps.models.IngestToken, label: 'Ingest token', event: 'ingest_token.revoked', data: (t) => ({ site_id: t.site_id, provider: t.provider, revoked_at: t.revoked_at }) }, objectIdParam(req, 'tokenId'));
+      const what = { model: deps.models.IngestToken, label: 'Ingest token', event: 'ingest_token.revoked' as const, data: (t: IngestTokenDoc) => ({ site_id: t.site_id, provider: t.provider, revoked_at: t.revoked_at }) };
+      const revoked = await revokeOnce(deps, req, what, objectIdParam(req, 'tokenId'), scope.owner(req));
       res.json((await withLastUse(deps, [revoked])).map(tokenView)[0]);
     }),
   );

@@ -1,4 +1,4 @@
-import type { Auth, IdentityModels } from '@smartlock/auth';
+import type { Auth, IdentityModels, SecretKey } from '@smartlock/auth';
 import type { OutboundPolicy } from '@smartlock/http';
 import type { Logger } from '@smartlock/observability';
 import type { CallbackEndpointModel } from '../callback/callback-endpoint.schema';
@@ -12,9 +12,13 @@ export interface Deps {
   events: IdentityEvents;
   logger: Logger;
   /** SECRETS_KEY, parsed: encrypts callback secrets at rest. */
-  secretsKey: Buffer;
+  secretsKey: SecretKey;
   callbackSecretOverlapMs: number;
   /** Where callback URLs may point (public addresses; loopback and http in development). */
   callbackPolicy: OutboundPolicy;
+  /** The `_id` of the company's site given by `_id` or external id, null if it has none such (location-api). */
+  siteOf: (companyId: string, site: string) => Promise<string | null>;
   now: () => Date;
+  /** Portal links and sessions (PORTAL_* configuration). */
+  portal: { linkTtlMs: number; sessionTtlMs: number; cookieSecure: boolean; webhookUrl: string };
 }

@@ -12,7 +12,8 @@ interface Revocable {
 
 /**
  * Revokes an API key or ingest token. Idempotent: revoking a revoked one answers with it unchanged
- * and publishes nothing new; an unknown id is a 404. The next request with it is refused (libs/auth
+ * and publishes nothing new; an unknown id is a 404, and so is another company's when `owner` names
+ * the company it must belong to (a portal session's). The next request with it is refused (libs/auth
  * reads the slice on every request).
  */
 export async function revokeOnce<D extends Revocable>(
@@ -20,8 +21,10 @@ export async function revokeOnce<D extends Revocable>(
   req: Request,
   what: { model: Model<D>; label: string; event: IdentityEventType; data: (d: D) => Record<string, unknown> },
   id: Types.ObjectId,
+  owner?: Types.ObjectId,
 ): Promise<D> {
-  const revoked = await what.model.findOneAndUpdate({ _id: id, revoked_at: null }, { $set: { revoked_at: deps.now() } }, { new: true }).lean<D>();
+  const mine = owner ? { company_id: owner } : {};
+  const revoked = await what.model.findOneAndUpdate({ _id: id, revoked_at: null, ...mine }, { $set: { revoked_at: deps.now() } }, { new: true }).lean<D>();
   if (revoked) {
     await deps.events.publish(
       what.event,
@@ -30,7 +33,7 @@ export async function revokeOnce<D extends Revocable>(
     );
     return revoked;
   }
-  const existing = await what.model.findById(id).lean<D>();
+  const existing = await what.model.findOne({ _id: id, ...mine }).lean<D>();
   if (!existing) throw notFoundError(what.label, id);
   return existing;
 }

@@ -44,8 +44,3 @@ export function objectIdParam(req: Request, name: string): Types.ObjectId {
 
 export const notFoundError = (what: string, id: Types.ObjectId | string) => new HttpError(404, `${what} ${String(id)} not found`);
 
-/** A display name: a non-empty string, trimmed, at most 200 characters. */
-export const nameSchema = Joi.string().trim().min(1).max(200);
-
-/** Site ids belong to location-api; here only their shape is checked (safe characters, at most 64). */
-export const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
