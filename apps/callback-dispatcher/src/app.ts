@@ -1,6 +1,6 @@
-import { IDENTITY_DB, createAuth, openAccessEvent, parseSecretsKey } from '@smartlock/auth';
+import { createAuth, openAccessEvent, operatorScope, parseSecretsKey, portalScope, secretsKeyRing } from '@smartlock/auth';
 import { AccessEventMessage, IdentityEventMessage, accessEventMessageSchema, identityEventMessageSchema } from '@smartlock/contracts';
-import { Logger, counter, histogram } from '@smartlock/observability';
+import { Logger, METRICS, counter, histogram } from '@smartlock/observability';
 import { QUEUES } from '@smartlock/messaging';
 import { RunningService, rateLimiter, startService } from '@smartlock/http';
 import { callbackPolicy, rateLimits } from '@smartlock/config';
@@ -9,10 +9,12 @@ import { dispatcherModels } from './models';
 import { onIdentityEvent } from './endpoints/on-identity-event';
 import { onAccessEvent } from './deliveries/on-access-event';
 import { WorkMessage, deliver, destinations, onDeliveryDeadLetter } from './deliveries/deliver';
+import { failingEndpoints } from './deliveries/failing';
 import { createLimiter } from './deliveries/limiter';
 import { createEmailSender, createSmsSender } from './guest/channels';
 import { onGuestDeadLetter, sendGuestMessage } from './guest/send';
-import { adminRoutes } from './admin/routes';
+import { adminRoutes, companyInPath } from './admin/routes';
+import { testEventRoutes } from './test-event/test-event';
 
 export const SERVICE = 'callback-dispatcher';
 
@@ -23,10 +25,11 @@ export const SERVICE = 'callback-dispatcher';
  *   access.events   → deliveries/on-access-event    (records deliveries and guest messages, enqueues)
  *   callback-dispatcher.deliveries     → deliveries/deliver  (one attempt; retries in broker delay queues)
  *   callback-dispatcher.guest-messages → guest/send          (e-mail and SMS)
- *   /admin/v1/…deliveries…             → admin/routes
+ *   /admin/v1/…deliveries…, /portal/api/deliveries… → admin/routes
+ *   /admin/v1/companies/:id/callback/test, /portal/api/callback/test → test-event/ (a test callback, its answer)
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
-  const key = parseSecretsKey(config.SECRETS_KEY);
+  const key = secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
   const identityEventsKey = parseSecretsKey(config.IDENTITY_EVENTS_KEY);
   const messageKey = parseSecretsKey(config.MESSAGE_KEY);
   const delays = config.CALLBACK_RETRY_DELAYS_MS;
@@ -87,16 +90,17 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         timeoutMs: config.CALLBACK_TIMEOUT_MS,
         parkDelayMs: delays[0],
         destinations: outbound,
-        attempts: counter(metrics, 'callback_attempts_total', 'Callback delivery attempts', ['outcome']),
-        deadLettered: counter(metrics, 'callback_deliveries_dead_lettered_total', 'Callback deliveries dead-lettered (access.failed-class alert)'),
-        latency: histogram(metrics, 'callback_attempt_duration_seconds', 'Latency of one callback attempt', ['outcome']),
+        attempts: counter(metrics, METRICS.callbackAttempts),
+        deadLettered: counter(metrics, METRICS.callbackDeliveriesDeadLettered),
+        latency: histogram(metrics, METRICS.callbackAttemptDuration),
+        failing: failingEndpoints(metrics, logger),
       };
       const guestDeps = {
         models,
         key,
         email: email?.send,
         sms,
-        failed: counter(metrics, 'guest_messages_failed_total', 'Guest e-mails and SMS refused, rate limited or dead-lettered', ['channel', 'outcome']),
+        failed: counter(metrics, METRICS.guestMessagesFailed),
         limit: rateLimiter({ name: 'guest-messages', limit: config.RATE_LIMIT_GUEST_MESSAGES_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES }),
       };
 
@@ -125,8 +129,21 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       });
     },
     routes: (app, ctx) => {
-      const auth = createAuth({ identityDb: ctx.db.useDb(IDENTITY_DB, { useCache: true }), logger });
-      app.use(adminRoutes({ models: dispatcherModels(ctx.db), broker: ctx.broker, key, admin: auth.admin(config.ADMIN_TOKEN) }));
+      const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
+      const adminDeps = { models: dispatcherModels(ctx.db), broker: ctx.broker, key };
+      const testDeps = {
+        models: adminDeps.models,
+        key,
+        destinations: outbound,
+        timeoutMs: config.CALLBACK_TIMEOUT_MS,
+        limit: rateLimiter({ name: 'callback-test', limit: config.RATE_LIMIT_HEAVY_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES }),
+      };
+      // The operator's and the administration portal's (a company's portal session; the edge routes
+      // /portal/api/deliveries and /portal/api/callback/test here).
+      for (const scope of [operatorScope(auth, config.ADMIN_TOKEN, companyInPath), portalScope(auth)]) {
+        app.use(adminRoutes(adminDeps, scope));
+        app.use(testEventRoutes(testDeps, scope));
+      }
     },
     teardown: async () => {
       email?.close();

@@ -1,16 +1,22 @@
-import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, callbackDestinationEnv, identityEventsKeyEnv, loadConfig, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
+import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, callbackDestinationEnv, heavyRateLimitEnv, identityDbEnv, identityEventsKeyEnv, loadConfig, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 
 export interface Config extends BaseConfig, RateLimitConfig {
   PORT: number;
   MONGO_DB: string;
+  /** The identity database libs/auth reads: the portal's sessions. */
+  IDENTITY_DB: string;
   ADMIN_TOKEN: string;
   SECRETS_KEY: string;
+  /** The keys SECRETS_KEY replaced, still read (a rotation's key ring): comma-separated, empty by default. */
+  SECRETS_KEY_PREVIOUS: string;
   /** Checks identity.events: a callback endpoint change not signed by admin-api is dead-lettered. */
   IDENTITY_EVENTS_KEY: string;
   /** Opens the credentials sealed inside access.events. */
   MESSAGE_KEY: string;
   /** Development switch: callbacks may reach loopback addresses (local receivers). */
   CALLBACK_ALLOW_LOOPBACK: boolean;
+  /** Test events ("send a test event") per company per hour, across the instances. */
+  RATE_LIMIT_HEAVY_PER_HOUR: number;
   /** Guest e-mails (or SMS) per company per hour, across the instances (RATE_LIMIT_INSTANCES). */
   RATE_LIMIT_GUEST_MESSAGES_PER_HOUR: number;
   /** Delay before retry 1, 2, …; its length is the number of retries after the first attempt. */
@@ -36,38 +42,47 @@ const delays = Joi.string()
   .pattern(/^\s*\d+\s*(,\s*\d+\s*)*$/)
   .message('{{#label}} must be a comma-separated list of milliseconds');
 
-const schema = Joi.object({
+export const configSchema = Joi.object({
   ...baseEnv,
   ...rateLimitEnv,
   ...portEnv(8084),
+  ...identityDbEnv,
+  ...heavyRateLimitEnv,
   ...adminTokenEnv,
   ...secretsKeyEnv,
   ...identityEventsKeyEnv,
   ...messageKeyEnv,
   ...callbackDestinationEnv,
-  RATE_LIMIT_GUEST_MESSAGES_PER_HOUR: Joi.number().integer().min(1).default(2000),
-  MONGO_DB: Joi.string().default('smartlock_dispatcher'),
-  CALLBACK_RETRY_DELAYS_MS: delays.default('10000,60000,300000,1800000,7200000,21600000'),
-  CALLBACK_TIMEOUT_MS: Joi.number().integer().min(1).default(10000),
-  CALLBACK_CONCURRENCY_PER_ENDPOINT: Joi.number().integer().min(1).default(8),
-  CALLBACK_CONCURRENCY_TOTAL: Joi.number().integer().min(1).default(64),
-  CALLBACK_QUEUE_PER_ENDPOINT: Joi.number().integer().min(0).default(16),
-  SMTP_HOST: Joi.string(),
-  SMTP_PORT: Joi.number().port().default(587),
-  SMTP_USER: Joi.string(),
-  SMTP_PASS: Joi.string(),
-  SMTP_FROM: Joi.string().default('Smart-lock access <no-reply@smartlock.local>'),
-  SMTP_SECURE: Joi.boolean().default(false),
-  SMS_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
-  SMS_ACCOUNT_SID: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }),
-  SMS_AUTH_TOKEN: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }),
-  SMS_FROM: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }),
+  RATE_LIMIT_GUEST_MESSAGES_PER_HOUR: Joi.number()
+    .integer()
+    .min(1)
+    .default(2000)
+    .description('guest e-mails, and guest SMS, per company per hour each; past it a message is recorded `failed` with `rate limited: …`, not sent'),
+  MONGO_DB: Joi.string().default('smartlock_dispatcher').description("the app's own database (its slice)"),
+  CALLBACK_RETRY_DELAYS_MS: delays
+    .default('10000,60000,300000,1800000,7200000,21600000')
+    .description('delay before retry 1, 2, … of a callback (and of a guest e-mail or SMS), comma-separated; the count of delays is the number of retries after the first attempt, then the dead-letter queue'),
+  CALLBACK_TIMEOUT_MS: Joi.number().integer().min(1).default(10000).description('timeout of one callback attempt (and of one SMTP or SMS call)'),
+  CALLBACK_CONCURRENCY_PER_ENDPOINT: Joi.number().integer().min(1).default(8).description("attempts running at once to one company's endpoint, per process"),
+  CALLBACK_CONCURRENCY_TOTAL: Joi.number().integer().min(1).default(64).description("attempts running at once per process (the delivery queue's prefetch is 4× this)"),
+  CALLBACK_QUEUE_PER_ENDPOINT: Joi.number().integer().min(0).default(16).description('messages a slow endpoint may keep waiting in memory; the rest are parked in the broker'),
+  SMTP_HOST: Joi.string().description('SMTP server of guest e-mail (nodemailer); unset, e-mail is disabled (logged at start)'),
+  SMTP_PORT: Joi.number().port().default(587).description('SMTP port'),
+  SMTP_USER: Joi.string().description('SMTP user (none: no authentication)'),
+  SMTP_PASS: Joi.string().description("SMTP user's password"),
+  SMTP_FROM: Joi.string().default('Smart-lock access <no-reply@smartlock.local>').description('sender of guest e-mails'),
+  SMTP_SECURE: Joi.boolean().default(false).description("TLS from the start of the SMTP connection, the server's certificate verified (else STARTTLS when offered, the certificate not verified)"),
+  SMS_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }).description('Twilio-style SMS API of guest SMS; unset, SMS is disabled (logged at start)'),
+  SMS_ACCOUNT_SID: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }).description('SMS API account sid (basic auth user and path)'),
+  SMS_AUTH_TOKEN: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }).description('SMS API auth token (basic auth password)'),
+  SMS_FROM: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }).description('sender of guest SMS'),
   GUEST_KEY_LINK_BASE: Joi.string()
     .uri({ scheme: ['http', 'https'] })
-    .default('https://keys.smartlock.local/k'),
+    .default('https://keys.smartlock.local/k')
+    .description('base of the mobile-key link sent to guests: `<base>/<referenceId>`'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const raw = loadConfig<Omit<Config, 'CALLBACK_RETRY_DELAYS_MS'> & { CALLBACK_RETRY_DELAYS_MS: string }>(schema, env);
+  const raw = loadConfig<Omit<Config, 'CALLBACK_RETRY_DELAYS_MS'> & { CALLBACK_RETRY_DELAYS_MS: string }>(configSchema, env);
   return { ...raw, CALLBACK_RETRY_DELAYS_MS: raw.CALLBACK_RETRY_DELAYS_MS.split(',').map((d) => Number(d.trim())) };
 }

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Router } from 'express';
-import type { RequestHandler } from 'express';
+import { Request, Router } from 'express';
 import { SuccessCodes, ok } from '@smartlock/contracts';
-import { decryptSecret } from '@smartlock/auth';
+import { RouteScope, SecretKey, decryptSecret } from '@smartlock/auth';
 import { asyncHandler, badRequest, notFound } from '@smartlock/http';
 import { Broker, QUEUES } from '@smartlock/messaging';
 import { redact } from '@smartlock/observability';
@@ -12,8 +11,7 @@ import type { WorkMessage } from '../deliveries/deliver';
 export interface AdminDeps {
   models: DispatcherModels;
   broker: Broker;
-  key: Buffer;
-  admin: RequestHandler;
+  key: SecretKey;
 }
 
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -24,7 +22,7 @@ function iso(d: Date | null | undefined): string | null {
 }
 
 /** The stored body with its credential fields (passcode, lockData, cardNumber) redacted. */
-function redactedBody(deliveryBody: DeliveryDoc['body'], key: Buffer): unknown {
+function redactedBody(deliveryBody: DeliveryDoc['body'], key: SecretKey): unknown {
   try {
     return redact(JSON.parse(decryptSecret(deliveryBody, key)));
   } catch {
@@ -37,24 +35,32 @@ async function requeue(deps: AdminDeps, id: string, company: string, correlation
   await deps.broker.sendToQueue(QUEUES.dispatcherDeliveries.name, msg, { correlationId, messageId: `${id}:manual:${randomUUID()}` });
 }
 
+/** The operator's company in the path: any id the dispatcher may have records of (not only an ObjectId). */
+export function companyInPath(req: Request): string {
+  const { companyId } = req.params;
+  if (!ID.test(companyId)) throw badRequest('companyId is malformed');
+  return companyId;
+}
+
 /**
- * /admin/v1/… delivery operations (admin token; the edge routes them here): list a reference's
- * deliveries with every attempt, redeliver one, redeliver a company's dead-lettered ones.
+ * Delivery operations, through the edge: for the operator (`/admin/v1/…`, admin token) and for a
+ * company's portal session (`/portal/api/…`, its company only; reading needs `view`, redelivering
+ * `bookings`): list a reference's deliveries with every attempt and its guest messages, redeliver one,
+ * redeliver a company's dead-lettered ones.
  */
-export function adminRoutes(deps: AdminDeps): Router {
+export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
   const { models } = deps;
   const r = Router();
 
   r.get(
-    '/admin/v1/companies/:companyId/deliveries',
-    deps.admin,
+    scope.path('/deliveries'),
+    ...scope.may('view'),
     asyncHandler(async (req, res) => {
-      const { companyId } = req.params;
+      const companyId = scope.companyId(req);
       const referenceId = req.query.referenceId;
       if (typeof referenceId !== 'string' || referenceId.length === 0 || referenceId.length > 256) {
         throw badRequest('referenceId is required (one string)');
       }
-      if (!ID.test(companyId)) throw badRequest('companyId is malformed');
       const deliveries = await models.Delivery.find({ company_id: companyId, reference_id: referenceId }).sort({ created_at: 1 }).lean<DeliveryDoc[]>();
       const guest = await models.GuestMessage.find({ company_id: companyId, reference_id: referenceId }).sort({ created_at: 1 }).lean<GuestMessageDoc[]>();
       res.json(
@@ -98,13 +104,15 @@ export function adminRoutes(deps: AdminDeps): Router {
   );
 
   r.post(
-    '/admin/v1/deliveries/:deliveryId/redeliver',
-    deps.admin,
+    scope.byId('/deliveries/:deliveryId/redeliver'),
+    ...scope.may('bookings'),
     asyncHandler(async (req, res) => {
       const { deliveryId } = req.params;
       if (!DELIVERY_ID.test(deliveryId)) throw notFound('Delivery not found');
+      // Another company's delivery is not found, as an unknown one.
+      const owner = scope.owner(req);
       const updated = await models.Delivery.findOneAndUpdate(
-        { _id: deliveryId },
+        { _id: deliveryId, ...(owner ? { company_id: owner } : {}) },
         { $set: { status: 'pending', dead_at: null, dead_reason: null } },
         { new: true },
       ).lean<DeliveryDoc>();
@@ -114,12 +122,12 @@ export function adminRoutes(deps: AdminDeps): Router {
     }),
   );
 
+  // After an endpoint outage: every dead-lettered delivery of the company.
   r.post(
-    '/admin/v1/companies/:companyId/deliveries/redeliver-dead',
-    deps.admin,
+    scope.path('/deliveries/redeliver-dead'),
+    ...scope.may('bookings'),
     asyncHandler(async (req, res) => {
-      const { companyId } = req.params;
-      if (!ID.test(companyId)) throw badRequest('companyId is malformed');
+      const companyId = scope.companyId(req);
       const dead = await models.Delivery.find({ company_id: companyId, status: 'dead' }, { _id: 1 }).lean<Pick<DeliveryDoc, '_id'>[]>();
       const ids: string[] = [];
       for (const { _id } of dead) {

@@ -16,7 +16,7 @@ function toCallbackCredential(c: CredentialRecord): CallbackCredential {
     siteName: c.siteName,
     roomId: c.roomId,
     roomNumber: c.roomNumber,
-    roomName: c.roomName ?? c.roomNumber,
+    roomName: c.roomName,
     bedId: c.bedId,
     bedNumber: c.bedNumber,
     validFrom: c.validFrom,

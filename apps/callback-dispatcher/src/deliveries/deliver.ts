@@ -1,9 +1,10 @@
 import axios from 'axios';
 import type { Counter, Histogram } from 'prom-client';
-import { decryptSecret } from '@smartlock/auth';
+import { SecretKey, decryptSecret } from '@smartlock/auth';
 import { CONNECTION_REFUSED, OutboundPolicy, guardedAgents } from '@smartlock/http';
 import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
-import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels } from '../models';
+import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels, EndpointDoc } from '../models';
+import type { FailingEndpoints } from './failing';
 import { Limiter, PARKED } from './limiter';
 import { EVENT_HEADER, USER_AGENT, authHeaders } from './sign';
 
@@ -18,7 +19,7 @@ export interface WorkMessage {
 export interface DeliverDeps {
   models: DispatcherModels;
   broker: Broker;
-  key: Buffer;
+  key: SecretKey;
   limiter: Limiter;
   /** Deliveries with an attempt running in this process: a duplicate message waits instead of racing. */
   inFlight: Set<string>;
@@ -30,6 +31,7 @@ export interface DeliverDeps {
   attempts: Counter<string>;
   deadLettered: Counter<string>;
   latency: Histogram<string>;
+  failing: FailingEndpoints;
 }
 
 /** Back to a broker delay queue without counting an attempt: keeps the prefetch window for other endpoints. */
@@ -64,6 +66,59 @@ function describe(err: unknown, timeoutMs: number): string {
   return CONNECTION_REFUSED;
 }
 
+/** What the receiver answered one POST: its status (null: none), the failure as recorded, the time taken, its body's start. */
+export interface Answer {
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number;
+  contentType: string | null;
+  body: string | null;
+}
+
+/**
+ * POSTs one signed callback body to the endpoint: the configured authentication, through the agents
+ * that enforce the destination policy on every connection, no redirect followed, within the timeout.
+ * Used by every delivery attempt and by the test event (test-event/), so both go out alike.
+ */
+export async function postCallback(
+  deps: Pick<DeliverDeps, 'destinations' | 'key' | 'timeoutMs'>,
+  config: EndpointDoc['config'],
+  event: string,
+  body: string,
+  at: Date,
+): Promise<Answer> {
+  const { timeoutMs } = deps;
+  const headers = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, [EVENT_HEADER]: event, ...authHeaders(config, body, deps.key, at) };
+  const started = performance.now();
+  try {
+    const res = await axios.post(config.url, body, {
+      httpAgent: deps.destinations.httpAgent,
+      httpsAgent: deps.destinations.httpsAgent,
+      proxy: false,
+      headers,
+      timeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+      maxRedirects: 0,
+      responseType: 'text',
+      transformRequest: [(d) => d],
+      transformResponse: [(d) => d],
+      maxContentLength: 64 * 1024,
+      validateStatus: () => true,
+    });
+    const ok = res.status >= 200 && res.status < 300;
+    const contentType = res.headers['content-type'];
+    return {
+      statusCode: res.status,
+      error: ok ? null : `endpoint answered ${res.status}`,
+      latencyMs: Math.round(performance.now() - started),
+      contentType: typeof contentType === 'string' ? contentType : null,
+      body: typeof res.data === 'string' ? res.data : null,
+    };
+  } catch (err) {
+    return { statusCode: null, error: describe(err, timeoutMs), latencyMs: Math.round(performance.now() - started), contentType: null, body: null };
+  }
+}
+
 /**
  * One attempt of one callback delivery. Check before sending (a delivered or dead delivery is never
  * sent again; two messages of one delivery never run at once in a process), sign with the endpoint's
@@ -86,7 +141,7 @@ export async function deliver(deps: DeliverDeps, msg: WorkMessage, ctx: MessageC
 }
 
 async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<string | undefined> {
-  const { models, key, timeoutMs } = deps;
+  const { models, key } = deps;
   // Check before sending: a delivered or dead delivery is never sent again. The endpoint is read
   // alongside (its newest secret signs).
   const [delivery, endpoint] = await Promise.all([
@@ -102,37 +157,12 @@ async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
   if (!found) throw new PermanentError('the company has no callback endpoint any more');
   const config = found.config;
   const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';
-  const body = decryptSecret(delivery.body, key);
   const at = new Date();
-  const headers = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, [EVENT_HEADER]: delivery.event, ...authHeaders(config, body, key, at) };
-
-  let statusCode: number | null = null;
-  let error: string | null = null;
-  const started = performance.now();
-  try {
-    const res = await axios.post(config.url, body, {
-      httpAgent: deps.destinations.httpAgent,
-      httpsAgent: deps.destinations.httpsAgent,
-      proxy: false,
-      headers,
-      timeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs),
-      maxRedirects: 0,
-      responseType: 'text',
-      transformRequest: [(d) => d],
-      transformResponse: [(d) => d],
-      maxContentLength: 64 * 1024,
-      validateStatus: () => true,
-    });
-    statusCode = res.status;
-    if (statusCode < 200 || statusCode >= 300) error = `endpoint answered ${statusCode}`;
-  } catch (err) {
-    error = describe(err, timeoutMs);
-  }
-  const latencyMs = Math.round(performance.now() - started);
+  const { statusCode, error, latencyMs } = await postCallback(deps, config, delivery.event, decryptSecret(delivery.body, key), at);
   const outcome = statusCode !== null && statusCode >= 200 && statusCode < 300 ? 'delivered' : statusCode === 410 ? 'gone' : 'failed';
   deps.attempts.inc({ outcome });
   deps.latency.observe({ outcome }, latencyMs / 1000);
+  deps.failing.record(delivery.company_id, outcome === 'delivered', error);
   const number = delivery.attempts + 1;
   const record: AttemptRecord = { attempt: number, at, trigger, url: config.url, status_code: statusCode, latency_ms: latencyMs, error };
   // One write records the attempt and settles the delivery.

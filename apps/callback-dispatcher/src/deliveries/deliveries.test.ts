@@ -4,7 +4,7 @@ import { parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import type { AccessEventMessage, CallbackBody } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker, deadLetterQueueName } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, scrapeMetrics, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
@@ -168,10 +168,11 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     expect(attempts.every((a) => a.latency_ms >= 0 && a.at instanceof Date)).toBe(true);
   });
 
-  it('a receiver that always fails: dead-lettered after the last attempt, recorded, alerted and counted', async () => {
+  it('a receiver that always fails: dead-lettered after the last attempt, recorded, alerted and counted; its endpoint counted failing until it delivers again', async () => {
     const r = await receiver({ reply: () => 503 });
     const companyId = await company(r.url, { type: 'bearer', token: 't' });
     const before = await deadLettered();
+    const metricsBefore = await scrapeMetrics(app.url);
     await publish(accessEvent(companyId, 'access.revoked'));
     const dead = await waitFor(() => models().Delivery.findOne({ company_id: companyId, status: 'dead' }).lean(), { what: 'dead delivery' });
     expect(r.hits()).toBe(3); // the first attempt and the 2 configured retries
@@ -179,6 +180,19 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     await waitFor(async () => (await vhost.queue(deadLetterQueueName(QUEUES.dispatcherDeliveries.name)))?.messages === 1, { what: 'the message in the DLQ' });
     expect(await deadLettered()).toBe(before + 1);
     expect(text()).toContain('"alert":"access.failed"');
+    const metrics = await scrapeMetrics(app.url);
+    expect(metrics.value('callback_attempts_total', { outcome: 'failed' }) - metricsBefore.value('callback_attempts_total', { outcome: 'failed' })).toBe(3);
+    expect(metrics.value('callback_attempt_duration_seconds_count', { outcome: 'failed' }) - metricsBefore.value('callback_attempt_duration_seconds_count', { outcome: 'failed' })).toBe(3);
+    // Three failed attempts in a row: a failing endpoint, counted without its company, named in the log.
+    expect(metrics.value('callback_endpoints_failing')).toBe(metricsBefore.value('callback_endpoints_failing') + 1);
+    expect(metrics.text).not.toContain(companyId);
+    expect(text().split('\n').some((line) => line.includes('callback endpoint failing') && line.includes(companyId))).toBe(true);
+    // The company fixes its endpoint: the next callback is delivered and the endpoint no longer counts.
+    const fixed = await receiver();
+    await setEndpoint(companyId, fixed.url, { type: 'bearer', token: 't' }, 2);
+    await publish(accessEvent(companyId, 'access.provisioned'));
+    await waitFor(() => fixed.received.length === 1, { what: 'the callback to the fixed endpoint' });
+    expect((await scrapeMetrics(app.url)).value('callback_endpoints_failing')).toBe(metricsBefore.value('callback_endpoints_failing'));
     // and nothing more is tried
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(r.hits()).toBe(3);

@@ -16,8 +16,8 @@ const ADMIN = 'test-admin-token-123';
 
 /**
  * Callbacks connect only to public addresses: the check is on the address actually connected to, so
- * an endpoint stored before the rule, an IP literal in any spelling, or a name that resolves to an
- * internal address (DNS rebinding) is refused without a connection. Loopback stands in for the
+ * an IP literal in any spelling, or a name that resolves to an internal address (DNS rebinding), is
+ * refused without a connection. Loopback stands in for the
  * internal network here (the development switch off): it is the one range this machine may connect to.
  * With the switch on, link-local and private addresses stay refused (the check fails before a socket).
  */

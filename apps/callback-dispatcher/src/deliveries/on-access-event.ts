@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AccessEventMessage } from '@smartlock/contracts';
-import { encryptSecret } from '@smartlock/auth';
+import { SecretKey, encryptSecret } from '@smartlock/auth';
 import { isDuplicateKeyError, Model } from '@smartlock/db';
 import { Broker, MessageContext, QUEUES } from '@smartlock/messaging';
 import type { DispatcherModels, GuestChannel } from '../models';
@@ -10,7 +10,7 @@ import { deliveryIdFor, serializeCallbackBody } from './body';
 export interface AccessEventDeps {
   models: DispatcherModels;
   broker: Broker;
-  key: Buffer;
+  key: SecretKey;
   channels: { email: boolean; sms: boolean };
   keyLinkBase: string;
 }

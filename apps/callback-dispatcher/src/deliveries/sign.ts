@@ -1,15 +1,15 @@
 import { createHmac } from 'node:crypto';
-import type { CallbackEndpointConfig } from '@smartlock/contracts';
-import { decryptSecret } from '@smartlock/auth';
+import { CALLBACK_HEADERS, CallbackEndpointConfig } from '@smartlock/contracts';
+import { SecretKey, decryptSecret } from '@smartlock/auth';
 
-export const SIGNATURE_HEADER = 'X-Service-Signature';
-export const EVENT_HEADER = 'X-Service-Event';
+const SIGNATURE_HEADER = CALLBACK_HEADERS.signature;
+export const EVENT_HEADER = CALLBACK_HEADERS.event;
 /** Names the sender in the receiver's access logs (instead of the HTTP library's default). */
 export const USER_AGENT = 'SmartLock-Callbacks/1.0';
-export const TIMESTAMP_HEADER = 'X-Service-Timestamp';
-export const SIGNATURE_V2_HEADER = 'X-Service-Signature-V2';
+const TIMESTAMP_HEADER = CALLBACK_HEADERS.timestamp;
+const SIGNATURE_V2_HEADER = CALLBACK_HEADERS.signatureV2;
 
-export function hmacHex(secret: string, data: string): string {
+function hmacHex(secret: string, data: string): string {
   return createHmac('sha256', secret).update(data, 'utf8').digest('hex');
 }
 
@@ -19,7 +19,7 @@ export function hmacHex(secret: string, data: string): string {
  * `X-Service-Signature-V2` = hex HMAC-SHA256 of `${timestamp}.${body}` for receivers that want to
  * refuse replays.
  */
-export function authHeaders(config: CallbackEndpointConfig, body: string, key: Buffer, now: Date): Record<string, string> {
+export function authHeaders(config: CallbackEndpointConfig, body: string, key: SecretKey, now: Date): Record<string, string> {
   const auth = config.auth;
   switch (auth.type) {
     case 'hmac': {

@@ -35,8 +35,9 @@ export function createEmailSender(opts: {
       try {
         await transport.sendMail({ from: opts.from, to, subject: content.subject, text: content.text, html: content.html });
       } catch (err) {
-        const e = err as { responseCode?: number; response?: string; message?: string };
-        const reason = `SMTP: ${e.response ?? e.message}`;
+        // The server's reply, else the error's code: a connection error's message names the relay's address.
+        const e = err as { responseCode?: number; response?: string; code?: string };
+        const reason = `SMTP: ${e.response ?? `no answer from the mail relay (${e.code ?? 'connection failed'})`}`;
         if (e.responseCode !== undefined && e.responseCode >= 500 && e.responseCode < 600) throw new PermanentError(reason);
         throw new TransientError(reason);
       }
@@ -62,7 +63,7 @@ export function createSmsSender(opts: { url: string; accountSid: string; authTok
         validateStatus: () => true,
       });
     } catch (err) {
-      throw new TransientError(`SMS provider unreachable: ${(err as Error).message}`);
+      throw new TransientError(`SMS provider unreachable (${(err as { code?: string }).code ?? 'connection failed'})`);
     }
     if (res.status >= 200 && res.status < 300) return;
     const detail = typeof res.data === 'object' && res.data ? (res.data as { message?: string }).message : undefined;

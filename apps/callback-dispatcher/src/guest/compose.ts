@@ -29,7 +29,7 @@ function validZone(zone: string | undefined): string | undefined {
 
 function where(c: CredentialRecord): string {
   const parts = [c.siteName];
-  const room = c.roomName ?? c.roomNumber;
+  const room = c.roomName;
   if (room) parts.push(`room ${room}`);
   if (c.bedNumber) parts.push(`bed ${c.bedNumber}`);
   if (c.lockLocationType === 'cabinet') parts.push('cabinet');
@@ -49,7 +49,7 @@ function how(c: CredentialRecord, keyLink: string): string {
   }
 }
 
-export function keyLinkFor(base: string, msg: AccessEventMessage): string {
+function keyLinkFor(base: string, msg: AccessEventMessage): string {
   return `${base.replace(/\/+$/, '')}/${encodeURIComponent(msg.reference_id)}`;
 }
 

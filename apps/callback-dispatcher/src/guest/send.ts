@@ -1,5 +1,5 @@
 import type { Counter } from 'prom-client';
-import { decryptSecret } from '@smartlock/auth';
+import { SecretKey, decryptSecret } from '@smartlock/auth';
 import { DeadLetterInfo, MessageContext, PermanentError, isPermanent } from '@smartlock/messaging';
 import type { DispatcherModels, GuestMessageDoc } from '../models';
 import type { WorkMessage } from '../deliveries/deliver';
@@ -8,7 +8,7 @@ import type { EmailSender, SmsSender } from './channels';
 
 export interface GuestDeps {
   models: DispatcherModels;
-  key: Buffer;
+  key: SecretKey;
   email?: EmailSender;
   sms?: SmsSender;
   failed: Counter<string>;

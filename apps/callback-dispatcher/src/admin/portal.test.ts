@@ -1,0 +1,189 @@
+import axios from 'axios';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import mongoose from 'mongoose';
+import { createPortalSession, identityModels, parseSecretsKey, portalCsrfToken, sealAccessEvent } from '@smartlock/auth';
+import { type AccessEventMessage, PORTAL_SESSION_COOKIE } from '@smartlock/contracts';
+import { Broker, EXCHANGES, createBroker } from '@smartlock/messaging';
+import type { RunningService } from '@smartlock/http';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
+import { start } from '../app';
+import { readConfig } from '../config';
+import { dispatcherModels } from '../models';
+import { Receiver, startReceiver, verifySignature } from '../test-support/receivers';
+import { AuthSpec, TEST_IDENTITY_EVENTS_KEY, TEST_MESSAGE_KEY, TEST_SECRETS_KEY, accessEvent, endpointEvent } from '../test-support/factories';
+
+const ADMIN = 'test-admin-token-portal';
+
+/**
+ * The administration portal's callback routes (the edge sends /portal/api/deliveries and
+ * /portal/api/callback/test here): a company's session lists a booking's deliveries with their
+ * attempts and redelivers one with `bookings`; another company's delivery is not found; with
+ * `callback` it sends a test event and reads the receiver's answer.
+ */
+describe('callback-dispatcher: deliveries in the portal', () => {
+  const dbName = uniqueDbName('dispatcher_portal');
+  const identityDb = uniqueDbName('dispatcher_portal_id');
+  const { logger } = captureLogger('callback-dispatcher');
+  const receivers: Receiver[] = [];
+  let vhost: TestVhost;
+  let app: RunningService;
+  let publisher: Broker;
+  let identity: mongoose.Connection;
+
+  const models = () => dispatcherModels(app.ctx.db);
+  /** A company (an ObjectId, as admin-api's) with its endpoint in the dispatcher's replica. */
+  async function company(url: string, auth: AuthSpec): Promise<string> {
+    const companyId = new mongoose.Types.ObjectId().toHexString();
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, url, auth, parseSecretsKey(TEST_SECRETS_KEY), 1), { signWith: parseSecretsKey(TEST_IDENTITY_EVENTS_KEY) });
+    await waitFor(async () => (await models().Endpoint.findOne({ company_id: companyId }).lean())?.version === 1, { what: 'the endpoint in the replica' });
+    return companyId;
+  }
+  const publish = async (msg: AccessEventMessage) => {
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+    return msg;
+  };
+  async function session(companyId: string, capabilities: string[]) {
+    const { cookie } = await createPortalSession(identityModels(identity), {
+      company_id: new mongoose.Types.ObjectId(companyId),
+      capabilities,
+      link_id: new mongoose.Types.ObjectId(),
+      issued_to: null,
+      expires_at: new Date(Date.now() + 3_600_000),
+    });
+    return { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}`, 'X-CSRF-Token': portalCsrfToken(cookie) };
+  }
+  const get = (path: string, headers: Record<string, string>, params: Record<string, string> = {}) => axios.get(`${app.url}${path}`, { headers, params, validateStatus: () => true });
+  const post = (path: string, headers: Record<string, string>, body?: unknown) => axios.post(`${app.url}${path}`, body, { headers, validateStatus: () => true });
+
+  beforeAll(async () => {
+    vhost = await createVhost('dispatcher_portal');
+    identity = await mongoose.createConnection(MONGO_URL).asPromise().then((c) => c.useDb(identityDb));
+    app = await start(
+      readConfig({
+        ...NO_RATE_LIMITS,
+        NODE_ENV: 'test',
+        PORT: '0',
+        AMQP_URL: vhost.url,
+        MONGO_URL,
+        MONGO_DB: dbName,
+        IDENTITY_DB: identityDb,
+        ADMIN_TOKEN: ADMIN,
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        IDENTITY_EVENTS_KEY: TEST_IDENTITY_EVENTS_KEY,
+        MESSAGE_KEY: TEST_MESSAGE_KEY,
+        CALLBACK_RETRY_DELAYS_MS: '100,200',
+        CALLBACK_TIMEOUT_MS: '1000',
+        SHUTDOWN_TIMEOUT_MS: '3000',
+        CALLBACK_ALLOW_LOOPBACK: 'true',
+      }),
+      logger,
+    );
+    publisher = createBroker({ url: vhost.url, logger, connectionName: 'test-publisher' });
+    await publisher.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
+    await publisher.connect();
+  });
+  afterAll(async () => {
+    await Promise.all(receivers.map((r) => r.close()));
+    await publisher?.close(0);
+    await app?.stop();
+    await identity?.close();
+    await vhost?.remove();
+    await dropDatabases(dbName, identityDb);
+  });
+
+  it('lists a booking\'s deliveries with every attempt; redelivers with `bookings` only, never another company\'s', async () => {
+    let up = false;
+    const r = await startReceiver({ reply: () => (up ? 200 : 503) });
+    receivers.push(r);
+    const mine = await company(r.url, { type: 'bearer', token: 't' });
+    const theirs = await company(r.url, { type: 'bearer', token: 't' });
+    const msg = await publish(accessEvent(mine, 'access.provisioned'));
+    await waitFor(async () => (await models().Delivery.findOne({ company_id: mine }).lean())?.status === 'dead', { what: 'the delivery dead after its retries', timeoutMs: 20_000 });
+
+    const viewer = await session(mine, ['view']);
+    const listed = await get('/portal/api/deliveries', viewer, { referenceId: msg.reference_id });
+    expect(listed.status).toBe(200);
+    const [d] = listed.data.data.deliveries;
+    expect(d).toMatchObject({ event: 'access.provisioned', status: 'dead', lastStatusCode: 503 });
+    expect(d.attempts.map((a: { attempt: number; statusCode: number; error: string }) => [a.attempt, a.statusCode, a.error])).toEqual([
+      [1, 503, 'endpoint answered 503'],
+      [2, 503, 'endpoint answered 503'],
+      [3, 503, 'endpoint answered 503'],
+    ]);
+    expect((await get('/portal/api/deliveries', await session(theirs, ['view']), { referenceId: msg.reference_id })).data.data.deliveries).toEqual([]);
+
+    up = true;
+    const path = `/portal/api/deliveries/${d.deliveryId}/redeliver`;
+    expect(await post(path, viewer)).toMatchObject({ status: 403, data: { message: 'This portal session may not do this (it lacks the bookings capability)' } });
+    expect(await post(path, await session(theirs, ['view', 'bookings']))).toMatchObject({ status: 404, data: { message: 'Delivery not found' } });
+    const operator = await session(mine, ['view', 'bookings']);
+    expect((await post(path, { Cookie: operator.Cookie })).status).toBe(403);
+    expect(await post(path, operator)).toMatchObject({ status: 202, data: { data: { deliveryId: d.deliveryId, status: 'pending' } } });
+    const delivered = await waitFor(
+      async () => {
+        const res = await get('/portal/api/deliveries', viewer, { referenceId: msg.reference_id });
+        return res.data.data.deliveries[0].status === 'delivered' ? res.data.data.deliveries[0] : undefined;
+      },
+      { what: 'the redelivery delivered' },
+    );
+    expect(delivered.attempts.at(-1)).toMatchObject({ attempt: 4, trigger: 'manual', statusCode: 200, error: null, latencyMs: expect.any(Number) });
+  });
+
+  it('sends a test event, signed as every callback, and answers with what the receiver said; nothing is stored', async () => {
+    const secret = 'whsec_test_event_secret';
+    const seen: { headers: http.IncomingHttpHeaders; raw: Buffer }[] = [];
+    const teapot = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push({ headers: req.headers, raw: Buffer.concat(chunks) });
+        res.writeHead(418, { 'Content-Type': 'text/plain' }).end(`unknown event ${req.headers['x-service-event']}`);
+      });
+    });
+    await new Promise<void>((r) => teapot.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(teapot.address() as AddressInfo).port}/hooks`;
+      const companyId = await company(url, { type: 'hmac', secrets: [secret] });
+      const deliveriesBefore = await models().Delivery.countDocuments({});
+
+      expect(await post('/portal/api/callback/test', await session(companyId, ['view']))).toMatchObject({ status: 403, data: { message: 'This portal session may not do this (it lacks the callback capability)' } });
+      const res = await post('/portal/api/callback/test', await session(companyId, ['view', 'callback']));
+      expect(res.status).toBe(200);
+      expect(res.data).toMatchObject({ code: 7082, error: false });
+      expect(res.data.data).toEqual({
+        url,
+        version: 1,
+        auth: 'hmac',
+        sent: { event: 'callback.test', referenceId: 'TEST', eventId: expect.stringMatching(/^test_[0-9a-f]{32}$/), deliveryId: expect.stringMatching(/^test_/), occurredAt: expect.any(String), data: { test: true, message: expect.any(String) } },
+        delivered: false,
+        status_code: 418,
+        latency_ms: expect.any(Number),
+        error: 'endpoint answered 418',
+        response: { content_type: 'text/plain', body: 'unknown event callback.test', truncated: false },
+      });
+      // What arrived: the body the answer shows, with the callback headers, signed with the endpoint's secret.
+      expect(seen).toHaveLength(1);
+      expect(JSON.parse(seen[0].raw.toString())).toEqual(res.data.data.sent);
+      expect(seen[0].headers['x-service-event']).toBe('callback.test');
+      expect(verifySignature(seen[0].raw, seen[0].headers['x-service-signature'] as string, secret)).toBe(true);
+      expect(await models().Delivery.countDocuments({})).toBe(deliveriesBefore);
+
+      // The operator's route (admin token) is the same use case; a company without an endpoint: 404.
+      const operator = await post(`/admin/v1/companies/${companyId}/callback/test`, { Authorization: `Bearer ${ADMIN}` });
+      expect(operator.data.data).toMatchObject({ status_code: 418, delivered: false });
+      expect((await post(`/admin/v1/companies/${companyId}/callback/test`, {})).status).toBe(401);
+      const none = new mongoose.Types.ObjectId().toHexString();
+      expect(await post('/portal/api/callback/test', await session(none, ['callback']))).toMatchObject({ status: 404, data: { message: 'No callback endpoint is set for this company' } });
+    } finally {
+      teapot.closeAllConnections();
+      await new Promise((r) => teapot.close(r));
+    }
+  });
+
+  it('a test event to an address the destination policy refuses is refused like a delivery, naming no address', async () => {
+    const companyId = await company('http://10.255.255.1/hooks', { type: 'bearer', token: 't' });
+    const res = await post('/portal/api/callback/test', await session(companyId, ['callback']));
+    expect(res.data.data).toMatchObject({ delivered: false, status_code: null, error: 'connection refused', response: { body: null } });
+  });
+});
