@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { ErrorCodes, apiError } from '@smartlock/contracts';
+import { ErrorCodes, apiDocument, apiError } from '@smartlock/contracts';
+import { apiDocs } from '@smartlock/http';
 import { Logger, redactUrl } from '@smartlock/observability';
 import type { Config } from './config';
 import { unroutable, upstreamFor } from './routes';
@@ -26,6 +27,7 @@ function reply(res: http.ServerResponse, status: number, body: unknown, correlat
  */
 export async function start(config: Config, logger: Logger) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: config.UPSTREAM_MAX_SOCKETS });
+  const docs = apiDocs(apiDocument());
   const server = http.createServer(
     {
       headersTimeout: config.HEADERS_TIMEOUT_MS,
@@ -37,6 +39,8 @@ export async function start(config: Config, logger: Logger) {
       const correlationId = (req.headers['x-correlation-id'] as string | undefined) ?? randomUUID();
       const path = req.url ?? '/';
       if (path === '/healthz' || path === '/readyz') return reply(res, 200, { status: 'ok', service: SERVICE }, correlationId);
+      // {base_url}/openapi.json and /docs: the contract of this host.
+      if (docs.handle(req, res)) return;
       const pathname = path.split('?')[0];
       const refused = unroutable(pathname);
       if (refused) return reply(res, 400, errorBody(path, `Invalid request path: ${refused}`, ErrorCodes.VALIDATION), correlationId);

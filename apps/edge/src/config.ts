@@ -1,4 +1,4 @@
-import { Joi, loadConfig, portEnv } from '@smartlock/config';
+import { Joi, baseEnv, loadConfig, portEnv } from '@smartlock/config';
 
 export interface Config {
   LOG_LEVEL: string;
@@ -8,6 +8,7 @@ export interface Config {
   ACCESS_API_URL: string;
   ADMIN_API_URL: string;
   CALLBACK_DISPATCHER_URL: string;
+  INGEST_GATEWAY_URL: string;
   UPSTREAM_TIMEOUT_MS: number;
   HEADERS_TIMEOUT_MS: number;
   REQUEST_TIMEOUT_MS: number;
@@ -15,27 +16,32 @@ export interface Config {
   UPSTREAM_MAX_SOCKETS: number;
 }
 
-const upstream = (port: number) => Joi.string().uri({ scheme: ['http', 'https'] }).default(`http://127.0.0.1:${port}`);
+const upstream = (port: number, app: string) =>
+  Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default(`http://127.0.0.1:${port}`)
+    .description(`upstream: ${app}`);
 
-const schema = Joi.object<Config>({
-  LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug').default('info'),
-  LOG_PRETTY: Joi.boolean().default(false),
+export const configSchema = Joi.object<Config>({
+  LOG_LEVEL: baseEnv.LOG_LEVEL,
+  LOG_PRETTY: baseEnv.LOG_PRETTY,
   ...portEnv(8080),
-  LOCATION_API_URL: upstream(8081),
-  ACCESS_API_URL: upstream(8082),
-  ADMIN_API_URL: upstream(8083),
-  CALLBACK_DISPATCHER_URL: upstream(8084),
-  UPSTREAM_TIMEOUT_MS: Joi.number().integer().min(100).default(30000),
+  LOCATION_API_URL: upstream(8081, 'location-api'),
+  ACCESS_API_URL: upstream(8082, 'access-api'),
+  ADMIN_API_URL: upstream(8083, 'admin-api'),
+  CALLBACK_DISPATCHER_URL: upstream(8084, 'callback-dispatcher'),
+  INGEST_GATEWAY_URL: upstream(8090, "ingest-gateway, for the portal's event routes only (`/portal/api/events…`); `{webhook_url}` stays the gateway's own host"),
+  UPSTREAM_TIMEOUT_MS: Joi.number().integer().min(100).default(30000).description('upstream timeout (502 in the envelope after it)'),
   // A client that has not sent its headers within this is cut off (slowloris).
-  HEADERS_TIMEOUT_MS: Joi.number().integer().min(100).default(10000),
+  HEADERS_TIMEOUT_MS: Joi.number().integer().min(100).default(10000).description('a client must send its headers within this (slow clients are cut off, checked every second)'),
   // The whole request, body included (a 16 MB layout import on a slow line fits).
-  REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(120000),
+  REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(120000).description('a client must send its whole request, body included, within this'),
   // Connections held at once; more are refused, so slow clients cannot exhaust the process.
-  MAX_CONNECTIONS: Joi.number().integer().min(1).default(4096),
+  MAX_CONNECTIONS: Joi.number().integer().min(1).default(4096).description('connections the edge holds at once (more are closed at once)'),
   // Sockets to each upstream app at once; requests beyond wait in the agent's queue.
-  UPSTREAM_MAX_SOCKETS: Joi.number().integer().min(1).default(256),
+  UPSTREAM_MAX_SOCKETS: Joi.number().integer().min(1).default(256).description('sockets to each upstream app (more requests wait)'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return loadConfig(schema, env);
+  return loadConfig(configSchema, env);
 }

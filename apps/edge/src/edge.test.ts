@@ -19,8 +19,23 @@ describe('edge routing table', () => {
     ['/admin/v1/companies/abc/rooms/r1', 'LOCATION_API_URL'],
     ['/admin/v1/companies/abc/occupancy/resync', 'LOCATION_API_URL'],
     ['/admin/v1/companies/abc/deliveries', 'CALLBACK_DISPATCHER_URL'],
+    ['/admin/v1/companies/abc/callback/test', 'CALLBACK_DISPATCHER_URL'],
+    ['/admin/v1/companies/abc/callback', 'ADMIN_API_URL'],
+    ['/admin/v1/companies/abc/callback/rotate-secret', 'ADMIN_API_URL'],
     ['/admin/v1/companies/abc/api-keys', 'ADMIN_API_URL'],
     ['/admin/v1/companies', 'ADMIN_API_URL'],
+    ['/portal/', 'ADMIN_API_URL'],
+    ['/portal/api/session', 'ADMIN_API_URL'],
+    ['/portal/api/callback', 'ADMIN_API_URL'],
+    ['/portal/api/callback/rotate-secret', 'ADMIN_API_URL'],
+    ['/portal/api/dead-letters', 'ADMIN_API_URL'],
+    ['/portal/api/events', 'INGEST_GATEWAY_URL'],
+    ['/portal/api/events/reference/R1', 'INGEST_GATEWAY_URL'],
+    ['/portal/api/bookings/R1/access', 'ACCESS_API_URL'],
+    ['/portal/api/deliveries', 'CALLBACK_DISPATCHER_URL'],
+    ['/portal/api/callback/test', 'CALLBACK_DISPATCHER_URL'],
+    ['/portal/api/layout', 'LOCATION_API_URL'],
+    ['/portal/api/layout/import', 'LOCATION_API_URL'],
   ])('%s goes to %s', (path, upstream) => expect(upstreamFor(path)).toBe(upstream));
 
   it('routes nothing else', () => expect(upstreamFor('/api/v9/other')).toBeUndefined());

@@ -1,23 +1,19 @@
+import { API_HOST_ROUTES, ApiHostApp } from '@smartlock/contracts';
 import type { Config } from './config';
 
-type Upstream = keyof Pick<Config, 'LOCATION_API_URL' | 'ACCESS_API_URL' | 'ADMIN_API_URL' | 'CALLBACK_DISPATCHER_URL'>;
+type Upstream = keyof Pick<Config, 'LOCATION_API_URL' | 'ACCESS_API_URL' | 'ADMIN_API_URL' | 'CALLBACK_DISPATCHER_URL' | 'INGEST_GATEWAY_URL'>;
 
-/**
- * Which app owns which path of {base_url}. First match wins. In production an ingress does the same
- * job with the same table (deploy/).
- */
-export const ROUTES: { pattern: RegExp; upstream: Upstream }[] = [
-  { pattern: /^\/api\/v[34]\/location(\/|$)/, upstream: 'LOCATION_API_URL' },
-  { pattern: /^\/api\/v4\/bookings(\/|$)/, upstream: 'ACCESS_API_URL' },
-  { pattern: /^\/api\/v3\/booking(\/|$)/, upstream: 'ACCESS_API_URL' },
-  { pattern: /^\/api\/v2\/booking(\/|$)/, upstream: 'ACCESS_API_URL' },
-  { pattern: /^\/api\/v3\/access(\/|$)/, upstream: 'ACCESS_API_URL' },
-  // layout administration belongs to location-api, the only writer of the layout
-  { pattern: /^\/admin\/v1\/companies\/[^/]+\/(layout|sites|buildings|floors|rooms|beds|locks|snapshot|occupancy)(\/|$|\?)/, upstream: 'LOCATION_API_URL' },
-  // callback deliveries and their attempts belong to the dispatcher
-  { pattern: /^\/admin\/v1\/(companies\/[^/]+\/)?deliveries(\/|$|\?)/, upstream: 'CALLBACK_DISPATCHER_URL' },
-  { pattern: /^\/admin\/v1(\/|$)/, upstream: 'ADMIN_API_URL' },
-];
+const UPSTREAM: Record<ApiHostApp, Upstream> = {
+  'location-api': 'LOCATION_API_URL',
+  'access-api': 'ACCESS_API_URL',
+  'admin-api': 'ADMIN_API_URL',
+  'callback-dispatcher': 'CALLBACK_DISPATCHER_URL',
+  // only the portal's routes of events ({webhook_url} itself is the gateway's own host)
+  'ingest-gateway': 'INGEST_GATEWAY_URL',
+};
+
+/** Which app owns which path of {base_url} (libs/contracts, shared with the contract check). First match wins. */
+const ROUTES: { pattern: RegExp; upstream: Upstream }[] = API_HOST_ROUTES.map((r) => ({ pattern: r.pattern, upstream: UPSTREAM[r.app] }));
 
 export function upstreamFor(path: string): Upstream | undefined {
   return ROUTES.find((r) => r.pattern.test(path))?.upstream;

@@ -81,6 +81,14 @@ describe('location-api: external ids and layout administration', () => {
       expect((await A.api.put('/api/v4/location/external-ids', { level: 'room' })).status).toBe(400);
     });
 
+    it('many writes of one company at once all succeed: they take turns (a dozen used to race, and a loser was a 503)', async () => {
+      const floors = (await A.api.get('/api/v4/location/floors')).data.data.floors as { _id: string }[];
+      const rooms = (await A.api.get('/api/v4/location/rooms')).data.data.rooms as { _id: string }[];
+      const targets = [...floors.map((f) => `floors/${f._id}`), ...rooms.map((r) => `rooms/${r._id}`)];
+      const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => A.api.patch(`/api/v4/location/${targets[i % targets.length]}`, { external_id: `TURN-${i}` })));
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    });
+
     it('two requests racing for the same value: one 200, one 409', async () => {
       for (let round = 0; round < 3; round++) {
         const value = `RACE-${round}`;

@@ -1,9 +1,9 @@
 import { rateLimits } from '@smartlock/config';
 import type { RequestHandler } from 'express';
-import { Logger } from '@smartlock/observability';
+import type { Logger } from '@smartlock/observability';
 import { RunningService, startService, rateLimiter } from '@smartlock/http';
-import { EXCHANGES, QUEUES } from '@smartlock/messaging';
-import { Auth, createAuth } from '@smartlock/auth';
+import { EXCHANGES, OutboxRelay, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
+import { Auth, companyOf, createAuth, parsePortalCredential, portalCookie } from '@smartlock/auth';
 import { AccessEventMessage, BookingEventMessage, accessEventMessageSchema, bookingEventMessageSchema } from '@smartlock/contracts';
 import type { Config } from './config';
 import { LayoutStore, createLayoutStore } from './layout/store';
@@ -12,17 +12,19 @@ import { publicReadRoutes } from './read/routes';
 import { earlyState } from './read/pages';
 import { externalIdRoutes } from './external-ids/routes';
 import { adminRoutes } from './admin/routes';
-import { startRelay } from './relay/relay';
+import { importLayoutHandler, snapshotHandler } from './admin/layout';
+import { startLayoutRelay } from './relay/relay';
 import { occupancyLogs, onAccessEvent } from './occupancy/occupancy';
 import { onBookingEvent } from './occupancy/bookings';
 import { occupancyResync } from './occupancy/resync';
 
 export const SERVICE = 'location-api';
-const LAYOUT_IMPORT = /^\/admin\/v1\/companies\/[^/]+\/layout\/?$/;
+const LAYOUT_IMPORT = /^\/(admin\/v1\/companies\/[^/]+|portal\/api)\/layout\/?$/;
 
 /**
  * The company layout: /api/v3|v4/location/* (read/routes.ts, external-ids/routes.ts) and layout
- * administration /admin/v1/companies/:companyId/* (admin/routes.ts); the layout store is
+ * administration /admin/v1/companies/:companyId/* (admin/routes.ts), the portal's /portal/api/layout
+ * (admin/layout.ts: the same import and snapshot, a company's portal session); the layout store is
  * layout/store.ts, writes and their location.events are layout/write.ts, the relay relay/relay.ts;
  * access.events feed occupancy/occupancy.ts and booking.events occupancy/bookings.ts (a delete of an
  * occupied room or bed is refused).
@@ -30,7 +32,7 @@ const LAYOUT_IMPORT = /^\/admin\/v1\/companies\/[^/]+\/layout\/?$/;
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   let store: LayoutStore;
   let auth: Auth;
-  let stopRelay: () => void = () => undefined;
+  let relay: OutboxRelay | undefined;
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -40,12 +42,17 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    largeBodies: { match: (req) => req.method === 'PUT' && LAYOUT_IMPORT.test(req.path), limit: config.LAYOUT_IMPORT_BODY_LIMIT },
+    // The admin token is checked before any body is read (libs/http); a portal session is read from
+    // the database, after the body: only a request with a well-formed session cookie gets the larger limit.
+    largeBodies: {
+      match: (req) => req.method === 'PUT' && LAYOUT_IMPORT.test(req.path) && (!req.path.startsWith('/portal/') || parsePortalCredential(portalCookie(req)) !== undefined),
+      limit: config.LAYOUT_IMPORT_BODY_LIMIT,
+    },
     models: (ctx) => {
-      store = createLayoutStore(ctx.db, logger);
+      store = createLayoutStore(ctx.db, logger, config.LOCATION_RELAY_INTERVAL_MS);
       auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
       const logs = occupancyLogs(ctx.db);
-      return [...store.models, logs.credentials, logs.bookings];
+      return [...store.models, outboxLeaseModel(ctx.db), logs.credentials, logs.bookings];
     },
     setup: async (ctx) => {
       await ctx.broker.declareExchanges([EXCHANGES.locationEvents]);
@@ -60,7 +67,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         schema: bookingEventMessageSchema,
         prefetch: 32,
       });
-      stopRelay = startRelay({ store, broker: ctx.broker, logger }, config.LOCATION_RELAY_INTERVAL_MS);
+      // The outbox of location.events: commits the broker did not confirm, announced as resyncs.
+      relay = startLayoutRelay({ store, broker: ctx.broker, logger }, { db: ctx.db, intervalMs: config.LOCATION_RELAY_INTERVAL_MS, metrics: ctx.metrics });
     },
     routes: (app, ctx) => {
       const deps: Deps = { store, broker: ctx.broker, logger };
@@ -76,7 +84,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       app.put('/admin/v1/companies/:companyId/layout', heavy.consume((req) => req.params.companyId));
       app.post('/admin/v1/companies/:companyId/occupancy/resync', heavy.consume((req) => req.params.companyId));
       app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth, occupancyLogs(ctx.db), occupancyResync(config)));
+      // The administration portal (the edge sends /portal/api/layout here): the session's company's
+      // layout read whole, and imported (a preview with ?dry_run=true) with the `layout` capability.
+      app.get('/portal/api/layout', auth.portal('view'), snapshotHandler(deps, companyOf));
+      app.put('/portal/api/layout', auth.portal('layout'), heavy.consume(companyOf), importLayoutHandler(deps, occupancyLogs(ctx.db), companyOf, { mayForce: false }));
     },
-    teardown: async () => stopRelay(),
+    teardown: async () => relay?.stop(),
   });
 }

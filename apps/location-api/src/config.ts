@@ -14,28 +14,35 @@ export interface Config extends BaseConfig, RateLimitConfig {
   ACCESS_API_URL: string;
 }
 
-const schema = Joi.object<Config>({
+export const configSchema = Joi.object<Config>({
   ...baseEnv,
   ...rateLimitEnv,
   ...heavyRateLimitEnv,
   ...portEnv(8081),
   ...adminTokenEnv,
   ...identityDbEnv,
-  MONGO_DB: Joi.string().default('smartlock_location'),
+  MONGO_DB: Joi.string().default('smartlock_location').description("the app's own database (its slice)"),
   /** How often commits whose events the broker did not confirm are looked for (replicas are then told to resync). */
-  LOCATION_RELAY_INTERVAL_MS: Joi.number().integer().min(100).default(10000),
+  LOCATION_RELAY_INTERVAL_MS: Joi.number()
+    .integer()
+    .min(100)
+    .default(10000)
+    .description('how often the outbox relay looks for layout commits whose `location.events` the broker did not confirm; each gets one `layout.resync` message (replicas rebuild from the snapshot)'),
   /** A whole property in one `PUT .../layout` (5,000 rooms with locks is about 0.5 MB); other routes keep 256 kB. */
   LAYOUT_IMPORT_BODY_LIMIT: Joi.string()
     .pattern(/^[1-9][0-9]*(kb|mb)$/)
-    .default('16mb'),
+    .default('16mb')
+    .description('the largest `PUT /admin/v1/companies/:companyId/layout` body (`<n>kb` or `<n>mb`); every other route of every app takes at most 256 kB (413 above)'),
   INGEST_GATEWAY_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
-    .default('http://127.0.0.1:8090'),
+    .default('http://127.0.0.1:8090')
+    .description('ingest-gateway, asked by an occupancy re-sync to replay the company\'s booking events (`POST /admin/v1/companies/:companyId/occupancy/resync`, with `ADMIN_TOKEN`)'),
   ACCESS_API_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
-    .default('http://127.0.0.1:8082'),
+    .default('http://127.0.0.1:8082')
+    .description('access-api, asked by an occupancy re-sync to replay the company\'s provisions and revocations'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return loadConfig(schema, env);
+  return loadConfig(configSchema, env);
 }

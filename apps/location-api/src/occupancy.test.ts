@@ -41,6 +41,7 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     siteName: 'Site 1',
     siteId: room.site_id,
     roomNumber: room.name,
+    roomName: room.name,
     roomId: room._id,
     bedNumber: bed?.name ?? null,
     bedId: bed?._id ?? null,

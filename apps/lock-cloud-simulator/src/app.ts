@@ -14,7 +14,7 @@ import { userOperations } from './users/users';
 
 export const SERVICE = 'lock-cloud-simulator';
 
-/** The vendor subset, one folder per credential kind (README "lock-cloud simulator"). */
+/** The vendor subset, one folder per credential kind (apps/lock-cloud-simulator/README.md). */
 const OPERATIONS = [tokenOperation, ...userOperations, ...lockOperations, ...ekeyOperations, ...passcodeOperations, ...cardOperations];
 
 /** A local stand-in for the lock vendor's cloud (TTLock-style API), with test controls. No broker: it is "outside". */

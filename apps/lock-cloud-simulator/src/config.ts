@@ -17,19 +17,23 @@ const devDefault = (value: string) =>
     .min(1)
     .when('NODE_ENV', { is: Joi.valid('development', 'test').required(), then: Joi.string().min(1).default(value), otherwise: Joi.required() });
 
-const schema = Joi.object<Config>({
+export const configSchema = Joi.object<Config>({
   ...baseEnv,
   ...portEnv(8086),
-  MONGO_DB: Joi.string().default('smartlock_lock_sim'),
-  SIM_CLIENT_ID: devDefault('sim-client-id'),
-  SIM_CLIENT_SECRET: devDefault('sim-client-secret'),
-  SIM_USERNAME: devDefault('sim-admin'),
-  SIM_PASSWORD: devDefault('sim-password'),
+  MONGO_DB: Joi.string().default('smartlock_lock_sim').description("the app's own database (its slice)"),
+  SIM_CLIENT_ID: devDefault('sim-client-id').description('the client id of the one application the simulator accepts'),
+  SIM_CLIENT_SECRET: devDefault('sim-client-secret').description("that application's client secret"),
+  SIM_USERNAME: devDefault('sim-admin').description('the administrator account the simulator accepts'),
+  SIM_PASSWORD: devDefault('sim-password').description("that account's password (clients send its MD5)"),
   // TTLock's tokens live 90 days; tests shorten it to exercise the refresh.
-  SIM_TOKEN_TTL_MS: Joi.number().integer().min(1).default(90 * 24 * 3600 * 1000),
-  SIM_LATENCY_MS: Joi.number().integer().min(0).default(0),
+  SIM_TOKEN_TTL_MS: Joi.number()
+    .integer()
+    .min(1)
+    .default(90 * 24 * 3600 * 1000)
+    .description('access token lifetime (90 days, as the vendor; tests shorten it to exercise the refresh)'),
+  SIM_LATENCY_MS: Joi.number().integer().min(0).default(0).description('latency added to every vendor call at start (see `PUT /sim/latency`)'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  return loadConfig(schema, env);
+  return loadConfig(configSchema, env);
 }

@@ -1,29 +1,8 @@
-import Joi from 'joi';
 import { LocationLevel } from '@smartlock/contracts';
 import { badRequest } from '@smartlock/http';
-import { nameKey, nameProblem } from '../layout/keys';
+import { nameKey } from '../layout/keys';
 import { TNode, childrenOf, descendants } from '../layout/tree';
 import { LockInput, WriteCtx, bindLock, createNode, deleteNode, renameNode, unbindLock } from '../layout/write';
-
-const name = Joi.string()
-  .required()
-  .custom((value: string, helpers) => {
-    const problem = nameProblem(value);
-    return problem ? helpers.message({ custom: problem }) : value;
-  });
-const lock = Joi.object({
-  lock_id: Joi.alternatives(Joi.string().min(1).max(64), Joi.number().integer().min(0)).required(),
-  lock_mac: Joi.string().min(1).max(64).required(),
-  name: Joi.string().max(100).allow(null),
-  provider: Joi.string().max(50).allow(null),
-});
-const locks = Joi.array().items(lock);
-const bed = Joi.object({ name, locks });
-const room = Joi.object({ name, locks, beds: Joi.array().items(bed) });
-const floor = Joi.object({ name, rooms: Joi.array().items(room) });
-const building = Joi.object({ name, floors: Joi.array().items(floor) });
-const site = Joi.object({ name, buildings: Joi.array().items(building) });
-export const layoutSchema = Joi.object({ sites: Joi.array().items(site).required() }).required();
 
 interface DocNode {
   name: string;

@@ -1,14 +1,13 @@
 import { NextFunction, Request, Response, Router } from 'express';
-import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, ok } from '@smartlock/contracts';
+import { LocationLevel, SuccessCodes, ok } from '@smartlock/contracts';
 import { Types } from '@smartlock/db';
 import { asyncHandler, badRequest, companyIdParam, notFound } from '@smartlock/http';
 import type { Auth } from '@smartlock/auth';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
-import { Entry, MissingChunkError } from '../layout/store';
 import { publicRow } from '../external-ids/routes';
-import { Deps, bindLock, createNode, deleteNode, getNode, preview, renameNode, runWrite, unbindLock } from '../layout/write';
-import { checkLayoutDocument, importLayout, layoutSchema } from './import';
-import { OccupancyLogs, refuseIfOccupied, refuseRemovingOccupied } from '../occupancy/occupancy';
+import { Deps, bindLock, createNode, deleteNode, getNode, renameNode, runWrite, unbindLock } from '../layout/write';
+import { OccupancyLogs, refuseIfOccupied } from '../occupancy/occupancy';
+import { flag, importLayoutHandler, snapshotHandler } from './layout';
 import type { OccupancyResync } from '../occupancy/resync';
 
 function levelOf(req: Request): LocationLevel {
@@ -25,24 +24,13 @@ function objectBody(req: Request, allowed: string[]): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-function flag(req: Request, name: string): boolean {
-  const v = req.query[name];
-  if (v === undefined) return false;
-  if (v !== 'true' && v !== 'false') throw badRequest(`${name} must be true or false`);
-  return v === 'true';
-}
-
 function idParam(req: Request): string {
   if (!OBJECT_ID.test(req.params.id)) throw badRequest('id must be a 24-character hexadecimal ObjectId');
   return req.params.id;
 }
 
-function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
-  const state: LocationNodeState = { level, _id: e._id as string, name: e.name as string, external_id: (e.external_id as string | null) ?? null, version: e.v as number };
-  for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (e[f]) state[f] = e[f] as string;
-  if (level === 'room' || level === 'bed') state.locks = (e.locks as LocationNodeState['locks']) ?? [];
-  return state;
-}
+/** The operator's company: the path's (checked to exist below). */
+const companyInPath = (req: Request) => req.params.companyId;
 
 /** `/admin/v1/companies/:companyId/...`: the only writer of the layout. */
 export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, resync: OccupancyResync): Router {
@@ -57,23 +45,7 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
     }),
   );
 
-  router.put(
-    '/layout',
-    asyncHandler(async (req, res) => {
-      const prune = flag(req, 'prune');
-      const force = flag(req, 'force');
-      const { value, error } = layoutSchema.validate(req.body, { abortEarly: false });
-      if (error) throw badRequest(error.details[0].message.replace(/"/g, ''), error.details.map((d) => ({ path: d.path.map(String), message: d.message.replace(/"/g, '') })));
-      checkLayoutDocument(value);
-      if (prune && !force) {
-        // Checked before the write, as the delete route does: a guest arriving in between is not seen.
-        const { result, before } = await preview(deps, req.params.companyId, (ctx) => importLayout(ctx, value, true));
-        await refuseRemovingOccupied(occupancy, req.params.companyId, before, result.removed.map((r) => r._id));
-      }
-      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => importLayout(ctx, value, prune));
-      res.json(ok('Layout imported', SuccessCodes.LAYOUT_IMPORTED, { version, ...result }));
-    }),
-  );
+  router.put('/layout', importLayoutHandler(deps, occupancy, companyInPath, { mayForce: true }));
 
   router.put(
     '/locks/:lockId',
@@ -108,7 +80,7 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
     }),
   );
 
-  // Asks the sources of the logs of guests to send their messages again (README "Re-sync").
+  // Asks the sources of the logs of guests to send their messages again (docs/operations.md "Re-syncing replicas").
   router.post(
     '/occupancy/resync',
     asyncHandler(async (req, res) => {
@@ -117,35 +89,7 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
     }),
   );
 
-  router.get(
-    '/snapshot',
-    asyncHandler(async (req, res) => {
-      const company = req.params.companyId;
-      // Every chunk is read before the first byte is sent, so a chunk collected meanwhile means
-      // reading the newer state instead of a broken response.
-      for (let attempt = 0; ; attempt++) {
-        const state = attempt === 0 ? await deps.store.current(company) : await deps.store.probe(company);
-        try {
-          const head = state.headId ? await deps.store.head(state.headId) : undefined;
-          const levels = head ? await Promise.all(LOCATION_LEVELS.map((l) => deps.store.entriesOf(head, l))) : [];
-          res.type('application/json');
-          res.write(`{"message":"Layout snapshot","code":${SuccessCodes.LAYOUT_SNAPSHOT},"error":false,"data":{"company_id":"${company}","version":${state.last},"nodes":[`);
-          let first = true;
-          levels.forEach((entries, i) => {
-            const lines: string[] = [];
-            for (const e of entries) lines.push(JSON.stringify(nodeFromEntry(LOCATION_LEVELS[i], e)));
-            if (!lines.length) return;
-            res.write(`${first ? '' : ','}${lines.join(',')}`);
-            first = false;
-          });
-          res.end(']}}');
-          return;
-        } catch (err) {
-          if (!(err instanceof MissingChunkError) || attempt >= 3) throw err;
-        }
-      }
-    }),
-  );
+  router.get('/snapshot', snapshotHandler(deps, companyInPath));
 
   router.post(
     '/:levels',

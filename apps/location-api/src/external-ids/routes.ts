@@ -6,7 +6,7 @@ import { OBJECT_ID, PLURALS, externalIdProblem } from '../layout/keys';
 import { ancestorIds, TNode } from '../layout/tree';
 import { Deps, runWrite, setExternalId } from '../layout/write';
 
-export const MAX_BULK_ROWS = 1000;
+const MAX_BULK_ROWS = 1000;
 
 export function publicRow(node: TNode) {
   return { _id: node._id, name: node.name, external_id: node.external_id, ...ancestorIds(node) };

@@ -1,17 +1,8 @@
 import { LocationLevel } from '@smartlock/contracts';
 
-export const NAME_MAX = 100;
-export const EXTERNAL_ID_MAX = 100;
+export { nameProblem } from '@smartlock/contracts';
+const EXTERNAL_ID_MAX = 100;
 export { OBJECT_ID } from '@smartlock/http';
-
-/** Why a node name is refused, or undefined. Control characters are refused because they separate sort keys. */
-export function nameProblem(name: unknown): string | undefined {
-  if (typeof name !== 'string') return 'name must be a string';
-  if (name.length === 0 || name.length > NAME_MAX) return `name must be 1 to ${NAME_MAX} characters`;
-  if (name.trim() !== name) return 'name must not start or end with whitespace';
-  if (/[\u0000-\u001f\u007f]/.test(name)) return 'name must not contain control characters'; // eslint-disable-line no-control-regex
-  return undefined;
-}
 
 export function externalIdProblem(value: unknown): string | undefined {
   if (value === null) return undefined;
@@ -38,8 +29,6 @@ export function sortComponent(name: string): string {
 }
 
 export const KEY_SEP = '\u0001';
-/** Upper bound of the keys under an ancestor: `ancestorKey + KEY_SEP` <= key < `ancestorKey + KEY_END`. */
-export const KEY_END = '\u0002';
 
 export const PLURALS: Record<string, LocationLevel> = {
   sites: 'site',

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { Connection, Schema, isDuplicateKeyError } from '@smartlock/db';
+import { Connection, Schema, claimOnce, compareAndSet, isDuplicateKeyError } from '@smartlock/db';
+import { OutboxFields, SETTLED, outboxPlugin, owed } from '@smartlock/messaging';
 import { LOCATION_LEVELS, LocationLevel } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
 import { TNode, Tree, addNode, ancestorIds, emptyTree, pathKey } from './tree';
@@ -47,13 +48,13 @@ export interface CompanyState {
   last: number;
   headId: string | null;
 }
-export interface CommitDoc {
+/** A commit owes location.events its versions until the broker confirmed them all (the outbox of libs/messaging). */
+export interface CommitDoc extends OutboxFields {
   _id: string;
   company_id: string;
   first: number;
   last: number;
   head_id: string;
-  published: boolean;
   at: Date;
   correlation_id: string;
 }
@@ -129,14 +130,13 @@ const commitSchema = new Schema(
     first: Number,
     last: Number,
     head_id: String,
-    published: Boolean,
     at: Date,
     correlation_id: String,
   },
   { versionKey: false },
 );
-// The relay looks for commits whose events were not all confirmed by the broker.
-commitSchema.index({ published: 1, at: 1 });
+// The outbox: commits whose events the broker has not confirmed, and the relay's index.
+commitSchema.plugin(outboxPlugin);
 const pointerSchema = new Schema({ _id: String, first: Number, last: Number }, { versionKey: false });
 
 class Lru<V> {
@@ -157,7 +157,11 @@ class Lru<V> {
   }
 }
 
-export function createLayoutStore(db: Connection, logger: Logger) {
+/**
+ * `relayAfterMs`: how long a commit's writer has to publish its events before the relay announces
+ * the commit instead (outbox, relay/relay.ts).
+ */
+export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: number) {
   const model = <T>(name: string, schema: Schema<T>, collection: string) => db.models[name] ?? db.model<T>(name, schema, collection);
   const Chunks = model('LocationChunk', chunkSchema, 'location_chunks');
   const Heads = model('LocationHead', headSchema, 'location_heads');
@@ -291,22 +295,19 @@ export function createLayoutStore(db: Connection, logger: Logger) {
     }
     await Heads.collection.insertOne(headDoc as never).catch(ignoreDup);
     const first = base.last + 1;
+    const at = new Date();
     const doc: CommitDoc = {
       _id: `${company}:${first}`,
       company_id: company,
       first,
       last: base.last + count,
       head_id: headDoc._id,
-      published: false,
-      at: new Date(),
+      at,
       correlation_id: correlationId,
+      ...owed(new Date(at.getTime() + relayAfterMs)),
     };
-    try {
-      await Commits.collection.insertOne(doc as never);
-    } catch (err) {
-      if (isDuplicateKeyError(err)) return null;
-      throw err;
-    }
+    // The commit is a claim of version `first`: exactly one of racing writers wins it (libs/db).
+    if (!(await claimOnce(Commits, doc._id, doc as unknown as Record<string, unknown>))) return null;
     const state: CompanyState = { first, last: doc.last, headId: headDoc._id };
     states.set(company, state);
     heads.set(headDoc._id, headDoc);
@@ -325,15 +326,16 @@ export function createLayoutStore(db: Connection, logger: Logger) {
     return state;
   }
 
+  /** The broker confirmed every event of the commit: it owes nothing more. */
   async function markPublished(company: string, first: number): Promise<void> {
-    await Commits.collection.updateOne({ _id: `${company}:${first}` as never }, { $set: { published: true } });
+    await compareAndSet(Commits, `${company}:${first}`, { publish_owed: true }, { $set: SETTLED });
   }
 
-  /** Commits whose events the broker did not confirm, older than `olderThanMs`. */
-  async function unpublished(olderThanMs: number): Promise<CommitDoc[]> {
-    return Commits.collection.find<CommitDoc>({ published: false, at: { $lt: new Date(Date.now() - olderThanMs) } }).limit(100).toArray();
+  /** Its events could not be published: the relay announces the commit at its next round. */
+  async function markDue(company: string, first: number): Promise<void> {
+    await compareAndSet(Commits, `${company}:${first}`, { publish_owed: true }, { $set: { next_attempt_at: new Date() } });
   }
 
-  return { models: [Chunks, Heads, Commits, Pointers], current, probe, head, chunk, entriesOf, tree, commit, markPublished, unpublished };
+  return { models: [Chunks, Heads, Commits, Pointers], commits: Commits, current, probe, head, chunk, entriesOf, tree, commit, markPublished, markDue };
 }
 export type LayoutStore = ReturnType<typeof createLayoutStore>;

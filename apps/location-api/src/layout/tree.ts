@@ -1,5 +1,5 @@
 import { LOCATION_LEVELS, LocationLevel, LocationNodeState, LocationPathItem, LockBinding } from '@smartlock/contracts';
-import { KEY_SEP, PARENT_LEVEL, sortComponent } from './keys';
+import { KEY_SEP, sortComponent } from './keys';
 
 /** One node of a company's layout, in memory. */
 export interface TNode {
@@ -76,7 +76,7 @@ export function pathKey(tree: Tree, node: TNode): string {
   return key;
 }
 
-export function ancestors(tree: Tree, node: TNode): TNode[] {
+function ancestors(tree: Tree, node: TNode): TNode[] {
   const out: TNode[] = [];
   for (let p = node.parent ? tree.nodes.get(node.parent) : undefined; p; p = p.parent ? tree.nodes.get(p.parent) : undefined) out.unshift(p);
   return out;
@@ -105,10 +105,6 @@ export function pathOf(tree: Tree, node: TNode): LocationPathItem[] {
 export function ancestorIdsForChild(parent: TNode | undefined): Pick<TNode, 'site_id' | 'building_id' | 'floor_id' | 'room_id'> {
   if (!parent) return {};
   return { ...ancestorIds(parent), [`${parent.level}_id`]: parent._id };
-}
-
-export function expectedParentLevel(level: LocationLevel): LocationLevel | null {
-  return PARENT_LEVEL[level];
 }
 
 /** Every node under `node` (not itself), deepest first: the order they are deleted in. */

@@ -92,7 +92,7 @@ export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEve
  * sequence a provision wins over a revoke (the worker revokes and re-issues within one event, e.g. a
  * date change that the lock cannot make in place), and a credential past its end has no guest any more.
  */
-export async function activeBookings(
+async function activeBookings(
   model: Model<OccupancyEntry>,
   company: string,
   rooms: string[],

@@ -28,7 +28,7 @@ export function occupancyResync(config: ResyncSources) {
       const res = await axios.post<Answer>(url, undefined, {
         headers: { Authorization: `Bearer ${config.ADMIN_TOKEN}`, 'X-Correlation-Id': correlationId },
         // A replay streams the company's history once: minutes for a very large one, never forever
-        // (the edge answers its caller after UPSTREAM_TIMEOUT_MS regardless; README "Re-sync").
+        // (the edge answers its caller after UPSTREAM_TIMEOUT_MS regardless; docs/operations.md "Re-syncing replicas").
         timeout: 10 * 60_000,
       });
       const n = replayed(res.data);

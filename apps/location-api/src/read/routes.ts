@@ -7,7 +7,7 @@ import { LEVEL_DEPTH, OBJECT_ID, PLURALS } from '../layout/keys';
 import { Chunk, Entry, LayoutStore, SeqName } from '../layout/store';
 import { EarlyState, lookupId, rangeUnder, readRange, total, withFreshState } from './pages';
 
-export const MAX_LIMIT = 100;
+const MAX_LIMIT = 100;
 const FILTERS = ['site_id', 'building_id', 'floor_id', 'room_id', 'bed_id'] as const;
 const FILTER_LEVEL: Record<(typeof FILTERS)[number], LocationLevel> = { site_id: 'site', building_id: 'building', floor_id: 'floor', room_id: 'room', bed_id: 'bed' };
 
@@ -27,7 +27,7 @@ function positiveInt(query: Request['query'], name: string, fallback: number): n
 }
 
 /** page and limit (SPEC Limits: limit default 100, max 100; a larger limit is served as 100). */
-export function parsePaging(query: Request['query']) {
+function parsePaging(query: Request['query']) {
   for (const [key, value] of Object.entries(query)) {
     if (typeof value !== 'string') throw badRequest(`Query parameter ${key} must be a single plain value`);
   }

@@ -4,7 +4,7 @@ import { ensureLock, requireGateway } from '../locks/locks';
 import { ERR, OK, Params, VendorError, badParameter, int, lockIdParam, pageOf, paging, period, reqStr, str } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
 
-export const MAX_CARDS_PER_LOCK = 1000;
+const MAX_CARDS_PER_LOCK = 1000;
 const VIA_GATEWAY = 2;
 
 const notFound = () => new VendorError(ERR.CARD_NOT_FOUND, 'The card does not exist.');

@@ -80,7 +80,7 @@ export function controlRoutes(store: SimStore, controls: Controls): Router {
     '/locks/:lockId',
     asyncHandler(async (req, res) => {
       const lockId = lockIdOf(req);
-      const body = validate(lockSchema, req.body ?? {});
+      const body = validate(lockSchema, req.body);
       await ensureLock(store, lockId, { hasGateway: body.hasGateway, lockAlias: body.name });
       const set: Record<string, unknown> = {};
       if (body.hasGateway !== undefined) set.hasGateway = body.hasGateway;
@@ -125,7 +125,7 @@ export function controlRoutes(store: SimStore, controls: Controls): Router {
     '/locks/:lockId/try',
     asyncHandler(async (req, res) => {
       const lockId = lockIdOf(req);
-      const { lockData } = validate(trySchema, req.body ?? {});
+      const { lockData } = validate(trySchema, req.body);
       const lock = await models.Lock.findOne({ lockId }).lean();
       if (!lock) throw notFound(`Lock ${lockId} has never been used`);
       if (lockData === lock.lockData) return res.json({ opened: true, by: 'administrator' });

@@ -4,8 +4,8 @@ import type { SimStore } from '../models';
 import { ERR, Params, VendorError, int, reqStr, str } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
 
-export const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
-export const sameText = (a: string, b: string) => {
+const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
+const sameText = (a: string, b: string) => {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);

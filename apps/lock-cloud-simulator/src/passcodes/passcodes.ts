@@ -5,7 +5,7 @@ import { ensureLock, requireGateway } from '../locks/locks';
 import { ERR, OK, Params, VendorError, badParameter, hourPeriod, int, lockIdParam, pageOf, paging, reqStr, str } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
 
-export const MAX_PASSCODES_PER_LOCK = 250;
+const MAX_PASSCODES_PER_LOCK = 250;
 const YEAR_MS = 366 * 24 * 3_600_000;
 /** keyboardPwdType: 1 one-time, 2 permanent, 3 period. */
 const ONE_TIME = 1;

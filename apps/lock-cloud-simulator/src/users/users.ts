@@ -4,7 +4,7 @@ import { ERR, VendorError, int, reqStr } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
 
 /** The application's namespace for the accounts it registers (the vendor assigns one per app). */
-export const USER_PREFIX = 'sim_';
+const USER_PREFIX = 'sim_';
 
 /**
  * POST /v3/user/register: an account of the application's own (client id and secret, no token),

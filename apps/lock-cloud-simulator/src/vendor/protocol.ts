@@ -80,7 +80,7 @@ export function int(p: Params, name: string, opts: { required?: boolean; min?: n
   return n;
 }
 
-/** Any lock id is accepted (the layout's own ids); see README "lock-cloud simulator". */
+/** Any lock id is accepted (the layout's own ids); see apps/lock-cloud-simulator/README.md. */
 export function lockIdParam(p: Params): string {
   const v = reqStr(p, 'lockId', 64);
   if (!LOCK_ID.test(v)) throw badParameter('lockId has invalid characters');
