@@ -1,0 +1,212 @@
+import { FormEvent, useCallback, useEffect, useState } from 'react';
+import type { EventStatus } from '@smartlock/contracts';
+import { EventPage, EventRecord, PageProps, portalApi } from '../api';
+import { ConfirmDialog } from '../components/ConfirmDialog';
+import { ErrorNotice } from '../components/Notice';
+import { PageTitle, errorText } from '../components/PageTitle';
+import { Status } from '../components/Status';
+import { whenExact } from '../format';
+
+/** SPEC's statuses (States and transitions), in their order. */
+const STATUSES: EventStatus[] = ['RECEIVED', 'QUEUED', 'PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER', 'DUPLICATE'];
+const PAGE_SIZES = ['20', '50', '100'];
+
+interface Filters {
+  status: string;
+  referenceId: string;
+  pageSize: string;
+  page: number;
+}
+
+/** The filters are in the address (`#/events?status=FAILED&page=2`): a filtered list can be bookmarked and sent. */
+function filtersOf(param: string | undefined): Filters {
+  const q = new URLSearchParams(param ?? '');
+  const page = Number(q.get('page'));
+  return {
+    status: q.get('status') ?? '',
+    referenceId: q.get('referenceId') ?? '',
+    pageSize: PAGE_SIZES.includes(q.get('pageSize') ?? '') ? (q.get('pageSize') as string) : '20',
+    page: Number.isInteger(page) && page > 0 ? page : 1,
+  };
+}
+function hashOf(f: Filters): string {
+  const q = new URLSearchParams();
+  if (f.status) q.set('status', f.status);
+  if (f.referenceId) q.set('referenceId', f.referenceId);
+  if (f.pageSize !== '20') q.set('pageSize', f.pageSize);
+  if (f.page > 1) q.set('page', String(f.page));
+  const s = q.toString();
+  return `#/events${s ? `?${s}` : ''}`;
+}
+
+/**
+ * The events list of SPEC "Event tracking" with its filters (status, reference, page, page size),
+ * newest first; a FAILED event can be retried, one or all (POST /webhook/retry), with `bookings`.
+ */
+export function EventsPage({ session, title, param }: PageProps) {
+  const canRetry = session.capabilities.includes('bookings');
+  const applied = filtersOf(param);
+  const [form, setForm] = useState(applied);
+  const [list, setList] = useState<EventPage | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState('');
+  const [confirmAll, setConfirmAll] = useState(false);
+  const key = hashOf(applied);
+
+  const load = useCallback(async () => {
+    const f = filtersOf(param);
+    const query: Record<string, string> = { page: String(f.page), pageSize: f.pageSize };
+    if (f.status) query.status = f.status;
+    if (f.referenceId) query.referenceId = f.referenceId;
+    try {
+      setList(await portalApi.events(query));
+      setError(null);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  }, [param]);
+
+  useEffect(() => {
+    setForm(filtersOf(param));
+    void load();
+  }, [key, load, param]);
+
+  const apply = (e: FormEvent) => {
+    e.preventDefault();
+    setStatus('');
+    const next = hashOf({ ...form, referenceId: form.referenceId.trim(), page: 1 });
+    if (next === window.location.hash) void load();
+    else window.location.hash = next;
+  };
+  const retry = async (what: () => Promise<{ retried: number; failed: number }>, done: (r: { retried: number; failed: number }) => string) => {
+    setConfirmAll(false);
+    setError(null);
+    try {
+      setStatus(done(await what()));
+      await load();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  const counted = (r: { retried: number; failed: number }) =>
+    `${r.retried} FAILED event${r.retried === 1 ? '' : 's'} re-queued${r.failed ? `; ${r.failed} could not be queued and stay FAILED` : ''}.`;
+
+  const { page, totalPages, total } = list?.pagination ?? { page: applied.page, totalPages: 0, total: 0 };
+  return (
+    <>
+      <PageTitle title={title}>
+        <p className="lead">Every booking event your systems sent, newest first. A FAILED event can be sent through again once its cause is fixed (a room added to the layout, a lock back online).</p>
+      </PageTitle>
+      <form className="card form filters" onSubmit={apply} aria-labelledby="filters-head">
+        <h2 id="filters-head" className="visually-hidden">
+          Filters
+        </h2>
+        <div className="fields">
+          <div className="field">
+            <label htmlFor="f-status">Status</label>
+            <select id="f-status" value={form.status} onChange={(e) => setForm({ ...form, status: e.target.value })}>
+              <option value="">Any status</option>
+              {STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="f-ref">Booking reference</label>
+            <input id="f-ref" maxLength={128} autoComplete="off" spellCheck={false} value={form.referenceId} onChange={(e) => setForm({ ...form, referenceId: e.target.value })} />
+          </div>
+          <div className="field">
+            <label htmlFor="f-size">Per page</label>
+            <select id="f-size" value={form.pageSize} onChange={(e) => setForm({ ...form, pageSize: e.target.value })}>
+              {PAGE_SIZES.map((s) => (
+                <option key={s}>{s}</option>
+              ))}
+            </select>
+          </div>
+        </div>
+        <div className="row">
+          <button type="submit">Show events</button>
+          <button type="button" className="secondary" onClick={() => void load()}>
+            Refresh
+          </button>
+          {canRetry && (
+            <button type="button" className="secondary" onClick={() => setConfirmAll(true)}>
+              Retry all FAILED events
+            </button>
+          )}
+        </div>
+      </form>
+      <ErrorNotice error={error} />
+      <p role="status" className="ok">
+        {status}
+      </p>
+      <section className="card" aria-labelledby="events-list">
+        <h2 id="events-list">
+          Events{list && <span className="hint"> · {total === 1 ? '1 event' : `${total} events`}</span>}
+        </h2>
+        {list === null ? (
+          <p role="status">Loading…</p>
+        ) : list.events.length === 0 ? (
+          <p>No event matches these filters.</p>
+        ) : (
+          <table className="list">
+            <thead>
+              <tr>
+                <th scope="col">Received</th>
+                <th scope="col">Reference</th>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Message</th>
+                {canRetry && (
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                )}
+              </tr>
+            </thead>
+            <tbody>
+              {list.events.map((e: EventRecord) => (
+                <tr key={e.event_id}>
+                  <td data-label="Received">{whenExact(e.received_at)}</td>
+                  <th scope="row" data-label="Reference">
+                    <a href={`#/bookings/${encodeURIComponent(e.reference_id)}`}>{e.reference_id}</a>
+                  </th>
+                  <td data-label="Event">{e.event_type}</td>
+                  <td data-label="Status">
+                    <Status status={e.status} />
+                  </td>
+                  <td data-label="Message">{e.message ?? '—'}</td>
+                  {canRetry && (
+                    <td className="actions-cell">
+                      {e.status === 'FAILED' && (
+                        <button type="button" className="small" aria-label={`Retry ${e.event_type} of ${e.reference_id}`} onClick={() => retry(() => portalApi.retryEvent(e.event_id), counted)}>
+                          Retry
+                        </button>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {totalPages > 1 && (
+          <nav className="pager" aria-label="Pages of events">
+            {page > 1 ? <a href={hashOf({ ...applied, page: page - 1 })}>Previous page</a> : <span />}
+            <span>
+              Page {page} of {totalPages}
+            </span>
+            {page < totalPages ? <a href={hashOf({ ...applied, page: page + 1 })}>Next page</a> : <span />}
+          </nav>
+        )}
+      </section>
+      {confirmAll && (
+        <ConfirmDialog title="Retry every FAILED event?" confirm="Retry all" onConfirm={() => retry(portalApi.retryAllFailed, counted)} onCancel={() => setConfirmAll(false)}>
+          <p>Every FAILED event of your company is queued again and processed as if just received. Fix what made them fail first, or they fail again.</p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}
