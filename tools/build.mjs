@@ -1,18 +1,20 @@
 // Bundles one app (its libs inlined through tsconfig paths, npm packages left external) into
-// dist/apps/<app>/main.js, or one command-line tool (`tools/<tool>`, e.g. tools/cli) into
-// dist/tools/<tool>.js. Type checking is separate: `npm run typecheck`.
+// dist/apps/<app>/main.js, one command-line tool (`tools/<tool>`, e.g. tools/cli) into
+// dist/tools/<tool>.js, or one example (`examples/<name>`) into dist/examples/<name>.js. Type
+// checking is separate: `npm run typecheck`.
 import { build } from 'esbuild';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 const target = process.argv[2] ?? '';
 const tool = /^tools\/([a-z0-9-]+)$/.exec(target)?.[1];
-const entry = tool ? `tools/${tool}/src/main.ts` : `apps/${target}/src/main.ts`;
+const example = /^examples\/([a-z0-9-]+)$/.exec(target)?.[1];
+const entry = tool ? `tools/${tool}/src/main.ts` : example ? `examples/src/${example}/main.ts` : `apps/${target}/src/main.ts`;
 if (!target || !existsSync(entry)) {
-  console.error(`usage: node tools/build.mjs <app> | tools/<tool>  (no ${entry})`);
+  console.error(`usage: node tools/build.mjs <app> | tools/<tool> | examples/<name>  (no ${entry})`);
   process.exit(2);
 }
-const outfile = tool ? `dist/tools/${tool}.js` : `dist/apps/${target}/main.js`;
+const outfile = tool ? `dist/tools/${tool}.js` : example ? `dist/examples/${example}.js` : `dist/apps/${target}/main.js`;
 const result = await build({
   entryPoints: [entry],
   outfile,

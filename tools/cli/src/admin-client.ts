@@ -1,44 +1,30 @@
-import axios, { AxiosInstance } from 'axios';
+import { ApiClient, ApiError, apiClient, ok } from '@smartlock/client';
 
-/** An answer of the admin API that is not a 2xx, with its envelope's message. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly body: unknown,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
-}
+export { ApiError };
 
 export interface AdminClient {
-  request<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T>;
+  /** The typed client of {base_url} (libs/client), sending the admin token. */
+  api: ApiClient;
+  /**
+   * The body of a 2xx answer. Any other answer is an ApiError carrying the envelope's message; an
+   * unreachable server is an Error naming the URL.
+   */
+  call<T>(request: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T>;
 }
 
-/**
- * The admin API over HTTP: `Authorization: Bearer <admin token>`, JSON both ways. A non-2xx answer
- * becomes an ApiError carrying the envelope's message; an unreachable server names the URL.
- */
+/** The admin API over HTTP: `Authorization: Bearer <admin token>`, JSON both ways. */
 export function adminClient(baseUrl: string, adminToken: string, timeoutMs = 15_000): AdminClient {
-  const http: AxiosInstance = axios.create({ baseURL: baseUrl.replace(/\/+$/, ''), timeout: timeoutMs, validateStatus: () => true });
   return {
-    async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-      let res;
+    api: apiClient(baseUrl, { adminToken, timeoutMs }),
+    async call(request) {
       try {
-        res = await http.request({
-          method,
-          url: path,
-          data: body,
-          headers: { Authorization: `Bearer ${adminToken}`, Accept: 'application/json', ...headers },
-        });
+        return await ok(request);
       } catch (err) {
-        const e = err as { code?: string; message: string };
-        throw new Error(`cannot reach the admin API at ${baseUrl}: ${e.code ?? e.message}`);
+        if (err instanceof ApiError) throw err;
+        // fetch's own error says only "fetch failed": the reason is its cause (ECONNREFUSED, a timeout).
+        const e = err as Error & { cause?: { code?: string; message?: string } };
+        throw new Error(`cannot reach the admin API at ${baseUrl}: ${e.cause?.code ?? e.cause?.message ?? e.name}`);
       }
-      if (res.status >= 200 && res.status < 300) return res.data as T;
-      const message = typeof res.data === 'object' && res.data && 'message' in res.data ? String(res.data.message) : `HTTP ${res.status}`;
-      throw new ApiError(res.status, message, res.data);
     },
   };
 }

@@ -3,7 +3,7 @@ import axios from 'axios';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createVhost, dropDatabases, launchApp, LaunchedApp, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
+import { createVhost, dropDatabases, importSite, launchApp, LaunchedApp, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const ADMIN = 'cli-admin-token-1234';
@@ -12,8 +12,10 @@ const exec = promisify(execFile);
 /** The built CLI (dist/tools/cli.js) against a started admin-api, as an integrator would use it. */
 describe('the CLI against a running admin-api', () => {
   const dbName = uniqueDbName('cli');
+  const locationDb = uniqueDbName('cli_location');
   let vhost: TestVhost;
   let api: LaunchedApp;
+  let location: LaunchedApp; // asked for the site of an ingest token
   let listener: amqp.ChannelModel;
 
   async function cli(args: string[], env: Record<string, string> = {}) {
@@ -37,7 +39,8 @@ describe('the CLI against a running admin-api', () => {
   beforeAll(async () => {
     await Promise.all(['admin-api', 'tools/cli'].map((t) => exec(process.execPath, ['tools/build.mjs', t], { cwd: ROOT })));
     vhost = await createVhost('cli');
-    api = await launchApp('admin-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
+    location = await launchApp('location-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: locationDb, IDENTITY_DB: dbName, ADMIN_TOKEN: ADMIN });
+    api = await launchApp('admin-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN, LOCATION_API_URL: location.url });
     // a queue on identity.events, as the callback-dispatcher has: republished endpoints are routed somewhere
     listener = await amqp.connect(vhost.url);
     const ch = await listener.createChannel();
@@ -47,8 +50,9 @@ describe('the CLI against a running admin-api', () => {
   afterAll(async () => {
     await listener?.close().catch(() => undefined);
     await api?.stop();
+    await location?.stop();
     await vhost?.remove();
-    await dropDatabases(dbName);
+    await dropDatabases(dbName, locationDb);
   });
 
   it('creates a company, issues a key (--json), checks it, revokes it', async () => {
@@ -78,11 +82,14 @@ describe('the CLI against a running admin-api', () => {
     const id = /_id\s+([0-9a-f]{24})/.exec(created.stdout)?.[1] as string;
     expect(id).toBeDefined();
 
-    const token = await cli(['tokens', 'create', id, '--site', 'lobby', '--provider', 'mews']);
+    const site = await importSite(location.url, ADMIN, id, 'Lobby');
+    const token = await cli(['tokens', 'create', id, '--site', site, '--provider', 'mews']);
     expect(token.stdout).toMatch(/path\s+\/webhook\/t\/[A-Za-z0-9_-]{43}/);
     const list = await cli(['tokens', 'list', id]);
     expect(list.stdout).toMatch(/site_id\s+provider/);
-    expect(list.stdout).toContain('lobby');
+    expect(list.stdout).toContain(site);
+    const foreign = await cli(['tokens', 'create', id, '--site', 'lobby']);
+    expect(foreign).toMatchObject({ code: 1, stderr: "error: 404 Site lobby not found in the company's layout\n" });
     const tokenId = (await json(['tokens', 'list', id]))[0]._id;
     expect((await cli(['tokens', 'revoke', tokenId])).stdout).toContain('revoked at');
 
@@ -106,6 +113,45 @@ describe('the CLI against a running admin-api', () => {
       expect(r.stderr).not.toMatch(/127\.0\.0\.1|::1/); // a resolved address is never echoed
     }
     expect(await cli(['callback', 'get', id])).toMatchObject({ code: 1, stderr: expect.stringContaining('error: 404') });
+  });
+
+  it('issues a portal link (its URL on the base URL, single use), lists the company\'s sessions and revokes one', async () => {
+    const id = (await json(['companies', 'create', 'Portal Hotel']))._id;
+    const text = await cli(['portal', 'link', id, '--capabilities', 'keys_tokens,callback', '--issued-to', 'it@portal.example']);
+    expect(text.stdout).toMatch(/capabilities\s+view, keys_tokens, callback/);
+    const url = /url\s+(\S+)/.exec(text.stdout)?.[1] as string;
+    expect(url).toMatch(new RegExp(`^${api.url}/portal/#/open/[0-9a-f]{24}\\.[A-Za-z0-9_-]{43}$`));
+    const opened = await axios.post(`${api.url}/portal/api/session`, { token: url.split('/open/')[1] });
+    expect(opened.data).toMatchObject({ company_id: id, capabilities: ['view', 'keys_tokens', 'callback'] });
+    expect((await axios.post(`${api.url}/portal/api/session`, { token: url.split('/open/')[1] }, { validateStatus: () => true })).status).toBe(401);
+
+    const sessions = await json(['portal', 'sessions', id]);
+    expect(sessions).toEqual([expect.objectContaining({ _id: opened.data.session_id, issued_to: 'it@portal.example', revoked_at: null })]);
+    expect((await cli(['portal', 'revoke-session', opened.data.session_id])).stdout).toContain(`portal session ${opened.data.session_id} revoked at`);
+    expect((await json(['portal', 'link', id, '--expires-in', '600'])).capabilities).toEqual(['view']);
+    expect(await cli(['portal', 'link', id, '--expires-in', 'soon'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--expires-in must be a number of seconds') });
+  });
+
+  it('issues an on-call link: an operator session over every company, recorded under --issued-to or else $USER', async () => {
+    const before = Date.now();
+    const text = await cli(['portal', 'on-call-link', '--issued-to', 'oncall@ops.example', '--expires-in', '900']);
+    expect(text).toMatchObject({ code: 0, stderr: '' });
+    expect(text.stdout).toMatch(/capabilities\s+on_call\n\s+issued to\s+oncall@ops\.example\n/);
+    const url = /url\s+(\S+)/.exec(text.stdout)?.[1] as string;
+    expect(url).toMatch(new RegExp(`^${api.url}/portal/#/open/[0-9a-f]{24}\\.[A-Za-z0-9_-]{43}$`));
+    const opened = await axios.post(`${api.url}/portal/api/session`, { token: url.split('/open/')[1] });
+    expect(opened.data).toMatchObject({ company_id: null, capabilities: ['on_call'], issued_to: 'oncall@ops.example' });
+    expect((await axios.post(`${api.url}/portal/api/session`, { token: url.split('/open/')[1] }, { validateStatus: () => true })).status).toBe(401);
+
+    const byUser = await json(['portal', 'on-call-link', '--expires-in', '900'], { USER: 'ana' });
+    expect(byUser).toMatchObject({ company_id: null, capabilities: ['on_call'], issued_to: 'ana', url: expect.stringContaining('/portal/#/open/') });
+    const expires = new Date(byUser.expires_at).getTime();
+    expect(expires).toBeGreaterThanOrEqual(before + 899_000);
+    expect(expires).toBeLessThanOrEqual(Date.now() + 901_000);
+
+    expect(await cli(['portal', 'on-call-link'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--issued-to (no $USER to default to) is required') });
+    expect(await cli(['portal', 'on-call-link', '--issued-to', 'x', '--expires-in', 'soon'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--expires-in must be a number of seconds') });
+    expect(await cli(['portal', 'on-call-link', 'some-company'])).toMatchObject({ code: 2, stderr: expect.stringContaining('unexpected argument some-company') });
   });
 
   it('says what is wrong: usage (exit 2), API refusals (exit 1), unreachable server (exit 1)', async () => {

@@ -1,9 +1,11 @@
 import { run } from './dlq';
 
-// Dead-lettered messages from a terminal: `node dist/tools/dlq.js --help`.
+// Dead letters from a terminal: `node dist/tools/dlq.js --help`.
 run(process.argv.slice(2), process.env, {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  progress: (text) => process.stderr.write(text),
+  isTTY: !!process.stderr.isTTY,
 }).then(
   (code) => {
     process.exitCode = code;

@@ -10,7 +10,7 @@ export interface SeedOptions {
 const lock = (id: string) => ({ lock_id: id, lock_mac: `DE:M0:00:00:${id.slice(-4, -2)}:${id.slice(-2)}` });
 
 /** A small property: door-only rooms, and a shared room whose beds have cabinet locks. */
-export const DEMO_LAYOUT = {
+const DEMO_LAYOUT = {
   sites: [
     {
       name: 'Demo Site',
