@@ -6,8 +6,9 @@ import { launchSystem, System, waitFor } from '@smartlock/testing';
 
 // The on-call engineer's dead-letter replay, end to end: a vendor outage on the locks of one room
 // outlasts the worker's retries, so that room's bookings end DEAD_LETTER; once the vendor is healthy
-// the engineer replays them with the built tool (`node dist/tools/dlq.js`, README "Operations: dead
-// letters"), and they complete with their credentials on the locks, each once.
+// the engineer replays one with the built tool (`node dist/tools/dlq.js`) and the rest with the admin
+// route (docs/operations.md "Dead letters: routes and CLI"), and they complete with their credentials on the locks,
+// each once. Both record what they did in one history.
 
 const QUEUE = 'provisioning-worker.booking-events';
 const DLQ_TOOL = resolve(__dirname, '../../dist/tools/dlq.js');
@@ -52,13 +53,17 @@ describe('dead letters replayed by the on-call tool (every app as a process)', (
   let ingest: AxiosInstance;
   let api: AxiosInstance;
   let token: string;
+  let admin: AxiosInstance;
 
   /** The built tool, as an operator runs it, against the system's vhost. */
   async function dlq(...args: string[]) {
-    const { stdout } = await run(process.execPath, [DLQ_TOOL, ...args], { env: { ...process.env, AMQP_URL: sys.vhost.url }, timeout: 30_000 });
+    const { stdout } = await run(process.execPath, [DLQ_TOOL, ...args], {
+      env: { ...process.env, AMQP_URL: sys.vhost.url, MONGO_DB: sys.dbs.identity, DLQ_OPERATOR: 'e2e on-call' },
+      timeout: 30_000,
+    });
     return stdout;
   }
-  const deadLetters = async () => JSON.parse(await dlq('list', QUEUE, '--json')) as { eventId: string | null; reason: string | null; retryCount: number }[];
+  const deadLetters = async () => JSON.parse(await dlq('list', QUEUE, '--json')).messages as { event_id: string | null; reason: string | null; retry_count: number }[];
 
   const status = async (eventId: string) => (await ingest.get(`/webhook/events/${eventId}`)).data as { status: string; message: string | null };
   /** Waits for the event to be in `want` (a replayed event passes DEAD_LETTER, QUEUED, PROCESSING first). */
@@ -84,7 +89,7 @@ describe('dead letters replayed by the on-call tool (every app as a process)', (
 
   beforeAll(async () => {
     sys = await launchSystem();
-    const admin = axios.create({ baseURL: sys.baseUrl, headers: { Authorization: `Bearer ${sys.adminToken}` } });
+    admin = axios.create({ baseURL: sys.baseUrl, headers: { Authorization: `Bearer ${sys.adminToken}` } });
     const company = (await admin.post('/admin/v1/companies', { name: 'Replay Hotel' })).data._id;
     const key = (await admin.post(`/admin/v1/companies/${company}/api-keys`, { name: 'pms' })).data.key;
     await admin.put(`/admin/v1/companies/${company}/layout`, LAYOUT);
@@ -156,25 +161,36 @@ describe('dead letters replayed by the on-call tool (every app as a process)', (
     const listed = await waitFor(
       async () => {
         const all = await deadLetters();
-        return refs.every((ref) => all.some((d) => d.eventId === events[ref])) ? all : undefined;
+        return refs.every((ref) => all.some((d) => d.event_id === events[ref])) ? all : undefined;
       },
       { timeoutMs: 20_000, what: 'the three dead letters in the queue' },
     );
     for (const ref of refs) {
-      const d = listed.find((l) => l.eventId === events[ref]);
+      const d = listed.find((l) => l.event_id === events[ref]);
       expect(d?.reason).toMatch(/-3002|offline/i);
-      expect(d?.retryCount).toBe(3);
+      expect(d?.retry_count).toBe(3);
     }
+    // The admin route, through the edge, reads the same dead letters the tool does.
+    const viaApi = (await admin.get(`/admin/v1/dead-letters/${QUEUE}/messages`)).data.messages as { event_id: string }[];
+    expect(viaApi.map((d) => d.event_id).sort()).toEqual(listed.map((d) => d.event_id).sort());
 
-    // The vendor recovers; the engineer replays one booking by id, then the rest.
+    // The vendor recovers; the engineer replays one booking by id with the tool, then the rest with the route.
     expect((await axios.delete(`${sys.simUrl}/sim/failures`)).status).toBe(200);
     expect(await dlq('replay', QUEUE, '--id', events['DLQ-A'])).toContain('replayed 1 message(s)');
     expect((await settled(events['DLQ-A'], 'COMPLETED')).status).toBe('COMPLETED');
-    expect(await dlq('replay', QUEUE, '--all')).toMatch(/replayed \d+ message\(s\)/);
+    const rest = await admin.post(`/admin/v1/dead-letters/${QUEUE}/replay`, { all: true, operator: 'e2e on-call' });
+    expect(rest.data).toMatchObject({ replayed: expect.any(Number), remaining: 0 });
+    expect(rest.data.replayed).toBeGreaterThanOrEqual(2);
     for (const ref of refs) {
       expect({ ref, ...(await settled(events[ref], 'COMPLETED')) }).toMatchObject({ ref, status: 'COMPLETED', message: null });
     }
-    expect((await deadLetters()).filter((d) => refs.some((ref) => events[ref] === d.eventId))).toEqual([]);
+    expect((await deadLetters()).filter((d) => refs.some((ref) => events[ref] === d.event_id))).toEqual([]);
+    // one history for both ways in: who, how, how many
+    const history = (await admin.get('/admin/v1/dead-letters/operations')).data as { via: string; operator: string; action: string; counts: { replayed: number } }[];
+    expect(history.map((o) => [o.action, o.via, o.operator, o.counts.replayed])).toEqual([
+      ['replay', 'admin-api', 'e2e on-call', rest.data.replayed],
+      ['replay', 'cli', 'e2e on-call', 1],
+    ]);
 
     // Every booking has its e-key and passcode on both locks of the room, once: the passcodes the
     // first attempts put there were not issued again by the retries or the replay.

@@ -1,12 +1,14 @@
 import axios, { AxiosInstance } from 'axios';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import amqp from 'amqplib';
+import { ApiClient, BookingEvent, IngestClient, apiClient, ingestClient, ok, sendBooking, waitForEvent } from '@smartlock/client';
 import { QUEUES } from '@smartlock/messaging';
 import { launchSystem, System, waitFor } from '@smartlock/testing';
 
 // A customer's journeys through the public HTTP interfaces only: the admin API and {base_url}
 // behind the edge, {webhook_url} on the ingest gateway, the callback receiver, the SMTP sink and
-// the SMS stub; the lock cloud is read through the simulator's inspection route.
+// the SMS stub; the lock cloud is read through the simulator's inspection route. The customer's
+// calls go through the typed client (libs/client), as an integrator's generated one would.
 
 const LAYOUT = {
   sites: [
@@ -46,8 +48,8 @@ interface Lock {
 describe('customer journeys (every app as a process)', () => {
   let sys: System;
   let admin: AxiosInstance;
-  let api: AxiosInstance;
-  let ingest: AxiosInstance;
+  let api: ApiClient;
+  let ingest: IngestClient;
   let companyId: string;
   let token: string;
   let secret: string;
@@ -59,21 +61,15 @@ describe('customer journeys (every app as a process)', () => {
     (await axios.get(`${sys.simUrl}/sim/locks/${id}`, { validateStatus: (s) => s === 200 || s === 404 })).data;
   const activeKeys = async (id: string) => ((await lock(id)).ekeys ?? []).filter((k) => k.status !== 'deleted' && k.status !== 'revoked');
 
-  async function post(body: Record<string, unknown>) {
-    const res = await ingest.post(`/webhook/t/${token}`, body);
-    expect(res.status).toBe(202);
-    return res.data as { success: boolean; eventId: string; status: string; message: string };
-  }
+  /** A booking event to the ingest token's URL: answered 202 (sendBooking refuses any other answer). */
+  const post = (body: BookingEvent) => sendBooking(ingest, token, body);
 
-  async function settled(eventId: string) {
-    return waitFor(
-      async () => {
-        const res = await ingest.get(`/webhook/events/${eventId}`);
-        return ['COMPLETED', 'FAILED', 'DEAD_LETTER'].includes(res.data.status) ? res.data : false;
-      },
-      { timeoutMs: 30_000, intervalMs: 200, what: `event ${eventId} to settle` },
-    );
-  }
+  /** Its status once settled; no 5 s first wait in a test. */
+  const settled = (eventId: string) => waitForEvent(ingest, eventId, { firstCheckAfterMs: 0, intervalMs: 200, timeoutMs: 30_000 });
+
+  const access = (referenceId: string) => api.GET('/api/v4/bookings/{referenceId}/access', { params: { path: { referenceId } } });
+  const lockData = (referenceId: string) => api.GET('/api/v3/booking/getLockData/{referenceId}', { params: { path: { referenceId } } });
+  const legacy = (ref_id: string) => api.GET('/api/v2/booking/access', { params: { query: { ref_id } } });
 
   /** The event ends COMPLETED (a failure shows its reason). */
   async function completed(eventId: string) {
@@ -95,14 +91,14 @@ describe('customer journeys (every app as a process)', () => {
     // onboarding: company, key, layout, ingest token, callback
     companyId = (await admin.post('/admin/v1/companies', { name: 'Harbour Hotel' })).data._id;
     const key = (await admin.post(`/admin/v1/companies/${companyId}/api-keys`, { name: 'pms' })).data.key;
-    api = axios.create({ baseURL: sys.baseUrl, headers: { apikey: key }, ...json });
-    ingest = axios.create({ baseURL: sys.webhookUrl, headers: { apikey: key }, ...json });
+    api = apiClient(sys.baseUrl, { apikey: key });
+    ingest = ingestClient(sys.webhookUrl, { apikey: key });
     const imported = await admin.put(`/admin/v1/companies/${companyId}/layout`, LAYOUT);
     expect(imported.status).toBe(200);
-    const all = await api.get('/api/v4/location/all');
-    expect(all.data).toMatchObject({ code: 7010, error: false, data: { total: 3 } }); // 101, 102 (no beds) and 201/A
-    siteId = all.data.data.locations[0].site._id;
-    floorId = all.data.data.locations[0].floor._id;
+    const all = await ok(api.GET('/api/v4/location/all'));
+    expect(all).toMatchObject({ code: 7010, error: false, data: { total: 3 } }); // 101, 102 (no beds) and 201/A
+    siteId = all.data.locations[0].site._id;
+    floorId = all.data.locations[0].floor._id;
     const issued = await admin.post(`/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: siteId });
     expect(issued.status).toBe(201);
     token = issued.data.token;
@@ -130,21 +126,25 @@ describe('customer journeys (every app as a process)', () => {
     await completed(created.eventId);
 
     // v4: every credential with its lock and place
-    const v4 = await api.get('/api/v4/bookings/STAY-1/access');
-    expect(v4.status).toBe(200);
-    expect(v4.data.data.status).toBe('active');
-    const types = v4.data.data.credentials.map((c: { type: string }) => c.type).sort();
+    const v4 = await access('STAY-1');
+    expect(v4.response.status).toBe(200);
+    expect(v4.data?.data.status).toBe('active');
+    const types = v4.data?.data.credentials.map((c) => c.type).sort();
     expect(types).toEqual(['EKEY', 'PASSCODE']);
-    const passcode = v4.data.data.credentials.find((c: { type: string }) => c.type === 'PASSCODE').passcode;
+    const passcode = v4.data?.data.credentials.find((c) => c.type === 'PASSCODE')?.passcode;
     expect(passcode).toMatch(/^\d{4,9}$/);
 
     // v3 and the legacy v2, exactly SPEC's fields and types
-    const v3 = await api.get('/api/v3/booking/getLockData/STAY-1');
-    expect(v3.data.data.locks).toEqual([expect.objectContaining({ lockId: 'L-101', lockLocationType: 'door' })]);
-    const v2 = await api.get('/api/v2/booking/access', { params: { ref_id: 'STAY-1' } });
+    const v3 = await lockData('STAY-1');
+    expect(v3.data?.data.locks).toEqual([expect.objectContaining({ lockId: 'L-101', lockLocationType: 'door' })]);
+    // v3 lock data is deprecated as well (libs/contracts DEPRECATED_FAMILIES), with v4's access as successor
+    expect(v3.response.headers.get('sunset')).not.toBeNull();
+    expect(v3.response.headers.get('link')).toBe('</api/v4/bookings/STAY-1/access>; rel="successor-version"');
+    expect((await api.GET('/api/v4/bookings/{referenceId}/access', { params: { path: { referenceId: 'STAY-1' } } })).response.headers.get('deprecation')).toBeNull();
+    const v2 = await legacy('STAY-1');
     expect(v2.data).toMatchObject({ code: 7005, error: false });
-    expect(v2.headers.deprecation).toBeDefined();
-    expect(v2.data.data).toEqual([
+    expect(v2.response.headers.get('deprecation')).not.toBeNull();
+    expect(v2.data?.data).toEqual([
       {
         lockData: expect.any(String),
         // the lock cloud's own record of the lock (it pairs with lockData), not the layout's copy
@@ -168,7 +168,7 @@ describe('customer journeys (every app as a process)', () => {
 
     // the guest got the credential by e-mail and by SMS
     const mail = await waitFor(() => sys.smtp.mails.find((m) => m.to.includes(guest.email)), { timeoutMs: 20_000, what: 'guest e-mail' });
-    expect(mail.raw.replace(/=\r?\n/g, '')).toContain(passcode);
+    expect(mail.raw.replace(/=\r?\n/g, '')).toContain(passcode as string);
     const sms = await waitFor(() => sys.sms.messages.find((m) => m.form.To === guest.phone), { timeoutMs: 20_000, what: 'guest SMS' });
     expect(sms.form.Body).toContain(passcode);
 
@@ -191,7 +191,7 @@ describe('customer journeys (every app as a process)', () => {
     const out = await post({ reference_id: 'STAY-1', action: 'checkout', room_number: '102', check_in: day(0), check_out: day(5) });
     await completed(out.eventId);
     expect(await activeKeys('L-102')).toHaveLength(0);
-    expect((await api.get('/api/v4/bookings/STAY-1/access')).data.data.status).toBe('revoked');
+    expect((await ok(access('STAY-1'))).data.status).toBe('revoked');
     const revoked = await waitFor(
       () => sys.receiver.received.find((r) => (r.body as { event?: string; referenceId?: string }).event === 'access.revoked' && (r.body as { referenceId?: string }).referenceId === 'STAY-1'),
       { timeoutMs: 20_000, what: 'access.revoked callback' },
@@ -199,9 +199,9 @@ describe('customer journeys (every app as a process)', () => {
     expect(verifySignature(revoked.raw, revoked.headers['x-service-signature'])).toBe(true);
 
     // the event history of the booking, oldest first, without messages
-    const history = await ingest.get('/webhook/events/reference/STAY-1');
-    expect(history.data).toMatchObject({ success: true, count: 5 });
-    expect(history.data.events.map((e: { event_type: string }) => e.event_type)).toEqual([
+    const history = await ok(ingest.GET('/webhook/events/reference/{referenceId}', { params: { path: { referenceId: 'STAY-1' } } }));
+    expect(history).toMatchObject({ success: true, count: 5 });
+    expect(history.events.map((e) => e.event_type)).toEqual([
       'BOOKING_CREATE',
       'BOOKING_CHECKIN',
       'BOOKING_ROOMMOVE',
@@ -213,14 +213,14 @@ describe('customer journeys (every app as a process)', () => {
   it('a bed in a shared room gets the door and the cabinet; cancel before arrival revokes both', async () => {
     const created = await post({ reference_id: 'BED-1', action: 'create', room: '201', bed: 'A', start_date: day(10), end_date: day(12) });
     await completed(created.eventId);
-    const v2 = await api.get('/api/v2/booking/access', { params: { ref_id: 'BED-1' } });
-    const byType = Object.fromEntries(v2.data.data.map((r: { lockLocationType: string }) => [r.lockLocationType, r]));
+    const v2 = await ok(legacy('BED-1'));
+    const byType = Object.fromEntries(v2.data.map((r) => [r.lockLocationType, r]));
     expect(byType.door).toMatchObject({ lockId: 'L-201', roomNumber: '201', bedNumber: null });
     expect(byType.cabinet).toMatchObject({ lockId: 'L-201A', roomNumber: null, bedNumber: 'A' });
     // v4 names the room a cabinet's bed is in (v2's roomNumber is null for a cabinet, per SPEC).
-    const v4 = await api.get('/api/v4/bookings/BED-1/access');
-    const cabinet = v4.data.data.credentials.find((c: { lock: { lockLocationType: string } }) => c.lock.lockLocationType === 'cabinet');
-    expect(cabinet.place).toMatchObject({ room: { name: '201' }, bed: { name: 'A' } });
+    const v4 = await ok(access('BED-1'));
+    const cabinet = v4.data.credentials.find((c) => c.lock.lockLocationType === 'cabinet');
+    expect(cabinet?.place).toMatchObject({ room: { name: '201' }, bed: { name: 'A' } });
 
     const cancelled = await post({ reference_id: 'BED-1', action: 'cancel' });
     await completed(cancelled.eventId);
@@ -235,13 +235,13 @@ describe('customer journeys (every app as a process)', () => {
     await completed((await post({ reference_id: 'TWIN-A', action: 'create', ...stay(-1, 24), access_type: ['EKEY'] })).eventId);
     await completed((await post({ reference_id: 'TWIN-B', action: 'create', ...stay(-2, 48), access_type: ['EKEY'] })).eventId);
     const reads = async (ref: string) => {
-      const v4 = (await api.get(`/api/v4/bookings/${ref}/access`)).data.data.credentials.find((c: { type: string }) => c.type === 'EKEY');
-      const v3 = (await api.get(`/api/v3/booking/getLockData/${ref}`)).data.data.locks[0];
-      const v2 = (await api.get('/api/v2/booking/access', { params: { ref_id: ref } })).data.data[0];
+      const v4 = (await ok(access(ref))).data.credentials.find((c) => c.type === 'EKEY');
+      const v3 = (await ok(lockData(ref))).data.locks[0];
+      const v2 = (await ok(legacy(ref))).data[0];
       return { v4, v3, v2 };
     };
     const [a, b] = [await reads('TWIN-A'), await reads('TWIN-B')];
-    const data = (r: typeof a) => [r.v4.lockData, r.v3.lockData, r.v2.lockData];
+    const data = (r: typeof a) => [r.v4?.lockData, r.v3.lockData, r.v2.lockData];
     // each guest's three reads agree with each other, differ from the other guest's, and are not the lock's own data
     expect(new Set(data(a)).size).toBe(1);
     expect(new Set(data(b)).size).toBe(1);
@@ -266,8 +266,8 @@ describe('customer journeys (every app as a process)', () => {
     expect(again).toMatchObject({ success: true, eventId: first.eventId, status: 'QUEUED' });
     expect(again.message).toMatch(/duplicate/i);
     await completed(first.eventId);
-    const list = await ingest.get('/webhook/events', { params: { referenceId: 'DUP-1' } });
-    expect(list.data.events.map((e: { status: string }) => e.status).sort()).toEqual(['COMPLETED', 'DUPLICATE']);
+    const list = await ok(ingest.GET('/webhook/events', { params: { query: { referenceId: 'DUP-1' } } }));
+    expect(list.events.map((e) => e.status).sort()).toEqual(['COMPLETED', 'DUPLICATE']);
   });
 
   it('a booking for a room that does not exist fails with `Room not found`; once the room exists, retry completes it', async () => {
@@ -283,10 +283,10 @@ describe('customer journeys (every app as a process)', () => {
     // the worker's replica learns of the room through location.events; retry until it has
     await waitFor(
       async () => {
-        const retried = await ingest.post('/webhook/retry');
-        expect(retried.status).toBe(200);
-        const res = await ingest.get(`/webhook/events/${created.eventId}`);
-        if (res.data.status === 'FAILED') return false;
+        const retried = await ingest.POST('/webhook/retry');
+        expect(retried.response.status).toBe(200);
+        const res = await ok(ingest.GET('/webhook/events/{eventId}', { params: { path: { eventId: created.eventId } } }));
+        if (res.status === 'FAILED') return false;
         return (await settled(created.eventId)).status === 'COMPLETED';
       },
       { timeoutMs: 30_000, intervalMs: 1000, what: 'the retried booking to complete' },
@@ -310,24 +310,25 @@ describe('customer journeys (every app as a process)', () => {
     // Keys go to accounts of the service's own; the vendor-side name starts with the employee's ref_id.
     const staffKeys = async (lockId: string, who: string) => (await activeKeys(lockId)).filter((k) => k.keyName.startsWith(`${who} `));
     // TIMED: every room of the site, with their beds (`*` at room level)
-    const timed = await api.post('/api/v3/access/employee', {
-      ref_id: 'CLEANER01',
-      type: 'TIMED',
-      startDate: day(50),
-      endDate: day(57),
-      contact: 'cleaner@harbour.example',
-      access_locations: [{ site_id: siteId, room_id: '*' }],
+    const timed = await api.POST('/api/v3/access/employee', {
+      body: {
+        ref_id: 'CLEANER01',
+        type: 'TIMED',
+        startDate: day(50),
+        endDate: day(57),
+        contact: 'cleaner@harbour.example',
+        access_locations: [{ site_id: siteId, room_id: '*' }],
+      },
     });
-    expect({ status: timed.status, body: timed.status === 201 ? null : timed.data }).toEqual({ status: 201, body: null });
+    expect({ status: timed.response.status, body: timed.response.status === 201 ? null : timed.error }).toEqual({ status: 201, body: null });
+    const scheduleId = timed.data?.data.schedule_id as string;
     expect(timed.data).toMatchObject({ success: true, data: { access_type: 'EKEY', startDate: day(50), endDate: day(57) } });
     // access-api's replica may still be applying the layout import; the schedule follows the layout
     // (a new version as the rooms arrive), so what is promised is convergence
-    const places = (data: { locations: { room: { name: string }; bed: { name: string } | null }[] }) =>
-      data.locations.map((l) => `${l.room.name}${l.bed ? `/${l.bed.name}` : ''}`).sort();
     await waitFor(
       async () => {
-        const got = await api.get(`/api/v3/access/employee/${timed.data.data.schedule_id}`);
-        const covered = places(got.data.data);
+        const got = await ok(api.GET('/api/v3/access/employee/{scheduleId}', { params: { path: { scheduleId } } }));
+        const covered = got.data.locations.map((l) => `${l.room?.name}${l.bed ? `/${l.bed.name}` : ''}`).sort();
         return ['101', '102', '201', '201/A'].every((p) => covered.includes(p));
       },
       { timeoutMs: 30_000, what: 'the schedule to cover every room and bed of the site' },
@@ -337,23 +338,25 @@ describe('customer journeys (every app as a process)', () => {
     }
 
     // PERMANENT: everything (all five levels `*`), dates set by the service
-    const permanent = await api.post('/api/v3/access/employee', {
-      ref_id: 'MANAGER01',
-      type: 'PERMANENT',
-      contact: 'manager@harbour.example',
-      access_locations: [{ site_id: '*', building_id: '*', floor_id: '*', room_id: '*', bed_id: '*' }],
+    const permanent = await api.POST('/api/v3/access/employee', {
+      body: {
+        ref_id: 'MANAGER01',
+        type: 'PERMANENT',
+        contact: 'manager@harbour.example',
+        access_locations: [{ site_id: '*', building_id: '*', floor_id: '*', room_id: '*', bed_id: '*' }],
+      },
     });
-    expect(permanent.status).toBe(201);
-    expect(Date.parse(permanent.data.data.endDate)).toBeGreaterThan(Date.parse(permanent.data.data.startDate));
+    expect(permanent.response.status).toBe(201);
+    expect(Date.parse(permanent.data?.data.endDate as string)).toBeGreaterThan(Date.parse(permanent.data?.data.startDate as string));
     await waitFor(async () => (await staffKeys('L-201A', 'MANAGER01')).length === 1, { timeoutMs: 30_000, what: "the manager's cabinet key" });
 
     // a TIMED schedule without dates is refused in the employee envelope
-    const invalid = await api.post('/api/v3/access/employee', { ref_id: 'NODATES01', type: 'TIMED', contact: 'x@harbour.example', access_locations: [{ room_id: '*' }] });
-    expect(invalid.status).toBe(400);
-    expect(invalid.data).toMatchObject({ error: expect.any(String), details: expect.arrayContaining([expect.objectContaining({ path: ['startDate'] })]) });
+    const invalid = await api.POST('/api/v3/access/employee', { body: { ref_id: 'NODATES01', type: 'TIMED', contact: 'x@harbour.example', access_locations: [{ room_id: '*' }] } });
+    expect(invalid.response.status).toBe(400);
+    expect(invalid.error).toMatchObject({ error: expect.any(String), details: expect.arrayContaining([expect.objectContaining({ path: ['startDate'] })]) });
 
     // revoking the cleaner's schedule removes their keys, and only theirs
-    expect((await api.delete(`/api/v3/access/employee/${timed.data.data.schedule_id}`)).status).toBe(200);
+    expect((await api.DELETE('/api/v3/access/employee/{scheduleId}', { params: { path: { scheduleId } } })).response.status).toBe(200);
     await waitFor(async () => (await staffKeys('L-101', 'CLEANER01')).length === 0, { timeoutMs: 30_000, what: "the cleaner's keys revoked" });
     expect(await staffKeys('L-101', 'MANAGER01')).toHaveLength(1);
   });

@@ -6,7 +6,7 @@ import { System, waitFor } from '@smartlock/testing';
 // accepted event to reach a final status, read through the customer's GET /webhook/events.
 
 export const ROOMS = 50;
-export const FINAL = ['COMPLETED', 'FAILED', 'DEAD_LETTER'];
+const FINAL = ['COMPLETED', 'FAILED', 'DEAD_LETTER'];
 /**
  * How a FAILED publish with an automatic retry still ahead begins (SPEC "Transitions": retries
  * 1, 2, 3 follow): that FAILED is not final. Processing failures and DEAD_LETTER do not say it.
@@ -14,6 +14,7 @@ export const FINAL = ['COMPLETED', 'FAILED', 'DEAD_LETTER'];
 const PUBLISH_RETRY_PENDING = /^Could not queue the event: .*automatic retry \d+ of \d+ scheduled$/;
 
 export interface Company {
+  companyId: string;
   key: string;
   token: string;
   lockPrefix: string;
@@ -33,7 +34,7 @@ export interface EventState {
   message: string | null;
 }
 
-export const isFinal = (e: EventState | undefined): boolean =>
+const isFinal = (e: EventState | undefined): boolean =>
   !!e && FINAL.includes(e.status) && !(e.status === 'FAILED' && PUBLISH_RETRY_PENDING.test(e.message ?? ''));
 
 export const percentile = (values: number[], p: number) => {
@@ -115,7 +116,7 @@ export const count = async (sys: System, c: Company, status: string): Promise<nu
   (await axios.get(`${sys.webhookUrl}/webhook/events`, { params: { status, pageSize: 1 }, headers: { apikey: c.key } })).data.pagination.total;
 
 /** Every event of the company: event id → status and message. */
-export async function statuses(sys: System, c: Company): Promise<Map<string, EventState>> {
+async function statuses(sys: System, c: Company): Promise<Map<string, EventState>> {
   const all = new Map<string, EventState>();
   for (let page = 1; ; page++) {
     const res = await axios.get(`${sys.webhookUrl}/webhook/events`, { params: { page, pageSize: 100 }, headers: { apikey: c.key } });
@@ -150,6 +151,30 @@ export async function settle(sys: System, c: Company, accepted: Sent[], timeoutM
   return { byStatus: tally(final), completed: ids.length - notCompleted.length, notCompleted };
 }
 
+/**
+ * Waits until every accepted event is final, reading each by its id (`GET /webhook/events/:eventId`,
+ * as an integrator polls): unlike the listing, a read the database serves by an index, so a test
+ * that counts the path's statements does not count its own scans. Returns the final statuses.
+ */
+export async function settleEach(sys: System, c: Company, accepted: Sent[], timeoutMs: number): Promise<Map<string, EventState>> {
+  const final = new Map<string, EventState>();
+  const deadline = Date.now() + timeoutMs;
+  let pending = accepted.map((s) => s.eventId as string);
+  while (pending.length) {
+    if (Date.now() > deadline) throw new Error(`${pending.length} of ${accepted.length} events not final after ${timeoutMs} ms; ${diagnostics(sys)}`);
+    const still: string[] = [];
+    for (const id of pending) {
+      const res = await axios.get(`${sys.webhookUrl}/webhook/events/${id}`, { headers: { apikey: c.key }, validateStatus: () => true });
+      const e = res.data?.event ?? res.data;
+      if (isFinal(e)) final.set(id, { status: e.status, message: e.message });
+      else still.push(id);
+    }
+    pending = still;
+    if (pending.length) await new Promise((r) => setTimeout(r, 500));
+  }
+  return final;
+}
+
 /** A company with a layout of ROOMS rooms, one lock each, an API key and an ingest token for its site. */
 export async function onboard(sys: System, name: string, lockPrefix: string): Promise<Company> {
   const admin = axios.create({ baseURL: sys.baseUrl, headers: { Authorization: `Bearer ${sys.adminToken}` } });
@@ -159,7 +184,7 @@ export async function onboard(sys: System, name: string, lockPrefix: string): Pr
   await admin.put(`/admin/v1/companies/${companyId}/layout`, { sites: [{ name: 'Main', buildings: [{ name: 'A', floors: [{ name: '1', rooms }] }] }] });
   const sites = (await axios.get(`${sys.baseUrl}/api/v4/location/sites`, { headers: { apikey: key } })).data.data.sites;
   const token = (await admin.post(`/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: sites[0]._id })).data.token;
-  const c = { key, token, lockPrefix };
+  const c = { companyId, key, token, lockPrefix };
   // A hotel is set up before its bookings arrive: one booking completes before the load, so the
   // worker's layout replica has the whole import before the fault.
   const first = await book(sys, c, `${lockPrefix}-WARMUP`, 0);
