@@ -131,5 +131,8 @@ Peak resident memory of each app process during the runs (MB): ${Object.entries(
 
 Exit codes: ingest ${r.ingest.exitCode}, provisioning ${r.provisioning.exitCode}, location ${r.location.exitCode}, callbacks ${r.callbacks.exitCode}.
 `;
-fs.writeFileSync(path.join(ROOT, 'bench/report.md'), md);
+// The sections `npm run bench:system` writes (the benchmark's, the profile's) are kept as they are.
+const previous = fs.existsSync(path.join(ROOT, 'bench/report.md')) ? fs.readFileSync(path.join(ROOT, 'bench/report.md'), 'utf8') : '';
+const kept = previous.match(/<!-- ([\w-]+):begin -->[\s\S]*?<!-- \1:end -->/g) ?? [];
+fs.writeFileSync(path.join(ROOT, 'bench/report.md'), [md, ...kept].join('\n') + (kept.length ? '\n' : ''));
 console.log(`\n${md}\nwritten: bench/report.md, bench/report.json`);

@@ -77,7 +77,7 @@ function event(companyId: string): AccessEventMessage {
     credentials: [
       {
         type: 'PASSCODE', lockId: 'lock-1', lockMac: 'AA:BB', lockLocationType: 'door', siteName: 'Site', siteId: 's1',
-        roomNumber: '101', roomId: 'r1', bedNumber: null, bedId: null, passcode: '123456',
+        roomNumber: '101', roomName: '101', roomId: 'r1', bedNumber: null, bedId: null, passcode: '123456',
         validFrom: '2026-12-01T14:00:00.000Z', validTo: '2026-12-04T10:00:00.000Z',
       },
     ],

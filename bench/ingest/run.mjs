@@ -204,7 +204,7 @@ async function main() {
     const gwPort = await freePort();
     const gateway = startProcess('ingest-gateway', gatewayMain, {
       NODE_ENV: 'test',
-      // rate limits far above what the bench offers (README "Rate limits")
+      // rate limits far above what the bench offers (docs/http-conventions.md "Rate limits")
       RATE_LIMIT_API_PER_MIN: '1000000000',
       RATE_LIMIT_INGEST_PER_MIN: '1000000000',
       PORT: String(gwPort),

@@ -106,7 +106,7 @@ async function main() {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['dist/apps/location-api/main.js'], {
     cwd: ROOT,
-    // rate limits far above what the bench offers (README "Rate limits")
+    // rate limits far above what the bench offers (docs/http-conventions.md "Rate limits")
     env: { ...process.env, NODE_ENV: 'test', RATE_LIMIT_API_PER_MIN: '1000000000', RATE_LIMIT_AUTH_FAILURES_PER_MIN: '1000000000', LOG_LEVEL: 'warn', PORT: String(port), AMQP_URL: `${AMQP_BASE}/${vhost}`, MONGO_URL, MONGO_DB: dbName, IDENTITY_DB: identityDb, ADMIN_TOKEN },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,254 @@
+// One scenario of `npm run bench:system` (bench/system/run.mjs starts this with MONGO_URL on a
+// FerretDB of the benchmark's own, so PostgreSQL's counters of its database are this run's alone).
+// The whole system (every app its own process, libs/testing launchSystem), bookings offered at
+// fixed rates through the token ingest; per rate: 202→COMPLETED (received_at → updated_at of the
+// gateway's records) p50/p99, how long the backlog took to drain, and per booking: CPU ms of each
+// process (/proc), PostgreSQL transactions and rows (pg_stat_database), broker publishes and
+// deliveries (the management API, the system's own vhost).
+import axios from 'axios';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { MongoClient, ObjectId, type Document } from 'mongodb';
+import { launchSystem, MONGO_URL, RABBIT_API } from '@smartlock/testing';
+import { book, onboard, percentile, Sent, settleEach } from '../../e2e/src/support/load';
+import { ProcessProfile, startProfiles } from './profile';
+
+const SCENARIO = process.env.BENCH_SCENARIO || 'fresh';
+const PG_URL = process.env.BENCH_PG_URL as string;
+const PG_DB = process.env.BENCH_PG_DB as string;
+const FERRET_PID = Number(process.env.BENCH_FERRET_PID);
+const RATES = (process.env.BENCH_RATES || '10,20,30,40,50,60,80').split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_SECONDS || 15);
+const STORED_EVENTS = SCENARIO === 'loaded' ? Number(process.env.BENCH_STORED_EVENTS || 100_000) : 0;
+const TICK_MS = 1000 / 100; // /proc clock ticks (USER_HZ)
+/** Profile mode (BENCH_PROFILE): where the apps' profiles go, and FerretDB's pprof endpoint. */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+const FERRET_DEBUG = process.env.BENCH_FERRET_DEBUG;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const psql = (sql: string) => execFileSync('psql', [PG_URL, '-qtAF', '\t', '-c', sql], { encoding: 'utf8' }).trim();
+
+function cpuTicks(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime + stime
+  } catch {
+    return 0; // the process ended
+  }
+}
+
+const rabbitPid = () => Number(execFileSync('pgrep', ['-o', '-f', 'beam.smp.*rabbit'], { encoding: 'utf8' }).trim().split('\n')[0]);
+
+interface TableCounts {
+  seqRows: number;
+  idxRows: number;
+  scans: number;
+  ins: number;
+  upd: number;
+  del: number;
+}
+
+interface Snapshot {
+  cpu: Map<string, number>; // process label → ticks
+  pgBackends: Map<number, number>;
+  pg: { xacts: number; returned: number; fetched: number; written: number };
+  /** schema.table → rows read by sequential scans and index entries read, scans (≈ statements that read it), rows inserted, updated, deleted. */
+  tables: Map<string, TableCounts>;
+}
+
+async function snapshot(processes: { name: string; pid: number }[]): Promise<Snapshot> {
+  const cpu = new Map<string, number>();
+  for (const p of processes) cpu.set(p.name, (cpu.get(p.name) ?? 0) + cpuTicks(p.pid));
+  cpu.set('ferretdb', cpuTicks(FERRET_PID));
+  cpu.set('rabbitmq (shared node)', cpuTicks(rabbitPid()));
+  const pgBackends = new Map<number, number>();
+  for (const pid of psql(`select pid from pg_stat_activity where datname = '${PG_DB}'`).split('\n').filter(Boolean).map(Number)) pgBackends.set(pid, cpuTicks(pid));
+  psql('select pg_stat_clear_snapshot()');
+  const [xacts, returned, fetched, written] = psql(
+    `select xact_commit + xact_rollback, tup_returned, tup_fetched, tup_inserted + tup_updated + tup_deleted from pg_stat_database where datname = '${PG_DB}'`,
+  )
+    .split('\t')
+    .map(Number);
+  const tables = new Map<string, TableCounts>();
+  const columns = 't.seq_tup_read, t.seq_scan, t.idx_scan, t.n_tup_ins, t.n_tup_upd, t.n_tup_del';
+  for (const line of psql(`select t.schemaname, t.relname, coalesce(sum(i.idx_tup_read), 0), ${columns.replace(/t\.(\w+)/g, 'coalesce(t.$1, 0)')} from pg_stat_user_tables t left join pg_stat_user_indexes i on i.relid = t.relid group by t.schemaname, t.relname, ${columns}`).split('\n').filter(Boolean)) {
+    const [schema, table, idxRows, seqRows, seqScans, idxScans, ins, upd, del] = line.split('\t');
+    tables.set(`${schema}.${table}`, { seqRows: Number(seqRows), idxRows: Number(idxRows), scans: Number(seqScans) + Number(idxScans), ins: Number(ins), upd: Number(upd), del: Number(del) });
+  }
+  return { cpu, pgBackends, pg: { xacts, returned, fetched, written }, tables };
+}
+
+/** The tables read most over a step, by rows per booking (where the rows-read figure comes from). */
+function topReaders(before: Snapshot, after: Snapshot, bookings: number) {
+  return [...after.tables]
+    .map(([name, a]) => {
+      const b = before.tables.get(name) ?? NONE;
+      return { table: name.replace(/_[0-9a-f]{8}$/, ''), seqRowsPerBooking: +((a.seqRows - b.seqRows) / bookings).toFixed(1), indexRowsPerBooking: +((a.idxRows - b.idxRows) / bookings).toFixed(1) };
+    })
+    .filter((t) => t.seqRowsPerBooking + t.indexRowsPerBooking > 0)
+    .sort((x, y) => y.seqRowsPerBooking + y.indexRowsPerBooking - (x.seqRowsPerBooking + x.indexRowsPerBooking))
+    .slice(0, 6);
+}
+
+const NONE: TableCounts = { seqRows: 0, idxRows: 0, scans: 0, ins: 0, upd: 0, del: 0 };
+
+/**
+ * Where the statements go, app by app (each app's database is a PostgreSQL schema `sys_<app>_…`):
+ * per booking, the scans of each collection (every find, update or delete reads through one) and
+ * the rows it inserted, updated and deleted. FerretDB's own catalogue reads are left out.
+ */
+function statementsByApp(before: Snapshot, after: Snapshot, bookings: number) {
+  const per = (x: number) => +(x / bookings).toFixed(2);
+  const raw: Record<string, { scans: number; written: number; collections: Record<string, string> }> = {};
+  for (const [name, a] of after.tables) {
+    const b = before.tables.get(name) ?? NONE;
+    const [schema, table] = name.split('.');
+    const app = /^sys_([a-z]+)_/.exec(schema)?.[1];
+    if (!app || table.startsWith('_ferretdb')) continue;
+    const d = { scans: a.scans - b.scans, ins: a.ins - b.ins, upd: a.upd - b.upd, del: a.del - b.del };
+    if (!d.scans && !d.ins && !d.upd && !d.del) continue;
+    const entry = (raw[app] ??= { scans: 0, written: 0, collections: {} });
+    entry.scans += d.scans;
+    entry.written += d.ins + d.upd + d.del;
+    entry.collections[table.replace(/_[0-9a-f]{8}$/, '')] = `${per(d.scans)} scans, +${per(d.ins)} ~${per(d.upd)} -${per(d.del)}`;
+  }
+  return Object.fromEntries(Object.entries(raw).map(([app, e]) => [app, { ...e, scans: per(e.scans), written: per(e.written) }]));
+}
+
+async function brokerCounts(vhost: string) {
+  const res = await axios.get(`${RABBIT_API}/vhosts/${encodeURIComponent(vhost)}`, { auth: { username: 'guest', password: 'guest' } });
+  const s = res.data.message_stats ?? {};
+  return { published: Number(s.publish ?? 0), delivered: Number(s.deliver_get ?? 0) };
+}
+
+/** Copies of a stored event of the company, as other bookings' (unique fields made distinct). */
+async function storeOtherEvents(client: MongoClient, db: string, count: number) {
+  const coll = client.db(db).collection('events');
+  const samples = await coll.find({}).limit(50).toArray();
+  const unique = (await coll.indexes()).filter((i) => i.unique || i.name === '_id_').flatMap((i) => Object.keys(i.key));
+  for (let done = 0; done < count; ) {
+    const docs: Document[] = [];
+    for (let i = 0; i < 1000 && done + i < count; i++) {
+      const copy: Document = structuredClone(samples[(done + i) % samples.length]);
+      for (const field of new Set(['_id', ...unique, 'reference_id'])) {
+        const v = copy[field];
+        if (v instanceof ObjectId) copy[field] = new ObjectId();
+        else if (typeof v === 'string') copy[field] = `${v}~stored-${done + i}`;
+        else if (typeof v === 'number') copy[field] = v + 10_000_000 + done + i;
+      }
+      docs.push(copy);
+    }
+    await coll.insertMany(docs, { ordered: false });
+    done += docs.length;
+  }
+}
+
+async function main() {
+  // Every app this launches preloads the profiler, started and stopped by signal around the step.
+  if (PROFILE_DIR) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --require ${path.resolve('bench/system/cpu-profile.cjs')}`.trim();
+  const sys = await launchSystem();
+  let profiles: ProcessProfile[] | undefined;
+  const client = await MongoClient.connect(MONGO_URL);
+  const results: Record<string, unknown>[] = [];
+  try {
+    const c = await onboard(sys, 'Bench Hotel', 'BENCH');
+    const admin = axios.create({ baseURL: sys.baseUrl, headers: { Authorization: `Bearer ${sys.adminToken}` } });
+    // A booking's cost includes its callback (the customer's receiver answers at once).
+    await admin.put(`/admin/v1/companies/${c.companyId}/callback`, { url: `${sys.receiver.url}/hooks`, auth: { type: 'hmac' } });
+    let n = 0;
+    const offer = async (rate: number, seconds: number, prefix: string) => {
+      const pending: Promise<Sent>[] = [];
+      const start = Date.now();
+      for (let i = 0; i < rate * seconds; i++) {
+        // open loop: the i-th booking leaves at its time, whatever the system's answers
+        const due = start + (i * 1000) / rate;
+        if (due > Date.now()) await sleep(due - Date.now());
+        pending.push(book(sys, c, `${prefix}-${n++}`, n));
+      }
+      return Promise.all(pending);
+    };
+    const warm = await offer(20, 5, 'WARM');
+    await settleEach(sys, c, warm.filter((s) => s.status === 202), 120_000);
+    if (STORED_EVENTS) {
+      const t = Date.now();
+      await storeOtherEvents(client, sys.dbs.ingest, STORED_EVENTS);
+      console.log(`stored ${STORED_EVENTS} events of other bookings in ${Math.round((Date.now() - t) / 1000)} s`);
+      // What autovacuum's ANALYZE does within a minute of such growth: the planner's statistics.
+      psql(`analyze "${sys.dbs.ingest}"."${psql(`select _jsonb->>'table' from "${sys.dbs.ingest}"._ferretdb_database_metadata where _jsonb->>'_id' = 'events'`)}"`);
+      const again = await offer(20, 5, 'WARM2');
+      await settleEach(sys, c, again.filter((s) => s.status === 202), 120_000);
+    }
+
+    for (const rate of RATES) {
+      const processes = sys.processes();
+      const before = await snapshot(processes);
+      const broker0 = await brokerCounts(sys.vhost.vhost);
+      const stopProfiles = PROFILE_DIR && FERRET_DEBUG ? startProfiles(PROFILE_DIR, processes, FERRET_DEBUG, SECONDS) : undefined;
+      const sent = await offer(rate, SECONDS, `R${rate}`);
+      const offeredUntil = Date.now();
+      const accepted = sent.filter((s) => s.status === 202);
+      let drained = true;
+      await settleEach(sys, c, accepted, 90_000).catch(() => (drained = false));
+      const drainMs = Date.now() - offeredUntil;
+      const after = await snapshot(processes);
+      if (stopProfiles) profiles = await stopProfiles();
+      await sleep(5500); // the management API's statistics interval (5 s)
+      const broker1 = await brokerCounts(sys.vhost.vhost);
+
+      const docs = await client
+        .db(sys.dbs.ingest)
+        .collection('events')
+        .find({ _id: { $in: accepted.map((s) => s.eventId as string) } as never }, { projection: { status: 1, received_at: 1, updated_at: 1 } })
+        .toArray();
+      const latencies = docs.filter((d) => d.status === 'COMPLETED').map((d) => new Date(d.updated_at).getTime() - new Date(d.received_at).getTime());
+      const per = (x: number) => +(x / Math.max(1, accepted.length)).toFixed(1);
+      const cpuMs: Record<string, number> = {};
+      for (const [name, ticks] of after.cpu) cpuMs[name] = per((ticks - (before.cpu.get(name) ?? 0)) * TICK_MS);
+      let pgTicks = 0;
+      for (const [pid, ticks] of after.pgBackends) pgTicks += ticks - (before.pgBackends.get(pid) ?? 0);
+      cpuMs.postgresql = per(pgTicks * TICK_MS);
+      const appsCpu = Object.entries(cpuMs).filter(([k]) => !k.startsWith('rabbitmq')).reduce((a, [, v]) => a + v, 0);
+      const row = {
+        offeredPerSecond: rate,
+        offered: sent.length,
+        accepted: accepted.length,
+        completed: latencies.length,
+        p50Ms: Math.round(percentile(latencies, 50)),
+        p99Ms: Math.round(percentile(latencies, 99)),
+        drained,
+        drainMs,
+        sustained: drained && accepted.length === sent.length && latencies.length === accepted.length && percentile(latencies, 99) < 1000 && drainMs < 3000,
+        perBooking: {
+          cpuMs,
+          cpuMsWithoutBroker: +appsCpu.toFixed(1),
+          pgTransactions: per(after.pg.xacts - before.pg.xacts),
+          pgRowsRead: per(after.pg.returned - before.pg.returned),
+          pgRowsFetchedByIndex: per(after.pg.fetched - before.pg.fetched),
+          pgRowsWritten: per(after.pg.written - before.pg.written),
+          brokerPublishes: per(broker1.published - broker0.published),
+          brokerDeliveries: per(broker1.delivered - broker0.delivered),
+        },
+        topReaders: topReaders(before, after, Math.max(1, accepted.length)),
+        statementsByApp: statementsByApp(before, after, Math.max(1, accepted.length)),
+      };
+      results.push(row);
+      console.log(JSON.stringify(row));
+      if (!drained || drainMs > 30_000) break; // saturated: higher rates only grow the backlog
+    }
+  } finally {
+    await client.close();
+    await sys.stop();
+  }
+  mkdirSync('bench/out', { recursive: true });
+  const out = { scenario: SCENARIO, storedEvents: STORED_EVENTS, seconds: SECONDS, date: new Date().toISOString(), results, profiles };
+  writeFileSync(`bench/out/system-${SCENARIO}.json`, JSON.stringify(out, null, 2));
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
