@@ -6,8 +6,14 @@ const boundaries = (testing) => [
     enforceBuildableLibDependency: false,
     allow: [],
     depConstraints: [
-      { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util', 'type:testing'] },
-      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util', ...testing] },
+      { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util', 'type:client', 'type:testing'] },
+      // examples/: what integrators copy; the typed client is all they use of ours (tests: the system too).
+      { sourceTag: 'type:example', onlyDependOnLibsWithTags: ['type:client', ...testing] },
+      // deploy/: checks of the manifests against the libs' topology and config schemas.
+      { sourceTag: 'type:deploy', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util'] },
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util', 'type:client', ...testing] },
+      // libs/client: the typed client of the public contract; its own code imports nothing of ours.
+      { sourceTag: 'type:client', onlyDependOnLibsWithTags: [...testing] },
       { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util'] },
       { sourceTag: 'type:data', onlyDependOnLibsWithTags: ['type:contracts', 'type:data', 'type:util', ...testing] },
       { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:util', ...testing] },

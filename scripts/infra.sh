@@ -139,6 +139,22 @@ if [ -z "$MONGO" ]; then
     if ! psql "$PG_ADMIN_URL" -tAc "select 1 from pg_database where datname = '$PG_DB'" 2>/dev/null | grep -q 1; then
       psql "$PG_ADMIN_URL" -qc "create database \"$PG_DB\"" >/dev/null
     fi
+    # FerretDB's pool takes FERRETDB_PG_POOL of PostgreSQL's connections; Debian's default of 100
+    # leaves almost none for anything else (psql, a second FerretDB of `npm run bench:system`).
+    # Raised before FerretDB connects (a restart of PostgreSQL, which nothing of ours uses yet).
+    if command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ] &&
+      [ "$(psql "$PG_ADMIN_URL" -tAc 'show max_connections')" -lt $((FERRETDB_PG_POOL * 2 + 50)) ]; then
+      say "postgresql: max_connections to $((FERRETDB_PG_POOL * 2 + 50)) (restarting the local cluster)"
+      psql "$PG_ADMIN_URL" -qc "alter system set max_connections = $((FERRETDB_PG_POOL * 2 + 50))" >/dev/null
+      pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main restart >/dev/null 2>&1
+      wait_for "PostgreSQL" 30 pg_isready -q -h 127.0.0.1 -p 5432
+    fi
+    # FerretDB sends parameterised statements (`_jsonb->$1 @> $2`). After five executions PostgreSQL
+    # may switch a statement to a generic plan, which cannot use the expression indexes the field
+    # name selects, and reads the table by a sequential scan that grows with the data (issue 16).
+    # Planning each execution with its values keeps every lookup on its index. Set before FerretDB
+    # opens its connections (a database setting applies to new sessions).
+    psql "$PG_ADMIN_URL" -qc "alter database \"$PG_DB\" set plan_cache_mode = force_custom_plan" >/dev/null
     say "mongo: starting FerretDB ($FERRET_VERSION_TEXT) on 127.0.0.1:$MONGO_PORT, PostgreSQL backend (database $PG_DB)"
     # FerretDB's own default is 50 PostgreSQL connections. Each open cursor (a find whose result
     # outlasts its first batch) holds one until its last getMore, and DDL (create or drop database,
