@@ -71,6 +71,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         vault,
         orderWaitMs: config.PROVISIONING_ORDER_WAIT_MS,
         orderMaxWaitMs: config.PROVISIONING_ORDER_MAX_WAIT_MS,
+        processingReportAfterMs: config.PROCESSING_REPORT_AFTER_MS,
         parkQueue: retryQueueName(QUEUES.provisioningBookingEvents.name, delays[0]),
       };
       await broker.consume<BookingEventMessage>(QUEUES.provisioningBookingEvents, (msg, mctx) => onBookingEvent(bookingDeps, msg, mctx), {

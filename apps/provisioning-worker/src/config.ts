@@ -24,6 +24,8 @@ export interface Config extends BaseConfig, LockCloudEnv {
   PROVISIONING_ORDER_WAIT_MS: number;
   /** After this long waiting for an earlier event that never comes, an event is applied anyway. */
   PROVISIONING_ORDER_MAX_WAIT_MS: number;
+  /** PROCESSING is reported once a booking event's processing has lasted this long, or failed; 0: at once. */
+  PROCESSING_REPORT_AFTER_MS: number;
 }
 
 const delays = Joi.string()
@@ -53,6 +55,12 @@ export const configSchema = Joi.object({
     .min(0)
     .default(600_000)
     .description('after waiting this long for an earlier event that never comes, an event is applied anyway'),
+  PROCESSING_REPORT_AFTER_MS: Joi.number()
+    .integer()
+    .min(0)
+    .max(60_000)
+    .default(250)
+    .description("a booking event's PROCESSING is reported once its first run has lasted this long, or when it fails (a retry reports at once); one done sooner is reported COMPLETED alone (the gateway records the PROCESSING it passed through); 0 reports PROCESSING at once"),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -51,6 +51,8 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   }
   if (await update(deps, report)) {
     log.info('event status applied', { eventId: report.event_id, status: to });
+    // A worker done before it reported PROCESSING: the event passed through it all the same.
+    if (report.processing_since) statusEntered(deps, report, 'PROCESSING', { retry_count: report.retry_count, at: new Date(report.processing_since) });
     statusEntered(deps, report, to, { message: FINAL_FAILURES.has(to) ? (report.message ?? 'Processing failed') : null, retry_count: report.retry_count });
     if (firstCompletion) await timeToCompleted(deps, report);
     if (to !== 'COMPLETED') await reassertFinal(deps, report, new Date(report.at), log);

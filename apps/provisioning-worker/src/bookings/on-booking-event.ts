@@ -9,7 +9,7 @@ import { ReconcileDeps, Subject, reconcile } from '../credentials/reconcile';
 import { revokedSinceTold } from '../credentials/records';
 import type { CredentialVault } from '../credentials/vault';
 import { BookingChange, applyEvent, superseded } from './apply-event';
-import { publishAccess, reportStatus } from './report';
+import { ProcessingReport, processingReport, publishAccess, reportStatus } from './report';
 import type { Turns } from './order';
 
 export interface BookingDeps {
@@ -25,6 +25,8 @@ export interface BookingDeps {
   vault: CredentialVault;
   orderWaitMs: number;
   orderMaxWaitMs: number;
+  /** PROCESSING is reported once processing has lasted this long (or failed); sooner done, COMPLETED alone (PROCESSING_REPORT_AFTER_MS). */
+  processingReportAfterMs: number;
   /** Where an early event waits (the first retry queue: back to the work queue after its delay). */
   parkQueue: string;
 }
@@ -125,11 +127,31 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
     }
   }
 
-  // Not awaited before the work starts (latency); its outcome is checked before COMPLETED.
-  const processing = reportStatus(deps.broker, msg, 'PROCESSING', null, ctx.retryCount, ctx.correlationId).then(
-    () => undefined,
-    (err: unknown) => err,
-  );
+  // A retry reports at once: its record shows the run under way with its retry count.
+  const processing = processingReport(deps.broker, msg, ctx.retryCount, ctx.correlationId, ctx.retryCount > 0 ? 0 : deps.processingReportAfterMs);
+  try {
+    return await provision(deps, msg, ctx, { b, stored, surelyNew, log }, processing);
+  } catch (err) {
+    // A failed run shows as PROCESSING while its retries last (SPEC): reported now if it was not.
+    await processing.flush();
+    throw err;
+  } finally {
+    processing.cancel();
+  }
+}
+
+/** The event's turn has come: apply it, converge the locks, publish, settle, report COMPLETED. */
+async function provision(
+  deps: BookingDeps,
+  msg: BookingEventMessage,
+  ctx: MessageContext,
+  state: { b: BookingDoc; stored: boolean; surelyNew: boolean; log: MessageContext['logger'] },
+  processing: ProcessingReport,
+): Promise<void> {
+  const { Booking } = deps.models;
+  const { stored, surelyNew, log } = state;
+  const id = bookingId(msg.company_id, msg.reference_id);
+  let b = state.b;
   const fresh = msg.sequence > b.model_sequence;
   // A FAILED event retried (POST /webhook/retry) once a later event has been applied: events take
   // effect in the order received, so it must not undo what came after it.
@@ -190,9 +212,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
   // What is on the locks is stored with the settle, once the access events are out (reconcile: a
   // crash before this write loses nothing; the retry finds each issue in the operation log).
   await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { actual: result.active, published: result.active, operations: common.operations });
-  const notReported = await processing;
-  if (notReported) throw notReported;
-  await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId);
+  await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId, await processing.settle());
   log.info('booking event completed', {
     eventType: msg.event_type,
     issued: result.issued.length,

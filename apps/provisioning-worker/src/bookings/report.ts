@@ -19,9 +19,47 @@ export async function reportStatus(
   message: string | null,
   retryCount: number,
   correlationId: string,
+  processingSince?: Date,
 ): Promise<void> {
   const body: EventStatusMessage = { event_id: e.event_id, company_id: e.company_id, status, message, retry_count: retryCount, at: new Date().toISOString(), received_at: e.received_at };
+  if (processingSince) body.processing_since = processingSince.toISOString();
   await broker.publish(EXCHANGES.eventStatus.name, statusRoutingKey(status), body, { correlationId, headers: { 'x-event-id': e.event_id } });
+}
+
+export type ProcessingReport = ReturnType<typeof processingReport>;
+
+/**
+ * PROCESSING, reported only where a reader of the event could see it: once processing has lasted
+ * `afterMs`, or when the run fails (its retries show as PROCESSING). A booking done sooner is
+ * reported once, its COMPLETED carrying when processing began: per booking a message, a status
+ * write (with its re-reads, on FerretDB) and a history write fewer. `afterMs` 0 reports at once.
+ */
+export function processingReport(broker: Broker, e: { event_id: string; company_id: string; received_at?: string }, retryCount: number, correlationId: string, afterMs: number) {
+  const since = new Date();
+  let sent: Promise<unknown> | undefined;
+  // Not awaited by the work (latency): its outcome is checked before COMPLETED.
+  const send = () => (sent ??= reportStatus(broker, e, 'PROCESSING', null, retryCount, correlationId).then(() => undefined, (err: unknown) => err));
+  const timer = afterMs > 0 ? setTimeout(send, afterMs) : undefined;
+  if (!timer) void send();
+  return {
+    /** Before COMPLETED: waits for a PROCESSING report that was sent (throwing its failure); else the time processing began, for COMPLETED to carry. */
+    async settle(): Promise<Date | undefined> {
+      clearTimeout(timer);
+      if (!sent) return since;
+      const err = await sent;
+      if (err) throw err;
+      return undefined;
+    },
+    /** On a failure: PROCESSING reported if it was not (best effort: the failure is what is thrown). */
+    async flush(): Promise<void> {
+      clearTimeout(timer);
+      await send();
+    },
+    /** The run ends without a report of its own (handed to another run). */
+    cancel(): void {
+      clearTimeout(timer);
+    },
+  };
 }
 
 export interface AccessReport {

@@ -12,6 +12,12 @@ export interface EventStatusMessage {
   at: string;
   /** When the gateway received the event (the booking message's): the time to COMPLETED without a read. Absent from other producers' reports. */
   received_at?: string;
+  /**
+   * On a COMPLETED not preceded by a PROCESSING report: when processing began. A worker reports
+   * PROCESSING only for processing that outlasts its PROCESSING_REPORT_AFTER_MS or fails; a booking
+   * done sooner is reported once, and the gateway records the PROCESSING it passed through.
+   */
+  processing_since?: string;
 }
 
 export const eventStatusMessageSchema = Joi.object<EventStatusMessage>({
@@ -24,6 +30,7 @@ export const eventStatusMessageSchema = Joi.object<EventStatusMessage>({
   retry_count: Joi.number().integer().min(0).required(),
   at: Joi.string().isoDate().required(),
   received_at: Joi.string().isoDate(),
+  processing_since: Joi.string().isoDate(),
 });
 
 export function statusRoutingKey(status: EventStatus): string {
