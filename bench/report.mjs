@@ -117,14 +117,14 @@ Written by \`npm run bench\` (bench/report.mjs) from the benchmarks' own output.
 |---|---|---|
 | Ingest: accepted events/s at 50 connections | ${f(r.ingest.acceptedPerSecond)} (p50 ${f(r.ingest.p50Ms, ' ms')}, p99 ${f(r.ingest.p99Ms, ' ms')}, errors ${f(r.ingest.errors)}) | |
 | Ingest: baseline (insert + confirmed publish) events/s | ${f(r.ingest.baselinePerSecond)} | |
-| Ingest: ratio to baseline | ${f(r.ingest.ratio)} | ≥ 0.8 |
+| Ingest: ratio to baseline | ${f(r.ingest.ratio)} | ≥ 0.5 |
 | Ingest: accepted events lost (neither QUEUED nor on the broker) | ${r.ingest.lost ? `${r.ingest.lost.neitherQueuedNorOnBroker} of ${r.ingest.lost.accepted}` : 'not measured'} | 0 |
 | Provisioning: publish → COMPLETED latency at a steady rate | p50 ${f(r.provisioning.latency?.p50Ms, ' ms')}, p99 ${f(r.provisioning.latency?.p99Ms, ' ms')} (${f(r.provisioning.latency?.completed)}/${f(r.provisioning.latency?.events)} completed) | p50 < 100 ms, p99 < 500 ms |
 | Provisioning: throughput, simulator at 50 ms | 1 worker ${f(r.provisioning.oneWorkerPerSecond, '/s')}, 2 workers ${f(r.provisioning.twoWorkersPerSecond, '/s')} (×${f(r.provisioning.scaling)}) | ×1.6 |
 | Provisioning: the same, each worker limited to PREFETCH=${f(r.provisioning.limitedPrefetch?.prefetch)} (the workers, not the database, the limit) | 1 worker ${f(r.provisioning.limitedPrefetch?.oneWorkerPerSecond, '/s')}, 2 workers ${f(r.provisioning.limitedPrefetch?.twoWorkersPerSecond, '/s')} (×${f(r.provisioning.limitedPrefetch?.scaling)}) | |
 | Location: import of 10,000 beds | ${f(r.location.import10kBedsMs, ' ms')} | seconds |
 ${r.location.reads.map((x) => `| Location: ${x.label}, 20 clients | ${x.requestsPerSecond} req/s, p50 ${x.p50Ms} ms, p99 ${x.p99Ms} ms | p99 < 25 ms |`).join('\n')}
-| Callbacks: deliveries/s to a receiver answering at once | ${f(r.callbacks.deliveriesPerSecond)} | |
+| Callbacks: deliveries/s to a receiver answering at once | ${f(r.callbacks.deliveriesPerSecond)} | ≥ 500 |
 | Callbacks: fast endpoint p99, other company healthy / hanging | ${f(r.callbacks.fastP99HealthyMs, ' ms')} / ${f(r.callbacks.fastP99HangingMs, ' ms')} (added ${f(r.callbacks.addedByHangMs, ' ms')}) | added < 50 ms |
 
 Peak resident memory of each app process during the runs (MB): ${Object.entries(rss).map(([app, mb]) => `${app} ${mb}`).join(', ') || 'no app process seen'}.
