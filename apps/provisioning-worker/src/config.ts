@@ -59,8 +59,8 @@ export const configSchema = Joi.object({
     .integer()
     .min(0)
     .max(60_000)
-    .default(250)
-    .description("a booking event's PROCESSING is reported once its first run has lasted this long, or when it fails (a retry reports at once); one done sooner is reported COMPLETED alone (the gateway records the PROCESSING it passed through); 0 reports PROCESSING at once"),
+    .default(1000)
+    .description("a booking event's PROCESSING is reported once its first run has lasted this long, or when it fails (a retry reports at once); one done sooner is reported COMPLETED alone (the gateway records the PROCESSING it passed through), so a client polling once a second rarely sees the difference; 0 reports PROCESSING at once"),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
