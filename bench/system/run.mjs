@@ -81,6 +81,18 @@ async function privateFerret() {
 }
 
 const loadAtStart = os.loadavg().map((x) => +x.toFixed(2));
+/**
+ * This machine's speed at the start (a shared VM's varies from day to day): a fixed single-threaded
+ * job, so figures of runs on different days can be compared. ~1 s of work on an unloaded core here.
+ */
+function calibrate() {
+  const t = process.hrtime.bigint();
+  let x = 0;
+  for (let i = 0; i < 2e8; i++) x += i % 7;
+  if (x < 0) console.log(x); // keeps the loop from being optimised away
+  return Math.round(Number(process.hrtime.bigint() - t) / 1e6);
+}
+const calibrationMs = calibrate();
 const outputs = {};
 for (const scenario of SCENARIOS) {
   const ferret = await privateFerret();
@@ -171,7 +183,7 @@ fs.writeFileSync('bench/system-latency.svg', svg());
 const capacity = (o) => Math.max(0, ...o.results.filter((r) => r.sustained).map((r) => r.offeredPerSecond));
 const section = [];
 section.push('## System benchmark (`npm run bench:system`)', '');
-section.push(`${new Date().toISOString()} on ${os.cpus().length} cores, load average at start ${loadAtStart.join(' ')}. The whole system (every app its own process, one worker, one dispatcher, the lock-cloud simulator answering at once, callbacks to a local receiver), FerretDB on PostgreSQL, all on this machine. Each rate offered for ${Object.values(outputs)[0]?.seconds ?? '?'} s through \`/webhook/t/:token\`. A rate is sustained when every booking is accepted and COMPLETED, p99 < 1 s and the backlog drains within 3 s of the last offer. Per-booking figures are the counters' growth over the step divided by the bookings accepted; the step ends when every booking's COMPLETED was applied and its callback received, both seen without a database read (the gateway's /metrics, the receiver). The broker's CPU is its whole node's (nothing else runs on it during the benchmark); the vendor simulator stands in for the lock vendor's cloud, which in production runs elsewhere, so its share is shown apart (its PostgreSQL statements are in the totals).`, '');
+section.push(`${new Date().toISOString()} on ${os.cpus().length} cores, load average at start ${loadAtStart.join(' ')}, a fixed single-threaded job (2e8 loop steps) took ${calibrationMs} ms at the start (this VM's speed varies from day to day: compare CPU figures of different runs with it). The whole system (every app its own process, one worker, one dispatcher, the lock-cloud simulator answering at once, callbacks to a local receiver), FerretDB on PostgreSQL, all on this machine. Each rate offered for ${Object.values(outputs)[0]?.seconds ?? '?'} s through \`/webhook/t/:token\`. A rate is sustained when every booking is accepted and COMPLETED, p99 < 1 s and the backlog drains within 3 s of the last offer. Per-booking figures are the counters' growth over the step divided by the bookings accepted; the step ends when every booking's COMPLETED was applied and its callback received, both seen without a database read (the gateway's /metrics, the receiver). The broker's CPU is its whole node's (nothing else runs on it during the benchmark); the vendor simulator stands in for the lock vendor's cloud, which in production runs elsewhere, so its share is shown apart (its PostgreSQL statements are in the totals).`, '');
 section.push('![202 → COMPLETED against the offered rate](system-latency.svg)', '');
 for (const [name, o] of Object.entries(outputs)) {
   section.push(`### ${name === 'loaded' ? `With ${o.storedEvents.toLocaleString('en')} stored events of other bookings` : 'Fresh database'}: sustained capacity ${capacity(o)} bookings/s`, '');
