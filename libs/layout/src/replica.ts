@@ -97,6 +97,8 @@ nodeSchema.index({ company_id: 1, level: 1 });
 const keySchema = new Schema({ _id: String, ids: [String] }, { versionKey: false });
 // A company's applied version. Written only by the holder of the claim on the next version.
 const stateSchema = new Schema({ _id: String, version: Number, rebuilt_at: Date }, { versionKey: false });
+/** How many companies one process remembers as present (ensureCompany): one short string each. */
+const PRESENT_MAX = 100_000;
 // Messages that arrived before the versions below them.
 const pendingSchema = new Schema({ _id: String, company_id: String, version: Number, message: Schema.Types.Mixed, at: Date }, { versionKey: false });
 // The gap check lists a company's waiting messages.
@@ -144,6 +146,8 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
   let timer: NodeJS.Timeout | undefined;
 
   const state = (company: string) => States.collection.findOne<{ version: number }>({ _id: company as never });
+  /** Companies this process has seen a state of (ensureCompany). */
+  const present = new Set<string>();
 
   async function claim(company: string, version: number): Promise<boolean> {
     const id = `${company}:${version}`;
@@ -317,10 +321,15 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
 
     /** A company the replica has no state of is fetched first (when a fetcher is configured). */
     async ensureCompany(companyId: string): Promise<void> {
-      if (await state(companyId)) return;
-      if (!opts.fetchSnapshot) throw new ReplicaUnavailableError(`no layout replica of company ${companyId} yet`);
-      await drain(companyId, true);
-      if (!(await state(companyId))) throw new ReplicaUnavailableError(`the layout replica of ${companyId} is being rebuilt; retry`);
+      // A company's state, once written, is never removed: one read per company and process, not per booking.
+      if (present.has(companyId)) return;
+      if (!(await state(companyId))) {
+        if (!opts.fetchSnapshot) throw new ReplicaUnavailableError(`no layout replica of company ${companyId} yet`);
+        await drain(companyId, true);
+        if (!(await state(companyId))) throw new ReplicaUnavailableError(`the layout replica of ${companyId} is being rebuilt; retry`);
+      }
+      if (present.size >= PRESENT_MAX) present.clear();
+      present.add(companyId);
     },
 
     async node(companyId: string, id: string): Promise<ReplicaNode | null> {
