@@ -1,11 +1,12 @@
 import { createAuth, openAccessEvent, operatorScope, parseSecretsKey, portalScope, secretsKeyRing } from '@smartlock/auth';
 import { AccessEventMessage, IdentityEventMessage, accessEventMessageSchema, identityEventMessageSchema } from '@smartlock/contracts';
 import { Logger, METRICS, counter, histogram } from '@smartlock/observability';
-import { QUEUES } from '@smartlock/messaging';
+import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import { RunningService, rateLimiter, startService } from '@smartlock/http';
 import { callbackPolicy, rateLimits } from '@smartlock/config';
 import type { Config } from './config';
 import { dispatcherModels } from './models';
+import { endpointCache } from './endpoints/cache';
 import { onIdentityEvent } from './endpoints/on-identity-event';
 import { onAccessEvent } from './deliveries/on-access-event';
 import { WorkMessage, deliver, destinations, onDeliveryDeadLetter } from './deliveries/deliver';
@@ -73,9 +74,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     setup: async (ctx) => {
       const models = dispatcherModels(ctx.db);
       const { broker, metrics } = ctx;
+      const endpoints = endpointCache(models);
       const deliveriesPrefetch = Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4);
       const deliverDeps = {
         models,
+        endpoints,
         broker,
         key,
         limiter: createLimiter({
@@ -109,10 +112,16 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         schema: identityEventMessageSchema,
         verifyWith: identityEventsKey,
       });
+      // Every process's own copy of the same events: its endpoint cache (endpoints/cache.ts).
+      await broker.consumeBroadcast<IdentityEventMessage>(EXCHANGES.identityEvents, async (msg) => endpoints.apply(msg), {
+        schema: identityEventMessageSchema,
+        verifyWith: identityEventsKey,
+        onBound: endpoints.clear,
+      });
       await broker.consume<AccessEventMessage>(
         QUEUES.dispatcherAccessEvents,
         (msg, mctx) =>
-          onAccessEvent({ models, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE }, openAccessEvent(msg, messageKey), mctx),
+          onAccessEvent({ models, endpoints, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE }, openAccessEvent(msg, messageKey), mctx),
         { schema: accessEventMessageSchema, prefetch: 64 },
       );
       // A high prefetch: a hanging endpoint holds at most perEndpoint + queuePerEndpoint messages, the

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RABBIT_API, captureLogger, createVhost, TestVhost, uniqueName } from '@smartlock/testing';
+import { RABBIT_API, captureLogger, createVhost, TestVhost, uniqueName, waitFor } from '@smartlock/testing';
 import { APP_BROKER_ACCESS, AppBrokerAccess, BrokerApp, brokerDefinitions, brokerPermissions } from './broker-users';
 import { Broker, createBroker } from './broker';
 import { EXCHANGES, QUEUES, deadLetterQueueName } from './topology';
@@ -64,9 +64,11 @@ describe('one broker user per app, limited to its own exchanges and queues (real
     await b.declareExchanges(access.publishes);
     await b.declareQueues(access.declares);
     for (const q of access.consumes) await b.consume(q, async () => undefined);
+    for (const e of access.broadcasts ?? []) await b.consumeBroadcast<{ probe: string }>(e, async (m) => void broadcastsGot.push(`${app} got ${m.probe}`));
     await b.connect();
     return b;
   }
+  const broadcastsGot: string[] = [];
 
   const running = new Map<BrokerApp, Broker>();
   it.each(Object.keys(APP_BROKER_ACCESS) as BrokerApp[])('%s: declares its exchanges and queues and consumes its queues', async (app) => {
@@ -85,6 +87,11 @@ describe('one broker user per app, limited to its own exchanges and queues (real
       for (const q of access.sendsTo) await b.sendToQueue(q.name, { probe: app });
     }
     expect(running.size).toBe(Object.keys(APP_BROKER_ACCESS).length);
+  });
+
+  it('callback-dispatcher reads identity.events on a queue of its own too (its endpoint cache)', async () => {
+    await (running.get('admin-api') as Broker).publish(EXCHANGES.identityEvents.name, '', { probe: 'admin-api' });
+    await waitFor(() => broadcastsGot.includes('callback-dispatcher got admin-api'), { what: 'the broadcast copy' });
   });
 
   /** What the broker answers a raw amqplib client of that user: 'ok' or the refusal. */

@@ -14,6 +14,8 @@ export interface AppBrokerAccess {
   sendsTo: QueueDef[];
   /** Whose dead-letter queues it reads, replays (by queue name) and purges: operations (libs/dead-letters). */
   deadLetters?: QueueDef[];
+  /** Fanout exchanges it also reads on a server-named, exclusive queue of each process's own (Broker.consumeBroadcast). */
+  broadcasts?: ExchangeDef[];
 }
 
 export const APP_BROKER_ACCESS = {
@@ -46,6 +48,8 @@ export const APP_BROKER_ACCESS = {
     declares: [],
     consumes: [QUEUES.dispatcherAccessEvents, QUEUES.dispatcherIdentityEvents, QUEUES.dispatcherDeliveries, QUEUES.dispatcherGuestMessages],
     sendsTo: [QUEUES.dispatcherDeliveries, QUEUES.dispatcherGuestMessages],
+    // Each process's endpoint cache (apps/callback-dispatcher/src/endpoints/cache.ts).
+    broadcasts: [EXCHANGES.identityEvents],
   },
   'admin-api': {
     // event.status: a replayed booking event goes back to QUEUED (/admin/v1/dead-letters)
@@ -87,9 +91,14 @@ export function brokerPermissions(access: AppBrokerAccess): { configure: string;
     ...retried,
   ];
   const usesDefault = bound.length > 0 || access.sendsTo.length > 0 || deadLetters.length > 0;
+  // A broadcast queue is named by the broker: declared (configure), bound (write on it), consumed (read).
+  const serverNamed = access.broadcasts?.length ? ['amq\\.gen-[A-Za-z0-9_-]+'] : [];
+  const write = [...access.publishes.map((e) => e.name), ...bound.map((q) => q.name), ...(usesDefault ? ['amq.default'] : [])];
+  readable.push(...(access.broadcasts ?? []).map((e) => escape(e.name)), ...serverNamed);
+  configure.push(...serverNamed);
   return {
     configure: configure.length ? `^(${[...new Set(configure)].sort().join('|')})$` : '',
-    write: anyOf([...access.publishes.map((e) => e.name), ...bound.map((q) => q.name), ...(usesDefault ? ['amq.default'] : [])]),
+    write: serverNamed.length ? `^(${[...new Set(write.map(escape)), ...serverNamed].sort().join('|')})$` : anyOf(write),
     read: readable.length ? `^(${[...new Set(readable)].sort().join('|')})$` : '',
   };
 }

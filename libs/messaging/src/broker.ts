@@ -94,10 +94,22 @@ export interface Broker {
   publish(exchange: string, routingKey: string, payload: unknown, opts?: PublishOptions): Promise<void>;
   sendToQueue(queue: string, payload: unknown, opts?: PublishOptions): Promise<void>;
   consume<T>(queue: QueueDef, handler: Handler<T>, opts?: ConsumeOptions<T>): Promise<void>;
-  /** A per-process, exclusive queue bound to a fanout exchange: for cache invalidation. */
-  consumeBroadcast<T>(exchange: ExchangeDef, handler: Handler<T>): Promise<void>;
+  /**
+   * A per-process, exclusive queue bound to a fanout exchange: for caches every process keeps. A
+   * message that fails `verifyWith` or `schema`, or whose handler throws, is logged and dropped.
+   * `onBound` runs each time the queue is (re)bound, on start and after a reconnect: messages sent
+   * while it was gone are lost, so a cache starts over there.
+   */
+  consumeBroadcast<T>(exchange: ExchangeDef, handler: Handler<T>, opts?: BroadcastOptions<T>): Promise<void>;
   /** Stops taking messages, waits for in-flight handlers (up to drainTimeoutMs), closes everything. */
   close(drainTimeoutMs?: number): Promise<void>;
+}
+
+export interface BroadcastOptions<T> {
+  schema?: Joi.Schema<T>;
+  /** As ConsumeOptions.verifyWith. */
+  verifyWith?: Buffer;
+  onBound?: () => void;
 }
 
 /** Set on a message whose dead-letter report failed: the verdict it comes back with. */
@@ -112,6 +124,7 @@ function deadLetterVerdict(headers: Record<string, unknown>): { reason: string; 
 interface Consumer {
   queue: string;
   broadcastExchange?: ExchangeDef;
+  onBound?: () => void;
   run: (msg: ConsumeMessage, channel: Channel) => Promise<void>;
   prefetch: number;
   channel?: Channel;
@@ -247,6 +260,7 @@ export function createBroker(opts: BrokerOptions): Broker {
       const q = await ch.assertQueue('', { exclusive: true, autoDelete: true, durable: false });
       await ch.bindQueue(q.queue, c.broadcastExchange.name, '');
       queue = q.queue;
+      c.onBound?.();
     }
     const { consumerTag } = await ch.consume(queue, (msg) => {
       if (!msg) {
@@ -560,16 +574,24 @@ export function createBroker(opts: BrokerOptions): Broker {
       }
     },
 
-    async consumeBroadcast<T>(exchange: ExchangeDef, handler: Handler<T>) {
+    async consumeBroadcast<T>(exchange: ExchangeDef, handler: Handler<T>, o: BroadcastOptions<T> = {}) {
       exchanges.set(exchange.name, exchange);
       const consumer: Consumer = {
         queue: `${exchange.name} (broadcast)`,
         broadcastExchange: exchange,
+        onBound: o.onBound,
         prefetch: 100,
         run: async (msg, ch) => {
           const ctx = contextOf(msg);
           try {
-            await handler(JSON.parse(msg.content.toString('utf8')) as T, ctx);
+            if (o.verifyWith && !verifyBody(msg.content, ctx.headers[SIGNATURE_HEADER], o.verifyWith)) throw new PermanentError('refused: message signature missing or wrong');
+            let payload = JSON.parse(msg.content.toString('utf8')) as T;
+            if (o.schema) {
+              const { error, value } = o.schema.validate(payload, { abortEarly: false });
+              if (error) throw new PermanentError(`invalid message: ${error.message}`);
+              payload = value as T;
+            }
+            await handler(payload, ctx);
           } catch (err) {
             ctx.logger.warn('broadcast handler failed', { exchange: exchange.name, err });
           }

@@ -1,6 +1,6 @@
 export { createBroker } from './broker';
 export { brokerUrls, closeQuietly, connectAny, safeUrl } from './connection';
-export type { Broker, BrokerOptions, ConsumeOptions, DeadLetterInfo, Handler, MessageContext, PublishOptions } from './broker';
+export type { Broker, BrokerOptions, BroadcastOptions, ConsumeOptions, DeadLetterInfo, Handler, MessageContext, PublishOptions } from './broker';
 export { PermanentError, TransientError, BrokerUnavailableError, PublishError, isPermanent } from './errors';
 export * from './topology';
 export { sendAllToQueue } from './send-all';

@@ -4,6 +4,7 @@ import { SecretKey, decryptSecret } from '@smartlock/auth';
 import { CONNECTION_REFUSED, OutboundPolicy, guardedAgents } from '@smartlock/http';
 import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
 import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels, EndpointDoc } from '../models';
+import type { EndpointCache } from '../endpoints/cache';
 import type { FailingEndpoints } from './failing';
 import { Limiter, PARKED } from './limiter';
 import { EVENT_HEADER, USER_AGENT, authHeaders } from './sign';
@@ -18,6 +19,8 @@ export interface WorkMessage {
 
 export interface DeliverDeps {
   models: DispatcherModels;
+  /** The endpoint that signs and receives (its newest secret), from memory. */
+  endpoints: EndpointCache;
   broker: Broker;
   key: SecretKey;
   limiter: Limiter;
@@ -144,16 +147,13 @@ async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
   const { models, key } = deps;
   // Check before sending: a delivered or dead delivery is never sent again. The endpoint is read
   // alongside (its newest secret signs).
-  const [delivery, endpoint] = await Promise.all([
-    models.Delivery.findById(msg.id, { attempt_log: 0 }).lean<DeliveryDoc>(),
-    msg.company ? models.Endpoint.findOne({ company_id: msg.company }).lean() : null,
-  ]);
+  const [delivery, endpoint] = await Promise.all([models.Delivery.findById(msg.id, { attempt_log: 0 }).lean<DeliveryDoc>(), msg.company ? deps.endpoints.get(msg.company) : null]);
   if (!delivery) throw new PermanentError(`unknown delivery ${msg.id}`);
   if (delivery.status !== 'pending') {
     ctx.logger.info('delivery already settled; not sent again', { deliveryId: msg.id, status: delivery.status });
     return undefined;
   }
-  const found = endpoint ?? (await models.Endpoint.findOne({ company_id: delivery.company_id }).lean());
+  const found = endpoint ?? (await deps.endpoints.get(delivery.company_id));
   if (!found) throw new PermanentError('the company has no callback endpoint any more');
   const config = found.config;
   const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';

@@ -4,11 +4,13 @@ import { SecretKey, encryptSecret } from '@smartlock/auth';
 import { isDuplicateKeyError, Model } from '@smartlock/db';
 import { Broker, MessageContext, QUEUES } from '@smartlock/messaging';
 import type { DispatcherModels, GuestChannel } from '../models';
+import type { EndpointCache } from '../endpoints/cache';
 import { composeEmail, composeSms } from '../guest/compose';
 import { deliveryIdFor, serializeCallbackBody } from './body';
 
 export interface AccessEventDeps {
   models: DispatcherModels;
+  endpoints: EndpointCache;
   broker: Broker;
   key: SecretKey;
   channels: { email: boolean; sms: boolean };
@@ -51,7 +53,7 @@ function guestMessageId(eventId: string, event: string, channel: GuestChannel): 
  */
 export async function onAccessEvent(deps: AccessEventDeps, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
   const { models, broker, key } = deps;
-  const endpoint = await models.Endpoint.findOne({ company_id: msg.company_id }).lean();
+  const endpoint = await deps.endpoints.get(msg.company_id);
   if (endpoint) {
     const id = deliveryIdFor(msg.event_id, msg.type, msg.company_id);
     await recordAndEnqueue(

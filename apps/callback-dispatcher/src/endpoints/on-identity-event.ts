@@ -4,7 +4,7 @@ import type { MessageContext } from '@smartlock/messaging';
 import { PermanentError } from '@smartlock/messaging';
 import type { DispatcherModels } from '../models';
 
-const CALLBACK_EVENTS = new Set(['callback.updated', 'callback.secret_rotated']);
+export const CALLBACK_EVENTS: ReadonlySet<string> = new Set(['callback.updated', 'callback.secret_rotated']);
 
 /**
  * identity.events → the replica of callback endpoints. Keeps the highest `version` per company: the
