@@ -258,6 +258,41 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     expect(r.hits()).toBe(3);
   });
 
+  it('with two dispatcher processes, each of which has signed with an endpoint, a changed URL and token are used by both from the next delivery on', async () => {
+    const before = await receiver();
+    const after = await receiver();
+    const companyId = await company(before.url, { type: 'bearer', token: 'token-before' }, 1);
+    const other = await start(readConfig(env()), logger);
+    try {
+      const delivered = async (svc: RunningService) => (await scrapeMetrics(svc.url)).value('callback_attempts_total', { outcome: 'delivered' });
+      const [firstBefore, otherBefore] = [await delivered(app), await delivered(other)];
+      // The broker hands the queue's messages to both processes in turn: go on until each has
+      // delivered to this company, so each holds the endpoint in memory.
+      for (let n = 1; n <= 20; n++) {
+        await publish(accessEvent(companyId, 'access.provisioned'));
+        await waitFor(() => before.received.length === n, { what: `callback ${n} to the first URL` });
+        if ((await delivered(app)) > firstBefore && (await delivered(other)) > otherBefore) break;
+      }
+      expect(await delivered(app)).toBeGreaterThan(firstBefore);
+      expect(await delivered(other)).toBeGreaterThan(otherBefore);
+      const toBefore = before.received.length;
+
+      await setEndpoint(companyId, after.url, { type: 'bearer', token: 'token-after' }, 2, 'callback.updated');
+      // The replica is written; each process's broadcast copy left the broker with it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const [firstMid, otherMid] = [await delivered(app), await delivered(other)];
+      for (let n = 1; n <= 8; n++) await publish(accessEvent(companyId, 'access.provisioned'));
+      await waitFor(() => after.received.length === 8, { what: 'eight callbacks to the new URL' });
+      expect(before.received.length).toBe(toBefore);
+      expect(after.received.every((cb) => cb.headers.authorization === 'Bearer token-after')).toBe(true);
+      // Both processes took part in the eight.
+      expect(await delivered(app)).toBeGreaterThan(firstMid);
+      expect(await delivered(other)).toBeGreaterThan(otherMid);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('a callback.updated not signed by admin-api (unsigned or another key) is dead-lettered, logged, and changes nothing: deliveries still go to the original URL', async () => {
     const r = await receiver();
     const attacker = await receiver();
