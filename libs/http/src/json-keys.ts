@@ -13,7 +13,9 @@ interface Frame {
  * the token stream (iterative: bodies may nest thousands of levels); malformed text is left to
  * JSON.parse to report.
  */
-export function duplicateKey(text: string): string | undefined {
+export function duplicateKey(body: string): string | undefined {
+  // A leading byte-order mark: the JSON parser skips it (RFC 8259 8.1 allows that), the tokenizer does not.
+  const text = body.charCodeAt(0) === 0xfeff ? body.slice(1) : body;
   let tokens: ReturnType<typeof tokenize>;
   try {
     tokens = tokenize(text);
