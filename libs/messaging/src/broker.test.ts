@@ -1,4 +1,5 @@
 import amqp from 'amqplib';
+import { createMetrics } from '@smartlock/observability';
 import { captureLogger, createVhost, TestVhost, waitFor } from '@smartlock/testing';
 import { Broker, createBroker, FAILURE_REASONS, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError, sendAllToQueue, signBody, SIGNATURE_HEADER } from './index';
 import { deadLetterQueueName, ExchangeDef } from './topology';
@@ -258,6 +259,33 @@ describe('libs/messaging against the real broker', () => {
     expect(dead.map((d) => d.body)).toEqual([{ id: 'unsigned' }, { id: 'other key' }, { id: 'altered' }]);
     for (const d of dead) expect(d.headers).toMatchObject({ retry_count: 0, 'x-death-reason': 'refused: message signature missing or wrong' });
     expect(text()).toContain('refused: message signature missing or wrong');
+  });
+
+  it('a broadcast reaches every process once; each counts its copies (handled, or dropped when refused) in broker_messages_total', async () => {
+    const key = Buffer.alloc(32, 7);
+    const fanout: ExchangeDef = { name: 'test.broadcasts', type: 'fanout' };
+    const processes = [createMetrics('first'), createMetrics('second')].map((metrics) => {
+      const seen: unknown[] = [];
+      const b = createBroker({ url: vhost.url, logger, connectionName: 'test', metrics });
+      brokers.push(b);
+      return { b, seen, metrics };
+    });
+    for (const p of processes) {
+      await p.b.declareExchanges([fanout]);
+      await p.b.consumeBroadcast(fanout, async (m) => void p.seen.push(m), { verifyWith: key });
+      await p.b.connect();
+    }
+    const [sender] = processes;
+    await sender.b.publish(fanout.name, '', { id: 'signed' }, { signWith: key });
+    await sender.b.publish(fanout.name, '', { id: 'unsigned' });
+    const count = async (p: (typeof processes)[number], outcome: string) =>
+      (await p.metrics.getSingleMetric('broker_messages_total')?.get())?.values.find((v) => v.labels.queue === 'test.broadcasts (broadcast)' && v.labels.outcome === outcome)?.value ?? 0;
+    for (const p of processes) {
+      await waitFor(async () => (await count(p, 'handled')) + (await count(p, 'dropped')) === 2, { what: 'both broadcasts taken by each process' });
+      expect(p.seen).toEqual([{ id: 'signed' }]);
+      expect(await count(p, 'handled')).toBe(1);
+      expect(await count(p, 'dropped')).toBe(1);
+    }
   });
 
   it('keeps consuming after the broker closes its connection; a message unacked at the drop is processed', async () => {

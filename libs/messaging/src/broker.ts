@@ -592,8 +592,11 @@ export function createBroker(opts: BrokerOptions): Broker {
               payload = value as T;
             }
             await handler(payload, ctx);
+            counted?.inc({ queue: consumer.queue, outcome: 'handled' });
           } catch (err) {
+            // A process's own copy: nothing to retry it from, and the shared queue's copy is not affected.
             ctx.logger.warn('broadcast handler failed', { exchange: exchange.name, err });
+            counted?.inc({ queue: consumer.queue, outcome: 'dropped' });
           }
           safeAck(ch, msg, consumer);
         },

@@ -73,7 +73,7 @@ export const METRICS = {
   brokerMessages: def({
     type: 'counter',
     name: 'broker_messages_total',
-    help: 'Messages taken from a work queue, by queue and outcome: handled (acked), retried (to a retry queue), dead_lettered (to <queue>.dlq), requeued (given back: could not be routed)',
+    help: 'Messages taken from a work queue, by queue and outcome: handled (acked), retried (to a retry queue), dead_lettered (to <queue>.dlq), requeued (given back: could not be routed); and from a process\'s own broadcast queue ("<exchange> (broadcast)"): handled, or dropped (refused or failed)',
     labels: ['queue', 'outcome'],
   }),
   brokerHandlingDuration: def({

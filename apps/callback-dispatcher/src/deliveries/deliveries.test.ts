@@ -277,9 +277,11 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       expect(await delivered(other)).toBeGreaterThan(otherBefore);
       const toBefore = before.received.length;
 
+      const applied = async (svc: RunningService) => (await scrapeMetrics(svc.url)).value('broker_messages_total', { queue: 'identity.events (broadcast)', outcome: 'handled' });
+      const [firstApplied, otherApplied] = [await applied(app), await applied(other)];
       await setEndpoint(companyId, after.url, { type: 'bearer', token: 'token-after' }, 2, 'callback.updated');
-      // The replica is written; each process's broadcast copy left the broker with it.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The replica is written; each process has applied its own broadcast copy.
+      await waitFor(async () => (await applied(app)) > firstApplied && (await applied(other)) > otherApplied, { what: 'both processes to apply the change' });
       const [firstMid, otherMid] = [await delivered(app), await delivered(other)];
       for (let n = 1; n <= 8; n++) await publish(accessEvent(companyId, 'access.provisioned'));
       await waitFor(() => after.received.length === 8, { what: 'eight callbacks to the new URL' });
