@@ -4,7 +4,9 @@
 // fixed rates through the token ingest; per rate: 202→COMPLETED (received_at → updated_at of the
 // gateway's records) p50/p99, how long the backlog took to drain, and per booking: CPU ms of each
 // process (/proc), PostgreSQL transactions and rows (pg_stat_database), broker publishes and
-// deliveries (the management API, the system's own vhost).
+// deliveries (the management API, the system's own vhost). The vendor simulator runs on a FerretDB
+// and PostgreSQL database of its own (BENCH_VENDOR_*): the lock vendor's cloud is not ours to run,
+// so its CPU and transactions are counted apart.
 import axios from 'axios';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,14 @@ const SCENARIO = process.env.BENCH_SCENARIO || 'fresh';
 const PG_URL = process.env.BENCH_PG_URL as string;
 const PG_DB = process.env.BENCH_PG_DB as string;
 const FERRET_PID = Number(process.env.BENCH_FERRET_PID);
+const VENDOR = {
+  mongoUrl: process.env.BENCH_VENDOR_MONGO_URL as string,
+  pgUrl: process.env.BENCH_VENDOR_PG_URL as string,
+  pgDb: process.env.BENCH_VENDOR_PG_DB as string,
+  ferretPid: Number(process.env.BENCH_VENDOR_FERRET_PID),
+};
+/** What runs the vendor's cloud here: its CPU is shown apart from the system's. */
+const VENDOR_PROCESSES = ['lock-cloud-simulator', 'ferretdb (vendor)', 'postgresql (vendor)'];
 const RATES = (process.env.BENCH_RATES || '10,20,30,40,50,60,80').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS || 15);
 const STORED_EVENTS = SCENARIO === 'loaded' ? Number(process.env.BENCH_STORED_EVENTS || 100_000) : 0;
@@ -27,7 +37,8 @@ const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 const FERRET_DEBUG = process.env.BENCH_FERRET_DEBUG;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const psql = (sql: string) => execFileSync('psql', [PG_URL, '-qtAF', '\t', '-c', sql], { encoding: 'utf8' }).trim();
+const psqlOn = (url: string, sql: string) => execFileSync('psql', [url, '-qtAF', '\t', '-c', sql], { encoding: 'utf8' }).trim();
+const psql = (sql: string) => psqlOn(PG_URL, sql);
 
 function cpuTicks(pid: number): number {
   try {
@@ -51,8 +62,11 @@ interface TableCounts {
 
 interface Snapshot {
   cpu: Map<string, number>; // process label → ticks
+  /** PostgreSQL backend pid → ticks, of the system's database and of the vendor's. */
   pgBackends: Map<number, number>;
+  vendorPgBackends: Map<number, number>;
   pg: { xacts: number; returned: number; fetched: number; written: number };
+  vendorPgXacts: number;
   /** schema.table → rows read by sequential scans and index entries read, scans (≈ statements that read it), rows inserted, updated, deleted. */
   tables: Map<string, TableCounts>;
 }
@@ -92,22 +106,29 @@ async function snapshot(processes: { name: string; pid: number }[]): Promise<Sna
   const cpu = new Map<string, number>();
   for (const p of processes) cpu.set(p.name, (cpu.get(p.name) ?? 0) + cpuTicks(p.pid));
   cpu.set('ferretdb', cpuTicks(FERRET_PID));
+  cpu.set('ferretdb (vendor)', cpuTicks(VENDOR.ferretPid));
   cpu.set('rabbitmq (shared node)', cpuTicks(rabbitPid()));
-  const pgBackends = new Map<number, number>();
-  for (const pid of psql(`select pid from pg_stat_activity where datname = '${PG_DB}'`).split('\n').filter(Boolean).map(Number)) pgBackends.set(pid, cpuTicks(pid));
-  psql('select pg_stat_clear_snapshot()');
-  const [xacts, returned, fetched, written] = psql(
-    `select xact_commit + xact_rollback, tup_returned, tup_fetched, tup_inserted + tup_updated + tup_deleted from pg_stat_database where datname = '${PG_DB}'`,
-  )
-    .split('\t')
-    .map(Number);
+  const backends = (db: string) => new Map(psql(`select pid from pg_stat_activity where datname = '${db}'`).split('\n').filter(Boolean).map((pid) => [Number(pid), cpuTicks(Number(pid))]));
+  const pgBackends = backends(PG_DB);
+  const vendorPgBackends = backends(VENDOR.pgDb);
+  const counters = (url: string, db: string) => {
+    psqlOn(url, 'select pg_stat_clear_snapshot()');
+    return psqlOn(url, `select xact_commit + xact_rollback, tup_returned, tup_fetched, tup_inserted + tup_updated + tup_deleted from pg_stat_database where datname = '${db}'`)
+      .split('\t')
+      .map(Number);
+  };
+  const [xacts, returned, fetched, written] = counters(PG_URL, PG_DB);
+  const [vendorPgXacts] = counters(VENDOR.pgUrl, VENDOR.pgDb);
+  // Both databases' tables (pg_stat_user_tables is per database); the schema names the app (`sys_<app>_…`).
   const tables = new Map<string, TableCounts>();
   const columns = 't.seq_tup_read, t.seq_scan, t.idx_scan, t.n_tup_ins, t.n_tup_upd, t.n_tup_del';
-  for (const line of psql(`select t.schemaname, t.relname, coalesce(sum(i.idx_tup_read), 0), ${columns.replace(/t\.(\w+)/g, 'coalesce(t.$1, 0)')} from pg_stat_user_tables t left join pg_stat_user_indexes i on i.relid = t.relid group by t.schemaname, t.relname, ${columns}`).split('\n').filter(Boolean)) {
-    const [schema, table, idxRows, seqRows, seqScans, idxScans, ins, upd, del] = line.split('\t');
-    tables.set(`${schema}.${table}`, { seqRows: Number(seqRows), idxRows: Number(idxRows), scans: Number(seqScans) + Number(idxScans), ins: Number(ins), upd: Number(upd), del: Number(del) });
+  for (const url of [PG_URL, VENDOR.pgUrl]) {
+    for (const line of psqlOn(url, `select t.schemaname, t.relname, coalesce(sum(i.idx_tup_read), 0), ${columns.replace(/t\.(\w+)/g, 'coalesce(t.$1, 0)')} from pg_stat_user_tables t left join pg_stat_user_indexes i on i.relid = t.relid group by t.schemaname, t.relname, ${columns}`).split('\n').filter(Boolean)) {
+      const [schema, table, idxRows, seqRows, seqScans, idxScans, ins, upd, del] = line.split('\t');
+      tables.set(`${schema}.${table}`, { seqRows: Number(seqRows), idxRows: Number(idxRows), scans: Number(seqScans) + Number(idxScans), ins: Number(ins), upd: Number(upd), del: Number(del) });
+    }
   }
-  return { cpu, pgBackends, pg: { xacts, returned, fetched, written }, tables };
+  return { cpu, pgBackends, vendorPgBackends, pg: { xacts, returned, fetched, written }, vendorPgXacts, tables };
 }
 
 /** The tables read most over a step, by rows per booking (where the rows-read figure comes from). */
@@ -178,7 +199,7 @@ async function storeOtherEvents(client: MongoClient, db: string, count: number) 
 async function main() {
   // Every app this launches preloads the profiler, started and stopped by signal around the step.
   if (PROFILE_DIR) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --require ${path.resolve('bench/system/cpu-profile.cjs')}`.trim();
-  const sys = await launchSystem();
+  const sys = await launchSystem({ appEnv: { 'lock-cloud-simulator': { MONGO_URL: VENDOR.mongoUrl } } });
   let profiles: ProcessProfile[] | undefined;
   const client = await MongoClient.connect(MONGO_URL);
   const results: Record<string, unknown>[] = [];
@@ -240,10 +261,10 @@ async function main() {
       const per = (x: number) => +(x / Math.max(1, accepted.length)).toFixed(1);
       const cpuMs: Record<string, number> = {};
       for (const [name, ticks] of after.cpu) cpuMs[name] = per((ticks - (before.cpu.get(name) ?? 0)) * TICK_MS);
-      let pgTicks = 0;
-      for (const [pid, ticks] of after.pgBackends) pgTicks += ticks - (before.pgBackends.get(pid) ?? 0);
-      cpuMs.postgresql = per(pgTicks * TICK_MS);
-      const appsCpu = Object.entries(cpuMs).filter(([k]) => !k.startsWith('rabbitmq')).reduce((a, [, v]) => a + v, 0);
+      const backendTicks = (a: Map<number, number>, b: Map<number, number>) => [...a].reduce((sum, [pid, ticks]) => sum + ticks - (b.get(pid) ?? 0), 0);
+      cpuMs.postgresql = per(backendTicks(after.pgBackends, before.pgBackends) * TICK_MS);
+      cpuMs['postgresql (vendor)'] = per(backendTicks(after.vendorPgBackends, before.vendorPgBackends) * TICK_MS);
+      const sum = (keep: (process: string) => boolean) => +Object.entries(cpuMs).filter(([k]) => keep(k)).reduce((a, [, v]) => a + v, 0).toFixed(1);
       const row = {
         offeredPerSecond: rate,
         offered: sent.length,
@@ -256,8 +277,12 @@ async function main() {
         sustained: drained && accepted.length === sent.length && latencies.length === accepted.length && percentile(latencies, 99) < 1000 && drainMs < 3000,
         perBooking: {
           cpuMs,
-          cpuMsWithoutBroker: +appsCpu.toFixed(1),
+          /** The system's own processes: the apps, their FerretDB and PostgreSQL, the broker. */
+          cpuMsSystem: sum((k) => !VENDOR_PROCESSES.includes(k)),
+          cpuMsSystemWithoutBroker: sum((k) => !VENDOR_PROCESSES.includes(k) && !k.startsWith('rabbitmq')),
+          cpuMsVendor: sum((k) => VENDOR_PROCESSES.includes(k)),
           pgTransactions: per(after.pg.xacts - before.pg.xacts),
+          vendorPgTransactions: per(after.vendorPgXacts - before.vendorPgXacts),
           pgRowsRead: per(after.pg.returned - before.pg.returned),
           pgRowsFetchedByIndex: per(after.pg.fetched - before.pg.fetched),
           pgRowsWritten: per(after.pg.written - before.pg.written),
