@@ -314,6 +314,24 @@ describe('libs/messaging against the real broker', () => {
     expect(text()).toContain('broker connection lost; reconnecting');
   });
 
+  it('a broadcast queue is bound again after the connection drops, onBound telling the process (what was sent meanwhile is lost), and broadcasts flow again', async () => {
+    const fanout: ExchangeDef = { name: 'test.broadcasts', type: 'fanout' };
+    const b = broker();
+    await b.declareExchanges([fanout]);
+    const seen: string[] = [];
+    let bound = 0;
+    await b.consumeBroadcast<{ id: string }>(fanout, async (m) => void seen.push(m.id), { onBound: () => void (bound += 1) });
+    await b.connect();
+    expect(bound).toBe(1);
+    await b.publish(fanout.name, '', { id: 'before' });
+    await waitFor(() => seen.includes('before'), { what: 'the first broadcast' });
+    expect(await vhost.closeConnections()).toBeGreaterThan(0);
+    await waitFor(() => b.isReady() && bound === 2, { what: 'reconnected and bound again', timeoutMs: 15000 });
+    await b.publish(fanout.name, '', { id: 'after' });
+    await waitFor(() => seen.includes('after'), { what: 'a broadcast after the reconnect' });
+    expect(seen).toEqual(['before', 'after']);
+  });
+
   it('close() waits for in-flight handlers before closing', async () => {
     const b = broker();
     await b.declareExchanges([EX]);
