@@ -62,9 +62,10 @@ interface TableCounts {
 
 interface Snapshot {
   cpu: Map<string, number>; // process label → ticks
-  /** PostgreSQL backend pid → ticks, of the system's database and of the vendor's. */
+  /** PostgreSQL backend pid → ticks: of the system's database, of the vendor's. */
   pgBackends: Map<number, number>;
   vendorPgBackends: Map<number, number>;
+  /** pg_stat_database of the system's database; of the vendor's, its transactions. */
   pg: { xacts: number; returned: number; fetched: number; written: number };
   vendorPgXacts: number;
   /** schema.table → rows read by sequential scans and index entries read, scans (≈ statements that read it), rows inserted, updated, deleted. */

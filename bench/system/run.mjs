@@ -3,8 +3,9 @@
 // Each scenario gets a FerretDB of its own on a PostgreSQL database of its own (so the transaction
 // and row counters are the run's alone) with what scripts/infra.sh gives FerretDB's database
 // (GIN twins, plan_cache_mode), and the vendor simulator another pair (the lock vendor's cloud runs
-// elsewhere in production: its database work is counted apart from ours); RabbitMQ is the shared node (a vhost of the run's own, whose
-// message counters are the run's alone; its CPU is the whole node's). Writes bench/out/system-*.json,
+// elsewhere in production: its database work is counted apart from ours); RabbitMQ is the shared
+// node (a vhost of the run's own, whose message counters are the run's alone; its CPU is the whole
+// node's). Writes bench/out/system-*.json,
 // the "System benchmark" section of bench/report.md and bench/system-latency.svg.
 // BENCH_RATES (10,20,30,40,50,60,80), BENCH_SECONDS (15), BENCH_STORED_EVENTS (100000),
 // BENCH_SCENARIOS (fresh,loaded) tune it. BENCH_PROFILE=<rate> is the profile mode instead: that one

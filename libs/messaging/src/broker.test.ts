@@ -1,5 +1,5 @@
 import amqp from 'amqplib';
-import { createMetrics } from '@smartlock/observability';
+import { createMetrics, type Registry } from '@smartlock/observability';
 import { captureLogger, createVhost, TestVhost, waitFor } from '@smartlock/testing';
 import { Broker, createBroker, FAILURE_REASONS, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError, sendAllToQueue, signBody, SIGNATURE_HEADER } from './index';
 import { deadLetterQueueName, ExchangeDef } from './topology';
@@ -26,8 +26,8 @@ describe('libs/messaging against the real broker', () => {
   const brokers: Broker[] = [];
   const { logger, text } = captureLogger('messaging-test');
 
-  function broker(): Broker {
-    const b = createBroker({ url: vhost.url, logger, connectionName: 'test', reconnectMinMs: 100, reconnectMaxMs: 500 });
+  function broker(metrics?: Registry): Broker {
+    const b = createBroker({ url: vhost.url, logger, connectionName: 'test', reconnectMinMs: 100, reconnectMaxMs: 500, metrics });
     brokers.push(b);
     return b;
   }
@@ -264,12 +264,7 @@ describe('libs/messaging against the real broker', () => {
   it('a broadcast reaches every process once; each counts its copies (handled, or dropped when refused) in broker_messages_total', async () => {
     const key = Buffer.alloc(32, 7);
     const fanout: ExchangeDef = { name: 'test.broadcasts', type: 'fanout' };
-    const processes = [createMetrics('first'), createMetrics('second')].map((metrics) => {
-      const seen: unknown[] = [];
-      const b = createBroker({ url: vhost.url, logger, connectionName: 'test', metrics });
-      brokers.push(b);
-      return { b, seen, metrics };
-    });
+    const processes = [createMetrics('first'), createMetrics('second')].map((metrics) => ({ b: broker(metrics), seen: [] as unknown[], metrics }));
     for (const p of processes) {
       await p.b.declareExchanges([fanout]);
       await p.b.consumeBroadcast(fanout, async (m) => void p.seen.push(m), { verifyWith: key });
