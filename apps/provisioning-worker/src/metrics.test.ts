@@ -25,11 +25,16 @@ describe("provisioning-worker /metrics: its queue's outcomes and the lock cloud'
     const ev = await publishEvent(s.pub, bookingEvent(company, siteId, `m-${randomUUID().slice(0, 8)}`, 1, 'BOOKING_CREATE', { room: '101' }));
     expect(await waitFinal(s.t, ev.event_id)).toMatchObject({ status: 'COMPLETED' });
 
-    const after = await scrapeMetrics(s.app.url);
+    // The worker reports COMPLETED from inside its handler: the message counts as handled a moment after.
+    const handled = { queue: QUEUE, outcome: 'handled' };
+    const after = await waitFor(async () => {
+      const now = await scrapeMetrics(s.app.url);
+      return now.value('broker_messages_total', handled) > before.value('broker_messages_total', handled) ? now : undefined;
+    }, { what: 'the booking event counted as handled' });
     const ok = { operation: '/v3/key/send', outcome: 'ok', category: 'ok' };
     expect(after.value('lock_cloud_calls_total', ok) - before.value('lock_cloud_calls_total', ok)).toBe(1);
     expect(after.value('lock_cloud_call_duration_seconds_count', { operation: '/v3/key/send' })).toBeGreaterThanOrEqual(1);
-    expect(after.value('broker_messages_total', { queue: QUEUE, outcome: 'handled' }) - before.value('broker_messages_total', { queue: QUEUE, outcome: 'handled' })).toBe(1);
+    expect(after.value('broker_messages_total', handled) - before.value('broker_messages_total', handled)).toBe(1);
     expect(after.value('broker_message_handling_duration_seconds_count', { queue: QUEUE })).toBeGreaterThanOrEqual(1);
     expect(after.value('dead_letter_queue_messages', { queue: QUEUE })).toBe(0);
     expect(after.has('dead_letter_queue_messages')).toBe(true);
