@@ -53,7 +53,8 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
     log.info('event status applied', { eventId: report.event_id, status: to });
     // A worker done before it reported PROCESSING: the event passed through it all the same.
     if (report.processing_since) statusEntered(deps, report, 'PROCESSING', { retry_count: report.retry_count, at: new Date(report.processing_since) });
-    statusEntered(deps, report, to, { message: FINAL_FAILURES.has(to) ? (report.message ?? 'Processing failed') : null, retry_count: report.retry_count });
+    // COMPLETED is counted by its unique completion record: once per event, however often reported.
+    statusEntered(deps, report, to, { message: FINAL_FAILURES.has(to) ? (report.message ?? 'Processing failed') : null, retry_count: report.retry_count, counted: to !== 'COMPLETED' || firstCompletion });
     if (firstCompletion) await timeToCompleted(deps, report);
     if (to !== 'COMPLETED') await reassertFinal(deps, report, new Date(report.at), log);
     return 'applied';
@@ -62,6 +63,12 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   if (!current || current.company_id !== report.company_id) {
     log.warn('status report for an unknown event; acknowledged', { eventId: report.event_id, status: to });
     return 'unknown';
+  }
+  if (firstCompletion && current.status === 'COMPLETED') {
+    // Another write's reassertFinal read this report's completion record and put COMPLETED in first
+    // (in the history, uncounted): the transition is this report's to count.
+    deps.metrics.transitions.inc({ status: 'COMPLETED' });
+    await timeToCompleted(deps, report);
   }
   log.info('stale status report ignored', { eventId: report.event_id, current: current.status, reported: to });
   return 'stale';

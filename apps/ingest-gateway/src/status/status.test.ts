@@ -113,6 +113,29 @@ describe('worker reports on event.status are applied monotonically', () => {
     expect(left).toEqual([]);
   });
 
+  it('a COMPLETED another report put in first (between its completion record and its update) is counted once, as its report is handled', async () => {
+    // The window on FerretDB 1.x: the report records the completion, then a concurrent write's
+    // reassertFinal (the gateway's own QUEUED under load, or a PROCESSING) reads that record and puts
+    // COMPLETED in, uncounted as a put back; the report's own update then finds COMPLETED and is
+    // stale. The record is set COMPLETED here as that put back leaves it.
+    const metric = async () => {
+      const line = (await request(gw.url).get('/metrics')).text.split('\n').find((l) => l.startsWith('event_status_transitions_total{') && l.includes('status="COMPLETED"'));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const id = await accepted();
+    await until(id, 'QUEUED');
+    await gw.deps.models.Event.updateOne({ _id: id }, { $set: { status: 'COMPLETED' } }).exec();
+    const before = await metric();
+    await report(id, 'COMPLETED');
+    await settled();
+    expect(await metric()).toBe(before + 1);
+    // A redelivered COMPLETED is not counted again.
+    await report(id, 'COMPLETED');
+    await settled();
+    expect(await metric()).toBe(before + 1);
+    expect((await statusOf(id))?.status).toBe('COMPLETED');
+  });
+
   it.each([
     ['FAILED', 'Room not found'],
     ['DEAD_LETTER', 'Lock cloud unreachable after 3 retries'],
