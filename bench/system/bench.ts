@@ -93,12 +93,18 @@ async function completions(sys: System): Promise<{ completed: number; callbacks:
 async function completed(sys: System, from: { completed: number; callbacks: number }, n: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (sys.receiver.received.length - from.callbacks < n) {
-    if (Date.now() > deadline) return false;
+    if (Date.now() > deadline) {
+      console.log(`not drained: ${sys.receiver.received.length - from.callbacks} of ${n} callbacks received, ${(await completions(sys)).completed - from.completed} COMPLETED counted`);
+      return false;
+    }
     await sleep(20);
   }
   for (;;) {
     if ((await completions(sys)).completed - from.completed >= n) return true;
-    if (Date.now() > deadline) return false;
+    if (Date.now() > deadline) {
+      console.log(`not drained: every callback received, ${(await completions(sys)).completed - from.completed} of ${n} COMPLETED counted`);
+      return false;
+    }
     await sleep(100);
   }
 }
