@@ -13,3 +13,4 @@ export { byId } from './filters';
 export { Types, Schema, isValidObjectId } from 'mongoose';
 export type { Connection, Model } from 'mongoose';
 export { claimOnce, compareAndSet } from './claims';
+export { GroupCommit, insertEach, insertOnce } from './group-commit';

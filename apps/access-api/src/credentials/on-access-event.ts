@@ -1,17 +1,10 @@
 import type { AccessEventMessage, BookingEventMessage } from '@smartlock/contracts';
-import { isDuplicateKeyError } from '@smartlock/db';
+import { insertOnce } from '@smartlock/db';
 import type { MessageContext } from '@smartlock/messaging';
 import { AccessLog, AccessLogDoc, Subject, logId, sealEntry } from './access-log.schema';
 
-async function insertOnce(log: AccessLog, doc: AccessLogDoc): Promise<boolean> {
-  try {
-    await log.model.create(sealEntry(log, doc));
-    return true;
-  } catch (err) {
-    if (isDuplicateKeyError(err)) return false;
-    throw err;
-  }
-}
+/** Stored once (a redelivery hits the unique `_id`), group-committed with concurrent messages' entries. */
+const record = (log: AccessLog, doc: AccessLogDoc) => insertOnce(log.model, sealEntry(log, doc));
 
 /**
  * access.events → one log entry. Idempotent (a redelivery hits the unique `_id`) and order-free
@@ -21,7 +14,7 @@ export async function onAccessEvent(log: AccessLog, msg: AccessEventMessage, ctx
   // The provisioning worker tags employee schedules' reports; untagged messages are bookings.
   const subject: Subject = (msg as { subject?: Subject }).subject === 'employee' ? 'employee' : 'booking';
   const base = { company_id: msg.company_id, subject, reference_id: msg.reference_id, kind: msg.type, event_id: msg.event_id, sequence: msg.sequence };
-  const fresh = await insertOnce(log, {
+  const fresh = await record(log, {
     ...base,
     _id: logId({ ...base, occurred_at: msg.occurred_at }),
     occurred_at: new Date(msg.occurred_at),
@@ -48,7 +41,7 @@ export async function onAccessEvent(log: AccessLog, msg: AccessEventMessage, ctx
  */
 export async function onBookingEvent(log: AccessLog, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
   const base = { company_id: msg.company_id, subject: 'booking' as const, reference_id: msg.reference_id, kind: 'booking' as const, event_id: msg.event_id, sequence: msg.sequence };
-  const fresh = await insertOnce(log, {
+  const fresh = await record(log, {
     ...base,
     _id: logId({ ...base, occurred_at: msg.received_at }),
     occurred_at: new Date(msg.received_at),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AccessEventMessage } from '@smartlock/contracts';
 import { SecretKey, encryptSecret } from '@smartlock/auth';
-import { isDuplicateKeyError, Model } from '@smartlock/db';
+import { insertOnce, Model } from '@smartlock/db';
 import { Broker, MessageContext, QUEUES } from '@smartlock/messaging';
 import type { DispatcherModels, GuestChannel } from '../models';
 import type { EndpointCache } from '../endpoints/cache';
@@ -18,7 +18,7 @@ export interface AccessEventDeps {
 }
 
 /**
- * Record first (unique _id), then enqueue. A redelivered access event finds the record: if it is
+ * Record first (unique _id; concurrent messages' records group-committed), then enqueue. A redelivered access event finds the record: if it is
  * still pending its message is published again (the first publish may not have happened before a
  * crash); the duplicate is harmless, since an attempt checks the status before sending and one
  * process never runs two attempts of one delivery at once.
@@ -31,10 +31,7 @@ async function recordAndEnqueue<T extends { _id: string; status: string }>(
   correlationId: string,
   company: string,
 ): Promise<void> {
-  try {
-    await model.create(doc);
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
+  if (!(await insertOnce(model, doc))) {
     const current = (await model.findById(doc._id, { status: 1 }).lean()) as { status: string } | null;
     if (current?.status !== 'pending') return;
   }

@@ -1,5 +1,5 @@
 import type { EventModels } from './event.schema';
-import { GroupCommit, insertEach } from './group-commit';
+import { GroupCommit, insertEach } from '@smartlock/db';
 
 /**
  * The ingest hot path's writes, group-committed (see GroupCommit): claiming a booking's sequence number

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { BookingEventMessage, EventType } from '@smartlock/contracts';
-import { Connection, Model, Schema, isDuplicateKeyError } from '@smartlock/db';
+import { Connection, Model, Schema, insertOnce } from '@smartlock/db';
 import type { MessageContext } from '@smartlock/messaging';
 import { TNode, Tree } from '../layout/tree';
 
@@ -64,25 +64,21 @@ const extKey = (externalId: string) => `ext:${externalId}`;
 export async function onBookingEvent(model: Model<BookingPlaceEntry>, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
   const b = msg.booking;
   const room_keys = [...(b.room !== undefined ? [nameKey(msg.site_id, b.room)] : []), ...(b.room_id !== undefined ? [extKey(b.room_id)] : [])];
-  try {
-    await model.create({
-      _id: createHash('sha256').update(JSON.stringify([msg.company_id, msg.reference_id, msg.event_id])).digest('hex'),
-      company_id: msg.company_id,
-      reference_id: msg.reference_id,
-      sequence: msg.sequence,
-      event_type: msg.event_type,
-      site_id: msg.site_id,
-      room: b.room ?? null,
-      room_id: b.room_id ?? null,
-      bed: b.bed ?? null,
-      bed_id: b.bed_id ?? null,
-      check_out: b.check_out ? new Date(b.check_out) : null,
-      room_keys,
-      received_at: new Date(),
-    });
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-  }
+  await insertOnce(model, {
+    _id: createHash('sha256').update(JSON.stringify([msg.company_id, msg.reference_id, msg.event_id])).digest('hex'),
+    company_id: msg.company_id,
+    reference_id: msg.reference_id,
+    sequence: msg.sequence,
+    event_type: msg.event_type,
+    site_id: msg.site_id,
+    room: b.room ?? null,
+    room_id: b.room_id ?? null,
+    bed: b.bed ?? null,
+    bed_id: b.bed_id ?? null,
+    check_out: b.check_out ? new Date(b.check_out) : null,
+    room_keys,
+    received_at: new Date(),
+  });
   ctx.logger.debug('booked place recorded', { companyId: msg.company_id, referenceId: msg.reference_id, sequence: msg.sequence });
 }
 

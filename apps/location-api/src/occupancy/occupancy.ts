@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AccessEventMessage } from '@smartlock/contracts';
-import { Connection, Model, Schema, isDuplicateKeyError } from '@smartlock/db';
+import { Connection, Model, Schema, insertOnce } from '@smartlock/db';
 import { conflict } from '@smartlock/http';
 import type { MessageContext } from '@smartlock/messaging';
 import type { LayoutStore } from '../layout/store';
@@ -69,20 +69,17 @@ export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEve
   const id = createHash('sha256')
     .update(JSON.stringify([msg.company_id, msg.reference_id, msg.type, msg.sequence, msg.event_id, msg.occurred_at]))
     .digest('hex');
-  try {
-    await model.create({
-      _id: id,
-      company_id: msg.company_id,
-      reference_id: msg.reference_id,
-      kind: msg.type,
-      sequence: msg.sequence,
-      room_ids: [...new Set(credentials.map((c) => c.room_id))],
-      credentials,
-      received_at: new Date(),
-    });
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-  }
+  // A redelivery finds the entry stored (false): nothing to do.
+  await insertOnce(model, {
+    _id: id,
+    company_id: msg.company_id,
+    reference_id: msg.reference_id,
+    kind: msg.type,
+    sequence: msg.sequence,
+    room_ids: [...new Set(credentials.map((c) => c.room_id))],
+    credentials,
+    received_at: new Date(),
+  });
   ctx.logger.debug('occupancy recorded', { companyId: msg.company_id, referenceId: msg.reference_id, kind: msg.type, sequence: msg.sequence });
 }
 

@@ -1,5 +1,5 @@
 import type { BookingEventMessage, LockCloudOperation } from '@smartlock/contracts';
-import { isDuplicateKeyError } from '@smartlock/db';
+import { insertOnce } from '@smartlock/db';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import { PermanentError } from '@smartlock/messaging';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
@@ -65,16 +65,8 @@ function newBooking(msg: BookingEventMessage): BookingDoc {
   };
 }
 
-/** False when another delivery inserted the booking first (the `_id` decides). */
-async function insertBooking(deps: BookingDeps, b: BookingDoc): Promise<boolean> {
-  try {
-    await deps.models.Booking.create(deps.vault.seal(b.company_id, b));
-    return true;
-  } catch (err) {
-    if (isDuplicateKeyError(err)) return false;
-    throw err;
-  }
-}
+/** False when another delivery inserted the booking first (the `_id` decides); group-committed with other bookings' first events. */
+const insertBooking = (deps: BookingDeps, b: BookingDoc): Promise<boolean> => insertOnce(deps.models.Booking, deps.vault.seal(b.company_id, b));
 
 /** How many of a booking's lock-cloud operations it keeps (and each access event repeats): a booking's story, not an audit log. */
 const OPERATIONS_KEPT = 50;

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { LockCloudAction, LockCloudOperation } from '@smartlock/contracts';
-import { isDuplicateKeyError } from '@smartlock/db';
+import { insertOnce } from '@smartlock/db';
 import { LockCloud, LockCloudError, LockInfo, isLockCloudError } from '@smartlock/lock-cloud';
 import { stableReason } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
@@ -201,12 +201,9 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   const { Operation } = deps.models;
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
-  try {
-    await Operation.create({ _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() });
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
+  if (!(await insertOnce(Operation, { _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() } as OperationDoc))) {
     let op = deps.vault.open(await Operation.findById(id).lean<OperationDoc>());
-    if (!op) throw err;
+    if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
     const liveElsewhere = () => op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < deps.leaseMs);
     while (liveElsewhere()) {
       await sleep(50);

@@ -1,0 +1,103 @@
+import { Schema } from 'mongoose';
+import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases } from '@smartlock/testing';
+import { isDuplicateKeyError } from './connection';
+import { GroupCommit, insertEach, insertOnce } from './group-commit';
+import { Connection, Model, connectDb } from './index';
+
+describe('group commit', () => {
+  it('sends the first write at once and the writes that queue meanwhile together', async () => {
+    const batches: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const gc = new GroupCommit<number, number>(async (items) => {
+      batches.push(items);
+      if (batches.length === 1) await gate;
+      return items.map((i) => i * 10);
+    });
+    const first = gc.submit(1);
+    const rest = [2, 3, 4].map((i) => gc.submit(i));
+    release();
+    expect(await Promise.all([first, ...rest])).toEqual([10, 20, 30, 40]);
+    expect(batches).toEqual([[1], [2, 3, 4]]);
+  });
+
+  it('fails only the items that failed, or the whole batch on a batch error', async () => {
+    const gc = new GroupCommit<number, true>(async (items) => items.map((i) => (i % 2 ? new Error(`odd ${i}`) : true)));
+    const out = await Promise.allSettled([1, 2].map((i) => gc.submit(i)));
+    expect(out.map((o) => o.status)).toEqual(['rejected', 'fulfilled']);
+    const broken = new GroupCommit<number, true>(async () => {
+      throw new Error('database down');
+    });
+    await expect(broken.submit(1)).rejects.toThrow('database down');
+  });
+
+  it('an unordered insert reports duplicate keys per document', async () => {
+    const bulk = Object.assign(new Error('bulk'), { writeErrors: [{ index: 1, code: 11000, errmsg: 'dup' }] });
+    const out = await insertEach(async () => Promise.reject(bulk), ['a', 'b', 'c']);
+    expect(out[0]).toBe(true);
+    expect(isDuplicateKeyError(out[1])).toBe(true);
+    expect(out[2]).toBe(true);
+    // Mongoose's Model.insertMany copies each write error as `{ index, err }`.
+    const copied = Object.assign(new Error('bulk'), { writeErrors: [{ index: 0, err: { index: 0, code: 11000, errmsg: 'dup' } }] });
+    expect((await insertEach(async () => Promise.reject(copied), ['a', 'b'])).map((o) => o === true)).toEqual([false, true]);
+    const other = Object.assign(new Error('bulk'), { writeErrors: [{ index: 0, code: 2 }] });
+    await expect(insertEach(async () => Promise.reject(other), ['a'])).rejects.toBe(other);
+  });
+});
+
+/** insertOnce against the real server: concurrent callers, redeliveries, the schema's casting. */
+describe('insertOnce', () => {
+  const { logger } = captureLogger();
+  const dbName = uniqueDbName('insert_once');
+  let conn: Connection;
+  interface EntryDoc {
+    _id: string;
+    n: number;
+    at: Date;
+    note: string | null;
+    tags: { name: string; weight: number }[];
+  }
+  const entries = (): Model<EntryDoc> =>
+    conn.models.Entry ??
+    conn.model<EntryDoc>(
+      'Entry',
+      new Schema({ _id: String, n: { type: Number, required: true }, at: Date, note: { type: String, default: null }, tags: [new Schema({ name: String, weight: { type: Number, default: 1 } }, { _id: false })] }, { versionKey: false }),
+      'entries',
+    );
+
+  beforeAll(async () => {
+    conn = await connectDb({ url: MONGO_URL, dbName, logger });
+    await entries().createCollection();
+  });
+  afterAll(async () => {
+    await conn.close();
+    await dropDatabases(dbName);
+  });
+
+  it('of 60 concurrent inserts of 20 records (each sent three times) each record is stored once, and exactly one of its inserts says so', async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `e${i}`);
+    const calls = [...ids, ...ids, ...ids].map((id, k) => insertOnce(entries(), { _id: id, n: k, at: new Date(0), note: null, tags: [] }).then((stored) => ({ id, stored })));
+    const outcomes = await Promise.all(calls);
+    for (const id of ids) expect(outcomes.filter((o) => o.id === id && o.stored)).toHaveLength(1);
+    expect(await entries().countDocuments()).toBe(20);
+  });
+
+  it('casts by the schema and applies its defaults, as Model.create does', async () => {
+    expect(await insertOnce(entries(), { _id: 'cast', n: '7', at: '2026-01-02T03:04:05.000Z', tags: [{ name: 'a' }] } as unknown as EntryDoc)).toBe(true);
+    expect(await entries().collection.findOne({ _id: 'cast' } as never)).toEqual({ _id: 'cast', n: 7, at: new Date('2026-01-02T03:04:05.000Z'), note: null, tags: [{ name: 'a', weight: 1 }] });
+  });
+
+  it('a record that fails validation is refused with its error; the records sent with it are stored and say so', async () => {
+    const first = insertOnce(entries(), { _id: 'first', n: 1, at: new Date(0), note: null, tags: [] });
+    // These three leave together, while the first is in flight.
+    const bad = insertOnce(entries(), { _id: 'bad' } as unknown as EntryDoc);
+    const good = insertOnce(entries(), { _id: 'good', n: 1, at: new Date(0), note: null, tags: [] });
+    const again = insertOnce(entries(), { _id: 'first', n: 2, at: new Date(0), note: null, tags: [] });
+    await expect(bad).rejects.toThrow('validation failed');
+    expect(await first).toBe(true);
+    expect(await good).toBe(true);
+    expect(await again).toBe(false);
+    expect(await entries().findById('bad').lean()).toBeNull();
+    expect(await entries().findById('good').lean()).toMatchObject({ n: 1 });
+  });
+});

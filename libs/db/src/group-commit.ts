@@ -1,0 +1,117 @@
+import type { Model } from 'mongoose';
+import { isDuplicateKeyError } from './connection';
+
+/**
+ * Group commit: concurrent requests' writes of one kind go to the database together, one statement
+ * per batch, and each caller learns its own outcome. Batching is natural: a write is sent at once
+ * when none is in flight (no added latency at low load); while one is in flight the next callers
+ * queue, and their items leave together when it returns. On MongoDB this saves round trips; on
+ * FerretDB 1.x it saves a PostgreSQL transaction per document, which is most of the cost of a write.
+ * The saving grows with the load: under a backlog (a check-in wave) a consumer's prefetch window
+ * fills and its records leave in batches.
+ */
+export class GroupCommit<T, R> {
+  private queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+  private busy = false;
+
+  constructor(
+    /** Writes a batch; returns one outcome per item, in order (an Error fails that item only). */
+    private readonly write: (items: T[]) => Promise<(R | Error)[]>,
+    private readonly maxBatch = 200,
+  ) {}
+
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (!this.busy) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.busy = true;
+    while (this.queue.length) {
+      const batch = this.queue.splice(0, this.maxBatch);
+      try {
+        const out = await this.write(batch.map((b) => b.item));
+        batch.forEach((b, i) => (out[i] instanceof Error ? b.reject(out[i]) : b.resolve(out[i] as R)));
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.busy = false;
+  }
+}
+
+/** A write error of an unordered insertMany: the driver's (WriteError: index, code, errmsg) or Mongoose's copy of it (`{ index, err: {…} }`). */
+interface WriteErrorLike {
+  index: number;
+  code?: number;
+  errmsg?: string;
+  err?: { code?: number; errmsg?: string };
+}
+interface BulkWriteErrorLike {
+  writeErrors?: WriteErrorLike[] | WriteErrorLike;
+  /** Mongoose's Model.insertMany: one per document, in order: the document, its validation error, or a copy of its write error. */
+  results?: unknown[];
+}
+
+const isWriteError = (r: unknown): r is WriteErrorLike => typeof r === 'object' && r !== null && typeof (r as WriteErrorLike).index === 'number' && ('err' in r || 'code' in r);
+const normalised = (w: WriteErrorLike) => ({ index: w.index, code: w.code ?? w.err?.code, errmsg: w.errmsg ?? w.err?.errmsg });
+
+export class DuplicateKeyError extends Error {
+  readonly code = 11000;
+  constructor(message = 'duplicate key') {
+    super(message);
+    this.name = 'DuplicateKeyError';
+  }
+}
+
+/**
+ * Inserts a batch unordered; a document that hits a unique index fails alone (DuplicateKeyError), as
+ * does one that Mongoose's validation refused; any other failure fails the whole batch.
+ */
+export async function insertEach<D>(insertMany: (docs: D[]) => Promise<unknown>, docs: D[]): Promise<(true | Error)[]> {
+  try {
+    await insertMany(docs);
+    return docs.map(() => true);
+  } catch (err) {
+    const { writeErrors: raw, results } = err as BulkWriteErrorLike;
+    if (Array.isArray(results) && results.length === docs.length) {
+      return results.map((r) => {
+        if (r instanceof Error) return r;
+        if (!isWriteError(r)) return true;
+        const w = normalised(r);
+        return isDuplicateKeyError(w) ? new DuplicateKeyError(w.errmsg) : Object.assign(new Error(w.errmsg ?? 'write failed'), { code: w.code });
+      });
+    }
+    const writeErrors = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]).map(normalised);
+    if (!writeErrors.length || !writeErrors.every((w) => isDuplicateKeyError(w))) throw err;
+    const failed = new Map(writeErrors.map((w) => [w.index, w]));
+    return docs.map((_, i) => (failed.has(i) ? new DuplicateKeyError(failed.get(i)?.errmsg) : true));
+  }
+}
+
+/* eslint-disable-next-line @typescript-eslint/no-explicit-any -- one writer per model, whatever its documents */
+const writers = new WeakMap<Model<any>, GroupCommit<object, true>>();
+
+/**
+ * Stores a record that is written once (a log entry, a delivery, whose `_id` is derived from the
+ * message it records): true when this insert stored it, false when a record with its key was stored
+ * before (a redelivery). Any other error is thrown. The record is cast by the model's schema, its
+ * defaults applied, and a document that fails validation fails its own call, as `Model.create` would;
+ * the inserts of concurrent callers on one model are group-committed (GroupCommit above).
+ */
+export async function insertOnce<T>(model: Model<T>, doc: T): Promise<boolean> {
+  let writer = writers.get(model);
+  if (!writer) {
+    writer = new GroupCommit<object, true>((docs) => insertEach((d) => model.insertMany(d, { ordered: false, throwOnValidationError: true }), docs));
+    writers.set(model, writer);
+  }
+  return writer.submit(doc as object).then(
+    () => true,
+    (err: unknown) => {
+      if (isDuplicateKeyError(err)) return false;
+      throw err;
+    },
+  );
+}
