@@ -1,5 +1,5 @@
 import { EventStatus, EventStatusMessage, statusesLeadingTo } from '@smartlock/contracts';
-import { byId, isDuplicateKeyError } from '@smartlock/db';
+import { byId, insertOnce } from '@smartlock/db';
 import { MessageContext, SETTLED } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import { statusEntered } from './history';
@@ -37,13 +37,7 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   // The event's first COMPLETED (its completion record is unique): timed once, however often reported.
   let firstCompletion = false;
   if (to === 'COMPLETED') {
-    firstCompletion = await deps.models.Completion.create({ _id: report.event_id, company_id: report.company_id, retry_count: report.retry_count, at: deps.now() }).then(
-      () => true,
-      (err) => {
-        if (!isDuplicateKeyError(err)) throw err;
-        return false;
-      },
-    );
+    firstCompletion = await insertOnce(deps.models.Completion, { _id: report.event_id, company_id: report.company_id, retry_count: report.retry_count, at: deps.now() });
   }
   if (FINAL_FAILURES.has(to)) {
     const failure = { company_id: report.company_id, status: to, message: report.message, retry_count: report.retry_count, at: new Date(report.at) };
