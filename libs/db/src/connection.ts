@@ -13,6 +13,11 @@ export interface DbOptions {
   monitorStuckAfterMs?: number;
 }
 
+// Mongoose captures a stack trace on every query's execution, only to attach it to the error of a
+// query object executed twice (a programming error): 1-2 % of an app's CPU on the booking path
+// (bench:system's profile). Every connection of libs/db is made on this instance.
+mongoose.set('skipOriginalStackTraces', true);
+
 /** Connecting, and one server check on an open connection, time out after this (the driver's default is 30 s). */
 const CONNECT_TIMEOUT_MS = 10_000;
 
