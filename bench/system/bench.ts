@@ -206,7 +206,8 @@ async function storeOtherEvents(client: MongoClient, db: string, count: number) 
 async function main() {
   // Every app this launches preloads the profiler, started and stopped by signal around the step.
   if (PROFILE_DIR) process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --require ${path.resolve('bench/system/cpu-profile.cjs')}`.trim();
-  const sys = await launchSystem({ appEnv: { 'lock-cloud-simulator': { MONGO_URL: VENDOR.mongoUrl } } });
+  // The apps' own retry schedules and relay intervals, as `npm start` runs them (the test suites' are shorter).
+  const sys = await launchSystem({ defaultTimings: true, appEnv: { 'lock-cloud-simulator': { MONGO_URL: VENDOR.mongoUrl } } });
   let profiles: ProcessProfile[] | undefined;
   const client = await MongoClient.connect(MONGO_URL);
   const results: Record<string, unknown>[] = [];

@@ -25,6 +25,12 @@ export interface SystemOptions {
   appEnv?: Partial<Record<AppName, Record<string, string>>>;
   /** A broker of the caller's (e.g. startPrivateRabbit().vhost) instead of a new vhost on the shared one; the caller removes it. */
   vhost?: TestVhost;
+  /**
+   * The apps' own defaults for retry schedules, timeouts and relay intervals, as `npm start` runs
+   * them (a benchmark measures what a user meets). Without it they are short, so a test waits
+   * seconds; the relays then also poll more often than in production.
+   */
+  defaultTimings?: boolean;
 }
 
 /**
@@ -76,14 +82,18 @@ export async function launchSystem(opts: SystemOptions = {}) {
     SMS_ACCOUNT_SID: 'ACe2e',
     SMS_AUTH_TOKEN: 'e2e-sms-token',
     SMS_FROM: '+15550000000',
-    // short schedules: a test waits seconds, not hours
-    PROVISIONING_RETRY_DELAYS_MS: '200,400,800',
-    CALLBACK_RETRY_DELAYS_MS: '300,600,1200',
-    CALLBACK_TIMEOUT_MS: '2000',
     // the callback receiver listens on loopback: the development switch (docs/configuration.md)
     CALLBACK_ALLOW_LOOPBACK: 'true',
-    RELAY_INTERVAL_MS: '500',
-    SCHEDULE_RELAY_INTERVAL_MS: '1000',
+    ...(opts.defaultTimings
+      ? {}
+      : {
+          // short schedules: a test waits seconds, not hours
+          PROVISIONING_RETRY_DELAYS_MS: '200,400,800',
+          CALLBACK_RETRY_DELAYS_MS: '300,600,1200',
+          CALLBACK_TIMEOUT_MS: '2000',
+          RELAY_INTERVAL_MS: '500',
+          SCHEDULE_RELAY_INTERVAL_MS: '1000',
+        }),
     ...opts.env,
   };
   const specs: { name: AppName; env: Record<string, string> }[] = [
