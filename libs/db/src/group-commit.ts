@@ -55,7 +55,8 @@ interface BulkWriteErrorLike {
   results?: unknown[];
 }
 
-const isWriteError = (r: unknown): r is WriteErrorLike => typeof r === 'object' && r !== null && typeof (r as WriteErrorLike).index === 'number' && ('err' in r || 'code' in r);
+// Mongoose's copy of a write error carries the driver's error as `err`; a stored document does not.
+const isWriteError = (r: unknown): r is WriteErrorLike => typeof r === 'object' && r !== null && !(r instanceof Error) && typeof (r as WriteErrorLike).err === 'object';
 const normalised = (w: WriteErrorLike) => ({ index: w.index, code: w.code ?? w.err?.code, errmsg: w.errmsg ?? w.err?.errmsg });
 
 export class DuplicateKeyError extends Error {
@@ -101,7 +102,7 @@ const writers = new WeakMap<Model<any>, GroupCommit<object, true>>();
  * defaults applied, and a document that fails validation fails its own call, as `Model.create` would;
  * the inserts of concurrent callers on one model are group-committed (GroupCommit above).
  */
-export async function insertOnce<T>(model: Model<T>, doc: T): Promise<boolean> {
+export async function insertOnce<T>(model: Model<T>, doc: Partial<T>): Promise<boolean> {
   let writer = writers.get(model);
   if (!writer) {
     writer = new GroupCommit<object, true>((docs) => insertEach((d) => model.insertMany(d, { ordered: false, throwOnValidationError: true }), docs));

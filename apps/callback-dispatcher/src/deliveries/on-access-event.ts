@@ -18,10 +18,11 @@ export interface AccessEventDeps {
 }
 
 /**
- * Record first (unique _id; concurrent messages' records group-committed), then enqueue. A redelivered access event finds the record: if it is
- * still pending its message is published again (the first publish may not have happened before a
- * crash); the duplicate is harmless, since an attempt checks the status before sending and one
- * process never runs two attempts of one delivery at once.
+ * Record first (unique _id; concurrent messages' records group-committed), then enqueue. A
+ * redelivered access event finds the record: if it is still pending its message is published again
+ * (the first publish may not have happened before a crash); the duplicate is harmless, since an
+ * attempt checks the status before sending and one process never runs two attempts of one delivery
+ * at once.
  */
 async function recordAndEnqueue<T extends { _id: string; status: string }>(
   model: Model<T>,

@@ -201,7 +201,7 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   const { Operation } = deps.models;
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
-  if (!(await insertOnce(Operation, { _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() } as OperationDoc))) {
+  if (!(await insertOnce(Operation, { _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() }))) {
     let op = deps.vault.open(await Operation.findById(id).lean<OperationDoc>());
     if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
     const liveElsewhere = () => op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < deps.leaseMs);
