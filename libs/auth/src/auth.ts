@@ -1,11 +1,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Connection, Model, Types } from '@smartlock/db';
+import { Connection, Model, Types, freshReads } from '@smartlock/db';
 import type { FilterQuery } from 'mongoose';
 import { HttpError, isAdminBearer } from '@smartlock/http';
 import { AuthErrors, PORTAL_CSRF_HEADER, PORTAL_ON_CALL, PortalCapability, PortalErrors } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
 import { ApiKeyDoc, IdentityModels, IngestTokenDoc, identityModels } from './identity.models';
-import { freshReads } from './fresh-reads';
 import { isWellFormedIngestToken, parseApiKey, safeEqual, sha256 } from './secrets';
 import { parsePortalCredential, portalCookie, portalCsrfToken } from './portal';
 

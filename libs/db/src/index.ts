@@ -14,3 +14,4 @@ export { Types, Schema, isValidObjectId } from 'mongoose';
 export type { Connection, Model } from 'mongoose';
 export { claimOnce, compareAndSet } from './claims';
 export { GroupCommit, insertEach, insertOnce } from './group-commit';
+export { freshReads } from './fresh-reads';

@@ -1,5 +1,6 @@
 import type { LockBinding } from '@smartlock/contracts';
 import { AmbiguousLocationError, LayoutReplica, ReplicaNode } from '@smartlock/layout';
+import { freshReads } from '@smartlock/db';
 import { PermanentError } from '@smartlock/messaging';
 import type { LayoutLookup, LockRef } from './lookup';
 
@@ -69,26 +70,17 @@ export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): Layo
  * nodes only together with a new version (under its claim), and writes the version after the nodes:
  * an answer loaded after reading version v reflects v or newer, and once the version moves on it is
  * loaded again. So an answer is exactly as fresh as reading the replica, at the cost of one `_id`
- * read of the version. Concurrent first events of a company the replica has never seen share one
+ * read of the version (shared by concurrent callers). Concurrent first events of a company the replica has never seen share one
  * fetch (instead of racing for the rebuild claim, the losers failing "being rebuilt; retry").
  * Failed look-ups are not kept; answers are shared, so callers never mutate them.
  */
 function versionCache(replica: LayoutReplica, maxEntries: number) {
   const companies = new Map<string, { version: number; answers: Map<string, Promise<unknown>> }>();
   const fetching = new Map<string, Promise<void>>();
-  const reading = new Map<string, Promise<number>>();
-
-  // Look-ups started in the same tick (an event's site and room) share one read of the version: it
-  // is sent after all of them started, so it is as fresh as a read of their own.
-  const versionOf = (companyId: string): Promise<number> => {
-    let p = reading.get(companyId);
-    if (!p) {
-      p = replica.version(companyId);
-      reading.set(companyId, p);
-      process.nextTick(() => reading.delete(companyId));
-    }
-    return p;
-  };
+  // Concurrent events of a company (an event's site and room, a backlog's prefetch window) share
+  // reads of the version, each caller answered by a read sent after it arrived: as fresh as a read
+  // of its own (libs/db freshReads).
+  const versionOf = freshReads((companyId: string) => replica.version(companyId));
 
   const fetchOnce = (companyId: string): Promise<void> => {
     let p = fetching.get(companyId);
