@@ -12,6 +12,7 @@ import { onAccessEvent } from './deliveries/on-access-event';
 import { WorkMessage, deliver, destinations, onDeliveryDeadLetter } from './deliveries/deliver';
 import { failingEndpoints } from './deliveries/failing';
 import { createLimiter } from './deliveries/limiter';
+import { recentlyRecorded } from './deliveries/recorded';
 import { createEmailSender, createSmsSender } from './guest/channels';
 import { onGuestDeadLetter, sendGuestMessage } from './guest/send';
 import { adminRoutes, companyInPath } from './admin/routes';
@@ -75,6 +76,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const models = dispatcherModels(ctx.db);
       const { broker, metrics } = ctx;
       const endpoints = endpointCache(models);
+      const recorded = recentlyRecorded();
       const deliveriesPrefetch = Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4);
       const deliverDeps = {
         models,
@@ -97,6 +99,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         deadLettered: counter(metrics, METRICS.callbackDeliveriesDeadLettered),
         latency: histogram(metrics, METRICS.callbackAttemptDuration),
         failing: failingEndpoints(metrics, logger),
+        recorded,
       };
       const guestDeps = {
         models,
@@ -116,12 +119,16 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       await broker.consumeBroadcast<IdentityEventMessage>(EXCHANGES.identityEvents, async (msg) => endpoints.apply(msg), {
         schema: identityEventMessageSchema,
         verifyWith: identityEventsKey,
-        onBound: endpoints.clear,
+        // After a reconnect: another process may have got messages of deliveries recorded here.
+        onBound: () => {
+          endpoints.clear();
+          recorded.clear();
+        },
       });
       await broker.consume<AccessEventMessage>(
         QUEUES.dispatcherAccessEvents,
         (msg, mctx) =>
-          onAccessEvent({ models, endpoints, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE }, openAccessEvent(msg, messageKey), mctx),
+          onAccessEvent({ models, endpoints, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE, recorded }, openAccessEvent(msg, messageKey), mctx),
         { schema: accessEventMessageSchema, prefetch: 64 },
       );
       // A high prefetch: a hanging endpoint holds at most perEndpoint + queuePerEndpoint messages, the

@@ -7,6 +7,7 @@ import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels, Endp
 import type { EndpointCache } from '../endpoints/cache';
 import type { FailingEndpoints } from './failing';
 import { Limiter, PARKED } from './limiter';
+import type { RecentlyRecorded } from './recorded';
 import { EVENT_HEADER, USER_AGENT, authHeaders } from './sign';
 
 /** The message on `callback-dispatcher.deliveries` (and on the guest-message queue). */
@@ -35,10 +36,14 @@ export interface DeliverDeps {
   deadLettered: Counter<string>;
   latency: Histogram<string>;
   failing: FailingEndpoints;
+  /** Deliveries this process just recorded (on-access-event): a first attempt sends them without a read. */
+  recorded: RecentlyRecorded;
 }
 
 /** Back to a broker delay queue without counting an attempt: keeps the prefetch window for other endpoints. */
 async function park(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext, why: string) {
+  // When it comes back, another attempt (another process's) may have settled it: read then.
+  deps.recorded.forget(msg.id);
   ctx.logger.debug('delivery parked', { deliveryId: msg.id, why });
   await deps.broker.sendToQueue(retryQueueName(QUEUES.dispatcherDeliveries.name, deps.parkDelayMs), msg, {
     messageId: ctx.messageId,
@@ -143,11 +148,18 @@ export async function deliver(deps: DeliverDeps, msg: WorkMessage, ctx: MessageC
   else if (parked) await park(deps, msg, ctx, parked);
 }
 
+/** The delivery as the attempt needs it: from memory on the first consumption of its first message, else read (null: unknown). */
+async function current(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<Pick<DeliveryDoc, '_id' | 'company_id' | 'event' | 'body' | 'status' | 'attempts'> | null> {
+  const recorded = deps.recorded.take(msg.id);
+  if (recorded && !ctx.redelivered && ctx.retryCount === 0 && msg.trigger === 'scheduled') return { ...recorded, status: 'pending', attempts: 0 };
+  return deps.models.Delivery.findById(msg.id, { attempt_log: 0 }).lean<DeliveryDoc>();
+}
+
 async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<string | undefined> {
   const { models, key } = deps;
   // Check before sending: a delivered or dead delivery is never sent again. The endpoint is read
   // alongside (its newest secret signs).
-  const [delivery, endpoint] = await Promise.all([models.Delivery.findById(msg.id, { attempt_log: 0 }).lean<DeliveryDoc>(), msg.company ? deps.endpoints.get(msg.company) : null]);
+  const [delivery, endpoint] = await Promise.all([current(deps, msg, ctx), msg.company ? deps.endpoints.get(msg.company) : null]);
   if (!delivery) throw new PermanentError(`unknown delivery ${msg.id}`);
   if (delivery.status !== 'pending') {
     ctx.logger.info('delivery already settled; not sent again', { deliveryId: msg.id, status: delivery.status });

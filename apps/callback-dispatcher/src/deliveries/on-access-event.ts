@@ -7,6 +7,7 @@ import type { DispatcherModels, GuestChannel } from '../models';
 import type { EndpointCache } from '../endpoints/cache';
 import { composeEmail, composeSms } from '../guest/compose';
 import { deliveryIdFor, serializeCallbackBody } from './body';
+import type { RecentlyRecorded } from './recorded';
 
 export interface AccessEventDeps {
   models: DispatcherModels;
@@ -15,6 +16,8 @@ export interface AccessEventDeps {
   key: SecretKey;
   channels: { email: boolean; sms: boolean };
   keyLinkBase: string;
+  /** Deliveries recorded here: their first attempt in this process sends without reading them back. */
+  recorded: RecentlyRecorded;
 }
 
 /**
@@ -31,8 +34,11 @@ async function recordAndEnqueue<T extends { _id: string; status: string }>(
   broker: Broker,
   correlationId: string,
   company: string,
+  stored?: (doc: T) => void,
 ): Promise<void> {
-  if (!(await insertOnce(model, doc))) {
+  if (await insertOnce(model, doc)) {
+    stored?.(doc);
+  } else {
     const current = (await model.findById(doc._id, { status: 1 }).lean()) as { status: string } | null;
     if (current?.status !== 'pending') return;
   }
@@ -77,6 +83,7 @@ export async function onAccessEvent(deps: AccessEventDeps, msg: AccessEventMessa
       broker,
       ctx.correlationId,
       msg.company_id,
+      (stored) => deps.recorded.remember(stored),
     );
   } else {
     ctx.logger.debug('no callback endpoint for the company; no delivery', { companyId: msg.company_id });
