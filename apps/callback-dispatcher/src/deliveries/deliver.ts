@@ -130,22 +130,24 @@ export async function postCallback(
 /**
  * One attempt of one callback delivery. Check before sending (a delivered or dead delivery is never
  * sent again; two messages of one delivery never run at once in a process), sign with the endpoint's
- * newest secret, POST the stored bytes, record the attempt. A non-2xx, a timeout or a connection error throws for the broker's retry
- * schedule; a 410 Gone is permanent.
+ * newest secret, POST the stored bytes, record the attempt. A non-2xx, a timeout or a connection
+ * error throws for the broker's retry schedule; a 410 Gone is permanent. The endpoint's concurrency
+ * slot covers what the endpoint waits on (the check and the POST), not the write that records the
+ * attempt: a slow database never makes an endpoint look slow nor holds its slots.
  */
 export async function deliver(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<void> {
   const endpointKey = msg.company ?? msg.id;
   if (deps.limiter.admit(endpointKey) === 'park') return park(deps, msg, ctx, 'endpoint slow or saturated');
   if (deps.inFlight.has(msg.id)) return park(deps, msg, ctx, 'another attempt in progress');
   deps.inFlight.add(msg.id);
-  let parked: string | undefined | typeof PARKED;
+  let sent: Sent | undefined | typeof PARKED;
   try {
-    parked = await deps.limiter.run(endpointKey, () => attempt(deps, msg, ctx));
+    sent = await deps.limiter.run(endpointKey, () => send(deps, msg, ctx));
+    if (sent && sent !== PARKED) await record(deps, sent, ctx);
   } finally {
     deps.inFlight.delete(msg.id);
   }
-  if (parked === PARKED) await park(deps, msg, ctx, 'endpoint slow');
-  else if (parked) await park(deps, msg, ctx, parked);
+  if (sent === PARKED) await park(deps, msg, ctx, 'endpoint slow');
 }
 
 /** The delivery as the attempt needs it: from memory on the first consumption of its first message, else read (null: unknown). */
@@ -155,8 +157,14 @@ async function current(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
   return deps.models.Delivery.findById(msg.id, { attempt_log: 0 }).lean<DeliveryDoc>();
 }
 
-async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<string | undefined> {
-  const { models, key } = deps;
+/** An attempt sent: what recording it needs. */
+interface Sent {
+  delivery: Pick<DeliveryDoc, '_id' | 'company_id' | 'attempts'>;
+  attempt: AttemptRecord;
+}
+
+/** Checks and POSTs; undefined when the delivery is settled already (nothing sent). */
+async function send(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<Sent | undefined> {
   // Check before sending: a delivered or dead delivery is never sent again. The endpoint is read
   // alongside (its newest secret signs).
   const [delivery, endpoint] = await Promise.all([current(deps, msg, ctx), msg.company ? deps.endpoints.get(msg.company) : null]);
@@ -170,15 +178,18 @@ async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
   const config = found.config;
   const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';
   const at = new Date();
-  const { statusCode, error, latencyMs } = await postCallback(deps, config, delivery.event, decryptSecret(delivery.body, key), at);
+  const { statusCode, error, latencyMs } = await postCallback(deps, config, delivery.event, decryptSecret(delivery.body, deps.key), at);
+  return { delivery, attempt: { attempt: delivery.attempts + 1, at, trigger, url: config.url, status_code: statusCode, latency_ms: latencyMs, error } };
+}
+
+/** One write records the attempt and settles the delivery; a failed attempt then throws for the retry schedule. */
+async function record(deps: DeliverDeps, { delivery, attempt }: Sent, ctx: MessageContext): Promise<void> {
+  const { status_code: statusCode, error, latency_ms: latencyMs } = attempt;
   const outcome = statusCode !== null && statusCode >= 200 && statusCode < 300 ? 'delivered' : statusCode === 410 ? 'gone' : 'failed';
   deps.attempts.inc({ outcome });
   deps.latency.observe({ outcome }, latencyMs / 1000);
   deps.failing.record(delivery.company_id, outcome === 'delivered', error);
-  const number = delivery.attempts + 1;
-  const record: AttemptRecord = { attempt: number, at, trigger, url: config.url, status_code: statusCode, latency_ms: latencyMs, error };
-  // One write records the attempt and settles the delivery.
-  await models.Delivery.updateOne(
+  await deps.models.Delivery.updateOne(
     { _id: delivery._id },
     {
       $set: {
@@ -187,12 +198,12 @@ async function attempt(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
         ...(outcome === 'delivered' ? { status: 'delivered', delivered_at: new Date() } : {}),
       },
       $inc: { attempts: 1 },
-      $push: { attempt_log: record },
+      $push: { attempt_log: attempt },
     },
   );
   if (outcome === 'delivered') {
-    ctx.logger.info('callback delivered', { deliveryId: delivery._id, attempt: number, statusCode, latencyMs });
-    return undefined;
+    ctx.logger.info('callback delivered', { deliveryId: delivery._id, attempt: attempt.attempt, statusCode, latencyMs });
+    return;
   }
   if (outcome === 'gone') throw new PermanentError('endpoint answered 410 Gone');
   throw new TransientError(error ?? 'callback failed');
