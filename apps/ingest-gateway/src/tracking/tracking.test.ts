@@ -140,12 +140,12 @@ describe('event tracking (API key, scoped to the key\'s company)', () => {
       expect((await get('/webhook/events?page=4', many.apiKey)).body.events).toEqual([]);
     });
 
-    it('pageSize above 100 is served as 100; 0, negative or non-numeric page values are a 400', async () => {
+    it('pageSize above 100 is served as 100; 0, negative, empty or non-numeric page values are a 400', async () => {
       const big = await get('/webhook/events?pageSize=500', many.apiKey);
       expect(big.status).toBe(200);
       expect(big.body.pagination).toEqual({ page: 1, pageSize: 100, total: 45, totalPages: 1 });
       expect((await get('/webhook/events?pageSize=7&page=2', many.apiKey)).body.pagination).toEqual({ page: 2, pageSize: 7, total: 45, totalPages: 7 });
-      for (const q of ['pageSize=0', 'page=0', 'page=-1', 'page=abc', 'pageSize=1.5']) {
+      for (const q of ['pageSize=0', 'page=0', 'page=-1', 'page=abc', 'pageSize=1.5', 'pageSize=', 'page=']) {
         const res = await get(`/webhook/events?${q}`, many.apiKey);
         expect(res.status).toBe(400);
         expect(res.body.success).toBe(false);

@@ -14516,8 +14516,9 @@ export interface operations {
     portalListEvents: {
         parameters: {
             query?: {
+                /** @description Page number, from 1. */
                 page?: number;
-                /** @description Above 100, 100. */
+                /** @description Page size, at most 100: a larger value is served as 100. */
                 pageSize?: number;
                 status?: "RECEIVED" | "QUEUED" | "PROCESSING" | "COMPLETED" | "FAILED" | "DEAD_LETTER" | "DUPLICATE";
                 referenceId?: string;
