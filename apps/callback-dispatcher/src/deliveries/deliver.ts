@@ -159,7 +159,7 @@ async function current(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
 
 /** An attempt sent: what recording it needs. */
 interface Sent {
-  delivery: Pick<DeliveryDoc, '_id' | 'company_id' | 'attempts'>;
+  delivery: Pick<DeliveryDoc, '_id' | 'company_id'>;
   attempt: AttemptRecord;
 }
 

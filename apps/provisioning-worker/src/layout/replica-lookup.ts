@@ -70,8 +70,9 @@ export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): Layo
  * nodes only together with a new version (under its claim), and writes the version after the nodes:
  * an answer loaded after reading version v reflects v or newer, and once the version moves on it is
  * loaded again. So an answer is exactly as fresh as reading the replica, at the cost of one `_id`
- * read of the version (shared by concurrent callers). Concurrent first events of a company the replica has never seen share one
- * fetch (instead of racing for the rebuild claim, the losers failing "being rebuilt; retry").
+ * read of the version (shared by concurrent callers). Concurrent first events of a company the
+ * replica has never seen share one fetch (instead of racing for the rebuild claim, the losers
+ * failing "being rebuilt; retry").
  * Failed look-ups are not kept; answers are shared, so callers never mutate them.
  */
 function versionCache(replica: LayoutReplica, maxEntries: number) {
