@@ -145,6 +145,19 @@ describe('lock-cloud adapter against the simulator: tokens and faults', () => {
     await expect(impatient.getLock(lockId)).rejects.toMatchObject({ category: 'timeout', maybeApplied: false });
   });
 
+  it('carries out a slow call after the caller gave up on it (a late copy)', async () => {
+    const impatient = adapter(s, { timeoutMs: 300 });
+    const lockId = lock();
+    await impatient.getLock(lockId);
+    await inject({ path: '/v3/key/send', lockId, slowMs: 1000, times: 1 });
+    const err = await impatient.issueEkey({ lockId, receiver: 'late@example.com', name: 'late copy', validity }).catch((e) => e);
+    expect(err).toMatchObject({ category: 'timeout', maybeApplied: true });
+    expect((await cloud.listCredentials(lockId)).ekeys).toEqual([]);
+    await waitFor(async () => (await cloud.listCredentials(lockId)).ekeys.some((k) => k.name === 'late copy'), { what: 'the late key on the lock', timeoutMs: 5000 });
+    // One-shot: the next call is carried out at once.
+    await expect(impatient.issueEkey({ lockId, receiver: 'next@example.com', name: 'next', validity })).resolves.toMatchObject({ keyId: expect.any(Number) });
+  });
+
   it('reports an unreachable cloud as a transient network error', async () => {
     const port = await freePort();
     const nowhere = createTtlockLockCloud({ ...configFor(s), baseUrl: `http://127.0.0.1:${port}` }, { logger });

@@ -25,8 +25,9 @@ const failureSchema = Joi.object({
   httpStatus: Joi.number().integer().min(400).max(599),
   hang: Joi.boolean().valid(true),
   hangMs: Joi.number().integer().min(1).max(300_000),
+  slowMs: Joi.number().integer().min(1).max(300_000),
 })
-  .xor('errcode', 'httpStatus', 'hang')
+  .xor('errcode', 'httpStatus', 'hang', 'slowMs')
   .with('errmsg', 'errcode')
   .with('hangMs', 'hang');
 

@@ -18,6 +18,11 @@ export interface FailureRule {
   httpStatus?: number;
   hang?: boolean;
   hangMs?: number;
+  /**
+   * Carry the call out after this delay, even if the caller gave up meanwhile: the vendor applying
+   * a call the client timed out on (a late copy of a key).
+   */
+  slowMs?: number;
 }
 
 export interface CallRecord {

@@ -61,6 +61,7 @@ export function vendorRouter(operations: VendorOperation[], deps: VendorDeps, co
             await hang(res, injected.hangMs ?? 30_000);
             return reply(504, { errcode: ERR.SERVER, errmsg: 'gateway timeout (injected hang)' });
           }
+          if (injected?.slowMs) await sleep(injected.slowMs);
           if (injected?.httpStatus) return reply(injected.httpStatus, { errcode: ERR.SERVER, errmsg: `injected HTTP ${injected.httpStatus}` });
           if (injected?.errcode !== undefined) return reply(200, { errcode: injected.errcode, errmsg: injected.errmsg ?? 'injected failure' });
           const caller = op.auth ? await checkAccess(p, deps, deps.config) : undefined;
