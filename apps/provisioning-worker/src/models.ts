@@ -54,6 +54,12 @@ export interface ActualCredential extends DesiredCredential {
   cardId: number | null;
   appliedFrom: string;
   appliedTo: string;
+  /**
+   * Issued or adopted after a call that may have applied (it timed out, or its process died): the
+   * vendor may yet hold a late copy under the same label, so revoking it revokes every credential
+   * carrying that label.
+   */
+  maybeDuplicated?: boolean;
 }
 
 export type BookingState = 'none' | 'active' | 'checked_in' | 'checked_out' | 'cancelled';

@@ -366,6 +366,20 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect(l.passcodes.filter((p: { name: string }) => p.name.startsWith(r))).toHaveLength(1);
   });
 
+  it('a key the vendor made after the call timed out (a late copy) is revoked with the booking', async () => {
+    // The worker gives up on key/send after LOCK_CLOUD_TIMEOUT_MS (2 s here); the vendor carries it out at 5 s,
+    // after the retry found the lock empty and issued a second key.
+    await sim.sim.post('/failures', { path: '/v3/key/send', lockId: locks['301'], times: 1, slowMs: 5000 });
+    const r = ref();
+    const mine = async () => (await lock(locks['301'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r));
+    const created = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '301' });
+    expect((await waitFinal(t, created.event_id)).status).toBe('COMPLETED');
+    await waitFor(async () => (await mine()).length === 2, { what: 'the late copy on the lock', timeoutMs: 10_000 });
+    const cancel = await send(company, siteId, r, 2, 'BOOKING_CANCEL', {});
+    expect((await waitFinal(t, cancel.event_id)).status).toBe('COMPLETED');
+    expect(await mine()).toEqual([]);
+  });
+
   it('a cancel published right after its create never leaves a credential (order per booking)', async () => {
     const refs = Array.from({ length: 20 }, ref);
     await Promise.all(

@@ -135,7 +135,7 @@ export async function reconcile(
         .filter((a) => !keep.has(a))
         .map(async (a) => {
           try {
-            await timed(ops, 'delete', a, () => revoke(deps.cloud, a));
+            await timed(ops, 'delete', a, () => revoke(deps.cloud, a, vendorLabel(subject, a.op)));
             actual = actual.filter((x) => x !== a);
             result.revoked.push(a);
           } catch (err) {
@@ -185,10 +185,22 @@ async function timed<T>(ops: LockCloudOperation[], action: LockCloudAction, c: P
   }
 }
 
-async function revoke(cloud: LockCloud, a: ActualCredential): Promise<void> {
-  if (a.type === 'EKEY' || a.type === 'REMOTE') await cloud.revokeEkey({ lockId: a.lockId, keyId: a.keyId as number });
-  else if (a.type === 'PASSCODE') await cloud.revokePasscode({ lockId: a.lockId, passcodeId: a.passcodeId as number });
-  else await cloud.revokeCard({ lockId: a.lockId, cardId: a.cardId as number });
+/**
+ * Revokes the credential; one that may have a late copy at the vendor (`maybeDuplicated`) also
+ * every other credential on its lock carrying its operation's label, so a copy the vendor applied
+ * after our call timed out does not outlive the booking.
+ */
+async function revoke(cloud: LockCloud, a: ActualCredential, label: string): Promise<void> {
+  const { lockId } = a;
+  const listed = a.maybeDuplicated ? await cloud.listCredentials(lockId) : undefined;
+  const copies = <T extends { name: string }>(xs: T[] | undefined) => (xs ?? []).filter((x) => x.name === label);
+  if (a.type === 'EKEY' || a.type === 'REMOTE') {
+    for (const keyId of new Set([a.keyId as number, ...copies(listed?.ekeys).map((k) => k.keyId)])) await cloud.revokeEkey({ lockId, keyId });
+  } else if (a.type === 'PASSCODE') {
+    for (const passcodeId of new Set([a.passcodeId as number, ...copies(listed?.passcodes).map((p) => p.passcodeId)])) await cloud.revokePasscode({ lockId, passcodeId });
+  } else {
+    for (const cardId of new Set([a.cardId as number, ...copies(listed?.cards).map((c) => c.cardId)])) await cloud.revokeCard({ lockId, cardId });
+  }
 }
 
 /**
@@ -201,6 +213,7 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   const { Operation } = deps.models;
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
+  let maybeDuplicated = false;
   if (!(await insertOnce(Operation, { _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() }))) {
     let op = deps.vault.open(await Operation.findById(id).lean<OperationDoc>());
     if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
@@ -210,11 +223,13 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
       op = deps.vault.open(await Operation.findById(id).lean<OperationDoc>());
     }
     if (op?.status === 'done' && op.result) return [op.result, Promise.resolve()];
-    if (op?.status !== 'failed') {
+    // Pending (its process died) or uncertain (timed out): the earlier call may still land.
+    maybeDuplicated = op?.status !== 'failed';
+    if (maybeDuplicated) {
       const found = await findOnLock(deps, d, label);
       if (found) {
         logger.info('credential found on the lock after an interrupted issue; adopted', { op: id, lockId: d.lockId, type: d.type });
-        const adopted = { ...found, op: id };
+        const adopted = { ...found, op: id, maybeDuplicated };
         await Operation.updateOne({ _id: id }, { $set: deps.vault.seal(subject.companyId, { status: 'done', result: adopted, error: null }) });
         return [adopted, Promise.resolve()];
       }
@@ -223,7 +238,7 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   }
   deps.inFlight.add(id);
   try {
-    const issued = await timed(ops, 'add', d, () => callIssue(deps, d, label, id));
+    const issued: ActualCredential = { ...(await timed(ops, 'add', d, () => callIssue(deps, d, label, id))), ...(maybeDuplicated && { maybeDuplicated }) };
     // Recorded while the other credentials are converged; awaited before the reconcile ends.
     return [issued, Operation.updateOne({ _id: id }, { $set: deps.vault.seal(subject.companyId, { status: 'done', result: issued, error: null }) }).exec()];
   } catch (err) {
