@@ -93,7 +93,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         }),
         inFlight: new Set<string>(),
         timeoutMs: config.CALLBACK_TIMEOUT_MS,
-        parkDelayMs: delays[0],
+        parkDelaysMs: delays,
         destinations: outbound,
         attempts: counter(metrics, METRICS.callbackAttempts),
         deadLettered: counter(metrics, METRICS.callbackDeliveriesDeadLettered),

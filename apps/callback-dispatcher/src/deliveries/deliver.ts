@@ -28,8 +28,12 @@ export interface DeliverDeps {
   /** Deliveries with an attempt running in this process: a duplicate message waits instead of racing. */
   inFlight: Set<string>;
   timeoutMs: number;
-  /** How long a message waits in the broker when its endpoint is saturated or another attempt holds it. */
-  parkDelayMs: number;
+  /**
+   * The retry delays: a parked message waits the first in the broker (its endpoint saturated, or
+   * another attempt holds it); one that comes back to an endpoint still slow waits the second, so a
+   * hanging endpoint's growing backlog does not cycle through the broker ever faster.
+   */
+  parkDelaysMs: number[];
   /** Where callbacks may connect: the address actually connected to is checked (see destinations). */
   destinations: Destinations;
   attempts: Counter<string>;
@@ -40,14 +44,23 @@ export interface DeliverDeps {
   recorded: RecentlyRecorded;
 }
 
-/** Back to a broker delay queue without counting an attempt: keeps the prefetch window for other endpoints. */
-async function park(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext, why: string) {
+/** How many times a message was parked for a slow endpoint. */
+const PARKED_SLOW_HEADER = 'x-parked-slow';
+
+/**
+ * Back to a broker delay queue without counting an attempt: keeps the prefetch window for other
+ * endpoints. `busy`: another attempt of the delivery runs here; `slow`: its endpoint is.
+ */
+async function park(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext, why: 'slow' | 'busy') {
   // When it comes back, another attempt (another process's) may have settled it: read then.
   deps.recorded.forget(msg.id);
-  ctx.logger.debug('delivery parked', { deliveryId: msg.id, why });
-  await deps.broker.sendToQueue(retryQueueName(QUEUES.dispatcherDeliveries.name, deps.parkDelayMs), msg, {
+  const parkedSlow = Number(ctx.headers[PARKED_SLOW_HEADER] ?? 0) || 0;
+  const [first, longer = first] = deps.parkDelaysMs;
+  const delayMs = why === 'slow' && parkedSlow > 0 ? longer : first;
+  ctx.logger.debug('delivery parked', { deliveryId: msg.id, why, delayMs });
+  await deps.broker.sendToQueue(retryQueueName(QUEUES.dispatcherDeliveries.name, delayMs), msg, {
     messageId: ctx.messageId,
-    headers: ctx.headers,
+    headers: why === 'slow' ? { ...ctx.headers, [PARKED_SLOW_HEADER]: parkedSlow + 1 } : ctx.headers,
   });
 }
 
@@ -137,8 +150,8 @@ export async function postCallback(
  */
 export async function deliver(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<void> {
   const endpointKey = msg.company ?? msg.id;
-  if (deps.limiter.admit(endpointKey) === 'park') return park(deps, msg, ctx, 'endpoint slow or saturated');
-  if (deps.inFlight.has(msg.id)) return park(deps, msg, ctx, 'another attempt in progress');
+  if (deps.limiter.admit(endpointKey) === 'park') return park(deps, msg, ctx, 'slow');
+  if (deps.inFlight.has(msg.id)) return park(deps, msg, ctx, 'busy');
   deps.inFlight.add(msg.id);
   let sent: Sent | undefined | typeof PARKED;
   try {
@@ -147,7 +160,7 @@ export async function deliver(deps: DeliverDeps, msg: WorkMessage, ctx: MessageC
   } finally {
     deps.inFlight.delete(msg.id);
   }
-  if (sent === PARKED) await park(deps, msg, ctx, 'endpoint slow');
+  if (sent === PARKED) await park(deps, msg, ctx, 'slow');
 }
 
 /** The delivery as the attempt needs it: from memory on the first consumption of its first message, else read (null: unknown). */

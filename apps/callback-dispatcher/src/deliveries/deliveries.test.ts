@@ -2,7 +2,7 @@ import axios from 'axios';
 import { createHmac, randomUUID } from 'node:crypto';
 import { parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import type { AccessEventMessage, CallbackBody } from '@smartlock/contracts';
-import { Broker, EXCHANGES, QUEUES, createBroker, deadLetterQueueName } from '@smartlock/messaging';
+import { Broker, EXCHANGES, QUEUES, createBroker, deadLetterQueueName, retryQueueName } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, scrapeMetrics, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from '../app';
@@ -314,34 +314,57 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     expect(attacker.hits()).toBe(0);
   });
 
+  /**
+   * A dispatcher of the test's own (vhost, database, publisher) with settings the suite's does not
+   * have; `stop()` tears it all down.
+   */
+  async function ownDispatcher(name: string, over: Record<string, string>) {
+    const own = await createVhost(`dispatcher-${name}`);
+    const ownDb = uniqueDbName(`dispatcher_${name}`);
+    const ownApp = await start(readConfig({ ...env(), AMQP_URL: own.url, MONGO_DB: ownDb, ...over }), logger);
+    const pub = createBroker({ url: own.url, logger, connectionName: `test-publisher-${name}` });
+    const stop = async () => {
+      await pub.close(0);
+      await ownApp.stop();
+      await own.remove();
+      await dropDatabases(ownDb);
+    };
+    await pub.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
+    await pub.connect().catch(async (err) => {
+      await stop();
+      throw err;
+    });
+    const ownModels = dispatcherModels(ownApp.ctx.db);
+    return {
+      vhost: own,
+      models: ownModels,
+      stop,
+      /** A company whose endpoint (bearer) is `url`, once the replica has it. */
+      async company(prefix: string, url: string): Promise<string> {
+        const c = `co-${prefix}-${randomUUID().slice(0, 6)}`;
+        await pub.publish(EXCHANGES.identityEvents.name, '', endpointEvent(c, url, { type: 'bearer', token: 't' }, key, 1), signed);
+        await waitFor(() => ownModels.Endpoint.exists({ company_id: c }), { what: 'endpoint replica' });
+        return c;
+      },
+      publish: (msg: AccessEventMessage) => pub.publish(EXCHANGES.accessEvents.name, msg.type, msg),
+    };
+  }
+
   it("a receiver that hangs for 30 s does not delay another company's callbacks", async () => {
-    // Its own dispatcher with the production-like timeout, so the hang is real (not cut at 1 s).
-    const own = await createVhost('dispatcher-hang');
-    const ownDb = uniqueDbName('dispatcher_hang');
-    const hangApp = await start(readConfig({ ...env(), AMQP_URL: own.url, MONGO_DB: ownDb, CALLBACK_TIMEOUT_MS: '30000', SHUTDOWN_TIMEOUT_MS: '500' }), logger);
-    const pub = createBroker({ url: own.url, logger, connectionName: 'test-publisher-hang' });
+    // The production-like timeout, so the hang is real (not cut at 1 s).
+    const d = await ownDispatcher('hang', { CALLBACK_TIMEOUT_MS: '30000', SHUTDOWN_TIMEOUT_MS: '500' });
     try {
-      await pub.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
-      await pub.connect();
-      const hangModels = dispatcherModels(hangApp.ctx.db);
       const hanging = await receiver({ reply: () => 'hang' });
       const fast = await receiver();
-      const slowCompany = `co-slow-${randomUUID().slice(0, 6)}`;
-      const fastCompany = `co-fast-${randomUUID().slice(0, 6)}`;
-      for (const [c, url] of [[slowCompany, hanging.url], [fastCompany, fast.url]]) {
-        await pub.publish(EXCHANGES.identityEvents.name, '', endpointEvent(c, url, { type: 'bearer', token: 't' }, key, 1), signed);
-        await waitFor(() => hangModels.Endpoint.exists({ company_id: c }), { what: 'endpoint replica' });
-      }
-      for (let i = 0; i < 40; i++) {
-        const msg = accessEvent(slowCompany, 'access.provisioned');
-        await pub.publish(EXCHANGES.accessEvents.name, msg.type, msg);
-      }
+      const slowCompany = await d.company('slow', hanging.url);
+      const fastCompany = await d.company('fast', fast.url);
+      for (let i = 0; i < 40; i++) await d.publish(accessEvent(slowCompany, 'access.provisioned'));
       await waitFor(() => hanging.hits() >= 4, { what: 'the hanging endpoint to hold its slots' });
       const sentAt = new Map<string, number>();
       for (let i = 0; i < 10; i++) {
         const msg = accessEvent(fastCompany, 'access.provisioned');
         sentAt.set(msg.event_id, Date.now());
-        await pub.publish(EXCHANGES.accessEvents.name, msg.type, msg);
+        await d.publish(msg);
       }
       await waitFor(() => fast.received.length === 10, { what: 'every fast callback', timeoutMs: 5000 });
       const lags = fast.received.map((c) => c.at - (sentAt.get(c.body.eventId as string) ?? 0));
@@ -350,42 +373,86 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       expect(hanging.hits()).toBe(8); // CALLBACK_CONCURRENCY_PER_ENDPOINT
       await hanging.close();
     } finally {
-      await pub.close(0);
-      await hangApp.stop();
-      await own.remove();
-      await dropDatabases(ownDb);
+      await d.stop();
     }
   });
+
+  it("a hanging endpoint's surplus, parked again, waits the longer delay; every delivery arrives once the endpoint answers", async () => {
+    // One attempt at a time; the endpoint is slow 1 s into its hung attempt. A surplus message is
+    // parked for the first delay (500 ms); back to an endpoint still slow, it waits the second (8 s).
+    const delays = [500, 8000];
+    const d = await ownDispatcher('park', {
+      CALLBACK_CONCURRENCY_PER_ENDPOINT: '1',
+      CALLBACK_QUEUE_PER_ENDPOINT: '0',
+      CALLBACK_RETRY_DELAYS_MS: delays.join(','),
+      CALLBACK_TIMEOUT_MS: '6000',
+      SHUTDOWN_TIMEOUT_MS: '500',
+    });
+    try {
+      let hang = true;
+      const r = await receiver({ reply: () => (hang ? 'hang' : 200) });
+      const c = await d.company('park', r.url);
+      await d.publish(accessEvent(c, 'access.provisioned'));
+      await waitFor(() => r.hits() === 1, { what: 'the first attempt, hanging' });
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      for (let i = 0; i < 20; i++) {
+        await d.publish(accessEvent(c, 'access.provisioned'));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const longer = retryQueueName(QUEUES.dispatcherDeliveries.name, delays[1]);
+      // With one delay for every park they would cycle through the 500 ms queue instead.
+      await waitFor(async () => ((await d.vhost.queue(longer))?.messages ?? 0) >= 15, { what: 'the surplus in the longer delay queue', timeoutMs: 5000 });
+      hang = false;
+      await waitFor(() => r.received.length === 21, { what: 'all 21 callbacks', timeoutMs: 30_000 });
+      expect(new Set(r.received.map((cb) => cb.body.eventId)).size).toBe(21);
+    } finally {
+      await d.stop();
+    }
+  }, 60_000);
+
+  it('a parked first message whose delivery another process settled meanwhile is read back, not sent again', async () => {
+    // The endpoint is slow 1 s into its hung first attempt, which times out at 2.5 s; the second
+    // event is parked for 3 s and comes back to an endpoint no longer slow.
+    const d = await ownDispatcher('settled', { CALLBACK_CONCURRENCY_PER_ENDPOINT: '1', CALLBACK_QUEUE_PER_ENDPOINT: '0', CALLBACK_RETRY_DELAYS_MS: '3000,3000', CALLBACK_TIMEOUT_MS: '2500' });
+    try {
+      const r = await receiver({ reply: (n) => (n === 0 ? 'hang' : 200) });
+      const c = await d.company('settled', r.url);
+      const first = accessEvent(c, 'access.provisioned');
+      await d.publish(first);
+      await waitFor(() => r.hits() === 1, { what: 'the first attempt, hanging' });
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const second = accessEvent(c, 'access.provisioned');
+      await d.publish(second);
+      const record = await waitFor(() => d.models.Delivery.findOne({ company_id: c, event_id: second.event_id }).lean(), { what: "the second event's delivery" });
+      // As another dispatcher process would after delivering it.
+      await d.models.Delivery.updateOne({ _id: record._id }, { $set: { status: 'delivered' } });
+      // The first event's retry comes back through the same 3 s queue after the parked second one.
+      await waitFor(() => r.received.length === 1, { what: "the first event's retry", timeoutMs: 15_000 });
+      await waitFor(async () => ((await d.vhost.queue(retryQueueName(QUEUES.dispatcherDeliveries.name, 3000)))?.messages ?? 1) === 0, { what: 'the delay queue drained' });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(r.received.map((cb) => cb.body.eventId)).toEqual([first.event_id]);
+      expect(await d.models.Delivery.findById(record._id).lean()).toMatchObject({ status: 'delivered', attempts: 0 });
+    } finally {
+      await d.stop();
+    }
+  }, 60_000);
 
   it('a healthy endpoint\'s burst beyond its concurrency waits in memory and is delivered at once, never parked for the retry delay', async () => {
     // One attempt at a time per endpoint, two per process: 60 events are far more than run at once.
     // Parked messages would wait out the first retry delay (20 s here) before a second look. The
     // production timeout, so the endpoint counts as slow only when an attempt lasts over 1 s, as in
     // production (with the suite's 1 s timeout it was 500 ms, which a loaded test machine reached).
-    const own = await createVhost('dispatcher-burst');
-    const ownDb = uniqueDbName('dispatcher_burst');
-    const burstApp = await start(
-      readConfig({ ...env(), AMQP_URL: own.url, MONGO_DB: ownDb, CALLBACK_CONCURRENCY_PER_ENDPOINT: '1', CALLBACK_CONCURRENCY_TOTAL: '2', CALLBACK_RETRY_DELAYS_MS: '20000,40000', CALLBACK_TIMEOUT_MS: '10000' }),
-      logger,
-    );
-    const pub = createBroker({ url: own.url, logger, connectionName: 'test-publisher-burst' });
+    const d = await ownDispatcher('burst', { CALLBACK_CONCURRENCY_PER_ENDPOINT: '1', CALLBACK_CONCURRENCY_TOTAL: '2', CALLBACK_RETRY_DELAYS_MS: '20000,40000', CALLBACK_TIMEOUT_MS: '10000' });
     try {
-      await pub.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
-      await pub.connect();
       const fast = await receiver();
-      const c = `co-burst-${randomUUID().slice(0, 6)}`;
-      await pub.publish(EXCHANGES.identityEvents.name, '', endpointEvent(c, fast.url, { type: 'bearer', token: 't' }, key, 1), signed);
-      await waitFor(() => dispatcherModels(burstApp.ctx.db).Endpoint.exists({ company_id: c }), { what: 'endpoint replica' });
+      const c = await d.company('burst', fast.url);
       const started = Date.now();
-      await Promise.all(Array.from({ length: 60 }, () => accessEvent(c, 'access.provisioned')).map((m) => pub.publish(EXCHANGES.accessEvents.name, m.type, m)));
+      await Promise.all(Array.from({ length: 60 }, () => accessEvent(c, 'access.provisioned')).map((m) => d.publish(m)));
       await waitFor(() => fast.received.length === 60, { what: 'all 60 callbacks', timeoutMs: 15_000 });
       expect(Date.now() - started).toBeLessThan(15_000);
       expect(new Set(fast.received.map((r) => r.body.eventId)).size).toBe(60);
     } finally {
-      await pub.close(0);
-      await burstApp.stop();
-      await own.remove();
-      await dropDatabases(ownDb);
+      await d.stop();
     }
   });
 
