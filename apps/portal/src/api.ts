@@ -314,7 +314,7 @@ export const onSessionLost = (handler: (message: string) => void) => {
 };
 
 /** The portal API on this origin: the session cookie goes along by itself (same origin, Path=/portal). */
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;

@@ -59,7 +59,7 @@ interface BulkWriteErrorLike {
 const isWriteError = (r: unknown): r is WriteErrorLike => typeof r === 'object' && r !== null && !(r instanceof Error) && typeof (r as WriteErrorLike).err === 'object';
 const normalised = (w: WriteErrorLike) => ({ index: w.index, code: w.code ?? w.err?.code, errmsg: w.errmsg ?? w.err?.errmsg });
 
-export class DuplicateKeyError extends Error {
+class DuplicateKeyError extends Error {
   readonly code = 11000;
   constructor(message = 'duplicate key') {
     super(message);

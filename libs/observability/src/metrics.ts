@@ -30,10 +30,6 @@ export function histogram<L extends string>(registry: Registry, d: MetricDef<L>)
   return registered(registry, d, 'histogram', () => new client.Histogram<L>({ name: d.name, help: d.help, labelNames: d.labels, buckets: [...(d.buckets ?? [])], registers: [registry] }));
 }
 
-export function gauge<L extends string>(registry: Registry, d: MetricDef<L>): Gauge<L> {
-  return registered(registry, d, 'gauge', () => new client.Gauge<L>({ name: d.name, help: d.help, labelNames: d.labels, registers: [registry] }));
-}
-
 export interface Sample<L extends string> {
   labels: Partial<Record<L, string>>;
   value: number;

@@ -3,7 +3,7 @@ import type { ObjectSchema, Schema } from 'joi';
 import type { GeneratedFile } from './generated-file';
 
 /** The apps with a config schema (apps/portal is pages, served by admin-api), in the order of the tables. */
-export const CONFIGURED_APPS = ['ingest-gateway', 'location-api', 'access-api', 'provisioning-worker', 'callback-dispatcher', 'admin-api', 'edge', 'lock-cloud-simulator'] as const;
+const CONFIGURED_APPS = ['ingest-gateway', 'location-api', 'access-api', 'provisioning-worker', 'callback-dispatcher', 'admin-api', 'edge', 'lock-cloud-simulator'] as const;
 
 /**
  * Each app's own schema, the one it validates its environment with at boot. An app is not a library,

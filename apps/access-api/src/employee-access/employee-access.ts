@@ -28,7 +28,7 @@ const BASE = '/api/v3/access/employee';
 const place = (p: { name: string; _id: string }) => ({ name: p.name, _id: String(p._id) });
 
 /** SPEC "Employee access (response data)", plus the schedule's own state. */
-export function present(doc: ScheduleDoc) {
+function present(doc: ScheduleDoc) {
   return {
     employee_id: doc.employee_id,
     schedule_id: String(doc._id),

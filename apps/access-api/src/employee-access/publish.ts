@@ -4,7 +4,7 @@ import { Broker, EXCHANGES, OutboxFields, SETTLED, owed } from '@smartlock/messa
 import type { Logger } from '@smartlock/observability';
 import type { ScheduleDoc } from './schedule.schema';
 
-export function scheduleMessage(doc: ScheduleDoc, correlationId: string): EmployeeScheduleMessage {
+function scheduleMessage(doc: ScheduleDoc, correlationId: string): EmployeeScheduleMessage {
   return {
     type: doc.status === 'revoked' ? 'schedule.revoked' : 'schedule.upserted',
     company_id: doc.company_id,

@@ -18,7 +18,7 @@ export interface LocationRow {
   bed?: Named | null;
 }
 
-export const LEVELS = RULE_LEVELS;
+const LEVELS = RULE_LEVELS;
 export type Level = RuleLevel;
 export type Rule = AccessRule;
 
@@ -47,7 +47,7 @@ const LEVEL_NAME: Record<Level, string> = { site_id: 'site', building_id: 'build
  *   bound to rooms and beds: add `*` or a deeper id).
  * Omitted levels are not considered (rule 1); several rules are combined by the caller (rule 5).
  */
-export function resolveRule(rule: Rule, rows: LocationRow[]): Grant[] | string {
+function resolveRule(rule: Rule, rows: LocationRow[]): Grant[] | string {
   const given = LEVELS.filter((l) => rule[l] !== undefined);
   const wild = given.filter((l) => rule[l] === '*');
   const concrete = given.filter((l) => rule[l] !== '*');

@@ -67,7 +67,7 @@ export interface EventDoc extends OutboxFields {
   worker_retry_count: number | null;
 }
 
-export const eventSchema = new Schema<EventDoc>(
+const eventSchema = new Schema<EventDoc>(
   {
     _id: { type: String, required: true },
     event_id: { type: String, required: true },
@@ -143,7 +143,7 @@ export interface SequenceClaimDoc {
   event_id: string;
   at: Date;
 }
-export const sequenceClaimSchema = new Schema<SequenceClaimDoc>(
+const sequenceClaimSchema = new Schema<SequenceClaimDoc>(
   { _id: { type: String, required: true }, event_id: { type: String, required: true }, at: { type: Date, required: true } },
   { collection: 'booking_sequences', versionKey: false, timestamps: false },
 );
@@ -164,7 +164,7 @@ export interface CompletionDoc {
   retry_count?: number;
   at: Date;
 }
-export const completionSchema = new Schema<CompletionDoc>(
+const completionSchema = new Schema<CompletionDoc>(
   { _id: { type: String, required: true }, company_id: { type: String, required: true }, retry_count: { type: Number }, at: { type: Date, required: true } },
   { collection: 'event_completions', versionKey: false, timestamps: false },
 );
@@ -185,7 +185,7 @@ export interface FailureDoc {
   /** the worker's `at` of the failure report */
   at: Date;
 }
-export const failureSchema = new Schema<FailureDoc>(
+const failureSchema = new Schema<FailureDoc>(
   {
     _id: { type: String, required: true },
     company_id: { type: String, required: true },
@@ -214,7 +214,7 @@ export interface StatusHistoryDoc {
   /** When the gateway applied it. */
   at: Date;
 }
-export const statusHistorySchema = new Schema<StatusHistoryDoc>(
+const statusHistorySchema = new Schema<StatusHistoryDoc>(
   {
     event_id: { type: String, required: true },
     company_id: { type: String, required: true },

@@ -20,7 +20,7 @@ export const SpecErrors = IngestSpecErrors;
 /** Our strings for everything the SPEC leaves to us (libs/contracts, for docs/errors.md). */
 export const Errors = IngestErrors;
 
-export { MAX_ID_LENGTH, MAX_TEXT_LENGTH };
+export { MAX_ID_LENGTH };
 
 export interface ValidBooking {
   reference_id: string;

@@ -30,7 +30,7 @@ export function isPublishFailure(err: unknown): err is Error {
   return err instanceof BrokerUnavailableError || err instanceof PublishError;
 }
 
-export const PUBLISH_FAILED_PREFIX = 'Could not queue the event';
+const PUBLISH_FAILED_PREFIX = 'Could not queue the event';
 
 /**
  * A write that must land: retried a few times on a transient database error (FerretDB answers

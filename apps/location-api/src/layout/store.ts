@@ -22,7 +22,7 @@ import { TNode, Tree, addNode, ancestorIds, emptyTree, pathKey } from './tree';
  *   concurrent requests share one probe that started after they arrived.
  */
 export type SeqName = 'all' | LocationLevel | 'idx';
-export const SEQ_NAMES: SeqName[] = ['all', ...LOCATION_LEVELS, 'idx'];
+const SEQ_NAMES: SeqName[] = ['all', ...LOCATION_LEVELS, 'idx'];
 
 export interface Entry {
   k: string;
@@ -80,7 +80,7 @@ const sha = (s: string) => createHash('sha1').update(s).digest('hex');
  * Content-defined boundaries (a boundary follows a key whose hash says so, within min/max sizes): an
  * insert or delete changes the chunk it falls in, not every chunk after it.
  */
-export function chunkEntries(company: string, seq: SeqName, entries: Entry[]): Chunk[] {
+function chunkEntries(company: string, seq: SeqName, entries: Entry[]): Chunk[] {
   const out: Chunk[] = [];
   let run: Entry[] = [];
   const close = () => {
@@ -100,7 +100,7 @@ function row(node: TNode) {
 }
 
 /** Every sequence of a layout, sorted by key. */
-export function buildSequences(tree: Tree): Record<SeqName, Entry[]> {
+function buildSequences(tree: Tree): Record<SeqName, Entry[]> {
   const seqs = Object.fromEntries(SEQ_NAMES.map((s) => [s, [] as Entry[]])) as Record<SeqName, Entry[]>;
   const get = (id: string | undefined) => (id ? tree.nodes.get(id) : undefined);
   for (const node of tree.nodes.values()) {

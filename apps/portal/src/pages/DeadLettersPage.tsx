@@ -7,7 +7,7 @@ import { Status } from '../components/Status';
 import { whenExact } from '../format';
 
 /** A waiting time for people: 45 s, 12 min, 3 h, 2 d. */
-export function age(seconds: number | null): string {
+function age(seconds: number | null): string {
   if (seconds === null) return '—';
   if (seconds < 90) return `${seconds} s`;
   if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
