@@ -5,7 +5,8 @@
 # @nx/enforce-module-boundaries reads Nx's cached project graph (.nx/workspace-data). Without it, as on
 # a fresh clone, the rule prints "No cached ProjectGraph is available. The rule will be skipped." and
 # ESLint still exits 0. So: compute the graph first, fail if the rule says it skipped anyway, and lint
-# a known violation to prove the rule flags one.
+# a known violation to prove the rule flags one. Then knip (knip.json): no file, export or duplicate
+# export that nothing imports.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false FORCE_COLOR=0
@@ -33,3 +34,6 @@ if ! grep -q "@nx/enforce-module-boundaries" <<<"$probe"; then
   exit 1
 fi
 echo "lint: module boundaries enforced (a forbidden import is reported)"
+
+npx knip --include files,exports,duplicates --no-progress
+echo "lint: no unused file or export (knip)"
