@@ -59,7 +59,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         broker: ctx.broker,
         auth: createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger }),
         now,
-        writers: createWriters(models),
+        writers: createWriters(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS }),
         knownSite: siteChecker(replica, logger),
         metrics: gatewayMetrics(ctx.metrics),
       };
@@ -75,6 +75,8 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       );
       await replica.consume(QUEUES.ingestLocationEvents);
     },
+    // Consumers have drained: the history entries their reports left lingering go out before the database closes.
+    teardown: () => deps.writers.recordStatus.drain(),
     routes: (app) => {
       // {webhook_url}/openapi.json and /docs: the contract of this host.
       app.use(apiDocs(ingestDocument()).middleware);

@@ -11,6 +11,7 @@ export interface Config extends BaseConfig, RateLimitConfig {
   LOCATION_API_URL: string;
   /** How often the relay looks for events to (re)publish; 0 turns the relay off in this instance. */
   RELAY_INTERVAL_MS: number;
+  STATUS_HISTORY_LINGER_MS: number;
   /** A RECEIVED event older than this was left by a crash (or a lost confirm): the relay publishes it. */
   RELAY_GRACE_MS: number;
   /** The relay's lease: one gateway instance relays in each slot of this length (libs/messaging outbox). */
@@ -46,6 +47,12 @@ export const configSchema = Joi.object<Config>({
   RELAY_LEASE_MS: Joi.number().integer().min(100).default(30000).description("the outbox relay's lease: one gateway instance relays in each slot of this length (`claimOnce`); a crashed holder's lease lapses with its slot"),
   RELAY_BATCH: Joi.number().integer().min(1).max(1000).default(100).description('events one relay round takes'),
   PUBLISH_RETRY_DELAYS_MS: delays,
+  STATUS_HISTORY_LINGER_MS: Joi.number()
+    .integer()
+    .min(0)
+    .max(60_000)
+    .default(200)
+    .description("how long an event's status history entry waits for others to share one database write (the timeline shows it that much later; the entries still waiting are written at shutdown); `0` writes each at once"),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

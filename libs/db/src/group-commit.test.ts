@@ -21,6 +21,36 @@ describe('group commit', () => {
     expect(batches).toEqual([[1], [2, 3, 4]]);
   });
 
+  it('with a linger, the items submitted within it leave together once it has passed, even with no write in flight', async () => {
+    const batches: { items: number[]; at: number }[] = [];
+    const gc = new GroupCommit<number, number>(async (items) => {
+      batches.push({ items, at: Date.now() });
+      return items.map((i) => i * 10);
+    }, { lingerMs: 150 });
+    const started = Date.now();
+    const first = gc.submit(1);
+    await new Promise((r) => setTimeout(r, 30));
+    const rest = [2, 3].map((i) => gc.submit(i));
+    expect(await Promise.all([first, ...rest])).toEqual([10, 20, 30]);
+    expect(batches.map((b) => b.items)).toEqual([[1, 2, 3]]);
+    expect(batches[0].at - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('drain() sends what lingers at once and resolves when it is written', async () => {
+    const batches: number[][] = [];
+    const gc = new GroupCommit<number, true>(async (items) => {
+      batches.push(items);
+      return items.map(() => true as const);
+    }, { lingerMs: 60_000 });
+    const written = Promise.all([gc.submit(1), gc.submit(2)]);
+    const started = Date.now();
+    await gc.drain();
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(batches).toEqual([[1, 2]]);
+    await expect(written).resolves.toEqual([true, true]);
+    await gc.drain(); // nothing queued: at once
+  });
+
   it('fails only the items that failed, or the whole batch on a batch error', async () => {
     const gc = new GroupCommit<number, true>(async (items) => items.map((i) => (i % 2 ? new Error(`odd ${i}`) : true)));
     const out = await Promise.allSettled([1, 2].map((i) => gc.submit(i)));

@@ -9,25 +9,49 @@ import { isDuplicateKeyError } from './connection';
  * FerretDB 1.x it saves a PostgreSQL transaction per document, which is most of the cost of a write.
  * The saving grows with the load: under a backlog (a check-in wave) a consumer's prefetch window
  * fills and its records leave in batches.
+ *
+ * `lingerMs` is for writes nobody waits on (a history): the first item of a batch waits that long
+ * for others, so they share a statement even at a low rate. Never for a write a request or a
+ * message acknowledgement awaits: a consumer would then finish at most its prefetch per linger.
+ * `drain()` sends what lingers now and resolves once nothing is queued or in flight (at shutdown,
+ * before the database closes).
  */
 export class GroupCommit<T, R> {
   private queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
   private busy = false;
+  private lingering: NodeJS.Timeout | undefined;
+  private idle: (() => void)[] = [];
+  private readonly maxBatch: number;
+  private readonly lingerMs: number;
 
   constructor(
     /** Writes a batch; returns one outcome per item, in order (an Error fails that item only). */
     private readonly write: (items: T[]) => Promise<(R | Error)[]>,
-    private readonly maxBatch = 200,
-  ) {}
+    opts: { maxBatch?: number; lingerMs?: number } = {},
+  ) {
+    this.maxBatch = opts.maxBatch ?? 200;
+    this.lingerMs = opts.lingerMs ?? 0;
+  }
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.busy) void this.flush();
+      if (this.busy || this.lingering) return;
+      if (this.lingerMs > 0) this.lingering = setTimeout(() => void this.flush(), this.lingerMs);
+      else void this.flush();
     });
   }
 
+  /** Sends what is queued now; resolves once nothing is queued or in flight. */
+  drain(): Promise<void> {
+    if (this.lingering) void this.flush();
+    if (!this.busy && !this.queue.length) return Promise.resolve();
+    return new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
   private async flush(): Promise<void> {
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
     this.busy = true;
     while (this.queue.length) {
       const batch = this.queue.splice(0, this.maxBatch);
@@ -39,6 +63,7 @@ export class GroupCommit<T, R> {
       }
     }
     this.busy = false;
+    for (const resolve of this.idle.splice(0)) resolve();
   }
 }
 

@@ -8,7 +8,7 @@ import { GroupCommit, insertEach } from '@smartlock/db';
  * RECEIVED → QUEUED is not here: an update of many ids at once (`_id: {$in}`) reads the whole events
  * collection on FerretDB 1.x, so each event is updated on its own, by `_id` (publish/publisher.ts).
  */
-export function createWriters(models: EventModels) {
+export function createWriters(models: EventModels, opts: { historyLingerMs: number }) {
   const { Event, SequenceClaim, StatusHistory } = models;
   return {
     insertEvent: new GroupCommit<Record<string, unknown>, true>((docs) =>
@@ -17,9 +17,15 @@ export function createWriters(models: EventModels) {
     claimSequence: new GroupCommit<Record<string, unknown>, true>((docs) =>
       insertEach((d) => SequenceClaim.collection.insertMany(d as never[], { ordered: false }), docs),
     ),
-    /** The status history's entries (StatusHistoryDoc): inserts only, never awaited by a request or a report. */
-    recordStatus: new GroupCommit<Record<string, unknown>, true>((docs) =>
-      insertEach((d) => StatusHistory.collection.insertMany(d as never[], { ordered: false }), docs),
+    /**
+     * The status history's entries (StatusHistoryDoc): inserts only, never awaited by a request or a
+     * report, so they linger to share statements: an event's three or so transitions, and other
+     * events', leave together instead of one PostgreSQL transaction each. The timeline shows an entry
+     * up to STATUS_HISTORY_LINGER_MS later; the gateway drains them at shutdown (app.ts).
+     */
+    recordStatus: new GroupCommit<Record<string, unknown>, true>(
+      (docs) => insertEach((d) => StatusHistory.collection.insertMany(d as never[], { ordered: false }), docs),
+      { lingerMs: opts.historyLingerMs },
     ),
   };
 }

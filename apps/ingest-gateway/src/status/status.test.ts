@@ -250,4 +250,19 @@ describe('worker reports on event.status are applied monotonically', () => {
     await report(id, 'PROCESSING');
     await until(id, 'PROCESSING');
   });
+
+  it('history entries still lingering at shutdown are written before the database closes', async () => {
+    // A gateway whose entries linger far longer than its shutdown takes.
+    await gw.stop();
+    gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb, identityDb, logger, env: { STATUS_HISTORY_LINGER_MS: '30000' } });
+    const ids = [await accepted(), await accepted()];
+    await Promise.all(ids.map((id) => report(id, 'COMPLETED')));
+    await Promise.all(ids.map((id) => until(id, 'COMPLETED')));
+    const history = identity.useDb(mongoDb).collection('event_status_history');
+    expect(await history.countDocuments({ event_id: { $in: ids } })).toBe(0);
+    await gw.stop();
+    const stored = await history.find({ event_id: { $in: ids } }).toArray();
+    expect(stored.map((h) => `${h.event_id} ${h.status}`).sort()).toEqual(ids.flatMap((id) => [`${id} COMPLETED`, `${id} QUEUED`]).sort());
+    gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb, identityDb, logger });
+  });
 });
