@@ -58,7 +58,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         leaseMs: config.LOCK_CLOUD_TIMEOUT_MS + 1000,
         lockInfo: lockInfoCache(cloud),
         inFlight: new Set<string>(),
-        vault,
       };
       const bookingDeps = {
         models,

@@ -118,14 +118,14 @@ export interface BookingDoc {
   updated_at?: Date;
 }
 
-export type OperationStatus = 'pending' | 'done' | 'uncertain' | 'failed';
+export type OperationStatus = 'pending' | 'uncertain' | 'failed';
 
 /**
- * The operation log: one document per credential issue, `_id` = (subject, lock, type, version,
- * identity). The unique `_id` is the idempotency key: a redelivered or retried event finds the
- * operation and reuses its result instead of issuing a second key, passcode or card. `label` is the
- * name given to the credential at the vendor, so after a crash between the vendor call and the
- * record the credential is found by listing the lock.
+ * The operation log: one intent per credential issue, `_id` = (subject, lock, type, version,
+ * identity), written before the vendor call. The unique `_id` is the idempotency key: a redelivered
+ * or retried event that meets the intent (its subject's record never stored the result: a crash, a
+ * failed write) lists the lock and adopts the credential named `label` instead of issuing a second
+ * key, passcode or card. The result itself is stored only in the subject's record (reconcile.ts).
  */
 export interface OperationDoc {
   _id: string;
@@ -135,7 +135,6 @@ export interface OperationDoc {
   label: string;
   owner: string;
   started_at: Date;
-  result: ActualCredential | null;
   error: string | null;
 }
 
@@ -234,7 +233,6 @@ function build(conn: Connection) {
       label: { type: String, required: true },
       owner: { type: String, required: true },
       started_at: { type: Date, required: true },
-      result: { type: Schema.Types.Mixed, default: null },
       error: { type: String, default: null },
     },
     { minimize: false },

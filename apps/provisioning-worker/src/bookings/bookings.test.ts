@@ -366,6 +366,25 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect(l.passcodes.filter((p: { name: string }) => p.name.startsWith(r))).toHaveLength(1);
   });
 
+  it('an issue whose booking write was lost (a crash before it) is adopted from the lock when the event comes again, not issued twice', async () => {
+    const r = ref();
+    const ev = bookingEvent(company, siteId, r, 1, 'BOOKING_CREATE', { room: '301', access_types: ['EKEY', 'PASSCODE'] });
+    await publishEvent(pub, ev);
+    expect((await waitFinal(t, ev.event_id)).status).toBe('COMPLETED');
+    const first = await waitFor(() => t.access.find((a) => a.event_id === ev.event_id && a.type === 'access.provisioned'));
+    // What the booking would hold had the worker died after the vendor calls, before its final write.
+    await app.ctx.db.collection('bookings').updateOne({ company_id: company, reference_id: r }, { $set: { actual: [], applied_sequence: 0 } });
+    await publishEvent(pub, { ...ev });
+    await waitFor(() => t.statuses.filter((s) => s.event_id === ev.event_id && s.status === 'COMPLETED').length === 2, { what: 'the second run done' });
+    const l = await lock(locks['301']);
+    expect(l.ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
+    expect(l.passcodes.filter((p: { name: string }) => p.name.startsWith(r))).toHaveLength(1);
+    const again = await waitFor(() => t.access.filter((a) => a.event_id === ev.event_id && a.type === 'access.provisioned')[1], { what: 'the second access.provisioned' });
+    const ids = (m: AccessEventMessage) => m.credentials.map((c) => c.keyId ?? c.passcodeId).sort();
+    expect(ids(again)).toEqual(ids(first));
+    expect(again.credentials.find((c) => c.type === 'PASSCODE')?.passcode).toBe(first.credentials.find((c) => c.type === 'PASSCODE')?.passcode);
+  });
+
   it('a key the vendor made after the call timed out (a late copy) is revoked with the booking', async () => {
     // The worker gives up on key/send after LOCK_CLOUD_TIMEOUT_MS (2 s here); the vendor carries it out at 5 s,
     // after the retry found the lock empty and issued a second key.

@@ -6,7 +6,6 @@ import { stableReason } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import type { ActualCredential, DesiredCredential, OperationDoc, WorkerModels } from '../models';
 import { sameCard } from './desired';
-import type { CredentialVault } from './vault';
 
 export interface ReconcileDeps {
   cloud: LockCloud;
@@ -18,8 +17,6 @@ export interface ReconcileDeps {
   lockInfo: (lockId: string) => Promise<LockInfo>;
   /** Operations this process is running now. */
   inFlight: Set<string>;
-  /** Seals the credential an operation issued, at rest (SECRETS_KEY). */
-  vault: CredentialVault;
 }
 
 /** Whose credentials: a booking or an employee schedule. */
@@ -65,9 +62,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * What is on the locks is not written after each vendor change: on success the caller stores
  * `result.active` with its own final write (one database round trip per event, not one per
  * credential); on failure `saveProgress` stores it, so a retry continues where the failure stopped.
- * A crash in between loses nothing: the retry recomputes the same operations, and the log answers
- * each (its result, or its pending intent → the credential found on the lock by its label), while
- * a repeated revocation or period change is a no-op at the vendor.
+ * A crash in between loses nothing: the retry recomputes the same operations, meets each one's
+ * recorded intent and finds the credential on the lock by its label, while a repeated revocation or
+ * period change is a no-op at the vendor.
  */
 export async function reconcile(
   deps: ReconcileDeps,
@@ -79,8 +76,6 @@ export async function reconcile(
   let actual = subject.actual;
   const result: ReconcileResult = { issued: [], changed: [], revoked: [], active: [], operations: [] };
   const ops = result.operations;
-  // Results being recorded in the operation log while the other credentials converge.
-  const recorded: Promise<unknown>[] = [];
   const errors: unknown[] = [];
 
   const keep = new Set<ActualCredential>();
@@ -111,8 +106,7 @@ export async function reconcile(
           // Not changeable in place: a new one is issued below and the old one revoked after.
           keep.delete(match);
         }
-        const [issued, logged] = await issue(deps, subject, d, ops, logger);
-        recorded.push(logged.catch((err: unknown) => errors.push(err)));
+        const issued = await issue(deps, subject, d, ops, logger);
         actual = [...actual, issued];
         keep.add(issued);
         result.issued.push(issued);
@@ -144,7 +138,6 @@ export async function reconcile(
         }),
     );
   }
-  await Promise.all(recorded);
   if (errors.length) {
     if (actual !== subject.actual || ops.length) await saveProgress(actual, ops);
     // A permanent error decides the outcome (FAILED at once); otherwise the first transient one is retried.
@@ -204,43 +197,42 @@ async function revoke(cloud: LockCloud, a: ActualCredential, label: string): Pro
 }
 
 /**
- * Issues one credential at most once: record the intent (unique `_id`), call the vendor, record
- * the result. Meeting an intent already recorded: done → its result; pending in another live
- * process → wait for it (up to the lease); otherwise (its owner crashed, or the call timed out and
- * may have applied) → list the lock and adopt the credential carrying our label, else issue.
+ * Issues one credential at most once: record the intent (unique `_id`), then call the vendor. The
+ * result is not written back to the operation: the subject's own record stores it (the caller's
+ * final write, or `saveProgress`), and the operation is only met again when that write did not
+ * happen (a crash, a failed write). Meeting an intent already recorded: pending in another live
+ * process → wait for it (up to the lease); failed → issue; otherwise (its owner crashed or gave up,
+ * or the call timed out and may have applied) → list the lock and adopt the credential carrying our
+ * label, else issue. Not writing "done" saves an update per credential, which FerretDB 1.x carries
+ * out as two transactions (ADR 0104).
  */
-async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential, ops: LockCloudOperation[], logger: Logger): Promise<[ActualCredential, Promise<unknown>]> {
+async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential, ops: LockCloudOperation[], logger: Logger): Promise<ActualCredential> {
   const { Operation } = deps.models;
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
   let maybeDuplicated = false;
   if (!(await insertOnce(Operation, { _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() }))) {
-    let op = deps.vault.open(await Operation.findById(id).lean<OperationDoc>());
+    let op = await Operation.findById(id).lean<OperationDoc>();
     if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
     const liveElsewhere = () => op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < deps.leaseMs);
     while (liveElsewhere()) {
       await sleep(50);
-      op = deps.vault.open(await Operation.findById(id).lean<OperationDoc>());
+      op = await Operation.findById(id).lean<OperationDoc>();
     }
-    if (op?.status === 'done' && op.result) return [op.result, Promise.resolve()];
-    // Pending (its process died) or uncertain (timed out): the earlier call may still land.
+    // Pending (its call ended, or its process died) or uncertain (timed out): the earlier call may have landed.
     maybeDuplicated = op?.status !== 'failed';
     if (maybeDuplicated) {
       const found = await findOnLock(deps, d, label);
       if (found) {
         logger.info('credential found on the lock after an interrupted issue; adopted', { op: id, lockId: d.lockId, type: d.type });
-        const adopted = { ...found, op: id, maybeDuplicated };
-        await Operation.updateOne({ _id: id }, { $set: deps.vault.seal(subject.companyId, { status: 'done', result: adopted, error: null }) });
-        return [adopted, Promise.resolve()];
+        return { ...found, op: id, maybeDuplicated };
       }
     }
     await Operation.updateOne({ _id: id }, { $set: { status: 'pending', owner: deps.owner, started_at: new Date(), error: null } });
   }
   deps.inFlight.add(id);
   try {
-    const issued: ActualCredential = { ...(await timed(ops, 'add', d, () => callIssue(deps, d, label, id))), ...(maybeDuplicated && { maybeDuplicated }) };
-    // Recorded while the other credentials are converged; awaited before the reconcile ends.
-    return [issued, Operation.updateOne({ _id: id }, { $set: deps.vault.seal(subject.companyId, { status: 'done', result: issued, error: null }) }).exec()];
+    return { ...(await timed(ops, 'add', d, () => callIssue(deps, d, label, id))), ...(maybeDuplicated && { maybeDuplicated }) };
   } catch (err) {
     // A timeout may have issued it: the next attempt lists the lock before issuing again.
     const status = isLockCloudError(err) && err.maybeApplied ? 'uncertain' : 'failed';
