@@ -59,11 +59,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       // The replicas' queues: changes wait there for a consumer that has not started yet.
       await ctx.broker.declareQueues([QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents, QUEUES.ingestLocationEvents]);
       const logs = occupancyLogs(ctx.db);
-      await ctx.broker.consume<AccessEventMessage>(QUEUES.locationApiAccessEvents, (msg, mctx) => onAccessEvent(logs.credentials, msg, mctx), {
+      await ctx.broker.consume<AccessEventMessage>(QUEUES.locationApiAccessEvents, (msg, mctx) => onAccessEvent(logs.credentials, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS), {
         schema: accessEventMessageSchema,
         prefetch: 32,
       });
-      await ctx.broker.consume<BookingEventMessage>(QUEUES.locationApiBookingEvents, (msg, mctx) => onBookingEvent(logs.bookings, msg, mctx), {
+      await ctx.broker.consume<BookingEventMessage>(QUEUES.locationApiBookingEvents, (msg, mctx) => onBookingEvent(logs.bookings, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS), {
         schema: bookingEventMessageSchema,
         prefetch: 32,
       });

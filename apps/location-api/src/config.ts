@@ -9,6 +9,7 @@ export interface Config extends BaseConfig, RateLimitConfig {
   IDENTITY_DB: string;
   LOCATION_RELAY_INTERVAL_MS: number;
   LAYOUT_IMPORT_BODY_LIMIT: string;
+  OCCUPANCY_LOG_LINGER_MS: number;
   /** The sources an occupancy re-sync asks to replay (occupancy/resync.ts). */
   INGEST_GATEWAY_URL: string;
   ACCESS_API_URL: string;
@@ -33,6 +34,13 @@ export const configSchema = Joi.object<Config>({
     .pattern(/^[1-9][0-9]*(kb|mb)$/)
     .default('16mb')
     .description('the largest `PUT /admin/v1/companies/:companyId/layout` body (`<n>kb` or `<n>mb`); every other route of every app takes at most 256 kB (413 above)'),
+  /** The occupancy logs are read only when a room or bed is deleted: their entries may wait to share an insert. */
+  OCCUPANCY_LOG_LINGER_MS: Joi.number()
+    .integer()
+    .min(0)
+    .max(1000)
+    .default(100)
+    .description("how long an occupancy log entry (a booking's place, a credential put on or taken off a lock) waits for others to share one database write; its message is acknowledged once it is written, so each consumer takes at most its prefetch (32) per this long; `0` writes each at once"),
   INGEST_GATEWAY_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default('http://127.0.0.1:8090')

@@ -1,5 +1,6 @@
 import { Schema } from 'mongoose';
-import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases } from '@smartlock/testing';
+import type { CommandStartedEvent } from 'mongodb';
+import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases, withCommandMonitoring } from '@smartlock/testing';
 import { isDuplicateKeyError } from './connection';
 import { GroupCommit, insertEach, insertOnce } from './group-commit';
 import { Connection, Model, connectDb } from './index';
@@ -80,6 +81,8 @@ describe('insertOnce', () => {
   const { logger } = captureLogger();
   const dbName = uniqueDbName('insert_once');
   let conn: Connection;
+  /** The insert commands this connection sent to the entries collection (the driver's command monitoring). */
+  const inserts: CommandStartedEvent[] = [];
   interface EntryDoc {
     _id: string;
     n: number;
@@ -96,7 +99,10 @@ describe('insertOnce', () => {
     );
 
   beforeAll(async () => {
-    conn = await connectDb({ url: MONGO_URL, dbName, logger });
+    conn = await connectDb({ url: withCommandMonitoring(MONGO_URL), dbName, logger });
+    conn.getClient().on('commandStarted', (e) => {
+      if (e.databaseName === dbName && e.commandName === 'insert') inserts.push(e);
+    });
     await entries().createCollection();
   });
   afterAll(async () => {
@@ -129,5 +135,20 @@ describe('insertOnce', () => {
     expect(await again).toBe(false);
     expect(await entries().findById('bad').lean()).toBeNull();
     expect(await entries().findById('good').lean()).toMatchObject({ n: 1 });
+  });
+
+  it('with a linger, records sent apart within it are stored by one insert; a redelivery among them says it was stored before', async () => {
+    await insertOnce(entries(), { _id: 'l0', n: 0, at: new Date(0), note: null, tags: [] });
+    inserts.length = 0;
+    const sent = Date.now();
+    const calls: Promise<boolean>[] = [];
+    for (const id of ['l1', 'l2', 'l0', 'l3']) {
+      calls.push(insertOnce(entries(), { _id: id, n: 1, at: new Date(0), note: null, tags: [] }, { lingerMs: 300 }));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await Promise.all(calls)).toEqual([true, true, false, true]);
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(290);
+    expect(inserts.map((e) => (e.command.documents as { _id: string }[]).map((d) => d._id))).toEqual([['l1', 'l2', 'l0', 'l3']]);
+    expect(await entries().countDocuments({ _id: { $in: ['l1', 'l2', 'l3'] } })).toBe(3);
   });
 });

@@ -10,6 +10,11 @@ loadInfraEnv();
 const execFileAsync = promisify(execFile);
 
 export const MONGO_URL = process.env.MONGO_URL || 'mongodb://127.0.0.1:27017';
+/** A MongoDB URL with the driver's command monitoring on (an option the connection string accepts): the client then emits 'commandStarted' for each command it sends. */
+export function withCommandMonitoring(url: string): string {
+  if (url.includes('?')) return `${url}&monitorCommands=true`;
+  return /^mongodb(\+srv)?:\/\/[^/]+\/./.test(url) ? `${url}?monitorCommands=true` : `${url.replace(/\/?$/, '/')}?monitorCommands=true`;
+}
 export const AMQP_BASE_URL = (process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
 export const RABBIT_API = process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api';
 const rabbitAuth = { username: process.env.RABBITMQ_USER || 'guest', password: process.env.RABBITMQ_PASS || 'guest' };

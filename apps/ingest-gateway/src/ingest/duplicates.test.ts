@@ -1,17 +1,11 @@
 import request from 'supertest';
 import type { Connection } from '@smartlock/db';
 import type { CommandStartedEvent } from 'mongodb';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, withCommandMonitoring } from '@smartlock/testing';
 import type { Gateway } from '../app';
 import { BookingTap, TestCompany, booking, connectIdentity, movableClock, seedCompany, startGateway } from '../test-support/harness';
 import { ORPHAN_AFTER_MS, OriginalPendingMessage, originalEventId, sequenceClaimId } from './accept';
 import { IngestMessages } from './routes';
-
-/** The URL with the driver's command monitoring on (an option the connection string accepts too). */
-function withCommandMonitoring(url: string): string {
-  if (url.includes('?')) return `${url}&monitorCommands=true`;
-  return /^mongodb(\+srv)?:\/\/[^/]+\/./.test(url) ? `${url}?monitorCommands=true` : `${url.replace(/\/?$/, '/')}?monitorCommands=true`;
-}
 
 describe('duplicates: same reference_id and action within 60 s of the original', () => {
   const mongoDb = uniqueDbName('dups');

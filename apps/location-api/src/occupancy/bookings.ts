@@ -60,8 +60,8 @@ export function bookingPlacesModel(db: Connection): Model<BookingPlaceEntry> {
 const nameKey = (siteId: string, name: string) => `name:${siteId}:${name.toLowerCase()}`;
 const extKey = (externalId: string) => `ext:${externalId}`;
 
-/** booking.events → one entry (a redelivery is a duplicate key). */
-export async function onBookingEvent(model: Model<BookingPlaceEntry>, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
+/** booking.events → one entry (a redelivery is a duplicate key), lingering as occupancy.ts's entries do. */
+export async function onBookingEvent(model: Model<BookingPlaceEntry>, msg: BookingEventMessage, ctx: MessageContext, lingerMs = 0): Promise<void> {
   const b = msg.booking;
   const room_keys = [...(b.room !== undefined ? [nameKey(msg.site_id, b.room)] : []), ...(b.room_id !== undefined ? [extKey(b.room_id)] : [])];
   await insertOnce(model, {
@@ -78,7 +78,7 @@ export async function onBookingEvent(model: Model<BookingPlaceEntry>, msg: Booki
     check_out: b.check_out ? new Date(b.check_out) : null,
     room_keys,
     received_at: new Date(),
-  });
+  }, { lingerMs });
   ctx.logger.debug('booked place recorded', { companyId: msg.company_id, referenceId: msg.reference_id, sequence: msg.sequence });
 }
 

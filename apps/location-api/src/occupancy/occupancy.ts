@@ -59,8 +59,12 @@ export function occupancyLogs(db: Connection): OccupancyLogs {
   return { credentials: occupancyModel(db), bookings: bookingPlacesModel(db) };
 }
 
-/** access.events → one entry. Employee schedules are not bookings, and `access.failed` changes no lock. */
-export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
+/**
+ * access.events → one entry. Employee schedules are not bookings, and `access.failed` changes no lock.
+ * The entry may wait `lingerMs` to share an insert with others (OCCUPANCY_LOG_LINGER_MS): only a
+ * room's delete reads it, and the message is acknowledged once it is stored.
+ */
+export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEventMessage, ctx: MessageContext, lingerMs = 0): Promise<void> {
   if (msg.subject === 'employee' || (msg.type !== 'access.provisioned' && msg.type !== 'access.revoked')) return;
   const credentials = msg.credentials
     .filter((c) => c.roomId)
@@ -79,7 +83,7 @@ export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEve
     room_ids: [...new Set(credentials.map((c) => c.room_id))],
     credentials,
     received_at: new Date(),
-  });
+  }, { lingerMs });
   ctx.logger.debug('occupancy recorded', { companyId: msg.company_id, referenceId: msg.reference_id, kind: msg.type, sequence: msg.sequence });
 }
 
