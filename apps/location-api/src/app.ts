@@ -61,11 +61,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const logs = occupancyLogs(ctx.db);
       await ctx.broker.consume<AccessEventMessage>(QUEUES.locationApiAccessEvents, (msg, mctx) => onAccessEvent(logs.credentials, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS), {
         schema: accessEventMessageSchema,
-        prefetch: 32,
+        prefetch: 64,
       });
       await ctx.broker.consume<BookingEventMessage>(QUEUES.locationApiBookingEvents, (msg, mctx) => onBookingEvent(logs.bookings, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS), {
         schema: bookingEventMessageSchema,
-        prefetch: 32,
+        prefetch: 64,
       });
       // The outbox of location.events: commits the broker did not confirm, announced as resyncs.
       relay = startLayoutRelay({ store, broker: ctx.broker, logger }, { db: ctx.db, intervalMs: config.LOCATION_RELAY_INTERVAL_MS, metrics: ctx.metrics });

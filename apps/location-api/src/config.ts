@@ -39,8 +39,8 @@ export const configSchema = Joi.object<Config>({
     .integer()
     .min(0)
     .max(1000)
-    .default(100)
-    .description("how long an occupancy log entry (a booking's place, a credential put on or taken off a lock) waits for others to share one database write; its message is acknowledged once it is written, so each consumer takes at most its prefetch (32) per this long; `0` writes each at once"),
+    .default(200)
+    .description("how long an occupancy log entry (a booking's place, a credential put on or taken off a lock) waits for others to share one database write; its message is acknowledged once it is written, so each consumer takes at most its prefetch (64) per this long; `0` writes each at once"),
   INGEST_GATEWAY_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default('http://127.0.0.1:8090')

@@ -13,7 +13,7 @@ import { isDuplicateKeyError } from './connection';
  * `lingerMs`: the first item of a batch waits that long for others, so they share a statement even
  * at a low rate. For writes nobody waits on (a history), and for a log a consumer awaits before it
  * acknowledges only when nobody reads the entry right after: such a consumer finishes at most its
- * prefetch per linger (32 per 100 ms is 320 messages a second). Never for a write a request awaits.
+ * prefetch per linger (64 per 200 ms is 320 messages a second). Never for a write a request awaits.
  * `drain()` sends what lingers now and resolves once nothing is queued or in flight (at shutdown,
  * before the database closes).
  */
