@@ -329,11 +329,13 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       await own.remove();
       await dropDatabases(ownDb);
     };
-    await pub.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
-    await pub.connect().catch(async (err) => {
-      await stop();
+    try {
+      await pub.declareExchanges([EXCHANGES.accessEvents, EXCHANGES.identityEvents]);
+      await pub.connect();
+    } catch (err) {
+      await stop(); // the vhost and database go with a failed start too
       throw err;
-    });
+    }
     const ownModels = dispatcherModels(ownApp.ctx.db);
     return {
       vhost: own,
