@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { AccessEventMessage } from '@smartlock/contracts';
 import type { Broker } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import type { CommandStartedEvent } from 'mongodb';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, withCommandMonitoring } from '@smartlock/testing';
 import { start } from '../app';
 import { workerModels } from '../models';
 import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig } from '../test-support/harness';
@@ -31,10 +32,8 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     vhost = await createVhost('prov');
     sim = await launchSimulator(simDb);
     layout = await layoutSource(vhost, logger);
-    app = await start(
-      workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }),
-      logger,
-    );
+    // The driver's command monitoring on: a test counts the writes a booking costs.
+    app = await start(workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }, { MONGO_URL: withCommandMonitoring(MONGO_URL) }), logger);
     t = await tap(vhost);
     pub = await publisher(vhost, logger);
     ({ siteId, locks } = await layout.seed(app.ctx.db, company, [
@@ -352,6 +351,55 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
       [locks['201/B'], 'error', -2018],
     ].sort());
     expect(failed?.operations?.filter((o) => o.action === 'add').map((o) => o.outcome)).toEqual(['ok', 'ok']);
+  });
+
+  it("a booking's first event stores the booking once, settled: one insert and no update of the booking", async () => {
+    const writes: CommandStartedEvent[] = [];
+    const watch = (e: CommandStartedEvent) => {
+      if (e.databaseName === dbName && ['insert', 'update'].includes(e.commandName) && e.command[e.commandName] === 'bookings') writes.push(e);
+    };
+    app.ctx.db.getClient().on('commandStarted', watch);
+    try {
+      const r = ref();
+      const ev = await send(company, siteId, r, 1, 'BOOKING_CREATE', { room: '102', access_types: ['EKEY', 'PASSCODE'] });
+      expect((await waitFinal(t, ev.event_id)).status).toBe('COMPLETED');
+      const mine = writes.filter((e) => JSON.stringify(e.command).includes(r));
+      expect(mine.map((e) => e.commandName)).toEqual(['insert']);
+      const stored = await app.ctx.db.collection('bookings').findOne({ company_id: company, reference_id: r });
+      expect(stored).toMatchObject({ applied_sequence: 1, model_sequence: 1 });
+      expect(stored?.actual).toHaveLength(2);
+      expect(stored?.published).toHaveLength(2);
+    } finally {
+      app.ctx.db.getClient().off('commandStarted', watch);
+    }
+  });
+
+  it("a copy of a booking's first event published again after a later event (a relay's re-publish) changes nothing: no access event, the booking and the lock as they were", async () => {
+    const r = ref();
+    const ev = bookingEvent(company, siteId, r, 1, 'BOOKING_CREATE', { room: '101' });
+    await publishEvent(pub, ev);
+    expect((await waitFinal(t, ev.event_id)).status).toBe('COMPLETED');
+    const update = await send(company, siteId, r, 2, 'BOOKING_UPDATE', { room: '101', access_types: ['EKEY', 'PASSCODE'] });
+    expect((await waitFinal(t, update.event_id)).status).toBe('COMPLETED');
+    // What the booking holds, its sealed secrets aside (sealed anew on each write).
+    const held = async () => {
+      const b = await app.ctx.db.collection('bookings').findOne({ company_id: company, reference_id: r });
+      const creds = (list: { op: string; keyId: number | null; passcodeId: number | null; validTo: string }[]) => list.map((c) => [c.op, c.keyId, c.passcodeId, c.validTo]);
+      return { applied: b?.applied_sequence, model: b?.model_sequence, actual: creds(b?.actual), published: creds(b?.published), desired: b?.desired.length };
+    };
+    const before = await held();
+    expect(before).toMatchObject({ applied: 2, model: 2, desired: 2 });
+    const accessEvents = () => t.access.filter((a) => a.reference_id === r).length;
+    const told = accessEvents();
+
+    await publishEvent(pub, { ...ev });
+    await waitFor(() => t.statuses.filter((s) => s.event_id === ev.event_id && s.status === 'COMPLETED').length === 2, { what: 'the copy done' });
+    expect(await held()).toEqual(before);
+    const l = await lock(locks['101']);
+    expect(l.ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
+    expect(l.passcodes.filter((p: { name: string }) => p.name.startsWith(r))).toHaveLength(1);
+    // The copy's COMPLETED is reported after anything it would publish: none came.
+    expect(accessEvents()).toBe(told);
   });
 
   it('the same message delivered twice issues once', async () => {

@@ -5,7 +5,7 @@ import { PermanentError } from '@smartlock/messaging';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
 import { BookingDoc, WorkerModels, bookingId } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
-import { ReconcileDeps, Subject, reconcile } from '../credentials/reconcile';
+import { ReconcileDeps, ReconcileResult, SeenBefore, Subject, reconcile } from '../credentials/reconcile';
 import { revokedSinceTold } from '../credentials/records';
 import type { CredentialVault } from '../credentials/vault';
 import { BookingChange, applyEvent, superseded } from './apply-event';
@@ -73,8 +73,8 @@ const OPERATIONS_KEPT = 50;
 // A booking stored before operations were recorded has none (`?? []`), a database from before this field included.
 const withOperations = (b: BookingDoc, more: LockCloudOperation[]) => [...(b.operations ?? []), ...more].slice(-OPERATIONS_KEPT);
 
-function bookingSubject(b: BookingDoc): Subject {
-  return { key: `booking|${b.company_id}|${b.reference_id}`, companyId: b.company_id, label: b.reference_id, desired: b.desired, actual: b.actual };
+function bookingSubject(b: BookingDoc, firstSight: boolean): Subject {
+  return { key: `booking|${b.company_id}|${b.reference_id}`, companyId: b.company_id, label: b.reference_id, desired: b.desired, actual: b.actual, firstSight };
 }
 
 /**
@@ -84,8 +84,9 @@ function bookingSubject(b: BookingDoc): Subject {
  * other error is retried by libs/messaging and after the last retry ends there too (DEAD_LETTER).
  */
 export function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
-  // A booking's first event, on its first delivery, finds no booking: it skips the read and inserts
-  // (if the booking does exist, a copy published twice, the insert fails and it starts over with the read).
+  // A booking's first event, on its first delivery, finds no booking: it skips the read (if the
+  // booking does exist, a copy published twice, its first operation's intent or its insert fails,
+  // and it starts over with the read).
   const surelyNew = msg.sequence === 1 && ctx.retryCount === 0 && !ctx.redelivered;
   return handleBookingEvent(deps, msg, ctx, surelyNew);
 }
@@ -95,7 +96,8 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
   const log = ctx.logger.child({ eventId: msg.event_id, referenceId: msg.reference_id, sequence: msg.sequence });
   const id = bookingId(msg.company_id, msg.reference_id);
   const found = surelyNew ? null : deps.vault.open(await Booking.findById(id).lean<BookingDoc>());
-  // A new booking is stored only with its first event's model (one write, not an insert and an update).
+  // A new booking is stored once, when its first event settles (one insert, not an insert and an
+  // update), or when that event fails, for the dead-letter path to settle it.
   let stored = !!found;
   let b = found ?? newBooking(msg);
 
@@ -164,22 +166,45 @@ async function provision(
     }
     b = { ...b, ...change, model_sequence: msg.sequence };
     if (stored) await Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, { ...change, model_sequence: msg.sequence }) });
-    else if (!(await insertBooking(deps, b))) {
-      // Another delivery of this booking's first event stored it first: start over from its document.
-      return handleBookingEvent(deps, msg, ctx, false);
-    }
   } else {
     log.info('event already applied to the booking; converging the locks only', { modelSequence: b.model_sequence });
   }
 
-  const result = await reconcile(
-    deps.reconcile,
-    bookingSubject(b),
-    async (actual, operations) => {
-      await Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, { actual, operations: withOperations(b, operations) }) });
-    },
-    log,
-  );
+  // What a failed run leaves on the locks: saved at once on a stored booking, with the insert below on a new one.
+  let progress: Pick<BookingDoc, 'actual' | 'operations'> | undefined;
+  let result: ReconcileResult | undefined;
+  try {
+    result = await reconcile(
+      deps.reconcile,
+      bookingSubject(b, surelyNew),
+      async (actual, operations) => {
+        progress = { actual, operations: withOperations(b, operations) };
+        if (stored) await Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, progress) });
+      },
+      log,
+    );
+    return await publishAndSettle(deps, msg, ctx, { b, stored, told, unsettled, log }, result, processing);
+  } catch (err) {
+    if (err instanceof SeenBefore) {
+      log.info('the booking was seen before (a copy of its first event); starting over from its record');
+      return handleBookingEvent(deps, msg, ctx, false);
+    }
+    // The dead-letter path settles the event on the stored booking, so the booking's next event runs.
+    if (!stored) await insertBooking(deps, { ...b, ...(result ? { actual: result.active, operations: withOperations(b, result.operations) } : progress) });
+    throw err;
+  }
+}
+
+/** The locks converged: publish what changed, settle the event (storing a new booking), report COMPLETED. */
+async function publishAndSettle(
+  deps: BookingDeps,
+  msg: BookingEventMessage,
+  ctx: MessageContext,
+  state: { b: BookingDoc; stored: boolean; told: BookingDoc['published']; unsettled: boolean; log: MessageContext['logger'] },
+  result: ReconcileResult,
+  processing: ProcessingReport,
+): Promise<void> {
+  const { b, stored, told, unsettled, log } = state;
 
   const common = {
     company_id: msg.company_id,
@@ -203,7 +228,13 @@ async function provision(
   }
   // What is on the locks is stored with the settle, once the access events are out (reconcile: a
   // crash before this write loses nothing; the retry finds each issue in the operation log).
-  await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, { actual: result.active, published: result.active, operations: common.operations });
+  const settled = { actual: result.active, published: result.active, operations: common.operations };
+  if (stored) await deps.turns.settle(msg.company_id, msg.reference_id, msg.sequence, settled);
+  else if (!(await deps.turns.settleNew({ ...b, ...settled }, msg.sequence))) {
+    // Another delivery of this booking's first event stored it meanwhile: start over from its record.
+    log.info('the booking was stored by another delivery meanwhile; starting over from its record');
+    return handleBookingEvent(deps, msg, ctx, false);
+  }
   await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId, await processing.settle());
   log.info('booking event completed', {
     eventType: msg.event_type,

@@ -1,3 +1,4 @@
+import { insertOnce } from '@smartlock/db';
 import type { CredentialVault } from '../credentials/vault';
 import { BookingDoc, WorkerModels, bookingId } from '../models';
 
@@ -60,7 +61,17 @@ export function createTurns(models: WorkerModels, vault: CredentialVault) {
     settled(companyId, ref);
   }
 
-  return { waitTurn, settle };
+  /**
+   * Stores a booking not stored before, its event settled (`applied_sequence`): its first write is
+   * also its last. False when another delivery stored it first; nothing is written then.
+   */
+  async function settleNew(b: BookingDoc, sequence: number): Promise<boolean> {
+    if (!(await insertOnce(models.Booking, vault.seal(b.company_id, { ...b, applied_sequence: sequence })))) return false;
+    settled(b.company_id, b.reference_id);
+    return true;
+  }
+
+  return { waitTurn, settle, settleNew };
 }
 
 export type Turns = ReturnType<typeof createTurns>;

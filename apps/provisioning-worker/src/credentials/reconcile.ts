@@ -28,6 +28,16 @@ export interface Subject {
   label: string;
   desired: DesiredCredential[];
   actual: ActualCredential[];
+  /** Never seen before by the caller's reckoning (a booking's first event, first delivery): an intent met says otherwise (SeenBefore). */
+  firstSight?: boolean;
+}
+
+/** A first sight's intent was recorded already: another delivery of the event, or an earlier run, has the subject; read it and start over. */
+export class SeenBefore extends Error {
+  constructor(op: string) {
+    super(`operation ${op} was recorded before: the subject is not new`);
+    this.name = 'SeenBefore';
+  }
 }
 
 export interface ReconcileResult {
@@ -140,8 +150,8 @@ export async function reconcile(
   }
   if (errors.length) {
     if (actual !== subject.actual || ops.length) await saveProgress(actual, ops);
-    // A permanent error decides the outcome (FAILED at once); otherwise the first transient one is retried.
-    throw errors.find((e) => isLockCloudError(e) && e.permanent) ?? errors[0];
+    // A subject seen before starts over; else a permanent error decides the outcome (FAILED at once); else the first transient one is retried.
+    throw errors.find((e) => e instanceof SeenBefore) ?? errors.find((e) => isLockCloudError(e) && e.permanent) ?? errors[0];
   }
   result.active = actual;
   return result;
@@ -212,6 +222,7 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   const label = vendorLabel(subject, id);
   let maybeDuplicated = false;
   if (!(await insertOnce(Operation, { _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() }))) {
+    if (subject.firstSight) throw new SeenBefore(id);
     let op = await Operation.findById(id).lean<OperationDoc>();
     if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
     const liveElsewhere = () => op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < deps.leaseMs);
