@@ -12,7 +12,7 @@ import { onAccessEvent } from './deliveries/on-access-event';
 import { WorkMessage, deliver, destinations, onDeliveryDeadLetter } from './deliveries/deliver';
 import { failingEndpoints } from './deliveries/failing';
 import { createLimiter } from './deliveries/limiter';
-import { recentlyRecorded } from './deliveries/recorded';
+import { recentlyEnqueued } from './deliveries/enqueued';
 import { createEmailSender, createSmsSender } from './guest/channels';
 import { onGuestDeadLetter, sendGuestMessage } from './guest/send';
 import { adminRoutes, companyInPath } from './admin/routes';
@@ -24,8 +24,8 @@ export const SERVICE = 'callback-dispatcher';
  * Signed callbacks to customer endpoints with durable retries; guest e-mail and SMS.
  *
  *   identity.events → endpoints/on-identity-event   (replica of callback endpoints)
- *   access.events   → deliveries/on-access-event    (records deliveries and guest messages, enqueues)
- *   callback-dispatcher.deliveries     → deliveries/deliver  (one attempt; retries in broker delay queues)
+ *   access.events   → deliveries/on-access-event    (enqueues deliveries, records and enqueues guest messages)
+ *   callback-dispatcher.deliveries     → deliveries/deliver  (one attempt, recorded; retries in broker delay queues)
  *   callback-dispatcher.guest-messages → guest/send          (e-mail and SMS)
  *   /admin/v1/…deliveries…, /portal/api/deliveries… → admin/routes
  *   /admin/v1/companies/:id/callback/test, /portal/api/callback/test → test-event/ (a test callback, its answer)
@@ -76,7 +76,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const models = dispatcherModels(ctx.db);
       const { broker, metrics } = ctx;
       const endpoints = endpointCache(models);
-      const recorded = recentlyRecorded();
+      const enqueued = recentlyEnqueued();
       const deliveriesPrefetch = Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4);
       const deliverDeps = {
         models,
@@ -99,7 +99,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         deadLettered: counter(metrics, METRICS.callbackDeliveriesDeadLettered),
         latency: histogram(metrics, METRICS.callbackAttemptDuration),
         failing: failingEndpoints(metrics, logger),
-        recorded,
+        enqueued,
       };
       const guestDeps = {
         models,
@@ -119,16 +119,16 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       await broker.consumeBroadcast<IdentityEventMessage>(EXCHANGES.identityEvents, async (msg) => endpoints.apply(msg), {
         schema: identityEventMessageSchema,
         verifyWith: identityEventsKey,
-        // After a reconnect: another process may have got messages of deliveries recorded here.
+        // After a reconnect: another process may have got messages of deliveries enqueued here.
         onBound: () => {
           endpoints.clear();
-          recorded.clear();
+          enqueued.clear();
         },
       });
       await broker.consume<AccessEventMessage>(
         QUEUES.dispatcherAccessEvents,
         (msg, mctx) =>
-          onAccessEvent({ models, endpoints, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE, recorded }, openAccessEvent(msg, messageKey), mctx),
+          onAccessEvent({ models, endpoints, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE, enqueued }, openAccessEvent(msg, messageKey), mctx),
         { schema: accessEventMessageSchema, prefetch: 64 },
       );
       // A high prefetch: a hanging endpoint holds at most perEndpoint + queuePerEndpoint messages, the

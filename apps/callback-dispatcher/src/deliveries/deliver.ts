@@ -2,13 +2,17 @@ import axios from 'axios';
 import type { Counter, Histogram } from 'prom-client';
 import { SecretKey, decryptSecret } from '@smartlock/auth';
 import { CONNECTION_REFUSED, OutboundPolicy, guardedAgents } from '@smartlock/http';
+import { insertOnce } from '@smartlock/db';
 import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
 import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels, EndpointDoc } from '../models';
 import type { EndpointCache } from '../endpoints/cache';
 import type { FailingEndpoints } from './failing';
 import { Limiter, PARKED } from './limiter';
-import type { RecentlyRecorded } from './recorded';
+import type { RecentlyEnqueued } from './enqueued';
 import { EVENT_HEADER, USER_AGENT, authHeaders } from './sign';
+
+/** What a delivery's record starts with; its message carries it until the record is stored. */
+export type NewDelivery = Pick<DeliveryDoc, '_id' | 'company_id' | 'reference_id' | 'event' | 'event_id' | 'body'> & { occurred_at: string };
 
 /** The message on `callback-dispatcher.deliveries` (and on the guest-message queue). */
 export interface WorkMessage {
@@ -16,6 +20,8 @@ export interface WorkMessage {
   /** The company (endpoint) of a delivery: the per-endpoint limit is checked before any database read. */
   company?: string;
   trigger: AttemptTrigger;
+  /** A delivery's record as it starts (on-access-event): stored at its first attempt, or when it is first parked. */
+  delivery?: NewDelivery;
 }
 
 export interface DeliverDeps {
@@ -40,8 +46,8 @@ export interface DeliverDeps {
   deadLettered: Counter<string>;
   latency: Histogram<string>;
   failing: FailingEndpoints;
-  /** Deliveries this process just recorded (on-access-event): a first attempt sends them without a read. */
-  recorded: RecentlyRecorded;
+  /** Deliveries this process just enqueued (on-access-event): a first attempt sends them without a read. */
+  enqueued: RecentlyEnqueued;
 }
 
 /** How many times a message was parked for a slow endpoint. */
@@ -53,8 +59,11 @@ const PARKED_SLOW_HEADER = 'x-parked-slow';
  */
 async function park(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext, why: 'slow' | 'busy') {
   // When it comes back, another attempt (another process's) may have settled it: read then.
-  deps.recorded.forget(msg.id);
+  deps.enqueued.forget(msg.id);
   const parkedSlow = Number(ctx.headers[PARKED_SLOW_HEADER] ?? 0) || 0;
+  // A delivery parked before its first attempt is stored now, pending, so that the listing shows it
+  // while it waits (a slow endpoint's backlog). A no-op when it is stored already.
+  if (msg.delivery && ctx.retryCount === 0 && parkedSlow === 0) await insertOnce(deps.models.Delivery, startingRecord(msg.delivery));
   const [first, longer = first] = deps.parkDelaysMs;
   const delayMs = why === 'slow' && parkedSlow > 0 ? longer : first;
   ctx.logger.debug('delivery parked', { deliveryId: msg.id, why, delayMs });
@@ -163,16 +172,42 @@ export async function deliver(deps: DeliverDeps, msg: WorkMessage, ctx: MessageC
   if (sent === PARKED) await park(deps, msg, ctx, 'slow');
 }
 
-/** The delivery as the attempt needs it: from memory on the first consumption of its first message, else read (null: unknown). */
-async function current(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<Pick<DeliveryDoc, '_id' | 'company_id' | 'event' | 'body' | 'status' | 'attempts'> | null> {
-  const recorded = deps.recorded.take(msg.id);
-  if (recorded && !ctx.redelivered && ctx.retryCount === 0 && msg.trigger === 'scheduled') return { ...recorded, status: 'pending', attempts: 0 };
-  return deps.models.Delivery.findById(msg.id, { attempt_log: 0 }).lean<DeliveryDoc>();
+/** A delivery's record before any attempt. */
+function startingRecord(d: NewDelivery): DeliveryDoc {
+  return {
+    ...d,
+    occurred_at: new Date(d.occurred_at),
+    status: 'pending',
+    attempts: 0,
+    attempt_log: [],
+    last_status_code: null,
+    last_error: null,
+    delivered_at: null,
+    dead_at: null,
+    dead_reason: null,
+  };
+}
+
+/** The delivery as an attempt sees it; `stored`: its record exists (else the attempt stores it). */
+type Current = Pick<DeliveryDoc, '_id' | 'company_id' | 'event' | 'body' | 'status' | 'attempts'> & { stored: boolean; start?: NewDelivery };
+
+/**
+ * The delivery as the attempt needs it: from the message on the first consumption of its first
+ * message in the process that enqueued it, else read. A record not stored yet (its first attempt
+ * ran nowhere, or could not store it) is the message's; null: unknown.
+ */
+async function current(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): Promise<Current | null> {
+  const start = msg.delivery;
+  const fresh = deps.enqueued.take(msg.id) && !ctx.redelivered && ctx.retryCount === 0 && msg.trigger === 'scheduled';
+  if (start && fresh) return { ...start, status: 'pending', attempts: 0, stored: false, start };
+  const stored = await deps.models.Delivery.findById(msg.id, { attempt_log: 0 }).lean<DeliveryDoc>();
+  if (stored) return { ...stored, stored: true };
+  return start ? { ...start, status: 'pending', attempts: 0, stored: false, start } : null;
 }
 
 /** An attempt sent: what recording it needs. */
 interface Sent {
-  delivery: Pick<DeliveryDoc, '_id' | 'company_id'>;
+  delivery: Current;
   attempt: AttemptRecord;
 }
 
@@ -195,25 +230,22 @@ async function send(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): P
   return { delivery, attempt: { attempt: delivery.attempts + 1, at, trigger, url: config.url, status_code: statusCode, latency_ms: latencyMs, error } };
 }
 
-/** One write records the attempt and settles the delivery; a failed attempt then throws for the retry schedule. */
+/**
+ * One write records the attempt and settles the delivery: the first attempt's inserts the record with
+ * it, a later one updates the record. A failed attempt then throws for the retry schedule.
+ */
 async function record(deps: DeliverDeps, { delivery, attempt }: Sent, ctx: MessageContext): Promise<void> {
   const { status_code: statusCode, error, latency_ms: latencyMs } = attempt;
   const outcome = statusCode !== null && statusCode >= 200 && statusCode < 300 ? 'delivered' : statusCode === 410 ? 'gone' : 'failed';
   deps.attempts.inc({ outcome });
   deps.latency.observe({ outcome }, latencyMs / 1000);
   deps.failing.record(delivery.company_id, outcome === 'delivered', error);
-  await deps.models.Delivery.updateOne(
-    { _id: delivery._id },
-    {
-      $set: {
-        last_status_code: statusCode,
-        last_error: error,
-        ...(outcome === 'delivered' ? { status: 'delivered', delivered_at: new Date() } : {}),
-      },
-      $inc: { attempts: 1 },
-      $push: { attempt_log: attempt },
-    },
-  );
+  const settled = { last_status_code: statusCode, last_error: error, ...(outcome === 'delivered' ? { status: 'delivered' as const, delivered_at: new Date() } : {}) };
+  const first = delivery.start && !delivery.stored ? { ...startingRecord(delivery.start), ...settled, attempts: 1, attempt_log: [attempt] } : undefined;
+  // Stored meanwhile (a copy's attempt, another process's): this attempt is recorded like a later one.
+  if (!first || !(await insertOnce(deps.models.Delivery, first))) {
+    await deps.models.Delivery.updateOne({ _id: delivery._id }, { $set: settled, $inc: { attempts: 1 }, $push: { attempt_log: attempt } });
+  }
   if (outcome === 'delivered') {
     ctx.logger.info('callback delivered', { deliveryId: delivery._id, attempt: attempt.attempt, statusCode, latencyMs });
     return;
@@ -231,12 +263,11 @@ export async function onDeliveryDeadLetter(deps: DeliverDeps, msg: WorkMessage |
   const reason = info.reason;
   let companyId: string | undefined;
   if (msg?.id) {
-    const dead = await deps.models.Delivery.findOneAndUpdate(
-      { _id: msg.id, status: 'pending' },
-      { $set: { status: 'dead', dead_at: new Date(), dead_reason: reason } },
-      { new: true },
-    ).lean<DeliveryDoc>();
+    const death = { status: 'dead' as const, dead_at: new Date(), dead_reason: reason };
+    const dead = await deps.models.Delivery.findOneAndUpdate({ _id: msg.id, status: 'pending' }, { $set: death }, { new: true }).lean<DeliveryDoc>();
     companyId = dead?.company_id;
+    // Dead before any attempt stored it (its endpoint removed meanwhile): recorded dead all the same.
+    if (!dead && msg.delivery && (await insertOnce(deps.models.Delivery, { ...startingRecord(msg.delivery), ...death }))) companyId = msg.delivery.company_id;
   }
   deps.deadLettered.inc();
   ctx.logger.error('callback delivery dead-lettered', {

@@ -1,14 +1,17 @@
 import axios from 'axios';
+import type { CommandStartedEvent } from 'mongodb';
 import { createHmac, randomUUID } from 'node:crypto';
-import { parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
+import { encryptSecret, parseSecretsKey, sealAccessEvent } from '@smartlock/auth';
 import type { AccessEventMessage, CallbackBody } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker, deadLetterQueueName, retryQueueName } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, scrapeMetrics, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, scrapeMetrics, TestVhost, uniqueDbName, waitFor, withCommandMonitoring, NO_RATE_LIMITS } from '@smartlock/testing';
 import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
 import { Receiver, startReceiver } from '../test-support/receivers';
+import { deliveryIdFor, serializeCallbackBody } from './body';
+import type { WorkMessage } from './deliver';
 import { AuthSpec, TEST_IDENTITY_EVENTS_KEY, TEST_MESSAGE_KEY, TEST_SECRETS_KEY, accessEvent, credential, endpointEvent } from '../test-support/factories';
 
 const key = parseSecretsKey(TEST_SECRETS_KEY);
@@ -29,7 +32,8 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     NODE_ENV: 'test',
     PORT: '0',
     AMQP_URL: vhost.url,
-    MONGO_URL,
+    // Command monitoring: a test counts the statements a delivery costs.
+    MONGO_URL: withCommandMonitoring(MONGO_URL),
     MONGO_DB: dbName,
     ADMIN_TOKEN: ADMIN,
     SECRETS_KEY: TEST_SECRETS_KEY,
@@ -227,6 +231,66 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(r.hits()).toBe(1);
     expect(await models().Delivery.countDocuments({ company_id: companyId })).toBe(1);
+  });
+
+  it('a delivery is stored once, at its first attempt, with that attempt: one insert, no read and no update of the record', async () => {
+    const commands: CommandStartedEvent[] = [];
+    const watch = (e: CommandStartedEvent) => {
+      if (e.databaseName === dbName && e.command[e.commandName] === 'deliveries') commands.push(e);
+    };
+    app.ctx.db.getClient().on('commandStarted', watch);
+    try {
+      const r = await receiver();
+      const companyId = await company(r.url, { type: 'bearer', token: 't' });
+      const msg = await publish(accessEvent(companyId, 'access.provisioned'));
+      const id = deliveryIdFor(msg.event_id, msg.type, companyId);
+      const delivered = await waitFor(() => models().Delivery.findOne({ _id: id, status: 'delivered' }).lean(), { what: 'the delivered record' });
+      expect(r.hits()).toBe(1);
+      expect(delivered).toMatchObject({ company_id: companyId, reference_id: msg.reference_id, event: msg.type, event_id: msg.event_id, attempts: 1, last_status_code: 200, last_error: null });
+      expect(delivered.attempt_log.map((a) => [a.attempt, a.status_code, a.trigger])).toEqual([[1, 200, 'scheduled']]);
+      // The dispatcher's own commands about this delivery (the test's own reads above filter on the status too).
+      const mine = commands.filter((e) => JSON.stringify(e.command).includes(id) && !(e.commandName === 'find' && e.command.filter?.status));
+      expect(mine.map((e) => e.commandName)).toEqual(['insert']);
+    } finally {
+      app.ctx.db.getClient().off('commandStarted', watch);
+    }
+  });
+
+  /** A delivery's message as on-access-event enqueues it, sent straight to the deliveries queue. */
+  async function deliveryMessage(companyId: string) {
+    const msg = accessEvent(companyId, 'access.provisioned');
+    const id = deliveryIdFor(msg.event_id, msg.type, companyId);
+    const bytes = serializeCallbackBody(msg, id);
+    const work: WorkMessage = {
+      id,
+      company: companyId,
+      trigger: 'scheduled',
+      delivery: { _id: id, company_id: companyId, reference_id: msg.reference_id, event: msg.type, event_id: msg.event_id, occurred_at: msg.occurred_at, body: encryptSecret(bytes, key) },
+    };
+    await publisher.sendToQueue(QUEUES.dispatcherDeliveries.name, work, { messageId: id });
+    return { id, bytes, msg };
+  }
+
+  it('a delivery message that no process stored (the process that enqueued it stopped before its first attempt) is sent from the message and stored', async () => {
+    const r = await receiver();
+    const companyId = await company(r.url, { type: 'bearer', token: 't' });
+    const { id, bytes, msg } = await deliveryMessage(companyId);
+    await waitFor(() => r.received.length === 1, { what: 'the callback' });
+    expect(r.received[0].raw.toString('utf8')).toBe(bytes);
+    const stored = await waitFor(() => models().Delivery.findOne({ _id: id, status: 'delivered' }).lean(), { what: 'the delivered record' });
+    expect(stored).toMatchObject({ company_id: companyId, event_id: msg.event_id, attempts: 1 });
+    expect(stored.occurred_at.toISOString()).toBe(msg.occurred_at);
+  });
+
+  it('a delivery that dies before any attempt stored it (its company has no endpoint any more) is recorded dead all the same', async () => {
+    const before = await deadLettered();
+    const { id } = await deliveryMessage(`co-gone-${randomUUID().slice(0, 8)}`);
+    const dead = await waitFor(() => models().Delivery.findOne({ _id: id, status: 'dead' }).lean(), { what: 'the dead record' });
+    expect(dead).toMatchObject({ attempts: 0, attempt_log: [], dead_reason: 'the company has no callback endpoint any more' });
+    expect(await deadLettered()).toBe(before + 1);
+    await axios.delete(`${process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api'}/queues/${encodeURIComponent(vhost.vhost)}/${deadLetterQueueName(QUEUES.dispatcherDeliveries.name)}/contents`, {
+      auth: { username: 'guest', password: 'guest' },
+    });
   });
 
   it('an older endpoint version is ignored; secret rotation: the new secret signs, a receiver accepting either keeps working', async () => {

@@ -3,11 +3,12 @@ import type { AccessEventMessage } from '@smartlock/contracts';
 import { SecretKey, encryptSecret } from '@smartlock/auth';
 import { insertOnce, Model } from '@smartlock/db';
 import { Broker, MessageContext, QUEUES } from '@smartlock/messaging';
-import type { DispatcherModels, GuestChannel } from '../models';
+import type { DispatcherModels, GuestChannel, GuestMessageDoc } from '../models';
 import type { EndpointCache } from '../endpoints/cache';
 import { composeEmail, composeSms } from '../guest/compose';
 import { deliveryIdFor, serializeCallbackBody } from './body';
-import type { RecentlyRecorded } from './recorded';
+import type { NewDelivery } from './deliver';
+import type { RecentlyEnqueued } from './enqueued';
 
 export interface AccessEventDeps {
   models: DispatcherModels;
@@ -16,33 +17,25 @@ export interface AccessEventDeps {
   key: SecretKey;
   channels: { email: boolean; sms: boolean };
   keyLinkBase: string;
-  /** Deliveries recorded here: their first attempt in this process sends without reading them back. */
-  recorded: RecentlyRecorded;
+  /** Deliveries enqueued here: their first attempt sends from the message, without a read. */
+  enqueued: RecentlyEnqueued;
+}
+
+/** A delivery's record is settled already (delivered or dead): a copy of its access event enqueues nothing. */
+async function settled<T extends { _id: string; status: string }>(model: Model<T>, id: string): Promise<boolean> {
+  const current = (await model.findById(id, { status: 1 }).lean()) as { status: string } | null;
+  return current !== null && current.status !== 'pending';
 }
 
 /**
- * Record first (unique _id; concurrent messages' records group-committed), then enqueue. A
- * redelivered access event finds the record: if it is still pending its message is published again
- * (the first publish may not have happened before a crash); the duplicate is harmless, since an
- * attempt checks the status before sending and one process never runs two attempts of one delivery
- * at once.
+ * A guest message: record first (unique _id; concurrent messages' records group-committed), then
+ * enqueue. A redelivered access event finds the record: if it is still pending its message is
+ * published again (the first publish may not have happened before a crash); the duplicate is
+ * harmless, since an attempt checks the status before sending.
  */
-async function recordAndEnqueue<T extends { _id: string; status: string }>(
-  model: Model<T>,
-  doc: T,
-  queue: string,
-  broker: Broker,
-  correlationId: string,
-  company: string,
-  stored?: (doc: T) => void,
-): Promise<void> {
-  if (await insertOnce(model, doc)) {
-    stored?.(doc);
-  } else {
-    const current = (await model.findById(doc._id, { status: 1 }).lean()) as { status: string } | null;
-    if (current?.status !== 'pending') return;
-  }
-  await broker.sendToQueue(queue, { id: doc._id, company, trigger: 'scheduled' }, { correlationId, messageId: doc._id });
+async function recordAndEnqueue(model: Model<GuestMessageDoc>, doc: GuestMessageDoc, broker: Broker, correlationId: string, company: string): Promise<void> {
+  if (!(await insertOnce(model, doc)) && (await settled(model, doc._id))) return;
+  await broker.sendToQueue(QUEUES.dispatcherGuestMessages.name, { id: doc._id, company, trigger: 'scheduled' }, { correlationId, messageId: doc._id });
 }
 
 function guestMessageId(eventId: string, event: string, channel: GuestChannel): string {
@@ -51,40 +44,34 @@ function guestMessageId(eventId: string, event: string, channel: GuestChannel): 
 
 /**
  * access.events → one callback delivery (when the company has an endpoint) and one message per guest
- * channel (provisioned and revoked, when the booking carried guest.email / guest.phone). Only records
- * and enqueues: sending happens on the dispatcher's own queues, so a slow endpoint never holds this
- * consumer.
+ * channel (provisioned and revoked, when the booking carried guest.email / guest.phone). Only
+ * enqueues (and records the guest messages): sending happens on the dispatcher's own queues, so a
+ * slow endpoint never holds this consumer.
+ *
+ * A delivery's message carries what its record starts with; the record is written once, at its first
+ * attempt, with that attempt's outcome (deliver.ts), not here and then updated. A copy of the access
+ * event (the broker's redelivery, or one this process enqueued a moment ago) reads the record first
+ * and enqueues nothing when the delivery is settled.
  */
 export async function onAccessEvent(deps: AccessEventDeps, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
   const { models, broker, key } = deps;
   const endpoint = await deps.endpoints.get(msg.company_id);
   if (endpoint) {
     const id = deliveryIdFor(msg.event_id, msg.type, msg.company_id);
-    await recordAndEnqueue(
-      models.Delivery,
-      {
+    const copy = ctx.redelivered || deps.enqueued.seen(id);
+    if (!copy || !(await settled(models.Delivery, id))) {
+      const delivery: NewDelivery = {
         _id: id,
         company_id: msg.company_id,
         reference_id: msg.reference_id,
         event: msg.type,
         event_id: msg.event_id,
-        occurred_at: new Date(msg.occurred_at),
+        occurred_at: msg.occurred_at,
         body: encryptSecret(serializeCallbackBody(msg, id), key),
-        status: 'pending',
-        attempts: 0,
-        attempt_log: [],
-        last_status_code: null,
-        last_error: null,
-        delivered_at: null,
-        dead_at: null,
-        dead_reason: null,
-      },
-      QUEUES.dispatcherDeliveries.name,
-      broker,
-      ctx.correlationId,
-      msg.company_id,
-      (stored) => deps.recorded.remember(stored),
-    );
+      };
+      if (!copy) deps.enqueued.remember(id);
+      await broker.sendToQueue(QUEUES.dispatcherDeliveries.name, { id, company: msg.company_id, trigger: 'scheduled', delivery }, { correlationId: ctx.correlationId, messageId: id });
+    }
   } else {
     ctx.logger.debug('no callback endpoint for the company; no delivery', { companyId: msg.company_id });
   }
@@ -112,7 +99,6 @@ export async function onAccessEvent(deps: AccessEventDeps, msg: AccessEventMessa
         last_error: null,
         sent_at: null,
       },
-      QUEUES.dispatcherGuestMessages.name,
       broker,
       ctx.correlationId,
       msg.company_id,
