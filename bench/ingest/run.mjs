@@ -213,6 +213,12 @@ async function main() {
       MONGO_DB: dbs.ingest,
       IDENTITY_DB: dbs.identity,
       LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn',
+      // No worker runs here, and a worker's first report is what settles an accepted event
+      // (apps/ingest-gateway/src/publish/unsettled.ts). With the default grace the gateway would settle
+      // every event itself 5 s after its publish, during the baseline's phase, and the relay would poll
+      // thousands of owed events: work the system does not do when its worker runs. Both are held off.
+      RELAY_GRACE_MS: '3600000',
+      RELAY_INTERVAL_MS: '0',
     });
     procs.push(gateway);
     const basePort = await freePort();

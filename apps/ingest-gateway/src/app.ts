@@ -13,7 +13,9 @@ import { countIngestOutcome } from './ingest/outcomes';
 import { ingestRoutes } from './ingest/routes';
 import { gatewayMetrics } from './metrics';
 import { siteChecker } from './ingest/site';
+import { settleUnreported } from './publish/publisher';
 import { relayEvent } from './publish/relay';
+import { unsettledEvents } from './publish/unsettled';
 import { replayRoutes } from './replay/replay';
 import { retryRoutes } from './retry/routes';
 import { applyStatus } from './status/apply-status';
@@ -35,6 +37,7 @@ export interface Gateway extends RunningService {
 export async function start(config: Config, logger: Logger, opts: StartOptions = {}): Promise<Gateway> {
   let deps!: Deps;
   let replica: LayoutReplica | undefined;
+  let settling: NodeJS.Timeout | undefined;
   const service = await startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -62,7 +65,17 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         writers: createWriters(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS }),
         knownSite: siteChecker(replica, logger),
         metrics: gatewayMetrics(ctx.metrics),
+        // Well inside the relay's grace, so the relay never publishes an event only because its worker is slow.
+        unsettled: unsettledEvents({ afterMs: Math.floor(config.RELAY_GRACE_MS / 3) }),
       };
+      // Published events whose worker has not reported in time are settled (publish/unsettled.ts).
+      let sweeping = false;
+      settling = setInterval(() => {
+        if (sweeping) return;
+        sweeping = true;
+        void settleUnreported(deps).finally(() => (sweeping = false));
+      }, Math.max(50, Math.min(1000, Math.floor(config.RELAY_GRACE_MS / 3))));
+      settling.unref();
       await ctx.broker.declareExchanges([EXCHANGES.bookingEvents]);
       // Accepted events wait in the worker's queue even if no worker has ever started.
       await ctx.broker.declareQueues([QUEUES.provisioningBookingEvents]);
@@ -75,8 +88,13 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       );
       await replica.consume(QUEUES.ingestLocationEvents);
     },
-    // Consumers have drained: the history entries their reports left lingering go out before the database closes.
-    teardown: () => deps.writers.recordStatus.drain(),
+    // Consumers have drained: the events still waiting for a report are settled, and the history
+    // entries left lingering go out, before the database closes.
+    teardown: async () => {
+      clearInterval(settling);
+      await settleUnreported(deps, true);
+      await deps.writers.recordStatus.drain();
+    },
     routes: (app) => {
       // {webhook_url}/openapi.json and /docs: the contract of this host.
       app.use(apiDocs(ingestDocument()).middleware);

@@ -43,7 +43,7 @@ export const configSchema = Joi.object<Config>({
     .integer()
     .min(0)
     .default(15000)
-    .description("an event still RECEIVED this long after it was stored (the process died, or the confirm was lost) is published by the relay; longer than the broker's 10 s confirm timeout (also the grace of an event re-queued by `POST /webhook/retry`)"),
+    .description("an event still owed this long after it was stored (the process died, or the confirm was lost) is published by the relay; longer than the broker's 10 s confirm timeout (also the grace of an event re-queued by `POST /webhook/retry`). A published event whose worker has not reported within a third of it is settled by the gateway"),
   RELAY_LEASE_MS: Joi.number().integer().min(100).default(30000).description("the outbox relay's lease: one gateway instance relays in each slot of this length (`claimOnce`); a crashed holder's lease lapses with its slot"),
   RELAY_BATCH: Joi.number().integer().min(1).max(1000).default(100).description('events one relay round takes'),
   PUBLISH_RETRY_DELAYS_MS: delays,

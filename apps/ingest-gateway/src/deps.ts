@@ -6,6 +6,7 @@ import type { EventModels } from './events/event.schema';
 import type { Writers } from './events/writers';
 import type { KnownSite } from './ingest/site';
 import type { GatewayMetrics } from './metrics';
+import type { UnsettledEvents } from './publish/unsettled';
 
 /** The injectable clock: tests move it instead of sleeping (duplicate window, relay back-off). */
 export type Clock = () => Date;
@@ -22,4 +23,6 @@ export interface Deps {
   /** The X-Site-Id of a generic ingest, checked against the layout (ingest/site.ts). */
   knownSite: KnownSite;
   metrics: GatewayMetrics;
+  /** Events published here whose worker has not reported yet (publish/unsettled.ts). */
+  unsettled: UnsettledEvents;
 }

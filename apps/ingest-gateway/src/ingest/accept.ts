@@ -66,10 +66,13 @@ type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
  * identical requests at once: one original, 49 duplicates. Numbers go 1, 2, 3… per booking in order
  * of receipt, never shared, gap-free but for an event that could not be stored after its number.
 
- * The event is stored RECEIVED and owed to the broker (`publish_owed`, `next_attempt_at`: the outbox
- * of libs/messaging) before anything is published, so the relay publishes it should this process die
- * before the broker confirms. A database failure surfaces as an
- * error (503): never a 202 for an event that was not stored.
+ * The event is stored QUEUED, its first publish counted, and owed to the broker (`publish_owed`,
+ * `next_attempt_at`: the outbox of libs/messaging) before anything is published, so the relay
+ * publishes it should this process die before the broker confirms; the confirm writes nothing (the
+ * worker's first report settles it: publish/unsettled.ts), and a failed publish makes it FAILED. So
+ * RECEIVED, which SPEC calls transient, is never stored: it lasts as long as this request, and the
+ * timeline shows it at `received_at`. A database failure surfaces as an error (503): never a 202 for
+ * an event that was not stored.
  */
 export async function acceptEvent(deps: Deps, source: IngestSource, input: ValidBooking): Promise<Acceptance> {
   const { Event, SequenceClaim } = deps.models;
@@ -92,8 +95,6 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     message: null,
     failure: null,
     retry_count: 0,
-    publish_attempts: 0,
-    queued_at: null,
     worker_retry_count: null,
   };
   const project = { _id: 1, received_at: 1, sequence: 1 };
@@ -109,6 +110,8 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       sequence: null,
       claim_gen: 0,
       duplicate_of: original._id,
+      publish_attempts: 0,
+      queued_at: null,
       ...SETTLED,
     });
     deps.logger.info('duplicate event stored; not published', { eventId, originalId: original._id, correlationId: source.correlationId });
@@ -202,11 +205,13 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       ...base,
       _id: claimId,
       event_id: claimId,
-      status: 'RECEIVED' as const,
+      status: 'QUEUED' as const,
       sequence,
       claim_gen: gen,
       duplicate_of: null,
-      // The outbox (libs/messaging): owed until the broker confirms; the relay publishes it after the grace period.
+      publish_attempts: 1,
+      queued_at: now,
+      // The outbox (libs/messaging): owed until the worker reports (or the gateway settles it); the relay publishes it after the grace period.
       ...owed(new Date(now.getTime() + deps.config.RELAY_GRACE_MS)),
     };
     try {

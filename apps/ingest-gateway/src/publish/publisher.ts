@@ -1,5 +1,5 @@
 import { BookingEventMessage, EventStatus, Headers, MAX_RETRIES, bookingRoutingKey } from '@smartlock/contracts';
-import { isDuplicateKeyError } from '@smartlock/db';
+import { compareAndSet, isDuplicateKeyError } from '@smartlock/db';
 import { BrokerUnavailableError, EXCHANGES, PublishError, SETTLED, owed } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
@@ -59,7 +59,11 @@ export async function publishEvent(deps: Deps, e: EventDoc): Promise<void> {
   });
 }
 
-/** RECEIVED (or a re-queued QUEUED, or a FAILED publish) → QUEUED, once the broker confirmed; the event owes nothing more (one write). */
+/**
+ * An owed QUEUED event (a re-queue, or one the relay publishes again), a FAILED publish, or a RECEIVED
+ * event (stored so by an earlier version) → QUEUED, once the broker confirmed; the event owes nothing
+ * more (one write).
+ */
 export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], extra: Record<string, unknown> = {}) {
   const now = deps.now();
   // One event by `_id`: on FerretDB 1.x a multi-id filter reads the whole collection.
@@ -89,9 +93,10 @@ export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], e
 
 /**
  * A failed publish: FAILED with the reason and the time of the next automatic retry, or DEAD_LETTER
- * once the third retry failed (SPEC "Transitions").
+ * once the third retry failed (SPEC "Transitions"). `counted`: the attempt was counted already (an
+ * accepted event is stored with its first attempt counted).
  */
-export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStatus[], retryCount: number, reason: string) {
+export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStatus[], retryCount: number, reason: string, counted = false) {
   const now = deps.now();
   const delays = deps.config.PUBLISH_RETRY_DELAYS_MS;
   const dead = retryCount >= MAX_RETRIES;
@@ -114,11 +119,12 @@ export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStat
           failure: 'publish',
           message,
           retry_count: retryCount,
+          queued_at: null,
           // Owed until the next automatic retry; a DEAD_LETTER owes nothing.
           ...(next ? owed(next) : SETTLED),
           updated_at: now,
         },
-        $inc: { publish_attempts: 1 },
+        $inc: { publish_attempts: counted ? 0 : 1 },
       },
     ).exec(),
   );
@@ -126,15 +132,38 @@ export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStat
   return done;
 }
 
-/** The first publish of a freshly stored event: QUEUED on confirm, FAILED (retried by the relay) otherwise. */
+/**
+ * The first publish of a freshly stored event, which was stored QUEUED and owed. On the confirm
+ * nothing is written: the worker's first report settles the event (publish/unsettled.ts), and the
+ * history records QUEUED. A failed publish: FAILED, retried by the relay.
+ */
 export async function publishNew(deps: Deps, e: EventDoc): Promise<boolean> {
   try {
     await publishEvent(deps, e);
   } catch (err) {
     if (!isPublishFailure(err)) throw err;
-    await markPublishFailed(deps, e, ['RECEIVED'], 0, err.message);
+    await markPublishFailed(deps, e, ['QUEUED'], 0, err.message, true);
     return false;
   }
-  await markQueued(deps, e, ['RECEIVED']);
+  statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED');
+  if (!deps.unsettled.add(e)) await settleQueued(deps, e);
   return true;
+}
+
+/**
+ * Settles a published event its worker has not reported on yet, so the relay does not publish it
+ * again. On FerretDB 1.x this update (a read, then a whole-document write) can land over a report
+ * applied meanwhile: a final status is put back, as after markQueued.
+ */
+async function settleQueued(deps: Deps, e: EventDoc): Promise<void> {
+  if (!(await compareAndSet(deps.models.Event, e._id, { status: 'QUEUED', publish_owed: true }, { $set: SETTLED }))) return;
+  const written = { event_id: e._id, company_id: e.company_id, status: 'QUEUED' as const, retry_count: e.worker_retry_count ?? 0, at: deps.now().toISOString() };
+  await reassertFinal(deps, written, new Date(0), deps.logger);
+}
+
+/** Settles the events whose worker has not reported to this process in time (all of them at shutdown). */
+export async function settleUnreported(deps: Deps, everything = false): Promise<void> {
+  for (const e of deps.unsettled.take(everything)) {
+    await settleQueued(deps, e).catch((err: Error) => deps.logger.warn('could not settle a published event; the relay will publish it again', { eventId: e._id, err: err.message }));
+  }
 }

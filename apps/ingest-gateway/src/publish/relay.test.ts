@@ -1,11 +1,12 @@
 import axios from 'axios';
+import type { CommandStartedEvent } from 'mongodb';
 import request from 'supertest';
 import { randomUUID } from 'node:crypto';
 import type { Connection } from '@smartlock/db';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, RABBIT_API, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, RABBIT_API, TestVhost, uniqueDbName, waitFor, withCommandMonitoring } from '@smartlock/testing';
 import type { Gateway } from '../app';
 import { IngestMessages } from '../ingest/routes';
-import { BookingTap, TestCompany, booking, connectIdentity, eventually, seedCompany, startGateway } from '../test-support/harness';
+import { BookingTap, TestCompany, booking, connectIdentity, eventually, movableClock, publishStatus, seedCompany, startGateway } from '../test-support/harness';
 
 const rabbitAuth = { username: process.env.RABBITMQ_USER || 'guest', password: process.env.RABBITMQ_PASS || 'guest' };
 
@@ -28,9 +29,10 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
   const gateways: Gateway[] = [];
   const taps: BookingTap[] = [];
 
-  async function gateway(vhost: TestVhost, env: Record<string, string> = {}, mongoDb = uniqueDbName('relay')) {
+  async function gateway(vhost: TestVhost, env: Record<string, string> = {}, mongoDb = uniqueDbName('relay'), now?: () => Date) {
     if (!dbs.includes(mongoDb)) dbs.push(mongoDb);
-    const gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb, identityDb, logger, env });
+    // Command monitoring: a test counts the writes an event costs.
+    const gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: withCommandMonitoring(MONGO_URL), mongoDb, identityDb, logger, env, now });
     gateways.push(gw);
     return gw;
   }
@@ -102,23 +104,58 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
     }
   });
 
-  it('the outbox is the event record: an accepted event owes nothing once QUEUED; one the worker reported on meanwhile is settled, not published', async () => {
+  it('the outbox is the event record: an accepted event is owed until its worker reports; unreported, the gateway settles it within a third of the grace and it is never published twice; one the worker reported on meanwhile is settled, not published', async () => {
     const vhost = await createVhost('relay_outbox');
     try {
-      const gw = await gateway(vhost, { RELAY_GRACE_MS: '500' });
+      const clock = movableClock();
+      // The relay is driven by hand (runOnce) on the moved clock; the gateway settles on real time, after 200 ms.
+      const gw = await gateway(vhost, { RELAY_GRACE_MS: '600' }, uniqueDbName('relay'), clock.now);
       const tap = await tapOn(vhost);
       const res = await request(gw.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
       expect(res.status).toBe(202);
-      expect(await gw.deps.models.Event.findById(res.body.eventId).lean()).toMatchObject({ status: 'QUEUED', publish_owed: false, next_attempt_at: null });
+      const id = res.body.eventId as string;
+      expect(await gw.deps.models.Event.findById(id).lean()).toMatchObject({ status: 'QUEUED', publish_owed: true, publish_attempts: 1 });
+      expect(await gw.relay.runOnce()).toBe(0); // not due yet
+      // No worker reports here: the gateway settles the event itself.
+      await waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.publish_owed === false, { what: 'the gateway to settle the event' });
+      clock.advance(60_000); // far past the grace: an event still owed would be published now
       expect(await gw.relay.runOnce()).toBe(0);
+      expect(await tap.forEvent(id)).toHaveLength(1);
+      expect(await gw.deps.models.Event.findById(id).lean()).toMatchObject({ status: 'QUEUED', publish_owed: false, next_attempt_at: null, publish_attempts: 1 });
 
       // Owed, but the worker's COMPLETED landed first (a lost write of QUEUED): the marker is cleared, nothing is published again.
       const done = randomUUID();
-      await gw.deps.models.Event.create({ ...receivedDoc(done, new Date(), -1), status: 'COMPLETED' });
+      await gw.deps.models.Event.create({ ...receivedDoc(done, clock.now(), -1), status: 'COMPLETED' });
       expect(await gw.relay.runOnce()).toBe(1);
       expect(await gw.deps.models.Event.findById(done).lean()).toMatchObject({ status: 'COMPLETED', publish_owed: false });
       expect(await tap.forEvent(done)).toHaveLength(0);
       expect(await gw.relay.oldestDue()).toBeUndefined();
+    } finally {
+      await vhost.remove();
+    }
+  });
+
+  it("an accepted event costs one write before its worker reports, the insert; the report's one update settles it, and the gateway writes nothing more", async () => {
+    const vhost = await createVhost('relay_writes');
+    try {
+      const gw = await gateway(vhost, { RELAY_GRACE_MS: '600' });
+      const writes: CommandStartedEvent[] = [];
+      const watch = (e: CommandStartedEvent) => {
+        if (['insert', 'update', 'findAndModify', 'delete'].includes(e.commandName) && e.command[e.commandName] === 'events') writes.push(e);
+      };
+      gw.ctx.db.getClient().on('commandStarted', watch);
+      try {
+        const res = await request(gw.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
+        expect(res.status).toBe(202);
+        const id = res.body.eventId as string;
+        await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString() });
+        await waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.status === 'COMPLETED', { what: 'the report applied' });
+        await new Promise((resolve) => setTimeout(resolve, 600)); // past the time the gateway settles an unreported event (200 ms)
+        expect(await gw.deps.models.Event.findById(id).lean()).toMatchObject({ status: 'COMPLETED', publish_owed: false, next_attempt_at: null });
+        expect(writes.filter((e) => JSON.stringify(e.command).includes(id)).map((e) => e.commandName)).toEqual(['insert', 'update']);
+      } finally {
+        gw.ctx.db.getClient().off('commandStarted', watch);
+      }
     } finally {
       await vhost.remove();
     }

@@ -9,9 +9,10 @@ import { isPublishFailure, markPublishFailed, markQueued, publishEvent } from '.
  * owed and due: no accepted event is lost between the 202 and the broker.
  *
  * An event is owed from its insert (`next_attempt_at` = received_at + RELAY_GRACE_MS, so one left
- * RECEIVED by a crash between store and publish is published then), after a failed publish (the
- * back-off before its next retry) and after a re-queue by POST /webhook/retry (a grace period).
- * RECEIVED or QUEUED: published, then QUEUED. A FAILED publish: retried, QUEUED on confirm; on failure
+ * owed by a crash between store and publish, or between the confirm and its settling, is published
+ * then), after a failed publish (the back-off before its next retry) and after a re-queue by POST
+ * /webhook/retry (a grace period). QUEUED (or RECEIVED, stored by an earlier version): published,
+ * then settled. A FAILED publish: retried, QUEUED on confirm; on failure
  * FAILED with the next retry, and DEAD_LETTER after the third failed retry (SPEC). Processing failures
  * reported by the worker owe nothing: only POST /webhook/retry re-queues those. The relay's lease
  * makes one gateway instance at a time do this.
@@ -19,7 +20,7 @@ import { isPublishFailure, markPublishFailed, markQueued, publishEvent } from '.
 export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
   const log = deps.logger.child({ correlationId: e.correlation_id });
   if (e.status === 'RECEIVED' || e.status === 'QUEUED') {
-    // RECEIVED: stored but never confirmed (crash, lost confirm). QUEUED: a re-queue that did not finish.
+    // Stored but never confirmed or settled (a crash, a lost confirm), or a re-queue that did not finish.
     try {
       await publishEvent(deps, e);
     } catch (err) {

@@ -18,8 +18,10 @@ export type Applied = 'applied' | 'stale' | 'unknown';
  * `message`.
  *
  * A report from the worker also proves the message reached the broker, so it supersedes the
- * gateway's own publish bookkeeping: a record still RECEIVED (the confirm raced the worker) or
- * FAILED / DEAD_LETTER by a publish whose confirm was lost takes the report too.
+ * gateway's own publish bookkeeping: its update settles the outbox fields of an event stored QUEUED
+ * and owed (the gateway writes nothing on the confirm: publish/unsettled.ts), and a record FAILED /
+ * DEAD_LETTER by a publish whose confirm was lost, or still RECEIVED (stored by an earlier version),
+ * takes the report too.
  *
  * A report for an event id this gateway does not know (another environment, or another company's
  * id) is acknowledged and logged, never retried.
@@ -43,7 +45,10 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
     const failure = { company_id: report.company_id, status: to, message: report.message, retry_count: report.retry_count, at: new Date(report.at) };
     await deps.models.Failure.updateOne({ _id: report.event_id }, { $set: failure }, { upsert: true }).exec();
   }
-  if (await update(deps, report)) {
+  const applied = await update(deps, report);
+  // The worker has the event, and this update settled it (or, not applied, an earlier one did).
+  deps.unsettled.reported(report.event_id);
+  if (applied) {
     log.info('event status applied', { eventId: report.event_id, status: to });
     // A worker done before it reported PROCESSING: the event passed through it all the same.
     if (report.processing_since) statusEntered(deps, report, 'PROCESSING', { retry_count: report.retry_count, at: new Date(report.processing_since) });
