@@ -38,6 +38,9 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
   let deps!: Deps;
   let replica: LayoutReplica | undefined;
   let settling: NodeJS.Timeout | undefined;
+  let settlingRound: Promise<void> | undefined;
+  // Well inside the relay's grace, so the relay never publishes an event only because its worker is slow.
+  const settleAfterMs = Math.floor(config.RELAY_GRACE_MS / 3);
   const service = await startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -65,16 +68,12 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         writers: createWriters(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS }),
         knownSite: siteChecker(replica, logger),
         metrics: gatewayMetrics(ctx.metrics),
-        // Well inside the relay's grace, so the relay never publishes an event only because its worker is slow.
-        unsettled: unsettledEvents({ afterMs: Math.floor(config.RELAY_GRACE_MS / 3) }),
+        unsettled: unsettledEvents({ afterMs: settleAfterMs }),
       };
       // Published events whose worker has not reported in time are settled (publish/unsettled.ts).
-      let sweeping = false;
       settling = setInterval(() => {
-        if (sweeping) return;
-        sweeping = true;
-        void settleUnreported(deps).finally(() => (sweeping = false));
-      }, Math.max(50, Math.min(1000, Math.floor(config.RELAY_GRACE_MS / 3))));
+        settlingRound ??= settleUnreported(deps).finally(() => (settlingRound = undefined));
+      }, Math.max(50, Math.min(1000, settleAfterMs)));
       settling.unref();
       await ctx.broker.declareExchanges([EXCHANGES.bookingEvents]);
       // Accepted events wait in the worker's queue even if no worker has ever started.
@@ -92,6 +91,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
     // entries left lingering go out, before the database closes.
     teardown: async () => {
       clearInterval(settling);
+      await settlingRound;
       await settleUnreported(deps, true);
       await deps.writers.recordStatus.drain();
     },

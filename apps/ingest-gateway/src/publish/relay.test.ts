@@ -161,6 +161,23 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
     }
   });
 
+  it('a gateway that stops settles the events it published whose worker has not reported, so no relay publishes them again', async () => {
+    const vhost = await createVhost('relay_stop');
+    try {
+      const db = uniqueDbName('relay_stop');
+      const gw = await gateway(vhost, { RELAY_GRACE_MS: '600000' }, db);
+      const res = await request(gw.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
+      expect(res.status).toBe(202);
+      const id = res.body.eventId as string;
+      expect(await gw.deps.models.Event.findById(id).lean()).toMatchObject({ status: 'QUEUED', publish_owed: true });
+      await gw.stop();
+      const next = await gateway(vhost, {}, db);
+      expect(await next.deps.models.Event.findById(id).lean()).toMatchObject({ status: 'QUEUED', publish_owed: false, next_attempt_at: null });
+    } finally {
+      await vhost.remove();
+    }
+  });
+
   it('two gateway instances relaying the same database publish a stranded event once', async () => {
     const vhost = await createVhost('relay2');
     try {
