@@ -1,6 +1,6 @@
 import { Connection, Types, connectDb, ensureIndexes } from '@smartlock/db';
 import { LayoutSnapshot, LocationEventMessage, LocationNodeState } from '@smartlock/contracts';
-import { captureLogger, dropDatabases, MONGO_URL, uniqueDbName, waitFor } from '@smartlock/testing';
+import { captureLogger, dropDatabases, MONGO_URL, startTcpProxy, uniqueDbName, waitFor } from '@smartlock/testing';
 import { AmbiguousLocationError, createLayoutReplica } from './index';
 
 const oid = () => new Types.ObjectId().toHexString();
@@ -168,4 +168,49 @@ describe('libs/layout: the layout replica', () => {
     expect(await replica.findRoomByExternalId(company, 'EXT-R')).toBeNull();
     expect(await replica.findRoomByName(company, site._id, '1')).toBeNull();
   });
+
+  // Seen in the faults-under-load e2e: a booking's rebuild (its room not yet in the replica) ran
+  // beside another process applying the same import message by message; a room's older message
+  // landed after the snapshot's newer state, and the replica stood at the latest version with the
+  // room's lock missing, so every later booking of that room FAILED "No lock is bound to room 8".
+  // Here each process reaches the database through a link whose latency the test turns: the
+  // rebuilding one slow while it claims (a busy worker), so the other moves on between its reads,
+  // then the applying one slow while the rebuild writes the snapshot, as it happened under load.
+  it('a rebuild beside another process applying the same messages never leaves an older state at the latest version', async () => {
+    const mongo = new URL(MONGO_URL);
+    const target = { host: mongo.hostname, port: Number(mongo.port || 27017) };
+    // a stale claim needs the rebuilder's reads to straddle the applier's moves: a few attempts
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const applierLink = await startTcpProxy(target, { replyLatencyMs: 0 });
+      const rebuilderLink = await startTcpProxy(target, { replyLatencyMs: 50 });
+      const applierDb = await connectDb({ url: `mongodb://127.0.0.1:${applierLink.port}`, dbName, logger });
+      const rebuilderDb = await connectDb({ url: `mongodb://127.0.0.1:${rebuilderLink.port}`, dbName, logger });
+      try {
+        const { company, src } = await setup();
+        const f = src.add('floor', '1', src.add('building', 'B', src.add('site', 'S')));
+        const rooms = Array.from({ length: 12 }, (_, i) => src.add('room', String(i + 1), f));
+        for (const [i, r] of rooms.entries()) {
+          r.locks = [{ lock_id: `L-${i + 1}`, lock_mac: `AA:00:00:00:${i + 1}:00`, name: null, provider: null, lockLocationType: 'door' }];
+          src.rename(r, r.name); // the import binds each room's lock: a version of its own
+        }
+        const applier = createLayoutReplica({ db: applierDb, logger, gapGraceMs: 60_000 });
+        const fetchSnapshot = async () => {
+          applierLink.setReplyLatency(30);
+          rebuilderLink.setReplyLatency(0);
+          return src.snapshot();
+        };
+        const rebuilder = createLayoutReplica({ db: rebuilderDb, logger, fetchSnapshot, gapGraceMs: 60_000 });
+        // the consumer gets the import's messages (its prefetch) and applies them in order; a booking's rebuild starts meanwhile
+        const applying = Promise.all(src.messages.map((m) => applier.apply(m)));
+        await waitFor(async () => (await applier.version(company)) >= 3, { intervalMs: 5, what: 'the first messages applied' });
+        await Promise.all([applying, rebuilder.rebuild(company)]);
+        expect(await applier.version(company)).toBe(src.messages.length);
+        const expected = (await src.snapshot()).nodes.map((n) => ({ ...n, external_id: null })).sort((x, y) => x._id.localeCompare(y._id));
+        expect(await contents(applier, company)).toEqual(expected);
+      } finally {
+        await Promise.all([applierDb.close(), rebuilderDb.close()]);
+        await Promise.all([applierLink.stop(), rebuilderLink.stop()]);
+      }
+    }
+  }, 90_000);
 });

@@ -166,6 +166,22 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     return false;
   }
 
+  const release = (company: string, version: number) => Claims.collection.deleteOne({ _id: `${company}:${version}` as never });
+
+  /**
+   * The claim on the version after `applied`, for a caller that read `applied` as the company's
+   * version: 'busy' while another process holds it; 'moved' when another process applied that version
+   * (and released its claim) between the caller's read and its claim: going on would write an older
+   * state beside the process now applying the versions after it (seen: a rebuild's snapshot
+   * overwritten by an import's older messages, the replica at the latest version with a lock missing).
+   */
+  async function claimAfter(company: string, applied: number): Promise<'held' | 'busy' | 'moved'> {
+    if (!(await claim(company, applied + 1))) return 'busy';
+    if (((await state(company))?.version ?? 0) === applied) return 'held';
+    await release(company, applied + 1);
+    return 'moved';
+  }
+
   async function setNode(node: LocationNodeState, company: string) {
     // Only the node's own state is kept (messages also carry the path, which renames above would stale).
     const doc: ReplicaNode = { level: node.level, _id: node._id, name: node.name, external_id: node.external_id, version: node.version, company_id: company, name_key: node.name.toLowerCase() };
@@ -222,12 +238,10 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
         rebuild = !s || Date.now() - waiting[0].at.getTime() > grace;
         if (!rebuild) return;
       }
-      if (!(await claim(company, next))) return;
+      const claimed = await claimAfter(company, w);
+      if (claimed === 'busy') return;
+      if (claimed === 'moved') continue;
       try {
-        // Another process may have applied `next` and released its claim between our read of the
-        // state and our claim: re-applying its (older) message would overwrite newer nodes and set
-        // the version back. Only the holder of the claim that still finds `w` applied goes on.
-        if (((await state(company))?.version ?? 0) !== w) continue;
         if (rebuild) {
           if (!opts.fetchSnapshot) throw new ReplicaUnavailableError(`layout replica of ${company} needs a snapshot but has no fetchSnapshot`);
           await rebuildClaimed(company, opts.fetchSnapshot);
@@ -241,7 +255,7 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
           await Pending.collection.deleteOne({ _id: `${company}:${next}` as never });
         }
       } finally {
-        await Claims.collection.deleteOne({ _id: `${company}:${next}` as never });
+        await release(company, next);
       }
     }
   }
@@ -273,12 +287,14 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       // killed mid-rebuild dead-lettered every booking of its company this way.
       const deadline = Date.now() + claimTimeout + rebuildWaitSlackMs;
       for (;;) {
-        const next = ((await state(companyId))?.version ?? 0) + 1;
-        if (await claim(companyId, next)) {
+        const applied = (await state(companyId))?.version ?? 0;
+        const claimed = await claimAfter(companyId, applied);
+        if (claimed === 'moved') continue;
+        if (claimed === 'held') {
           try {
             await rebuildClaimed(companyId, fetchSnapshot);
           } finally {
-            await Claims.collection.deleteOne({ _id: `${companyId}:${next}` as never });
+            await release(companyId, applied + 1);
           }
           break;
         }

@@ -9,6 +9,8 @@ export interface TcpProxy {
    * and new ones are refused (the listener is closed), as a database behind a broken link.
    */
   cut(): Promise<void>;
+  /** Sets the reply latency (only a proxy started with `replyLatencyMs` has one). */
+  setReplyLatency(ms: number): void;
   /** Listens again on the same port. */
   restore(): Promise<void>;
   stop(): Promise<void>;
@@ -16,13 +18,15 @@ export interface TcpProxy {
 
 /**
  * A TCP proxy in front of a server we must not disturb (the shared database or broker), so a test
- * can make that server unreachable for its own clients only.
+ * can make that server unreachable for its own clients only, or slow (`replyLatencyMs`: every reply
+ * reaches the client that much later, in order, as over a long link or from a busy client process).
  */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(target: { host: string; port: number }, opts: { replyLatencyMs?: number } = {}): Promise<TcpProxy> {
   const open = new Set<net.Socket>();
   let accepted = 0;
   let server: net.Server | undefined;
   let port = 0;
+  let latency = opts.replyLatencyMs;
 
   function onConnection(client: net.Socket) {
     accepted += 1;
@@ -38,7 +42,18 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
     client.pipe(upstream);
-    upstream.pipe(client);
+    if (latency === undefined) upstream.pipe(client);
+    else {
+      // in order even when the latency is lowered meanwhile: a chunk never overtakes an earlier one
+      let delivered = Promise.resolve();
+      upstream.on('data', (chunk: Buffer) => {
+        const due = Date.now() + (latency ?? 0);
+        delivered = delivered.then(async () => {
+          if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+          if (client.writable) client.write(chunk);
+        });
+      });
+    }
   }
 
   async function listen() {
@@ -63,6 +78,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   return {
     port,
     connections: () => accepted,
+    setReplyLatency: (ms: number) => {
+      if (latency === undefined) throw new Error('startTcpProxy: a reply latency needs replyLatencyMs at start');
+      latency = ms;
+    },
     cut,
     restore: async () => {
       if (!server) await listen();
