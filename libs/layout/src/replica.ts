@@ -1,5 +1,5 @@
 import axios from 'axios';
-import { Connection, Schema, isDuplicateKeyError } from '@smartlock/db';
+import { Connection, Schema, claimOnce, isDuplicateKeyError } from '@smartlock/db';
 import {
   LayoutSnapshot,
   LocationEventMessage,
@@ -151,12 +151,7 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
 
   async function claim(company: string, version: number): Promise<boolean> {
     const id = `${company}:${version}`;
-    try {
-      await Claims.collection.insertOne({ _id: id, at: new Date() } as never);
-      return true;
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
+    if (await claimOnce(Claims, id, { at: new Date() })) return true;
     // A claim nobody finished within claimTimeout belongs to a crashed process: take it over.
     const held = await Claims.collection.findOne<{ at: Date }>({ _id: id as never });
     if (held && Date.now() - held.at.getTime() > claimTimeout) {
