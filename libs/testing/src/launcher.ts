@@ -53,7 +53,10 @@ export interface LaunchedApp {
   port: number;
   url: string;
   pid: number;
-  /** Everything the process wrote (stdout and stderr). */
+  /**
+   * What the process wrote (stdout and stderr): all of it, or, past 32 MiB, a line saying
+   * how much was dropped and the most recent half of that.
+   */
   output: () => string;
   /** Resolves with the exit code (or the signal's name). */
   exited: Promise<number | string>;
@@ -61,6 +64,40 @@ export interface LaunchedApp {
   kill(signal?: NodeJS.Signals): void;
   /** SIGTERM and wait for the exit. */
   stop(): Promise<number | string>;
+}
+
+/**
+ * How much of an app's output a test keeps. The busiest app of the heaviest e2e test writes about 1 MB;
+ * an app that writes in a loop (a log line per failed redelivery, say) must fail the test that
+ * started it, not take the whole suite's process past its heap limit (seen once in CI: the e2e
+ * process died of "JavaScript heap out of memory" after 320 s, without a word of which test).
+ */
+const OUTPUT_KEPT_CHARS = 32 * 1024 * 1024;
+
+/** An app's output: chunks up to `limit` characters; past it the oldest are dropped and counted. */
+export function outputBuffer(name: string, limit = OUTPUT_KEPT_CHARS) {
+  let chunks: string[] = [];
+  let kept = 0;
+  let dropped = 0;
+  let joined: string | undefined;
+  return {
+    push: (c: string) => {
+      chunks.push(c);
+      kept += c.length;
+      joined = undefined;
+      if (kept <= limit) return;
+      if (!dropped) process.stderr.write(`launcher: ${name} wrote more than ${limit} characters; its earlier output is dropped from now on\n`);
+      const half = chunks.join('').slice(-Math.floor(limit / 2));
+      const tail = half.slice(half.indexOf('\n') + 1); // from a line's start: tests parse lines
+      dropped += kept - tail.length;
+      chunks = [tail];
+      kept = tail.length;
+    },
+    text: () => {
+      joined ??= (dropped ? `[launcher: ${dropped} characters of earlier output dropped]\n` : '') + chunks.join('');
+      return joined;
+    },
+  };
 }
 
 /**
@@ -78,9 +115,10 @@ export async function launchApp(
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...NO_RATE_LIMITS, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
+  const out = outputBuffer(name);
+  // as text, so a character split between two chunks is not mangled
+  child.stdout?.setEncoding('utf8').on('data', out.push);
+  child.stderr?.setEncoding('utf8').on('data', out.push);
   const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   let done = false;
   void exited.then(() => (done = true));
@@ -89,7 +127,7 @@ export async function launchApp(
     port,
     url: `http://127.0.0.1:${port}`,
     pid: child.pid ?? -1,
-    output: () => out,
+    output: () => out.text(),
     exited,
     kill: (signal = 'SIGTERM') => void child.kill(signal),
     stop: async () => {
@@ -101,7 +139,7 @@ export async function launchApp(
     try {
       await waitFor(
         async () => {
-          if (done) throw new Error(`${name} exited: ${out.slice(-2000)}`);
+          if (done) throw new Error(`${name} exited: ${out.text().slice(-2000)}`);
           const res = await axios.get(`${app.url}/readyz`, { validateStatus: () => true, timeout: 1000 });
           // Another service answering on this port (it was not free after all) is not this app being ready.
           if (res.status === 200 && res.data?.service !== name) throw new Error(`port ${port} is answered by ${res.data?.service ?? 'something else'}, not ${name}`);
