@@ -42,6 +42,6 @@ npx nx run-many -t build --output-style=stream-without-prefixes
 phase "unit and integration tests"
 # Every project in one jest run (jest.config.js), two test files at a time: on 2 cores more
 # parallelism made timing-sensitive tests (replicas, retries) flaky without making the run shorter.
-npx jest -c jest.config.js --json --outputFile="$RESULTS/unit.json"
+npx jest -c jest.config.js --logHeapUsage --json --outputFile="$RESULTS/unit.json"
 phase "end-to-end"
 npx nx run e2e:e2e --output-style=stream-without-prefixes
