@@ -29,6 +29,9 @@ import { DocumentedOperation, Hints, Live, RawResponse, documentedOperations, ex
 // fixed and fresh rounds of both properties together: half each, split in half again by seed.
 const FIXED_SEED = 20261122;
 const FRESH_SEED = Date.now() % 2 ** 31;
+// At once, not through console.log: Jest prints a file's console output only once the file ends, and
+// a run that dies before that (the process killed, its heap exhausted) would lose the seed.
+process.stderr.write(`fuzz: this run's fresh seed is ${FRESH_SEED} (FUZZ_SEED=${FRESH_SEED} replays it)\n`);
 const TOTAL_RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 /** The contract property's share of FUZZ_RUNS; the hand-written targets have the rest. */
 const CONTRACT_SHARE = 0.15;
