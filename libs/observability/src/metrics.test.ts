@@ -41,6 +41,15 @@ describe('metric helpers', () => {
     expect(() => histogram(registry, METRICS.ingestEvents)).toThrow('ingest_events_total is a counter, not a histogram');
   });
 
+  it("sample the event loop's delay every 100 ms (each sample wakes the process): an idle process reads its lag near 0.1 s", async () => {
+    const registry = createMetrics('unit');
+    await new Promise((r) => setTimeout(r, 1200)); // samples to read, not a wait for state
+    const text = await registry.metrics();
+    const gauge = (name: string) => Number(new RegExp(`^${name}\\{service="unit"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(gauge('nodejs_eventloop_lag_min_seconds')).toBeGreaterThanOrEqual(0.09);
+    expect(gauge('nodejs_eventloop_lag_p50_seconds')).toBeLessThan(0.2);
+  });
+
   it('read collected gauges at scrape time; a read that fails leaves its series out, not the scrape', async () => {
     const registry = createMetrics('unit');
     let depth = 3;
