@@ -62,9 +62,9 @@ export async function publishEvent(deps: Deps, e: EventDoc): Promise<void> {
 /**
  * An owed QUEUED event (a re-queue, or one the relay publishes again), a FAILED publish, or a RECEIVED
  * event (stored so by an earlier version) → QUEUED, once the broker confirmed; the event owes nothing
- * more (one write).
+ * more (one write). `entered`: false when the event's history has this QUEUED already.
  */
-export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], extra: Record<string, unknown> = {}) {
+export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], extra: Record<string, unknown> = {}, entered = true) {
   const now = deps.now();
   // One event by `_id`: on FerretDB 1.x a multi-id filter reads the whole collection.
   const done = await persist(deps, 'QUEUED', e._id, () =>
@@ -77,7 +77,7 @@ export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], e
     ).exec(),
   );
   // When the update did not land the event stays owed: the relay publishes it again (at least once).
-  if (done?.matchedCount) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED');
+  if (done?.matchedCount && entered) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED');
   if (done) {
     // The worker may have finished the event meanwhile, and on FerretDB 1.x this update (a read, then
     // a whole-document write) can land over its COMPLETED or FAILED: put that back. Any failure

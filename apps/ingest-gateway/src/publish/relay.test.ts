@@ -20,6 +20,9 @@ async function recreateVhost(vhost: TestVhost) {
   );
 }
 
+/** The gateway's RELAY_LEASE_MS (its default): tests that run the relay by hand start their clock at a slot's start. */
+const LEASE_MS = 30_000;
+
 describe('the relay: no accepted event is lost between the 202 and the broker', () => {
   const identityDb = uniqueDbName('relay_identity');
   const dbs: string[] = [identityDb];
@@ -107,7 +110,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
   it('the outbox is the event record: an accepted event is owed until its worker reports; unreported, the gateway settles it within a third of the grace and it is never published twice; one the worker reported on meanwhile is settled, not published', async () => {
     const vhost = await createVhost('relay_outbox');
     try {
-      const clock = movableClock();
+      const clock = movableClock({ fromSlotOf: LEASE_MS });
       // The relay is driven by hand (runOnce) on the moved clock; the gateway settles on real time, after 200 ms.
       const gw = await gateway(vhost, { RELAY_GRACE_MS: '600' }, uniqueDbName('relay'), clock.now);
       const tap = await tapOn(vhost);
@@ -178,12 +181,42 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
     }
   });
 
+  it("an event the relay publishes again (its settle lost with its gateway) keeps one QUEUED in its history; one never published gets its QUEUED from the relay", async () => {
+    const vhost = await createVhost('relay_history');
+    try {
+      const db = uniqueDbName('relay_history');
+      // The first gateway settles only after 200 s (a third of the grace): here it dies before.
+      const first = await gateway(vhost, { RELAY_GRACE_MS: '600000' }, db);
+      const res = await request(first.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
+      expect(res.status).toBe(202);
+      const published = res.body.eventId as string;
+      const never = await leftReceived(first, -1);
+      await first.deps.models.Event.updateOne({ _id: never }, { $set: { status: 'QUEUED' } });
+      const clock = movableClock({ fromSlotOf: LEASE_MS });
+      clock.advance(20 * LEASE_MS); // past the grace of the event the first gateway published
+      const second = await gateway(vhost, { RELAY_GRACE_MS: '600000' }, db, clock.now);
+      const tap = await tapOn(vhost);
+      expect(await second.relay.runOnce()).toBe(2);
+      expect(await tap.forEvent(published)).toHaveLength(1); // published again (at least once)
+      expect(await tap.forEvent(never)).toHaveLength(1);
+      // Both gateways drain their status history at shutdown (the writes linger otherwise).
+      for (const gw of [first, second]) await gw.stop();
+      const reader = await gateway(vhost, {}, db);
+      const history = async (id: string) => (await reader.deps.models.StatusHistory.find({ event_id: id }).lean()).map((h) => h.status);
+      expect(await history(published)).toEqual(['QUEUED']);
+      expect(await history(never)).toEqual(['QUEUED']);
+    } finally {
+      await vhost.remove();
+    }
+  });
+
   it('two gateway instances relaying the same database publish a stranded event once', async () => {
     const vhost = await createVhost('relay2');
     try {
       const db = uniqueDbName('relay_shared');
-      const one = await gateway(vhost, {}, db);
-      const two = await gateway(vhost, {}, db);
+      const clock = movableClock({ fromSlotOf: LEASE_MS });
+      const one = await gateway(vhost, {}, db, clock.now);
+      const two = await gateway(vhost, {}, db, clock.now);
       const tap = await tapOn(vhost);
       const id = await leftReceived(one, -1);
       const done = await Promise.all([one.relay.runOnce(), two.relay.runOnce(), one.relay.runOnce(), two.relay.runOnce()]);

@@ -29,7 +29,7 @@ export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
       return;
     }
     log.info('relay published a pending event', { eventId: e._id, was: e.status });
-    await markQueued(deps, e, [e.status]);
+    await markQueued(deps, e, [e.status], {}, !(await queuedInHistory(deps, e)));
     return;
   }
   if (e.status === 'FAILED' && e.failure === 'publish') {
@@ -47,4 +47,16 @@ export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
   }
   // Anything else (the worker reported meanwhile) owes nothing: clear the stale marker.
   await compareAndSet(deps.models.Event, e._id, { status: e.status, publish_owed: true }, { $set: SETTLED });
+}
+
+/**
+ * Whether the event's latest history entry is QUEUED: its first publish was confirmed and recorded,
+ * and only its settling was lost (a crash, a failed write). Publishing it again does not make it
+ * enter QUEUED again. Not so for an event never confirmed, nor for a re-queue whose publish a crash
+ * cut (its latest entry is the FAILED it left). A read of the event's few entries, on this rare path.
+ */
+async function queuedInHistory(deps: Deps, e: EventDoc): Promise<boolean> {
+  const entries = await deps.models.StatusHistory.find({ event_id: e._id }, { status: 1, at: 1 }).lean();
+  const latest = entries.reduce<(typeof entries)[number] | undefined>((l, h) => (!l || h.at > l.at ? h : l), undefined);
+  return latest?.status === 'QUEUED';
 }
