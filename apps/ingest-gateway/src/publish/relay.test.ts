@@ -141,7 +141,9 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
   it("an accepted event costs one write before its worker reports, the insert; the report's one update settles it, and the gateway writes nothing more", async () => {
     const vhost = await createVhost('relay_writes');
     try {
-      const gw = await gateway(vhost, { RELAY_GRACE_MS: '600' });
+      // The gateway settles an unreported event after a third of the grace (1 s): the report must land
+      // before, or the settle is a write of its own (seen under load with 200 ms).
+      const gw = await gateway(vhost, { RELAY_GRACE_MS: '3000' });
       const writes: CommandStartedEvent[] = [];
       const watch = (e: CommandStartedEvent) => {
         if (['insert', 'update', 'findAndModify', 'delete'].includes(e.commandName) && e.command[e.commandName] === 'events') writes.push(e);
@@ -153,7 +155,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
         const id = res.body.eventId as string;
         await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString() });
         await waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.status === 'COMPLETED', { what: 'the report applied' });
-        await new Promise((resolve) => setTimeout(resolve, 600)); // past the time the gateway settles an unreported event (200 ms)
+        await new Promise((resolve) => setTimeout(resolve, 1500)); // past the time the gateway settles an unreported event (1 s)
         expect(await gw.deps.models.Event.findById(id).lean()).toMatchObject({ status: 'COMPLETED', publish_owed: false, next_attempt_at: null });
         expect(writes.filter((e) => JSON.stringify(e.command).includes(id)).map((e) => e.commandName)).toEqual(['insert', 'update']);
       } finally {
