@@ -12,7 +12,7 @@ export interface Config extends BaseConfig, RateLimitConfig {
   /** How often the relay looks for events to (re)publish; 0 turns the relay off in this instance. */
   RELAY_INTERVAL_MS: number;
   STATUS_HISTORY_LINGER_MS: number;
-  /** A RECEIVED event older than this was left by a crash (or a lost confirm): the relay publishes it. */
+  /** An event still owed this long after its receipt was left by a crash (or a lost confirm): the relay publishes it. */
   RELAY_GRACE_MS: number;
   /** The relay's lease: one gateway instance relays in each slot of this length (libs/messaging outbox). */
   RELAY_LEASE_MS: number;

@@ -124,7 +124,7 @@ eventSchema.index({ company_id: 1, status: 1, received_at: -1 });
 // POST /webhook/retry with the admin token: every company's FAILED events.
 eventSchema.index({ status: 1, received_at: 1 });
 // The outbox (libs/messaging): `publish_owed` and `next_attempt_at`, when the relay (re)publishes the
-// event if it is still unpublished (a fresh RECEIVED one after RELAY_GRACE_MS, a FAILED publish after
+// event if it is still unpublished (a fresh QUEUED one after RELAY_GRACE_MS, a FAILED publish after
 // its back-off), with the relay's index.
 eventSchema.plugin(outboxPlugin);
 

@@ -5,7 +5,7 @@ import { GroupCommit, insertEach } from '@smartlock/db';
  * The ingest hot path's writes, group-committed (see GroupCommit): claiming a booking's sequence number
  * with its duplicate window, storing events (each carrying its outbox state), the status history. Unique-index
  * conflicts come back per item (DuplicateKeyError), so the claims work exactly as single inserts.
- * RECEIVED → QUEUED is not here: an update of many ids at once (`_id: {$in}`) reads the whole events
+ * Status updates are not here: an update of many ids at once (`_id: {$in}`) reads the whole events
  * collection on FerretDB 1.x, so each event is updated on its own, by `_id` (publish/publisher.ts).
  */
 export function createWriters(models: EventModels, opts: { historyLingerMs: number }) {

@@ -60,9 +60,9 @@ export async function publishEvent(deps: Deps, e: EventDoc): Promise<void> {
 }
 
 /**
- * An owed QUEUED event (a re-queue, or one the relay publishes again), a FAILED publish, or a RECEIVED
- * event (stored so by an earlier version) → QUEUED, once the broker confirmed; the event owes nothing
- * more (one write). `entered`: false when the event's history has this QUEUED already.
+ * An owed QUEUED event (a re-queue, or one the relay publishes again) or a FAILED publish → QUEUED,
+ * once the broker confirmed; the event owes nothing more (one write). `entered`: false when the
+ * event's history has this QUEUED already.
  */
 export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], extra: Record<string, unknown> = {}, entered = true) {
   const now = deps.now();

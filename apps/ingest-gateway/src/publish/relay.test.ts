@@ -56,14 +56,14 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
     await dropDatabases(...dbs);
   });
 
-  /** An event stored RECEIVED, owed to the broker, by a process that died before publishing it. */
-  async function leftReceived(gw: Gateway, dueInMs: number) {
+  /** An event stored QUEUED, owed to the broker, by a process that died before publishing it. */
+  async function leftOwed(gw: Gateway, dueInMs: number) {
     const id = randomUUID();
-    await gw.deps.models.Event.create(receivedDoc(id, new Date(), dueInMs));
+    await gw.deps.models.Event.create(owedDoc(id, new Date(), dueInMs));
     return id;
   }
 
-  function receivedDoc(id: string, now: Date, dueInMs: number) {
+  function owedDoc(id: string, now: Date, dueInMs: number) {
     return {
       _id: id,
       event_id: id,
@@ -74,7 +74,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       action: 'create',
       action_key: 'create',
       reference_id: `CRASH-${id}`,
-      status: 'RECEIVED',
+      status: 'QUEUED',
       received_at: now,
       updated_at: now,
       sequence: 1,
@@ -92,10 +92,10 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
     try {
       const gw = await gateway(vhost, { RELAY_INTERVAL_MS: '100', RELAY_GRACE_MS: '500' });
       const tap = await tapOn(vhost);
-      const id = await leftReceived(gw, 500);
+      const id = await leftOwed(gw, 500);
       const queued = await waitFor(async () => {
         const e = await gw.deps.models.Event.findById(id).lean();
-        return e?.status === 'QUEUED' ? e : undefined;
+        return e?.publish_owed === false ? e : undefined;
       }, { what: 'the relay to publish' });
       expect(queued).toMatchObject({ publish_owed: false, next_attempt_at: null, publish_attempts: 1 });
       const msgs = await tap.forEvent(id);
@@ -128,7 +128,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
 
       // Owed, but the worker's COMPLETED landed first (a lost write of QUEUED): the marker is cleared, nothing is published again.
       const done = randomUUID();
-      await gw.deps.models.Event.create({ ...receivedDoc(done, clock.now(), -1), status: 'COMPLETED' });
+      await gw.deps.models.Event.create({ ...owedDoc(done, clock.now(), -1), status: 'COMPLETED' });
       expect(await gw.relay.runOnce()).toBe(1);
       expect(await gw.deps.models.Event.findById(done).lean()).toMatchObject({ status: 'COMPLETED', publish_owed: false });
       expect(await tap.forEvent(done)).toHaveLength(0);
@@ -192,8 +192,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       const res = await request(first.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
       expect(res.status).toBe(202);
       const published = res.body.eventId as string;
-      const never = await leftReceived(first, -1);
-      await first.deps.models.Event.updateOne({ _id: never }, { $set: { status: 'QUEUED' } });
+      const never = await leftOwed(first, -1);
       const clock = movableClock({ fromSlotOf: LEASE_MS });
       clock.advance(20 * LEASE_MS); // past the grace of the event the first gateway published
       const second = await gateway(vhost, { RELAY_GRACE_MS: '600000' }, db, clock.now);
@@ -220,7 +219,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       const one = await gateway(vhost, {}, db, clock.now);
       const two = await gateway(vhost, {}, db, clock.now);
       const tap = await tapOn(vhost);
-      const id = await leftReceived(one, -1);
+      const id = await leftOwed(one, -1);
       const done = await Promise.all([one.relay.runOnce(), two.relay.runOnce(), one.relay.runOnce(), two.relay.runOnce()]);
       expect(done.reduce((s, n) => s + n, 0)).toBe(1);
       expect(await tap.forEvent(id)).toHaveLength(1);

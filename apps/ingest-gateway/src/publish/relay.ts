@@ -11,25 +11,25 @@ import { isPublishFailure, markPublishFailed, markQueued, publishEvent } from '.
  * An event is owed from its insert (`next_attempt_at` = received_at + RELAY_GRACE_MS, so one left
  * owed by a crash between store and publish, or between the confirm and its settling, is published
  * then), after a failed publish (the back-off before its next retry) and after a re-queue by POST
- * /webhook/retry (a grace period). QUEUED (or RECEIVED, stored by an earlier version): published,
- * then settled. A FAILED publish: retried, QUEUED on confirm; on failure
+ * /webhook/retry (a grace period). QUEUED: published, then settled. A FAILED publish: retried,
+ * QUEUED on confirm; on failure
  * FAILED with the next retry, and DEAD_LETTER after the third failed retry (SPEC). Processing failures
  * reported by the worker owe nothing: only POST /webhook/retry re-queues those. The relay's lease
  * makes one gateway instance at a time do this.
  */
 export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
   const log = deps.logger.child({ correlationId: e.correlation_id });
-  if (e.status === 'RECEIVED' || e.status === 'QUEUED') {
+  if (e.status === 'QUEUED') {
     // Stored but never confirmed or settled (a crash, a lost confirm), or a re-queue that did not finish.
     try {
       await publishEvent(deps, e);
     } catch (err) {
       if (!isPublishFailure(err)) throw err;
-      await markPublishFailed(deps, e, [e.status], 0, err.message);
+      await markPublishFailed(deps, e, ['QUEUED'], 0, err.message);
       return;
     }
-    log.info('relay published a pending event', { eventId: e._id, was: e.status });
-    await markQueued(deps, e, [e.status], {}, !(await queuedInHistory(deps, e)));
+    log.info('relay published a pending event', { eventId: e._id });
+    await markQueued(deps, e, ['QUEUED'], {}, !(await queuedInHistory(deps, e)));
     return;
   }
   if (e.status === 'FAILED' && e.failure === 'publish') {

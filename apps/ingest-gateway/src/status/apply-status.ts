@@ -20,8 +20,7 @@ export type Applied = 'applied' | 'stale' | 'unknown';
  * A report from the worker also proves the message reached the broker, so it supersedes the
  * gateway's own publish bookkeeping: its update settles the outbox fields of an event stored QUEUED
  * and owed (the gateway writes nothing on the confirm: publish/unsettled.ts), and a record FAILED /
- * DEAD_LETTER by a publish whose confirm was lost, or still RECEIVED (stored by an earlier version),
- * takes the report too.
+ * DEAD_LETTER by a publish whose confirm was lost takes the report too.
  *
  * A report for an event id this gateway does not know (another environment, or another company's
  * id) is acknowledged and logged, never retried.
@@ -120,7 +119,7 @@ async function update(deps: Deps, report: EventStatusMessage): Promise<boolean> 
   const failed = FINAL_FAILURES.has(to);
   const from: object[] = [{ status: { $in: statusesLeadingTo(to) } }];
   if (WORKER_STATUSES.has(to)) {
-    from.push({ status: 'RECEIVED' }, { status: { $in: ['FAILED', 'DEAD_LETTER'] }, failure: 'publish' });
+    from.push({ status: { $in: ['FAILED', 'DEAD_LETTER'] }, failure: 'publish' });
   }
   const set: Record<string, unknown> = {
     status: to,
