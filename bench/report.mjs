@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { calibrate } from './calibrate.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = path.join(ROOT, 'bench/out');
@@ -59,7 +60,7 @@ const num = (re, text) => {
 
 const report = {
   date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: +(os.totalmem() / 2 ** 30).toFixed(1), loadavgAtStart: os.loadavg().map((x) => +x.toFixed(2)), node: process.version },
+  machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: +(os.totalmem() / 2 ** 30).toFixed(1), loadavgAtStart: os.loadavg().map((x) => +x.toFixed(2)), calibrationMs: calibrate(), node: process.version },
   runs: {},
 };
 
@@ -110,7 +111,8 @@ const r = report.runs;
 const md = `# Benchmark report
 
 ${report.date} on ${report.machine.cpus} cores (${report.machine.cpuModel}), ${report.machine.memoryGiB} GiB, Node ${report.machine.node};
-load average at start ${report.machine.loadavgAtStart.join(' ')}. RabbitMQ and the MongoDB-wire server run on the same machine.
+load average at start ${report.machine.loadavgAtStart.join(' ')}; a fixed single-threaded job (2e8 loop steps) took ${report.machine.calibrationMs} ms at the start
+(this VM's speed varies from day to day: compare the figures of runs of different days with it). RabbitMQ and the MongoDB-wire server run on the same machine.
 Written by \`npm run bench\` (bench/report.mjs) from the benchmarks' own output.
 
 | What | Figure | Target |

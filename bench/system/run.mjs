@@ -19,6 +19,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { calibrate } from '../calibrate.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 process.chdir(root);
@@ -85,17 +86,6 @@ async function privateFerret(db, debug = false) {
 }
 
 const loadAtStart = os.loadavg().map((x) => +x.toFixed(2));
-/**
- * This machine's speed at the start (a shared VM's varies from day to day): a fixed single-threaded
- * job, so figures of runs on different days can be compared. ~1 s of work on an unloaded core here.
- */
-function calibrate() {
-  const t = process.hrtime.bigint();
-  let x = 0;
-  for (let i = 0; i < 2e8; i++) x += i % 7;
-  if (x < 0) console.log(x); // keeps the loop from being optimised away
-  return Math.round(Number(process.hrtime.bigint() - t) / 1e6);
-}
 const calibrationMs = calibrate();
 const outputs = {};
 for (const scenario of SCENARIOS) {
