@@ -53,7 +53,8 @@ else
 fi
 
 # The management API (tests create a vhost per test file through it; operators read queues) and the
-# consistent-hash exchange. Checking the API first keeps a second run fast: rabbitmq-plugins is slow.
+# consistent-hash exchange (`npm run bench:ordering` measures shard queues with it: docs/adr/0105). Checking the API
+# first keeps a second run fast: rabbitmq-plugins is slow.
 if curl -sf -u guest:guest "$MGMT/overview" 2>/dev/null | grep -q 'x-consistent-hash'; then
   say "rabbitmq: plugins rabbitmq_management, rabbitmq_consistent_hash_exchange enabled"
 else

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { BookingEventMessage, EmployeeScheduleMessage, bookingEventMessageSchema, employeeScheduleMessageSchema } from '@smartlock/contracts';
-import { Logger, createMetrics } from '@smartlock/observability';
+import { Logger, METRICS, counter, createMetrics } from '@smartlock/observability';
 import { RunningService, startService } from '@smartlock/http';
 import { parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
@@ -70,6 +70,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         vault,
         orderWaitMs: config.PROVISIONING_ORDER_WAIT_MS,
         orderMaxWaitMs: config.PROVISIONING_ORDER_MAX_WAIT_MS,
+        orderWaits: counter(metrics, METRICS.bookingOrderWaits),
         processingReportAfterMs: config.PROCESSING_REPORT_AFTER_MS,
         parkQueue: retryQueueName(QUEUES.provisioningBookingEvents.name, delays[0]),
       };

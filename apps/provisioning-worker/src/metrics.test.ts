@@ -13,7 +13,8 @@ describe("provisioning-worker /metrics: its queue's outcomes and the lock cloud'
   const company = companyId();
 
   beforeAll(async () => {
-    s = await workerStack('provm', logger);
+    // Waits and timeouts long enough that the order test below decides by the vendor's latency it sets.
+    s = await workerStack('provm', logger, { PROVISIONING_ORDER_WAIT_MS: '1500', LOCK_CLOUD_TIMEOUT_MS: '6000' });
   });
   afterAll(async () => {
     await s?.stop();
@@ -69,5 +70,36 @@ describe("provisioning-worker /metrics: its queue's outcomes and the lock cloud'
     await waitFor(async () => (await scrapeMetrics(s.app.url)).value('dead_letter_queue_messages', { queue: QUEUE }) === before.value('dead_letter_queue_messages', { queue: QUEUE }) + 1, {
       what: 'the dead letter in dead_letter_queue_messages',
     });
+  });
+  it('a cancel published right behind its create counts as an order wait: a turn when the create settles within the wait, parked when it does not', async () => {
+    const { siteId } = await s.layout.seed(s.app.ctx.db, company, [{ name: '301' }, { name: '302' }]);
+    const waits = async () => {
+      const m = await scrapeMetrics(s.app.url);
+      return { turn: m.value('booking_order_waits_total', { outcome: 'turn' }), parked: m.value('booking_order_waits_total', { outcome: 'parked' }) };
+    };
+    const createThenCancel = async (room: string) => {
+      const r = `m-${randomUUID().slice(0, 8)}`;
+      const created = await publishEvent(s.pub, bookingEvent(company, siteId, r, 1, 'BOOKING_CREATE', { room }));
+      const cancelled = await publishEvent(s.pub, bookingEvent(company, siteId, r, 2, 'BOOKING_CANCEL', {}));
+      expect((await waitFinal(s.t, created.event_id)).status).toBe('COMPLETED');
+      expect((await waitFinal(s.t, cancelled.event_id)).status).toBe('COMPLETED');
+    };
+    try {
+      // The create's key takes 300 ms at the vendor: the cancel waits in the process (1.5 s at most) and runs when it settles.
+      await s.sim.sim.put('/latency', { ms: 300, path: '/v3/key/send' });
+      let before = await waits();
+      await createThenCancel('301');
+      let after = await waits();
+      expect({ turn: after.turn - before.turn, parked: after.parked - before.parked }).toEqual({ turn: 1, parked: 0 });
+
+      // 3 s: the cancel's wait runs out first, so it waits in the broker, then runs after the create.
+      await s.sim.sim.put('/latency', { ms: 3000, path: '/v3/key/send' });
+      before = await waits();
+      await createThenCancel('302');
+      after = await waits();
+      expect(after.parked - before.parked).toBeGreaterThanOrEqual(1);
+    } finally {
+      await s.sim.sim.put('/latency', { ms: 0 });
+    }
   });
 });

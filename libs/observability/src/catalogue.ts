@@ -116,6 +116,14 @@ export const METRICS = {
     buckets: REMOTE_BUCKETS,
   }),
 
+  // provisioning-worker: per-booking order (docs/adr/0105-per-booking-order.md)
+  bookingOrderWaits: def({
+    type: 'counter',
+    name: 'booking_order_waits_total',
+    help: 'Booking events that arrived before the previous event of their booking had settled, by outcome: turn (waited in the process, then ran), parked (sent to wait in the broker, PROVISIONING_ORDER_WAIT_MS), applied_anyway (the previous event never settled within PROVISIONING_ORDER_MAX_WAIT_MS)',
+    labels: ['outcome'],
+  }),
+
   // callback-dispatcher
   callbackAttempts: def({
     type: 'counter',

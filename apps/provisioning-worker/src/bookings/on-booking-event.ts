@@ -3,6 +3,7 @@ import { insertOnce } from '@smartlock/db';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import { PermanentError } from '@smartlock/messaging';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
+import type { Counter } from 'prom-client';
 import { BookingDoc, WorkerModels, bookingId } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, ReconcileResult, SeenBefore, Subject, reconcile } from '../credentials/reconcile';
@@ -25,6 +26,8 @@ export interface BookingDeps {
   vault: CredentialVault;
   orderWaitMs: number;
   orderMaxWaitMs: number;
+  /** booking_order_waits_total: what the turns cost (docs/adr/0105-per-booking-order.md). */
+  orderWaits: Counter<'outcome'>;
   /** PROCESSING is reported once processing has lasted this long (or failed); sooner done, COMPLETED alone (PROCESSING_REPORT_AFTER_MS). */
   processingReportAfterMs: number;
   /** Where an early event waits (the first retry queue: back to the work queue after its delay). */
@@ -105,6 +108,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
     const since = Number(ctx.headers[WAITING_SINCE]) || Date.now();
     if (Date.now() - since < deps.orderMaxWaitMs) {
       const turn = await deps.turns.waitTurn(msg.company_id, msg.reference_id, msg.sequence, deps.orderWaitMs);
+      deps.orderWaits.inc({ outcome: turn ? 'turn' : 'parked' });
       if (!turn) {
         log.info('earlier event of the booking not settled yet; parked', { appliedSequence: b.applied_sequence });
         await deps.broker.sendToQueue(deps.parkQueue, msg, {
@@ -117,6 +121,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
       b = turn;
       stored = true;
     } else {
+      deps.orderWaits.inc({ outcome: 'applied_anyway' });
       log.warn('earlier event of the booking never settled; applying this one anyway', { appliedSequence: b.applied_sequence });
     }
   }
