@@ -15,7 +15,7 @@ import { Exchanges } from '@smartlock/contracts';
  * `Q` also carries `x-delivery-limit`: a message that crashes its consumer over and over (so it is
  * never acked nor retried by us) ends in `Q.dlq` instead of looping for ever.
  */
-export type ExchangeType = 'topic' | 'fanout' | 'direct' | 'x-consistent-hash';
+export type ExchangeType = 'topic' | 'fanout' | 'direct';
 
 export interface ExchangeDef {
   name: string;
