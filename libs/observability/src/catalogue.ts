@@ -120,7 +120,7 @@ export const METRICS = {
   bookingOrderWaits: def({
     type: 'counter',
     name: 'booking_order_waits_total',
-    help: 'Booking events that arrived before the previous event of their booking had settled, by outcome: turn (waited in the process, then ran), parked (sent to wait in the broker, PROVISIONING_ORDER_WAIT_MS), applied_anyway (the previous event never settled within PROVISIONING_ORDER_MAX_WAIT_MS)',
+    help: 'Deliveries of booking events that found the previous event of their booking not settled yet, by outcome: turn (waited in the process up to PROVISIONING_ORDER_WAIT_MS, then ran), parked (sent to wait in the broker; it counts again when it comes back early), applied_anyway (the previous event never settled within PROVISIONING_ORDER_MAX_WAIT_MS)',
     labels: ['outcome'],
   }),
 
