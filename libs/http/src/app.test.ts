@@ -58,6 +58,20 @@ describe('libs/http app factory', () => {
     expect(tooBig.body).toEqual({ message: expect.stringContaining('1mb'), code: 4130, error: true, data: null });
   });
 
+  it('refuses a __proto__ key at any depth, however it is spelled, with 400 in the envelope (joi skips it unseen)', async () => {
+    const { app } = build(true, { largeBodies: { match: (req) => req.path === '/api/echo', limit: '1mb' } });
+    // seed 653615642 of the e2e contract fuzz: a portal link was created from {"capabilities":[…],"__proto__":null}
+    const top = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send('{"reference_id":"A","__proto__":null}');
+    expect(top.status).toBe(400);
+    expect(top.body).toEqual({ success: false, errors: ['Key "__proto__" is not allowed in the JSON body'], message: expect.any(String) });
+    for (const body of ['{"a":{"__proto__":{"admin":true}}}', '[{"\\u005f_proto__":1}]']) {
+      const res = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(body);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { message: 'Key "__proto__" is not allowed in the JSON body', code: 4000, error: true, data: null } });
+    }
+    // As a value, or as part of a longer key, it is text like any other.
+    expect((await request(app).post('/api/echo').set('Content-Type', 'application/json').send('{"a":"__proto__","__proto__x":1}')).body.got).toEqual({ a: '__proto__', __proto__x: 1 });
+  });
+
   it('answers malformed JSON with 400 in the envelope', async () => {
     const { app } = build();
     const res = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send('{"reference_id": ');

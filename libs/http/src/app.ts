@@ -7,7 +7,7 @@ import { BrokerUnavailableError } from '@smartlock/messaging';
 import { Logger, METRICS, Readiness, Registry, counter, histogram, redactUrl } from '@smartlock/observability';
 import { EnvelopeFor, apiEnvelope } from './envelopes';
 import { HttpError } from './errors';
-import { duplicateKey } from './json-keys';
+import { refusedKey } from './json-keys';
 import { ADMIN_REQUIRED, isAdminBearer } from './admin-gate';
 import { rateLimiter } from './rate-limit';
 import { deprecations } from './deprecation';
@@ -151,12 +151,13 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1];
     next(hasBody(req) && charset !== undefined && charset.toLowerCase() !== 'utf-8' ? new HttpError(415, 'Unsupported body encoding: JSON bodies are UTF-8') : undefined);
   });
-  // Bytes that are not UTF-8 would be stored as U+FFFD, not as sent; a key twice in one object is
-  // refused before parsing (see json-keys.ts); on every JSON route.
+  // Bytes that are not UTF-8 would be stored as U+FFFD, not as sent; a key twice in one object, and a
+  // `__proto__` key, are refused before parsing (see json-keys.ts); on every JSON route.
   const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
     if (!isUtf8(buf)) throw new HttpError(400, 'The body is not valid UTF-8');
-    const key = duplicateKey(buf.toString('utf8'));
-    if (key !== undefined) throw new HttpError(400, `Duplicate key ${JSON.stringify(key.slice(0, 100))} in the JSON body`);
+    const refused = refusedKey(buf.toString('utf8'));
+    if (refused?.reason === 'twice') throw new HttpError(400, `Duplicate key ${JSON.stringify(refused.key.slice(0, 100))} in the JSON body`);
+    if (refused) throw new HttpError(400, `Key ${JSON.stringify(refused.key)} is not allowed in the JSON body`);
   };
   if (opts.largeBodies) {
     const { match, limit } = opts.largeBodies;
