@@ -88,7 +88,11 @@ async function scenario(kind, join) {
     ch.publish(t.exchange, t.routingKey(key), Buffer.from(JSON.stringify({ key, i })), { persistent: true });
   }
   await ch.waitForConfirms();
-  while (tally.A + tally.B < MESSAGES) await sleep(20);
+  const deadline = Date.now() + 120_000;
+  while (tally.A + tally.B < MESSAGES) {
+    if (Date.now() > deadline) throw new Error(`${kind}/${join}: ${tally.A + tally.B} of ${MESSAGES} messages delivered in 120 s`);
+    await sleep(20);
+  }
   // The last acks: every message handled once it has waited its WORK_MS.
   await sleep(WORK_MS);
   const drainMs = Date.now() - started;

@@ -14,7 +14,7 @@ describe("provisioning-worker /metrics: its queue's outcomes and the lock cloud'
 
   beforeAll(async () => {
     // Waits and timeouts long enough that the order test below decides by the vendor's latency it sets.
-    s = await workerStack('provm', logger, { PROVISIONING_ORDER_WAIT_MS: '1500', LOCK_CLOUD_TIMEOUT_MS: '6000' });
+    s = await workerStack('provm', logger, { PROVISIONING_ORDER_WAIT_MS: '2500', LOCK_CLOUD_TIMEOUT_MS: '8000' });
   });
   afterAll(async () => {
     await s?.stop();
@@ -85,15 +85,15 @@ describe("provisioning-worker /metrics: its queue's outcomes and the lock cloud'
       expect((await waitFinal(s.t, cancelled.event_id)).status).toBe('COMPLETED');
     };
     try {
-      // The create's key takes 300 ms at the vendor: the cancel waits in the process (1.5 s at most) and runs when it settles.
+      // The create's key takes 300 ms at the vendor: the cancel waits in the process (2.5 s at most) and runs when it settles.
       await s.sim.sim.put('/latency', { ms: 300, path: '/v3/key/send' });
       let before = await waits();
       await createThenCancel('301');
       let after = await waits();
       expect({ turn: after.turn - before.turn, parked: after.parked - before.parked }).toEqual({ turn: 1, parked: 0 });
 
-      // 3 s: the cancel's wait runs out first, so it waits in the broker, then runs after the create.
-      await s.sim.sim.put('/latency', { ms: 3000, path: '/v3/key/send' });
+      // 5 s: the cancel's wait runs out first, so it waits in the broker, then runs after the create.
+      await s.sim.sim.put('/latency', { ms: 5000, path: '/v3/key/send' });
       before = await waits();
       await createThenCancel('302');
       after = await waits();

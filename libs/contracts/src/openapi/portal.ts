@@ -105,7 +105,7 @@ export function portalDataPaths(): Record<string, unknown> {
           // As the gateway's list: a larger page size is served at the maximum (found by the e2e contract fuzz).
           ...pageParams('pageSize', 20, 100, true),
           queryParam('status', oneOf(EVENT_STATUSES)),
-          // The gateway's list parses both (a 129-character filter answered 200: found by the e2e contract fuzz).
+          // The gateway's list parses both (a 130-character filter answered 200 where this said 128: found by the e2e contract fuzz).
           queryParam('referenceId', str({ maxLength: MAX_ID_LENGTH })),
         ],
         responses: { '200': json('One page of events.', eventsList), ...errors(['400', '503']) },
