@@ -317,7 +317,7 @@ describe('bad input at scale (fast-check against the running system)', () => {
     const spare = (await admin.post('/admin/v1/companies', { name: 'Fuzz Spare' })).data._id;
     await admin.put(`/admin/v1/companies/${spare}/layout`, LAYOUT);
     const spareNodes = (await admin.get(`/admin/v1/companies/${spare}/snapshot`)).data.data.nodes as Record<string, string>[];
-    places.spare = { company: spare, ...chain(spareNodes.find((n) => n.level === 'bed')!) };
+    places.spare = { company: spare, ...chain(spareNodes.find((n) => n.level === 'bed') as Record<string, string>) };
     for (let i = 0; i < 3; i++) {
       pools.keyIds.push((await admin.post(`/admin/v1/companies/${ids.admin}/api-keys`, { name: `spare ${i}` })).data._id);
       pools.tokenIds.push((await admin.post(`/admin/v1/companies/${ids.admin}/ingest-tokens`, { site_id: places.admin.site })).data._id);
@@ -826,9 +826,8 @@ describe('bad input at scale (fast-check against the running system)', () => {
       { origin: sys.baseUrl, doc: apiDocument() },
       { origin: sys.webhookUrl, doc: ingestDocument() },
     ];
-    const operations = hosts.flatMap((h) => documentedOperations(h.doc).map((op) => ({ ...h, op })));
     const schemes = ['apikey', 'adminToken', 'portalSession'];
-    const arbitraries = new Map(operations.map((o) => [o.op, requestArbitrary(o.op, { origin: o.origin, doc: o.doc, schemes, hints: contractHints })]));
+    const operations = hosts.flatMap((h) => documentedOperations(h.doc).map((op) => ({ ...h, op, arb: requestArbitrary(op, { origin: h.origin, doc: h.doc, schemes, hints: contractHints }) })));
     // An operation with a body has more to vary: twice the requests.
     const weight = (op: DocumentedOperation) => (op.body ? 2 : 1);
     const weights = operations.reduce((n, o) => n + weight(o.op), 0);
@@ -840,9 +839,9 @@ describe('bad input at scale (fast-check against the running system)', () => {
       interleave(
         operations
           .filter((o) => !operation || o.op.operationId === operation)
-          .map((o) =>
+          .map(({ arb, ...o }) =>
             fc
-              .sample(arbitraries.get(o.op)!, { numRuns: operation ? runs : Math.ceil((runs * weight(o.op)) / weights), seed: (seed ^ streamOf(o.op.operationId)) >>> 0 })
+              .sample(arb, { numRuns: operation ? runs : Math.ceil((runs * weight(o.op)) / weights), seed: (seed ^ streamOf(o.op.operationId)) >>> 0 })
               .map((req, index) => ({ ...o, req, seed, index })),
           ),
       ),

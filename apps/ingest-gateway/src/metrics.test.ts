@@ -98,11 +98,11 @@ describe('ingest-gateway /metrics', () => {
     const res = await ingestGeneric(booking());
     expect(res.status).toBe(202);
     const id = res.body.eventId as string;
-    const stored = await gw.deps.models.Event.findById(id).lean();
+    const stored = await gw.deps.models.Event.findById(id).orFail().lean();
     const before = await scrape();
     clock.advance(2000);
     // The report says the event was received 5 s before the record does: 7 s, past the 5 s objective.
-    const receivedAt = new Date(new Date(stored!.received_at).getTime() - 5000).toISOString();
+    const receivedAt = new Date(new Date(stored.received_at).getTime() - 5000).toISOString();
     await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString(), received_at: receivedAt });
     await waitFor(async () => moved(before, await scrape(), 'event_time_to_completed_seconds_count') === 1, { what: 'the time to COMPLETED observed' });
     const after = await scrape();

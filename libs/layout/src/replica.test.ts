@@ -88,8 +88,13 @@ describe('libs/layout: the layout replica', () => {
     expect((await replica.findBedByName(company, room._id, 'a'))?._id).toBe(bed._id);
     expect(await replica.locksOf(company, room._id)).toEqual([{ lock_id: 'L1', lock_mac: 'AA', name: null, provider: null, lockLocationType: 'door' }]);
     expect((await replica.findSite(company, site._id))?.name).toBe('Site X');
-    expect((await replica.descendants(company, (await replica.node(company, site._id))!, 'bed')).map((b) => b._id)).toEqual([bed._id]);
-    expect((await replica.path(company, (await replica.node(company, bed._id))!)).map((n) => n.name)).toEqual(['Site X', 'Main', '2', 'Room 204']);
+    const nodeOf = async (id: string) => {
+      const node = await replica.node(company, id);
+      if (!node) throw new Error(`the replica holds no node ${id}`);
+      return node;
+    };
+    expect((await replica.descendants(company, await nodeOf(site._id), 'bed')).map((b) => b._id)).toEqual([bed._id]);
+    expect((await replica.path(company, await nodeOf(bed._id))).map((n) => n.name)).toEqual(['Site X', 'Main', '2', 'Room 204']);
   });
 
   it('same name on two floors of a site is ambiguous; an exact match beats a case-insensitive one', async () => {
@@ -164,7 +169,7 @@ describe('libs/layout: the layout replica', () => {
     expect((await replica.findSite(company, 'EXT-S'))?._id).toBe(site._id);
     expect((await replica.findRoomByExternalId(company, 'EXT-R'))?._id).toBe(room._id);
     src.remove(room);
-    await replica.apply(src.messages.at(-1)!);
+    await replica.apply(src.messages[src.messages.length - 1]);
     expect(await replica.findRoomByExternalId(company, 'EXT-R')).toBeNull();
     expect(await replica.findRoomByName(company, site._id, '1')).toBeNull();
   });

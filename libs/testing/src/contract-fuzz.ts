@@ -221,8 +221,8 @@ export function requestArbitrary(op: DocumentedOperation, o: GenerateOptions): f
     .tuple(authArb, fc.oneof({ weight: 1, arbitrary: fc.constant<string[]>([]) }, { weight: 1, arbitrary: fc.array(fc.constantFrom(...kinds), { minLength: 1, maxLength: 3 }) }))
     .chain(([auth, changed]) => {
       const scheme = auth.kind === 'real' ? auth.scheme : (op.schemes[0] ?? null);
-      if (!validByScheme.has(scheme)) validByScheme.set(scheme, validParts(scheme));
-      const valid = validByScheme.get(scheme)!;
+      let valid = validByScheme.get(scheme);
+      if (!valid) validByScheme.set(scheme, (valid = validParts(scheme)));
       const count = (k: string) => changed.filter((c) => c === k).length;
       return fc.record({
         auth: fc.constant(auth),
@@ -339,15 +339,15 @@ function build(op: DocumentedOperation, o: GenerateOptions, g: Generated): FuzzR
     const t = transported(text, g.transport);
     if (t.change) changes.push(t.change);
     req.body = { bytes: t.bytes, contentType: t.contentType, contentEncoding: t.contentEncoding };
-    judgeBody(req, o, text, dups.size > 0);
+    judgeBody(req, req.body, o, text, dups.size > 0);
   } else if (op.body?.required) {
     invalid.push('no body');
   }
   return req;
 }
 
-function judgeBody(req: FuzzRequest, o: GenerateOptions, text: string, dup: boolean): void {
-  const { bytes, contentType, contentEncoding } = req.body!;
+function judgeBody(req: FuzzRequest, body: NonNullable<FuzzRequest['body']>, o: GenerateOptions, text: string, dup: boolean): void {
+  const { bytes, contentType, contentEncoding } = body;
   const { invalid, unclear, operation: op } = req;
   if (!bytes.length) {
     if (op.body?.required) invalid.push('empty body');

@@ -3,7 +3,7 @@ import { Connection, Schema, claimOnce, compareAndSet, isDuplicateKeyError } fro
 import { OutboxFields, SETTLED, outboxPlugin, owed } from '@smartlock/messaging';
 import { LOCATION_LEVELS, LocationLevel } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
-import { TNode, Tree, addNode, ancestorIds, emptyTree, pathKey } from './tree';
+import { TNode, Tree, addNode, ancestorIds, emptyTree, nodeOf, pathKey } from './tree';
 
 /**
  * The layout store. Measured on FerretDB 1.24 (SQLite), our local server: only `_id` equality is
@@ -102,7 +102,6 @@ function row(node: TNode) {
 /** Every sequence of a layout, sorted by key. */
 function buildSequences(tree: Tree): Record<SeqName, Entry[]> {
   const seqs = Object.fromEntries(SEQ_NAMES.map((s) => [s, [] as Entry[]])) as Record<SeqName, Entry[]>;
-  const get = (id: string | undefined) => (id ? tree.nodes.get(id) : undefined);
   for (const node of tree.nodes.values()) {
     const k = pathKey(tree, node);
     const entry: Entry = { k, _id: node._id, name: node.name, external_id: node.external_id, ...ancestorIds(node), v: node.v };
@@ -111,8 +110,8 @@ function buildSequences(tree: Tree): Record<SeqName, Entry[]> {
     seqs.idx.push({ k: node._id, p: k, l: node.level });
     const isRow = node.level === 'bed' || (node.level === 'room' && !(tree.children.get(node._id)?.size ?? 0));
     if (isRow) {
-      const room = node.level === 'room' ? node : get(node.room_id)!;
-      const r: Entry = { k, site: row(get(node.site_id)!), building: row(get(node.building_id)!), floor: row(get(node.floor_id)!), room: row(room) };
+      const room = node.level === 'room' ? node : nodeOf(tree, node.room_id);
+      const r: Entry = { k, site: row(nodeOf(tree, node.site_id)), building: row(nodeOf(tree, node.building_id)), floor: row(nodeOf(tree, node.floor_id)), room: row(room) };
       if (node.level === 'bed') r.bed = row(node);
       seqs.all.push(r);
     }
@@ -190,8 +189,9 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
       s = { first: next.first, last: next.last, headId: next.head_id };
     }
     const known = states.get(company);
-    if (!known || known.last < s.last) states.set(company, s);
-    return states.get(company)!;
+    if (known && known.last >= s.last) return known;
+    states.set(company, s);
+    return s;
   }
 
   /** The latest committed state, as of a probe that started after this call. */

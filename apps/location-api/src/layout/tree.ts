@@ -24,7 +24,7 @@ export interface Tree {
   /** parent id ('' for the company's sites) -> child ids */
   children: Map<string, Set<string>>;
   /** level -> external_id -> node id */
-  external: Map<LocationLevel, Map<string, string>>;
+  external: Record<LocationLevel, Map<string, string>>;
   /** lock_id -> node id */
   locks: Map<string, string>;
   /** path keys, computed on demand */
@@ -32,7 +32,21 @@ export interface Tree {
 }
 
 export function emptyTree(): Tree {
-  return { nodes: new Map(), children: new Map(), external: new Map(LOCATION_LEVELS.map((l) => [l, new Map()])), locks: new Map(), keys: new Map() };
+  return { nodes: new Map(), children: new Map(), external: Object.fromEntries(LOCATION_LEVELS.map((l) => [l, new Map()])) as Tree['external'], locks: new Map(), keys: new Map() };
+}
+
+/** A node the tree's own indexes name (a child, a parent, a lock's holder): its absence is a broken tree, not a missing resource. */
+export function nodeOf(tree: Tree, id: string | null | undefined): TNode {
+  const node = id ? tree.nodes.get(id) : undefined;
+  if (!node) throw new Error(`layout tree: node ${id} is named by the tree's indexes but not in it`);
+  return node;
+}
+
+/** A lock the tree's lock index puts on this node. */
+export function boundLock(node: TNode, lockId: string): LockBinding {
+  const lock = node.locks.find((l) => l.lock_id === lockId);
+  if (!lock) throw new Error(`layout tree: lock ${lockId} is indexed to node ${node._id} but not bound there`);
+  return lock;
 }
 
 export function addNode(tree: Tree, node: TNode): void {
@@ -41,7 +55,7 @@ export function addNode(tree: Tree, node: TNode): void {
   let set = tree.children.get(parent);
   if (!set) tree.children.set(parent, (set = new Set()));
   set.add(node._id);
-  if (node.external_id !== null) tree.external.get(node.level)!.set(node.external_id, node._id);
+  if (node.external_id !== null) tree.external[node.level].set(node.external_id, node._id);
   for (const lock of node.locks) tree.locks.set(lock.lock_id, node._id);
 }
 
@@ -51,7 +65,7 @@ export function removeNode(tree: Tree, id: string): void {
   tree.nodes.delete(id);
   tree.children.get(node.parent ?? '')?.delete(id);
   tree.children.delete(id);
-  if (node.external_id !== null && tree.external.get(node.level)!.get(node.external_id) === id) tree.external.get(node.level)!.delete(node.external_id);
+  if (node.external_id !== null && tree.external[node.level].get(node.external_id) === id) tree.external[node.level].delete(node.external_id);
   for (const lock of node.locks) if (tree.locks.get(lock.lock_id) === id) tree.locks.delete(lock.lock_id);
   tree.keys.clear();
 }
@@ -64,14 +78,14 @@ export function cloneTree(tree: Tree): Tree {
 }
 
 export function childrenOf(tree: Tree, parent: string | null): TNode[] {
-  return [...(tree.children.get(parent ?? '') ?? [])].map((id) => tree.nodes.get(id)!);
+  return [...(tree.children.get(parent ?? '') ?? [])].map((id) => nodeOf(tree, id));
 }
 
 export function pathKey(tree: Tree, node: TNode): string {
   const cached = tree.keys.get(node._id);
   if (cached !== undefined) return cached;
   const own = sortComponent(node.name);
-  const key = node.parent ? `${pathKey(tree, tree.nodes.get(node.parent)!)}${KEY_SEP}${own}` : own;
+  const key = node.parent ? `${pathKey(tree, nodeOf(tree, node.parent))}${KEY_SEP}${own}` : own;
   tree.keys.set(node._id, key);
   return key;
 }

@@ -14,7 +14,7 @@ import type { Broker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import { nameKey, nameProblem, PARENT_LEVEL } from './keys';
 import { CompanyState, LayoutStore } from './store';
-import { TNode, Tree, addNode, ancestorIdsForChild, childrenOf, cloneTree, descendants, nodeState, pathOf, removeNode } from './tree';
+import { TNode, Tree, addNode, ancestorIdsForChild, boundLock, childrenOf, cloneTree, descendants, nodeOf, nodeState, pathOf, removeNode } from './tree';
 
 export interface PendingEvent {
   kind: LocationEventKind;
@@ -208,7 +208,7 @@ export type ExternalIdOutcome = { status: 'updated'; node: TNode } | { status: '
 /** Sets or clears (null) a node's external id; unique per level within the company. */
 export function setExternalId(ctx: WriteCtx, node: TNode, value: string | null): ExternalIdOutcome {
   if (node.external_id === value) return { status: 'updated', node };
-  const index = ctx.tree.external.get(node.level)!;
+  const index = ctx.tree.external[node.level];
   if (value !== null) {
     const holder = index.get(value);
     if (holder && holder !== node._id) return { status: 'conflict', holder };
@@ -240,7 +240,7 @@ export function bindLock(ctx: WriteCtx, node: TNode, input: LockInput): boolean 
   };
   const holderId = ctx.tree.locks.get(lock.lock_id);
   if (holderId === node._id) {
-    const same = node.locks.find((l) => l.lock_id === lock.lock_id)!;
+    const same = boundLock(node, lock.lock_id);
     if (JSON.stringify(same) === JSON.stringify(lock)) return false;
     node.locks = node.locks.map((l) => (l.lock_id === lock.lock_id ? lock : l));
   } else {
@@ -255,8 +255,8 @@ export function bindLock(ctx: WriteCtx, node: TNode, input: LockInput): boolean 
 export function unbindLock(ctx: WriteCtx, lockId: string): TNode {
   const holderId = ctx.tree.locks.get(lockId);
   if (!holderId) throw notFound(`Lock ${lockId} is not bound to any location`);
-  const node = ctx.tree.nodes.get(holderId)!;
-  const lock = node.locks.find((l) => l.lock_id === lockId)!;
+  const node = nodeOf(ctx.tree, holderId);
+  const lock = boundLock(node, lockId);
   node.locks = node.locks.filter((l) => l.lock_id !== lockId);
   ctx.tree.locks.delete(lockId);
   emit(ctx, 'lock.unbound', node, { lock });
