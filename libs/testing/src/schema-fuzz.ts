@@ -338,6 +338,12 @@ export function applyMutations(body: unknown, mutations: BodyMutation[]): { valu
       dups.set(target, [...(dups.get(target) ?? []), { key: m.key, first: m.first }]);
     }
   }
+  // A key deleted after it was doubled is written once, its odd value alone: no longer a key twice.
+  for (const [target, entries] of dups) {
+    const still = entries.filter((d) => Object.hasOwn(target, d.key));
+    if (still.length) dups.set(target, still);
+    else dups.delete(target);
+  }
   return { value, dups };
 }
 
