@@ -320,7 +320,9 @@ describe('bad input at scale (fast-check against the running system)', () => {
     const spare = (await admin.post('/admin/v1/companies', { name: 'Fuzz Spare' })).data._id;
     await admin.put(`/admin/v1/companies/${spare}/layout`, LAYOUT);
     const spareNodes = (await admin.get(`/admin/v1/companies/${spare}/snapshot`)).data.data.nodes as Record<string, string>[];
-    places.spare = { company: spare, ...chain(spareNodes.find((n) => n.level === 'bed') as Record<string, string>) };
+    const spareBed = spareNodes.find((n) => n.level === 'bed');
+    if (!spareBed) throw new Error('the spare layout has no bed');
+    places.spare = { company: spare, ...chain(spareBed) };
     for (let i = 0; i < 3; i++) {
       pools.keyIds.push((await admin.post(`/admin/v1/companies/${ids.admin}/api-keys`, { name: `spare ${i}` })).data._id);
       pools.tokenIds.push((await admin.post(`/admin/v1/companies/${ids.admin}/ingest-tokens`, { site_id: places.admin.site })).data._id);

@@ -338,7 +338,8 @@ export function applyMutations(body: unknown, mutations: BodyMutation[]): { valu
       dups.set(target, [...(dups.get(target) ?? []), { key: m.key, first: m.first }]);
     }
   }
-  // A key deleted after it was doubled is written once, its odd value alone: no longer a key twice.
+  // A key a later mutation deleted is not in the body any more: its doubled (odd) value goes with it,
+  // or the text would carry the key once with a value the verdict never saw.
   for (const [target, entries] of dups) {
     const still = entries.filter((d) => Object.hasOwn(target, d.key));
     if (still.length) dups.set(target, still);

@@ -13,9 +13,8 @@ import { isPublishFailure, markPublishFailed, markQueued, publishEvent } from '.
  * then), after a failed publish (the back-off before its next retry) and after a re-queue by POST
  * /webhook/retry (a grace period). QUEUED: published, then settled. A FAILED publish: retried,
  * QUEUED on confirm; on failure FAILED with the next retry, and DEAD_LETTER after the third failed
- * retry (SPEC). Processing failures
- * reported by the worker owe nothing: only POST /webhook/retry re-queues those. The relay's lease
- * makes one gateway instance at a time do this.
+ * retry (SPEC). Processing failures reported by the worker owe nothing: only POST /webhook/retry
+ * re-queues those. The relay's lease makes one gateway instance at a time do this.
  */
 export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
   const log = deps.logger.child({ correlationId: e.correlation_id });
