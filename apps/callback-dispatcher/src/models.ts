@@ -69,7 +69,8 @@ export interface GuestMessageDoc {
   created_at?: Date;
 }
 
-const encrypted = { iv: String, tag: String, ciphertext: String };
+// A nested schema without `_id`: `{ type: { iv: String, … } }` would make a subdocument that gains an ObjectId.
+const encrypted = new Schema({ iv: String, tag: String, ciphertext: String }, { _id: false });
 
 const cache = new WeakMap<Connection, ReturnType<typeof build>>();
 
