@@ -3,7 +3,7 @@ import type { CommandStartedEvent } from 'mongodb';
 import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases, withCommandMonitoring } from '@smartlock/testing';
 import { isDuplicateKeyError } from './connection';
 import { GroupCommit, insertEach, insertOnce } from './group-commit';
-import { Connection, Model, connectDb } from './index';
+import { Connection, Model, basePlugin, connectDb } from './index';
 
 describe('group commit', () => {
   it('sends the first write at once and the writes that queue meanwhile together', async () => {
@@ -118,9 +118,33 @@ describe('insertOnce', () => {
     expect(await entries().countDocuments()).toBe(20);
   });
 
-  it('casts by the schema and applies its defaults, as Model.create does', async () => {
-    expect(await insertOnce(entries(), { _id: 'cast', n: '7', at: '2026-01-02T03:04:05.000Z', tags: [{ name: 'a' }] } as unknown as EntryDoc)).toBe(true);
-    expect(await entries().collection.findOne({ _id: 'cast' } as never)).toEqual({ _id: 'cast', n: 7, at: new Date('2026-01-02T03:04:05.000Z'), note: null, tags: [{ name: 'a', weight: 1 }] });
+  it('stores the record as built, and refuses one its schema would store otherwise, naming the path, storing nothing', async () => {
+    const built: EntryDoc = { _id: 'built', n: 7, at: new Date('2026-01-02T03:04:05.000Z'), note: null, tags: [{ name: 'a', weight: 1 }] };
+    expect(await insertOnce(entries(), built)).toBe(true);
+    expect(await entries().collection.findOne({ _id: 'built' } as never)).toEqual(built);
+    // A string where the schema has a number, a default left out, an undefined field (the driver would store null).
+    const cases: [Partial<EntryDoc>, string][] = [
+      [{ ...built, _id: 'text', n: '7' as unknown as number }, 'at n:'],
+      [{ _id: 'nodefault', n: 1, at: new Date(0), tags: [] }, 'at note:'],
+      [{ ...built, _id: 'subdefault', tags: [{ name: 'b' } as EntryDoc['tags'][number]] }, 'at tags.0.weight:'],
+      [{ ...built, _id: 'undef', note: undefined }, 'at note:'],
+    ];
+    for (const [doc, where] of cases) {
+      await expect(insertOnce(entries(), doc as EntryDoc)).rejects.toThrow(`Entry record is not as its schema stores it, ${where}`);
+      expect(await entries().collection.findOne({ _id: doc._id } as never)).toBeNull();
+    }
+  });
+
+  it("sets the schema's timestamps (basePlugin's created_at and updated_at) where the record lacks them", async () => {
+    const schema = new Schema({ _id: String, n: { type: Number, required: true } });
+    schema.plugin(basePlugin);
+    const Stamped = conn.models.Stamped ?? conn.model('Stamped', schema, 'stamped');
+    const before = Date.now();
+    expect(await insertOnce(Stamped, { _id: 's1', n: 1 })).toBe(true);
+    const stored = (await Stamped.collection.findOne({ _id: 's1' } as never)) as Record<string, unknown>;
+    expect(Object.keys(stored).sort()).toEqual(['_id', 'created_at', 'n', 'updated_at']);
+    expect((stored.created_at as Date).getTime()).toBeGreaterThanOrEqual(before);
+    expect(stored.updated_at).toEqual(stored.created_at);
   });
 
   it('a record that fails validation is refused with its error; the records sent with it are stored and say so', async () => {

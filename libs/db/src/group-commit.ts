@@ -1,5 +1,6 @@
 import type { Model } from 'mongoose';
 import { isDuplicateKeyError } from './connection';
+import { asStored } from './stored-shape';
 
 /**
  * Group commit: concurrent requests' writes of one kind go to the database together, one statement
@@ -118,27 +119,44 @@ export async function insertEach<D>(insertMany: (docs: D[]) => Promise<unknown>,
   }
 }
 
+export interface RecordWriter<D> {
+  submit(doc: D): Promise<true>;
+  drain(): Promise<void>;
+}
+
+/**
+ * A group-committed writer of one model's records, each stored as built (stored-shape.ts checks the
+ * first record of each shape against the schema and sets its timestamps; the driver inserts it, no
+ * Mongoose document is made). `submit` resolves when the record is stored and rejects with its own
+ * error (a DuplicateKeyError for a unique key taken, a RecordShapeError); `drain` as GroupCommit's.
+ */
+export function recordWriter<D>(model: Model<D>, opts: { lingerMs?: number } = {}): RecordWriter<D> {
+  const gc = new GroupCommit<object, true>((docs) => insertEach((d) => model.collection.insertMany(d as never[], { ordered: false }), docs), opts);
+  return {
+    submit: async (doc: D): Promise<true> => gc.submit(asStored(model, doc) as object),
+    drain: () => gc.drain(),
+  };
+}
+
 /* eslint-disable-next-line @typescript-eslint/no-explicit-any -- one writer per model and linger, whatever its documents */
-const writers = new WeakMap<Model<any>, Map<number, GroupCommit<object, true>>>();
+const writers = new WeakMap<Model<any>, Map<number, RecordWriter<any>>>();
 
 /**
  * Stores a record that is written once (a log entry, a delivery, whose `_id` is derived from the
  * message it records): true when this insert stored it, false when a record with its key was stored
- * before (a redelivery). Any other error is thrown. The record is cast by the model's schema, its
- * defaults applied, and a document that fails validation fails its own call, as `Model.create` would;
- * the inserts of concurrent callers on one model are group-committed (GroupCommit above), after
- * waiting up to `lingerMs` for others (GroupCommit's linger: only for a log nobody reads at once).
+ * before (a redelivery). Any other error is thrown. The record is stored as built (recordWriter
+ * above): the writer builds it complete, as the schema stores it, and one the schema refuses or would
+ * store otherwise fails its own call with a RecordShapeError. The inserts of concurrent callers on
+ * one model are group-committed, after waiting up to `lingerMs` for others (GroupCommit's linger:
+ * only for a log nobody reads at once).
  */
-export async function insertOnce<T>(model: Model<T>, doc: Partial<T>, opts: { lingerMs?: number } = {}): Promise<boolean> {
+export async function insertOnce<T>(model: Model<T>, doc: T, opts: { lingerMs?: number } = {}): Promise<boolean> {
   const lingerMs = opts.lingerMs ?? 0;
   let byLinger = writers.get(model);
   if (!byLinger) writers.set(model, (byLinger = new Map()));
-  let writer = byLinger.get(lingerMs);
-  if (!writer) {
-    writer = new GroupCommit<object, true>((docs) => insertEach((d) => model.insertMany(d, { ordered: false, throwOnValidationError: true }), docs), { lingerMs });
-    byLinger.set(lingerMs, writer);
-  }
-  return writer.submit(doc as object).then(
+  let writer = byLinger.get(lingerMs) as RecordWriter<T> | undefined;
+  if (!writer) byLinger.set(lingerMs, (writer = recordWriter(model, { lingerMs })));
+  return writer.submit(doc).then(
     () => true,
     (err: unknown) => {
       if (isDuplicateKeyError(err)) return false;

@@ -13,5 +13,5 @@ export { byId } from './filters';
 export { Types, Schema, isValidObjectId } from 'mongoose';
 export type { Connection, Model } from 'mongoose';
 export { claimOnce, compareAndSet } from './claims';
-export { GroupCommit, insertEach, insertOnce } from './group-commit';
+export { insertOnce, recordWriter } from './group-commit';
 export { freshReads } from './fresh-reads';

@@ -221,7 +221,7 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
   let maybeDuplicated = false;
-  if (!(await insertOnce(Operation, { _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date() }))) {
+  if (!(await insertOnce(Operation, { _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date(), error: null }))) {
     if (subject.firstSight) throw new SeenBefore(id);
     let op = await Operation.findById(id).lean<OperationDoc>();
     if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
