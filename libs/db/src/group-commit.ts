@@ -69,22 +69,12 @@ export class GroupCommit<T, R> {
   }
 }
 
-/** A write error of an unordered insertMany: the driver's (WriteError: index, code, errmsg) or Mongoose's copy of it (`{ index, err: {…} }`). */
+/** A write error of the driver's unordered insertMany (a MongoBulkWriteError's writeErrors: one, or an array). */
 interface WriteErrorLike {
   index: number;
   code?: number;
   errmsg?: string;
-  err?: { code?: number; errmsg?: string };
 }
-interface BulkWriteErrorLike {
-  writeErrors?: WriteErrorLike[] | WriteErrorLike;
-  /** Mongoose's Model.insertMany: one per document, in order: the document, its validation error, or a copy of its write error. */
-  results?: unknown[];
-}
-
-// Mongoose's copy of a write error carries the driver's error as `err`; a stored document does not.
-const isWriteError = (r: unknown): r is WriteErrorLike => typeof r === 'object' && r !== null && !(r instanceof Error) && typeof (r as WriteErrorLike).err === 'object';
-const normalised = (w: WriteErrorLike) => ({ index: w.index, code: w.code ?? w.err?.code, errmsg: w.errmsg ?? w.err?.errmsg });
 
 class DuplicateKeyError extends Error {
   readonly code = 11000;
@@ -95,24 +85,16 @@ class DuplicateKeyError extends Error {
 }
 
 /**
- * Inserts a batch unordered; a document that hits a unique index fails alone (DuplicateKeyError), as
- * does one that Mongoose's validation refused; any other failure fails the whole batch.
+ * Inserts a batch unordered (the driver's insertMany); a document that hits a unique index fails alone
+ * (DuplicateKeyError); any other failure fails the whole batch.
  */
 export async function insertEach<D>(insertMany: (docs: D[]) => Promise<unknown>, docs: D[]): Promise<(true | Error)[]> {
   try {
     await insertMany(docs);
     return docs.map(() => true);
   } catch (err) {
-    const { writeErrors: raw, results } = err as BulkWriteErrorLike;
-    if (Array.isArray(results) && results.length === docs.length) {
-      return results.map((r) => {
-        if (r instanceof Error) return r;
-        if (!isWriteError(r)) return true;
-        const w = normalised(r);
-        return isDuplicateKeyError(w) ? new DuplicateKeyError(w.errmsg) : Object.assign(new Error(w.errmsg ?? 'write failed'), { code: w.code });
-      });
-    }
-    const writeErrors = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]).map(normalised);
+    const raw = (err as { writeErrors?: WriteErrorLike[] | WriteErrorLike }).writeErrors;
+    const writeErrors = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
     if (!writeErrors.length || !writeErrors.every((w) => isDuplicateKeyError(w))) throw err;
     const failed = new Map(writeErrors.map((w) => [w.index, w]));
     return docs.map((_, i) => (failed.has(i) ? new DuplicateKeyError(failed.get(i)?.errmsg) : true));
