@@ -1,18 +1,18 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Model } from 'mongoose';
 
-/**
- * Records that go to the driver as they are (insertOnce): the writer builds each one complete, as the
- * model's schema would store it (every field, defaults included, of the schema's types), because
- * building a Mongoose document per insert (casting every path, applying defaults, validating,
- * tracking changes) cost more CPU than the driver's whole insert (docs/adr/0104). What keeps the
- * schema the source of truth: the first record of each shape (its fields and the kinds of their
- * values) is compared with Mongoose's cast of it and validated; a record that differs is refused,
- * naming the first path that differs. So a schema that gains a field with a default, or a writer that
- * passes a string where a date belongs, fails at its first insert, in the tests, not in a reader.
- * Values within a known shape are not validated again (an enum, a length): writers build records
- * from messages and requests already validated at the edge.
- */
+// Records that go to the driver as they are (insertOnce, recordWriter): the writer builds each one
+// complete, as the model's schema would store it (every field, defaults included, of its types), because
+// building a Mongoose document per insert (casting every path, applying defaults, validating,
+// tracking changes) cost more CPU than the driver's whole insert (docs/adr/0104). What keeps the
+// schema the source of truth: the first record of each shape (its fields and the kinds of their
+// values) is compared with Mongoose's cast of it and validated; a record that differs is refused,
+// naming the first path that differs. So a schema that gains a field with a default, or a writer that
+// passes a string where a date belongs, fails at its first insert, in the tests, not in a reader.
+// Values within a known shape are not validated again (an enum, a length): writers build records
+// from messages and requests already validated at the edge.
+
+/** A record its schema refuses, or would store otherwise than built: a writer's bug. */
 class RecordShapeError extends Error {
   constructor(message: string) {
     super(message);
@@ -63,7 +63,10 @@ function check(model: AnyModel, record: Record<string, unknown>): void {
   }
 }
 
-/** The kinds of a record's values, recursively: objects by their keys, arrays by the kinds they hold. */
+/**
+ * The kinds of a record's values, recursively: objects by their keys (in the writer's order, which a
+ * code path keeps: another order is one more shape, checked once), arrays by the kinds they hold.
+ */
 function shapeOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return `[${[...new Set(v.map(shapeOf))].sort().join('|')}]`;
@@ -71,7 +74,6 @@ function shapeOf(v: unknown): string {
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return (v as object).constructor?.name ?? 'object';
   return `{${Object.keys(v as object)
-    .sort()
     .map((k) => `${k}:${shapeOf((v as Record<string, unknown>)[k])}`)
     .join(',')}}`;
 }

@@ -2,11 +2,12 @@ import type { EventModels } from './event.schema';
 import { recordWriter } from '@smartlock/db';
 
 /**
- * The ingest hot path's writes, group-committed and stored as built (libs/db recordWriter): claiming a booking's sequence number
- * with its duplicate window, storing events (each carrying its outbox state), the status history. Unique-index
- * conflicts come back per item (DuplicateKeyError), so the claims work exactly as single inserts.
- * Status updates are not here: an update of many ids at once (`_id: {$in}`) reads the whole events
- * collection on FerretDB 1.x, so each event is updated on its own, by `_id` (publish/publisher.ts).
+ * The ingest hot path's writes, group-committed and stored as built (libs/db recordWriter): claiming
+ * a booking's sequence number with its duplicate window, storing events (each carrying its outbox
+ * state), the status history. Unique-index conflicts come back per item (DuplicateKeyError), so the
+ * claims work exactly as single inserts. Status updates are not here: an update of many ids at once
+ * (`_id: {$in}`) reads the whole events collection on FerretDB 1.x, so each event is updated on its
+ * own, by `_id` (publish/publisher.ts).
  */
 export function createWriters(models: EventModels, opts: { historyLingerMs: number }) {
   const { Event, SequenceClaim, StatusHistory } = models;
