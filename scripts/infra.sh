@@ -25,6 +25,10 @@ FERRETDB_BACKEND="${FERRETDB_BACKEND:-postgresql}"
 PG_URL="${FERRETDB_POSTGRESQL_URL:-postgres://postgres@127.0.0.1:5432/ferretdb?sslmode=disable}"
 PG_DB_URL="$PG_URL"
 FERRETDB_PG_POOL="${FERRETDB_PG_POOL:-90}"
+# One Go scheduler thread: FerretDB here uses a third of a core at most, and with two each wakeup
+# also wakes an idle thread that spins for work and parks again (bench:system: 10-15 % less
+# FerretDB CPU per booking with 1, latency no worse).
+FERRETDB_GOMAXPROCS="${FERRETDB_GOMAXPROCS:-1}"
 
 say() { printf 'infra: %s\n' "$*"; }
 port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
@@ -171,7 +175,7 @@ if [ -z "$MONGO" ]; then
     say "mongo: starting FerretDB ($FERRET_VERSION_TEXT) on 127.0.0.1:$MONGO_PORT, SQLite backend (data in .data/ferretdb)"
     BACKEND_ARGS=(--handler=sqlite "--sqlite-url=file:$DATA/ferretdb/sqlite/")
   fi
-  nohup "$FERRETDB_BIN" "${BACKEND_ARGS[@]}" \
+  GOMAXPROCS="$FERRETDB_GOMAXPROCS" nohup "$FERRETDB_BIN" "${BACKEND_ARGS[@]}" \
     --listen-addr="127.0.0.1:$MONGO_PORT" --state-dir="$DATA/ferretdb/state" \
     --telemetry=disable --debug-addr=- --log-level=warn \
     >"$DATA/ferretdb.log" 2>&1 </dev/null &

@@ -66,7 +66,10 @@ async function privateFerret(db, debug = false) {
   const port = await freePort();
   const debugPort = debug ? await freePort() : undefined;
   const state = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-ferret-'));
-  const child = spawn(bin, ['--handler=postgresql', `--postgresql-url=${PG_SERVER}/${db}?pool_max_conns=90&sslmode=disable` /* no TLS on loopback, as scripts/infra.sh */, `--listen-addr=127.0.0.1:${port}`, `--state-dir=${state}`, '--telemetry=disable', `--debug-addr=${debugPort ? `127.0.0.1:${debugPort}` : '-'}`, '--log-level=warn'], { stdio: 'ignore' });
+  const child = spawn(bin, ['--handler=postgresql', `--postgresql-url=${PG_SERVER}/${db}?pool_max_conns=90&sslmode=disable` /* no TLS on loopback, as scripts/infra.sh */, `--listen-addr=127.0.0.1:${port}`, `--state-dir=${state}`, '--telemetry=disable', `--debug-addr=${debugPort ? `127.0.0.1:${debugPort}` : '-'}`, '--log-level=warn'], {
+    stdio: 'ignore',
+    env: { ...process.env, GOMAXPROCS: process.env.FERRETDB_GOMAXPROCS || '1' } /* as scripts/infra.sh starts it */,
+  });
   for (let i = 0; i < 100; i++) {
     const up = await new Promise((resolve) => net.connect(port, '127.0.0.1').once('connect', function () { this.end(); resolve(true); }).once('error', () => resolve(false)));
     if (up) break;

@@ -151,6 +151,7 @@ const NOT_IN_SCHEMAS = [
   '| `FERRETDB_BACKEND` | `npm run infra` | `postgresql` (SQLite on a machine without PostgreSQL) | `sqlite` forces FerretDB\'s SQLite backend |',
   '| `FERRETDB_POSTGRESQL_URL` | `npm run infra` | `postgres://postgres@127.0.0.1:5432/ferretdb?sslmode=disable` | the PostgreSQL FerretDB runs on (no TLS on this machine\'s loopback; say `sslmode=verify-full` for a remote server) |',
   '| `FERRETDB_PG_POOL` | `npm run infra` | `90` | FerretDB\'s PostgreSQL connection pool (its own default is 50; FerretDB 1.x stalls for good when every pooled connection is held) |',
+  '| `FERRETDB_GOMAXPROCS` | `npm run infra`, `npm run bench:system` | `1` | FerretDB\'s Go scheduler threads (`GOMAXPROCS`); one costs less CPU per booking here than one per core, see scripts/infra.sh |',
   '| `FERRETDB_BIN`, `FERRETDB_VERSION`, `MONGO_PORT` | `npm run infra` | `$(go env GOPATH)/bin/ferretdb-<version>`, `v1.24.2`, `27017` | the FerretDB binary and version, the local MongoDB-wire port |',
   '| `MONGO_URL` | `npm run infra` | | a MongoDB-wire server to use if it answers a ping |',
   '| `SMARTLOCK_URL` | CLI, seed | `http://127.0.0.1:8080` | the admin API (the edge) |',
