@@ -222,6 +222,14 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
     expect((await inspect(lockId)).cards).toEqual([]);
   });
 
+  it('refuses the same card number twice on one lock: permanent duplicate', async () => {
+    const lockId = lock();
+    await cloud.issueCard({ lockId, cardNumber: '0099887766', name: 'a', validity });
+    const err = await cloud.issueCard({ lockId, cardNumber: '0099887766', name: 'b', validity }).catch((e) => e);
+    expect(err).toMatchObject({ kind: 'permanent', category: 'duplicate', errcode: -3007 });
+    expect((await inspect(lockId)).cards).toEqual([expect.objectContaining({ cardNumber: '0099887766', name: 'a' })]);
+  });
+
   it('shows a credential active during its period', async () => {
     const lockId = lock();
     await cloud.issueEkey({ lockId, receiver: 'now@example.com', name: 'now', validity: { start: new Date(Date.now() - HOUR), end: new Date(Date.now() + HOUR) } });

@@ -1,5 +1,4 @@
-import { isDuplicateKeyError } from '@smartlock/db';
-import { CardDoc, SimStore, nextId } from '../models';
+import { CardDoc, SimStore, insertRecord, nextId } from '../models';
 import { ensureLock, requireGateway } from '../locks/locks';
 import { ERR, OK, Params, VendorError, badParameter, int, lockIdParam, pageOf, paging, period, reqStr, str } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
@@ -41,12 +40,7 @@ export const cardOperations: VendorOperation[] = [
         throw new VendorError(ERR.CARDS_FULL, 'The card storage of the lock is full.');
       }
       const cardId = await nextId(models, 'cardId');
-      try {
-        await models.Card.create({ cardId, lockId, cardNumber, cardName, ...pr });
-      } catch (err) {
-        if (isDuplicateKeyError(err)) throw new VendorError(ERR.DUPLICATE, 'The card already exists on this lock.');
-        throw err;
-      }
+      if (!(await insertRecord(models.Card, { cardId, lockId, cardNumber, cardName, ...pr }))) throw new VendorError(ERR.DUPLICATE, 'The card already exists on this lock.');
       return { cardId };
     },
   },

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isDuplicateKeyError } from '@smartlock/db';
-import { EkeyDoc, randomId } from '../models';
+import { EkeyDoc, insertRecord, randomId } from '../models';
 import { ensureLock } from '../locks/locks';
 import { ERR, OK, VendorError, int, lockIdParam, pageOf, paging, period, reqStr } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
@@ -45,18 +44,13 @@ export const ekeyOperations: VendorOperation[] = [
       const lock = await ensureLock(deps, lockId);
       if (receiverUsername === deps.config.SIM_USERNAME) throw new VendorError(ERR.SEND_TO_ADMIN, 'Cannot send an eKey to the administrator.');
       // One key per account and lock: the vendor deletes the account's earlier key on this lock.
-      await models.Ekey.deleteMany({ lockId, username: receiverUsername });
+      await models.Ekey.collection.deleteMany({ lockId, username: receiverUsername });
       // keyId is the e-keys' only unique key, so the insert itself claims it (no id_claims insert:
       // e-keys are what a booking issues most, and every database round trip counts on FerretDB).
       for (;;) {
         const keyId = randomId();
         const keyData = `${lock.lockMac}|${randomBytes(72).toString('base64')}`;
-        try {
-          await models.Ekey.create({ keyId, lockId, username: receiverUsername, keyName, ...pr, remoteEnable, keyStatus: NORMAL, keyData });
-          return { keyId };
-        } catch (err) {
-          if (!isDuplicateKeyError(err)) throw err;
-        }
+        if (await insertRecord(models.Ekey, { keyId, lockId, username: receiverUsername, keyName, ...pr, remoteEnable, keyStatus: NORMAL, keyData })) return { keyId };
       }
     },
   },
@@ -101,7 +95,7 @@ export const ekeyOperations: VendorOperation[] = [
       if (caller === deps.config.SIM_USERNAME) {
         return { ...common, keyId: lock.adminKeyId, lockData: lock.lockData, userType: ADMIN_KEY, keyStatus: NORMAL, startDate: 0, endDate: 0, remoteEnable: 1 };
       }
-      const key = await deps.models.Ekey.findOne({ lockId: lock.lockId, username: caller }).lean();
+      const key = await deps.models.Ekey.collection.findOne<EkeyDoc>({ lockId: lock.lockId, username: caller });
       if (!key) throw notFound();
       return { ...common, keyId: key.keyId, lockData: key.keyData, userType: USER_KEY, keyStatus: key.keyStatus, startDate: key.startDate, endDate: key.endDate, remoteEnable: key.remoteEnable };
     },

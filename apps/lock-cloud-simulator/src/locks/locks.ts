@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isDuplicateKeyError } from '@smartlock/db';
-import { LockDoc, SimStore, nextId } from '../models';
+import { LockDoc, SimStore, insertRecord, nextId } from '../models';
 import { ERR, OK, VendorError, lockIdParam } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
 
@@ -24,22 +23,17 @@ export async function ensureLock(store: SimStore, lockId: string, init: Partial<
     store.cache.locks.set(lockId, found);
     return found;
   }
-  try {
-    const created = await models.Lock.create({
-      lockId,
-      lockMac: randomMac(),
-      lockData: randomBytes(96).toString('base64'),
-      lockAlias: init.lockAlias ?? `Lock ${lockId}`,
-      hasGateway: init.hasGateway ?? true,
-      adminKeyId: await nextId(models, 'adminKeyId'),
-    });
-    const lock = created.toObject();
-    store.cache.locks.set(lockId, lock);
-    return lock;
-  } catch (err) {
-    if (!isDuplicateKeyError(err)) throw err;
-    return (await models.Lock.findOne({ lockId }).lean()) as LockDoc;
-  }
+  const lock: LockDoc = {
+    lockId,
+    lockMac: randomMac(),
+    lockData: randomBytes(96).toString('base64'),
+    lockAlias: init.lockAlias ?? `Lock ${lockId}`,
+    hasGateway: init.hasGateway ?? true,
+    adminKeyId: await nextId(models, 'adminKeyId'),
+  };
+  if (!(await insertRecord(models.Lock, lock))) return (await models.Lock.findOne({ lockId }).lean()) as LockDoc;
+  store.cache.locks.set(lockId, lock);
+  return lock;
 }
 
 export async function requireGateway(store: SimStore, lockId: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config';
-import type { SimStore } from '../models';
+import { SimStore, UserDoc, insertRecord } from '../models';
 import { ERR, Params, VendorError, int, reqStr, str } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
 
@@ -22,7 +22,8 @@ async function issue({ models, cache }: SimStore, config: Config, username: stri
   const accessToken = randomBytes(16).toString('hex');
   const refreshToken = randomBytes(16).toString('hex');
   const expiresAt = Date.now() + config.SIM_TOKEN_TTL_MS;
-  await models.Token.create({ accessToken, refreshToken, expiresAt, username });
+  // 128 random bits each: a taken token is a fault, not a collision to retry.
+  if (!(await insertRecord(models.Token, { accessToken, refreshToken, expiresAt, refreshUsed: false, username }))) throw new Error('token already issued');
   cache.tokens.set(accessToken, { expiresAt, username });
   return {
     access_token: accessToken,
@@ -42,7 +43,7 @@ async function accountOf(p: Params, { models, config }: SimStore & { config: Con
     if (sameText(password, md5(config.SIM_PASSWORD))) return username;
     throw new VendorError(ERR.INVALID_ACCOUNT, 'invalid account');
   }
-  const user = username ? await models.User.findOne({ username }).lean() : null;
+  const user = username ? await models.User.collection.findOne<UserDoc>({ username }) : null;
   if (!user || !sameText(password, user.passwordMd5)) throw new VendorError(ERR.INVALID_ACCOUNT, 'invalid account');
   return username;
 }

@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { isDuplicateKeyError } from '@smartlock/db';
-import { PasscodeDoc, SimModels, SimStore, nextId } from '../models';
+import { PasscodeDoc, SimModels, SimStore, insertRecord, nextId } from '../models';
 import { ensureLock, requireGateway } from '../locks/locks';
 import { ERR, OK, Params, VendorError, badParameter, hourPeriod, int, lockIdParam, pageOf, paging, reqStr, str } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
@@ -55,11 +54,8 @@ export const passcodeOperations: VendorOperation[] = [
       await viaGatewayIfAsked(deps, lockId, p, 'addType');
       await checkRoom(models, lockId);
       const keyboardPwdId = await nextId(models, 'keyboardPwdId');
-      try {
-        await models.Passcode.create({ keyboardPwdId, lockId, keyboardPwd, keyboardPwdName, keyboardPwdType: PERIOD, ...pr, custom: true });
-      } catch (err) {
-        if (isDuplicateKeyError(err)) throw new VendorError(ERR.DUPLICATE, 'The same passcode already exists on this lock.');
-        throw err;
+      if (!(await insertRecord(models.Passcode, { keyboardPwdId, lockId, keyboardPwd, keyboardPwdName, keyboardPwdType: PERIOD, ...pr, custom: true }))) {
+        throw new VendorError(ERR.DUPLICATE, 'The same passcode already exists on this lock.');
       }
       return { keyboardPwdId };
     },
@@ -88,12 +84,10 @@ export const passcodeOperations: VendorOperation[] = [
       const keyboardPwdId = await nextId(models, 'keyboardPwdId');
       for (let attempt = 0; ; attempt++) {
         const keyboardPwd = String(randomInt(10_000_000, 100_000_000));
-        try {
-          await models.Passcode.create({ keyboardPwdId, lockId, keyboardPwd, keyboardPwdName, keyboardPwdType: type === PERMANENT ? PERMANENT : type, startDate, endDate, custom: false });
+        if (await insertRecord(models.Passcode, { keyboardPwdId, lockId, keyboardPwd, keyboardPwdName, keyboardPwdType: type === PERMANENT ? PERMANENT : type, startDate, endDate, custom: false })) {
           return { keyboardPwdId, keyboardPwd };
-        } catch (err) {
-          if (!isDuplicateKeyError(err) || attempt >= 5) throw err;
         }
+        if (attempt >= 5) throw new Error('generated passcode digits taken on the lock six times');
       }
     },
   },

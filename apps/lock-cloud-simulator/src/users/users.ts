@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '@smartlock/db';
+import { insertRecord } from '../models';
 import { checkClient } from '../oauth/token';
 import { ERR, VendorError, int, reqStr } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
@@ -26,12 +26,7 @@ export const userOperations: VendorOperation[] = [
       const password = reqStr(p, 'password');
       if (!/^[0-9a-f]{32}$/.test(password)) throw new VendorError(ERR.PASSWORD_NOT_MD5, 'password must be md5 encrypted');
       const username = `${USER_PREFIX}${name}`;
-      try {
-        await models.User.create({ username, passwordMd5: password });
-      } catch (err) {
-        if (isDuplicateKeyError(err)) throw new VendorError(ERR.USER_EXISTS, 'existing registered users');
-        throw err;
-      }
+      if (!(await insertRecord(models.User, { username, passwordMd5: password }))) throw new VendorError(ERR.USER_EXISTS, 'existing registered users');
       return { username };
     },
   },
