@@ -228,6 +228,47 @@ describe('libs/messaging against the real broker', () => {
     expect(dead.headers).toMatchObject({ retry_count: 0, 'x-death-reason': 'Room not found' });
   });
 
+  it('handleHere runs the queue consumer\'s handler in this process: nothing crosses the broker when it succeeds; a failure takes the retry queue (back with retry_count 1) or the dead-letter path', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    const seen: { id: number; retry: number; correlationId: string; redelivered: boolean }[] = [];
+    const reported: number[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    await b.consume<{ id: number }>(
+      Q,
+      async (p, ctx) => {
+        seen.push({ id: p.id, retry: ctx.retryCount, correlationId: ctx.correlationId, redelivered: ctx.redelivered });
+        if (p.id === 1) await gate;
+        if (p.id === 2 && ctx.retryCount === 0) throw new TransientError('endpoint answered 503');
+        if (p.id === 3) throw new PermanentError('endpoint answered 410 Gone');
+      },
+      { retryDelaysMs: [50], onDeadLetter: async (p) => void reported.push((p as { id: number }).id) },
+    );
+    await b.connect();
+
+    // It resolves once the handler has run here (a send would resolve at the broker's confirm).
+    let resolved = false;
+    const here = b.handleHere(Q, { id: 1 }, { correlationId: 'corr-here' }).then(() => void (resolved = true));
+    await waitFor(() => seen.length === 1, { what: 'the handler' });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(resolved).toBe(false);
+    open();
+    await here;
+    expect(seen).toEqual([{ id: 1, retry: 0, correlationId: 'corr-here', redelivered: false }]);
+
+    await b.handleHere(Q, { id: 2 });
+    await waitFor(() => seen.filter((x) => x.id === 2).length === 2, { what: 'the retry, consumed from the queue' });
+    expect(seen.filter((x) => x.id === 2).map((x) => x.retry)).toEqual([0, 1]);
+
+    await b.handleHere(Q, { id: 3 });
+    expect(reported).toEqual([3]);
+    const [dead] = await drain(vhost.url, deadLetterQueueName(Q.name));
+    expect(dead).toMatchObject({ body: { id: 3 }, headers: { retry_count: 0, 'x-death-reason': 'endpoint answered 410 Gone', 'x-failed-queue': Q.name } });
+
+    await expect(b.handleHere({ ...Q, name: 'not-consumed-here' }, { id: 4 })).rejects.toThrow(/does not consume not-consumed-here/);
+  });
+
   it('an invalid message (schema) is dead-lettered at once', async () => {
     const Joi = (await import('joi')).default;
     const b = broker();

@@ -95,6 +95,15 @@ export interface Broker {
   sendToQueue(queue: string, payload: unknown, opts?: PublishOptions): Promise<void>;
   consume<T>(queue: QueueDef, handler: Handler<T>, opts?: ConsumeOptions<T>): Promise<void>;
   /**
+   * Handles a message of `queue` here, with the handler and options this process consumes that queue
+   * with: what a send to the queue and its delivery back to this process would do, a broker round
+   * trip fewer. A failure takes the consumed message's paths (its retry queue with retry_count 1, or
+   * the dead-letter report and queue). Resolves once the message is handled or so routed; rejects
+   * when it could be neither (where a consumed message would be requeued), leaving the caller's own
+   * message to fail and come back.
+   */
+  handleHere(queue: QueueDef, payload: unknown, opts?: PublishOptions): Promise<void>;
+  /**
    * A per-process, exclusive queue bound to a fanout exchange: for caches every process keeps. A
    * message that fails `verifyWith` or `schema`, or whose handler throws, is logged and dropped.
    * `onBound` runs each time the queue is (re)bound, on start and after a reconnect: messages sent
@@ -121,11 +130,20 @@ function deadLetterVerdict(headers: Record<string, unknown>): { reason: string; 
   return typeof reason === 'string' ? { reason, permanent: headers[DEAD_LETTER_PERMANENT] === true } : undefined;
 }
 
+/** What becomes of a consumed message: its settlement on its channel (none for one handled here). */
+interface Settle {
+  ack(): void;
+  requeue(): void;
+}
+type Outcome = 'handled' | 'retried' | 'dead_lettered' | 'requeued';
+
 interface Consumer {
   queue: string;
   broadcastExchange?: ExchangeDef;
   onBound?: () => void;
   run: (msg: ConsumeMessage, channel: Channel) => Promise<void>;
+  /** A work queue's handling, for handleHere. */
+  handle?: (msg: ConsumeMessage, settle: Settle) => Promise<Outcome>;
   prefetch: number;
   channel?: Channel;
   consumerTag?: string;
@@ -453,16 +471,21 @@ export function createBroker(opts: BrokerOptions): Broker {
       const maxRetries = o.maxRetries ?? MAX_RETRIES;
       declared.push({ queue, delays: delays.slice(0, Math.max(1, maxRetries)) });
 
+      const handleCounted = async (msg: ConsumeMessage, settle: Settle): Promise<Outcome> => {
+        const outcome = await handle(msg, settle);
+        counted?.inc({ queue: queue.name, outcome });
+        return outcome;
+      };
       const consumer: Consumer = {
         queue: queue.name,
         prefetch: o.prefetch ?? 50,
         run: async (msg, ch) => {
-          const outcome = await handle(msg, ch);
-          counted?.inc({ queue: queue.name, outcome });
+          await handleCounted(msg, { ack: () => safeAck(ch, msg, consumer), requeue: () => safeNack(ch, msg, consumer) });
         },
+        handle: handleCounted,
       };
       /** One message, start to end; says what became of it. */
-      const handle = async (msg: ConsumeMessage, ch: Channel): Promise<'handled' | 'retried' | 'dead_lettered' | 'requeued'> => {
+      const handle = async (msg: ConsumeMessage, settle: Settle): Promise<Outcome> => {
         const ctx = contextOf(msg);
         let payload: T | undefined;
         try {
@@ -483,7 +506,7 @@ export function createBroker(opts: BrokerOptions): Broker {
           } finally {
             timed?.observe({ queue: queue.name }, (performance.now() - started) / 1000);
           }
-          safeAck(ch, msg, consumer);
+          settle.ack();
           return 'handled';
         } catch (err) {
           // A message whose dead-letter report failed earlier comes back with its verdict: report it again.
@@ -530,7 +553,7 @@ export function createBroker(opts: BrokerOptions): Broker {
                       'x-last-error': detail.slice(0, 500),
                     },
                   });
-                  safeAck(ch, msg, consumer);
+                  settle.ack();
                   return 'retried';
                 }
               }
@@ -554,15 +577,15 @@ export function createBroker(opts: BrokerOptions): Broker {
                   'x-failed-queue': queue.name,
                 },
               });
-              safeAck(ch, msg, consumer);
+              settle.ack();
               return 'dead_lettered';
             }
-            safeAck(ch, msg, consumer);
+            settle.ack();
             return 'retried';
           } catch (routeErr) {
             // Could not park the message on its retry or dead-letter path: give it back to the queue.
             ctx.logger.error('could not route failed message; requeueing', { queue: queue.name, err: routeErr });
-            safeNack(ch, msg, consumer);
+            settle.requeue();
             return 'requeued';
           }
         }
@@ -571,6 +594,21 @@ export function createBroker(opts: BrokerOptions): Broker {
       if (connection) {
         await assertAll(connection);
         await startConsumer(connection, consumer);
+      }
+    },
+
+    async handleHere(queue, payload, o) {
+      const c = consumers.find((x) => x.queue === queue.name && x.handle);
+      if (!c?.handle) throw new Error(`handleHere: this process does not consume ${queue.name}`);
+      const { body, props } = encode(payload, o);
+      const msg = {
+        content: body,
+        fields: { deliveryTag: 0, redelivered: false, exchange: '', routingKey: queue.name, consumerTag: '' },
+        properties: props,
+      } as unknown as ConsumeMessage;
+      const settled = () => undefined;
+      if ((await c.handle(msg, { ack: settled, requeue: settled })) === 'requeued') {
+        throw new BrokerUnavailableError(`a message of ${queue.name} handled here could be neither retried nor dead-lettered`);
       }
     },
 
