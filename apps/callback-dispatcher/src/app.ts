@@ -24,7 +24,7 @@ export const SERVICE = 'callback-dispatcher';
  * Signed callbacks to customer endpoints with durable retries; guest e-mail and SMS.
  *
  *   identity.events → endpoints/on-identity-event   (replica of callback endpoints)
- *   access.events   → deliveries/on-access-event    (enqueues deliveries, records and enqueues guest messages)
+ *   access.events   → deliveries/on-access-event    (a delivery's first attempt, or enqueues it; records and enqueues guest messages)
  *   callback-dispatcher.deliveries     → deliveries/deliver  (one attempt, recorded; retries in broker delay queues)
  *   callback-dispatcher.guest-messages → guest/send          (e-mail and SMS)
  *   /admin/v1/…deliveries…, /portal/api/deliveries… → admin/routes
@@ -125,12 +125,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
           enqueued.clear();
         },
       });
-      await broker.consume<AccessEventMessage>(
-        QUEUES.dispatcherAccessEvents,
-        (msg, mctx) =>
-          onAccessEvent({ models, endpoints, broker, key, channels: { email: !!email, sms: !!sms }, keyLinkBase: config.GUEST_KEY_LINK_BASE, enqueued }, openAccessEvent(msg, messageKey), mctx),
-        { schema: accessEventMessageSchema, prefetch: 64 },
-      );
       // A high prefetch: a hanging endpoint holds at most perEndpoint + queuePerEndpoint messages, the
       // rest of the window keeps flowing to other companies (its surplus is parked in the broker).
       await broker.consume<WorkMessage>(QUEUES.dispatcherDeliveries, (msg, mctx) => deliver(deliverDeps, msg, mctx), {
@@ -142,6 +136,21 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         ...retry,
         prefetch: 16,
         onDeadLetter: (msg, mctx, info) => onGuestDeadLetter(guestDeps, msg, mctx, info),
+      });
+      // After the deliveries' consumer: a delivery's first attempt may run here as that queue's (handleHere).
+      const accessDeps = {
+        models,
+        endpoints,
+        broker,
+        key,
+        channels: { email: !!email, sms: !!sms },
+        keyLinkBase: config.GUEST_KEY_LINK_BASE,
+        enqueued,
+        attemptHere: (company: string) => deliverDeps.limiter.free(company) && !deliverDeps.failing.failing(company),
+      };
+      await broker.consume<AccessEventMessage>(QUEUES.dispatcherAccessEvents, (msg, mctx) => onAccessEvent(accessDeps, openAccessEvent(msg, messageKey), mctx), {
+        schema: accessEventMessageSchema,
+        prefetch: 64,
       });
     },
     routes: (app, ctx) => {

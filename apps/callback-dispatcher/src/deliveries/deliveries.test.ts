@@ -1,3 +1,4 @@
+import amqp from 'amqplib';
 import axios from 'axios';
 import type { CommandStartedEvent } from 'mongodb';
 import { createHmac, randomUUID } from 'node:crypto';
@@ -382,9 +383,11 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
    * A dispatcher of the test's own (vhost, database, publisher) with settings the suite's does not
    * have; `stop()` tears it all down.
    */
-  async function ownDispatcher(name: string, over: Record<string, string>) {
+  /** A dispatcher of its own vhost and database; `prepare` runs on the vhost before the dispatcher starts. */
+  async function ownDispatcher(name: string, over: Record<string, string>, prepare?: (vhost: TestVhost) => Promise<unknown>) {
     const own = await createVhost(`dispatcher-${name}`);
     const ownDb = uniqueDbName(`dispatcher_${name}`);
+    await prepare?.(own);
     const ownApp = await start(readConfig({ ...env(), AMQP_URL: own.url, MONGO_DB: ownDb, ...over }), logger);
     const pub = createBroker({ url: own.url, logger, connectionName: `test-publisher-${name}` });
     const stop = async () => {
@@ -413,8 +416,50 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
         return c;
       },
       publish: (msg: AccessEventMessage) => pub.publish(EXCHANGES.accessEvents.name, msg.type, msg),
+      publisher: pub,
     };
   }
+
+  it("a healthy endpoint's first attempt runs where its access event is handled: no message on the deliveries queue; a failed one's retry takes that queue's delay queue", async () => {
+    const API = process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api';
+    const TRACE = 'test.trace';
+    // The broker's firehose: a copy of every message published in the vhost, with where it went.
+    const trace = async (vhost: TestVhost) => {
+      await axios.put(`${API}/vhosts/${encodeURIComponent(vhost.vhost)}`, { tracing: true }, { auth: { username: 'guest', password: 'guest' } });
+      const conn = await amqp.connect(vhost.url);
+      const ch = await conn.createChannel();
+      await ch.assertQueue(TRACE);
+      await ch.bindQueue(TRACE, 'amq.rabbitmq.trace', 'publish.#');
+      await conn.close();
+    };
+    const d = await ownDispatcher('here', {}, trace);
+    try {
+      const healthy = await receiver();
+      const failing = await receiver({ reply: (n) => (n === 0 ? 503 : 200) });
+      const ok = await d.company('healthy', healthy.url);
+      const ko = await d.company('failing', failing.url);
+      const sent = Array.from({ length: 5 }, () => accessEvent(ok, 'access.provisioned'));
+      for (const msg of sent) await d.publish(msg);
+      await d.publish(accessEvent(ko, 'access.provisioned'));
+      await waitFor(() => healthy.received.length === 5 && failing.received.length === 1, { what: 'the callbacks, the failed one on its retry' });
+      expect(failing.hits()).toBe(2);
+      await waitFor(async () => (await d.models.Delivery.countDocuments({ company_id: ok, status: 'delivered', attempts: 1 })) === 5, { what: 'five deliveries recorded' });
+
+      const conn = await amqp.connect(d.vhost.url);
+      const ch = await conn.createChannel();
+      const published: string[] = [];
+      for (let m = await ch.get(TRACE, { noAck: true }); m; m = await ch.get(TRACE, { noAck: true })) {
+        const h = m.properties.headers ?? {};
+        published.push(`${h.exchange_name || '(default)'}/${(h.routing_keys as string[]).join(',')}`);
+      }
+      await conn.close();
+      // Tracing sees what the test published; the dispatcher sent no delivery through its queue, only the failed attempt's retry.
+      expect(published.filter((p) => p.startsWith(`${EXCHANGES.accessEvents.name}/`))).toHaveLength(6);
+      expect(published.filter((p) => p.startsWith('(default)/callback-dispatcher.deliveries'))).toEqual([`(default)/${retryQueueName(QUEUES.dispatcherDeliveries.name, 100)}`]);
+    } finally {
+      await d.stop();
+    }
+  });
 
   it("a receiver that hangs for 30 s does not delay another company's callbacks", async () => {
     // The production-like timeout, so the hang is real (not cut at 1 s).

@@ -8,6 +8,8 @@ const FAILING_WINDOW_MS = 15 * 60_000;
 export interface FailingEndpoints {
   /** One attempt to the company's endpoint: delivered or not. */
   record(companyId: string, delivered: boolean, error: string | null): void;
+  /** Its last attempts here failed (FAILING_AFTER in a row, within FAILING_WINDOW_MS). */
+  failing(companyId: string): boolean;
 }
 
 /**
@@ -26,6 +28,10 @@ export function failingEndpoints(registry: Registry, logger: Logger, now: () => 
     return [{ labels: {}, value: failing }];
   });
   return {
+    failing(companyId) {
+      const s = streaks.get(companyId);
+      return !!s && s.failures >= FAILING_AFTER && now() - s.last <= FAILING_WINDOW_MS;
+    },
     record(companyId, delivered, error) {
       const s = streaks.get(companyId);
       if (delivered) {

@@ -8,6 +8,8 @@
 export const PARKED = Symbol('parked');
 
 export interface Limiter {
+  /** An attempt to the endpoint would start at once: a slot of its own and one of the process free. */
+  free(key: string): boolean;
   admit(key: string): 'run' | 'park';
   run<T>(key: string, fn: () => Promise<T>): Promise<T | typeof PARKED>;
 }
@@ -38,6 +40,10 @@ export function createLimiter(opts: { perKey: number; total: number; maxWaiting:
   }
 
   return {
+    free(key) {
+      const g = gates.get(key);
+      return (!g || g.running.length < opts.perKey) && totalActive < opts.total;
+    },
     admit(key) {
       const g = gates.get(key);
       if (!g || g.running.length < opts.perKey) return 'run';

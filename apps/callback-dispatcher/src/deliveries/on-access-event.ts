@@ -7,7 +7,7 @@ import type { DispatcherModels, GuestChannel, GuestMessageDoc } from '../models'
 import type { EndpointCache } from '../endpoints/cache';
 import { composeEmail, composeSms } from '../guest/compose';
 import { deliveryIdFor, serializeCallbackBody } from './body';
-import type { NewDelivery } from './deliver';
+import type { NewDelivery, WorkMessage } from './deliver';
 import type { RecentlyEnqueued } from './enqueued';
 
 export interface AccessEventDeps {
@@ -17,8 +17,10 @@ export interface AccessEventDeps {
   key: SecretKey;
   channels: { email: boolean; sms: boolean };
   keyLinkBase: string;
-  /** Deliveries enqueued here: their first attempt sends from the message, without a read. */
+  /** Deliveries enqueued or attempted here: their first attempt sends from the message, without a read. */
   enqueued: RecentlyEnqueued;
+  /** The company's endpoint takes an attempt at once (a free slot, not failing): the first attempt runs here. */
+  attemptHere(companyId: string): boolean;
 }
 
 /** A delivery's record is settled already (delivered or dead): a copy of its access event enqueues nothing. */
@@ -44,38 +46,51 @@ function guestMessageId(eventId: string, event: string, channel: GuestChannel): 
 
 /**
  * access.events → one callback delivery (when the company has an endpoint) and one message per guest
- * channel (provisioned and revoked, when the booking carried guest.email / guest.phone). Only
- * enqueues (and records the guest messages): sending happens on the dispatcher's own queues, so a
- * slow endpoint never holds this consumer.
+ * channel (provisioned and revoked, when the booking carried guest.email / guest.phone), side by side.
  *
  * A delivery's message carries what its record starts with; the record is written once, at its first
- * attempt, with that attempt's outcome (deliver.ts), not here and then updated. A copy of the access
- * event (the broker's redelivery, or one this process enqueued a moment ago) reads the record first
- * and enqueues nothing when the delivery is settled.
+ * attempt, with that attempt's outcome (deliver.ts), not here and then updated. The first attempt runs
+ * here, as the deliveries queue's consumer would run it (broker.handleHere: its retries and dead
+ * letter take that queue's paths), when the endpoint can take it at once; otherwise the message is
+ * enqueued, so an endpoint that is slow, saturated or failing holds no more of this consumer than its
+ * few attempts already running. A copy of the access event (the broker's redelivery, or one this
+ * process handled a moment ago) reads the record first and enqueues nothing when the delivery is
+ * settled.
  */
 export async function onAccessEvent(deps: AccessEventDeps, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
+  const outcomes = await Promise.allSettled([callback(deps, msg, ctx), guestMessages(deps, msg, ctx)]);
+  for (const o of outcomes) if (o.status === 'rejected') throw o.reason;
+}
+
+async function callback(deps: AccessEventDeps, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
   const { models, broker, key } = deps;
   const endpoint = await deps.endpoints.get(msg.company_id);
-  if (endpoint) {
-    const id = deliveryIdFor(msg.event_id, msg.type, msg.company_id);
-    const copy = ctx.redelivered || deps.enqueued.seen(id);
-    if (!copy || !(await settled(models.Delivery, id))) {
-      const delivery: NewDelivery = {
-        _id: id,
-        company_id: msg.company_id,
-        reference_id: msg.reference_id,
-        event: msg.type,
-        event_id: msg.event_id,
-        occurred_at: msg.occurred_at,
-        body: encryptSecret(serializeCallbackBody(msg, id), key),
-      };
-      if (!copy) deps.enqueued.remember(id);
-      await broker.sendToQueue(QUEUES.dispatcherDeliveries.name, { id, company: msg.company_id, trigger: 'scheduled', delivery }, { correlationId: ctx.correlationId, messageId: id });
-    }
-  } else {
+  if (!endpoint) {
     ctx.logger.debug('no callback endpoint for the company; no delivery', { companyId: msg.company_id });
+    return;
   }
+  const id = deliveryIdFor(msg.event_id, msg.type, msg.company_id);
+  const copy = ctx.redelivered || deps.enqueued.seen(id);
+  if (copy && (await settled(models.Delivery, id))) return;
+  const delivery: NewDelivery = {
+    _id: id,
+    company_id: msg.company_id,
+    reference_id: msg.reference_id,
+    event: msg.type,
+    event_id: msg.event_id,
+    occurred_at: msg.occurred_at,
+    body: encryptSecret(serializeCallbackBody(msg, id), key),
+  };
+  const work: WorkMessage = { id, company: msg.company_id, trigger: 'scheduled', delivery };
+  const options = { correlationId: ctx.correlationId, messageId: id };
+  if (copy) return broker.sendToQueue(QUEUES.dispatcherDeliveries.name, work, options);
+  deps.enqueued.remember(id);
+  if (deps.attemptHere(msg.company_id)) return broker.handleHere(QUEUES.dispatcherDeliveries, work, options);
+  return broker.sendToQueue(QUEUES.dispatcherDeliveries.name, work, options);
+}
 
+async function guestMessages(deps: AccessEventDeps, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
+  const { models, broker, key } = deps;
   if (msg.type === 'access.failed' || !msg.guest) return;
   const targets: [GuestChannel, string | undefined, () => unknown][] = [
     ['email', deps.channels.email ? msg.guest.email : undefined, () => composeEmail(msg, deps.keyLinkBase)],

@@ -206,5 +206,25 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     );
   });
 
+  it("a callback endpoint that hangs does not hold the guest's e-mail (the callback's first attempt runs beside it)", async () => {
+    const hanging = await startReceiver({ reply: () => 'hang' });
+    try {
+      const companyId = `co-${randomUUID().slice(0, 6)}`;
+      await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, hanging.url, { type: 'bearer', token: 't' }, key, 1), {
+        signWith: parseSecretsKey(TEST_IDENTITY_EVENTS_KEY),
+      });
+      await waitFor(() => models().Endpoint.exists({ company_id: companyId }), { what: 'endpoint replica' });
+      const g = guest();
+      const started = Date.now();
+      await publish(accessEvent(companyId, 'access.provisioned', { guest: g }));
+      await mailTo(g.email);
+      // CALLBACK_TIMEOUT_MS is 2000: the mail did not wait for the attempt to give up.
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(hanging.hits()).toBe(1);
+    } finally {
+      await hanging.close();
+    }
+  });
+
   const text_ = () => text();
 });
