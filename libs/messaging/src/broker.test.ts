@@ -269,6 +269,30 @@ describe('libs/messaging against the real broker', () => {
     await expect(b.handleHere({ ...Q, name: 'not-consumed-here' }, { id: 4 })).rejects.toThrow(/does not consume not-consumed-here/);
   });
 
+  it('handleHere rejects when a failure can be neither retried nor dead-lettered (the connection gone), so the caller\'s own message fails and comes back', async () => {
+    const b = broker();
+    await b.declareExchanges([EX]);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let started = false;
+    await b.consume<{ id: number }>(
+      Q,
+      async () => {
+        started = true;
+        await gate;
+        throw new TransientError('endpoint answered 503');
+      },
+      { retryDelaysMs: [50] },
+    );
+    await b.connect();
+    const here = b.handleHere(Q, { id: 1 });
+    await waitFor(() => started, { what: 'the handler' });
+    expect(await vhost.closeConnections()).toBeGreaterThan(0);
+    await waitFor(() => !b.isReady(), { what: 'the connection seen lost' });
+    open();
+    await expect(here).rejects.toBeInstanceOf(BrokerUnavailableError);
+  });
+
   it('an invalid message (schema) is dead-lettered at once', async () => {
     const Joi = (await import('joi')).default;
     const b = broker();

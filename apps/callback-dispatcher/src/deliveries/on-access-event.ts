@@ -83,9 +83,10 @@ async function callback(deps: AccessEventDeps, msg: AccessEventMessage, ctx: Mes
   };
   const work: WorkMessage = { id, company: msg.company_id, trigger: 'scheduled', delivery };
   const options = { correlationId: ctx.correlationId, messageId: id };
-  if (copy) return broker.sendToQueue(QUEUES.dispatcherDeliveries.name, work, options);
-  deps.enqueued.remember(id);
-  if (deps.attemptHere(msg.company_id)) return broker.handleHere(QUEUES.dispatcherDeliveries, work, options);
+  if (!copy) {
+    deps.enqueued.remember(id);
+    if (deps.attemptHere(msg.company_id)) return broker.handleHere(QUEUES.dispatcherDeliveries, work, options);
+  }
   return broker.sendToQueue(QUEUES.dispatcherDeliveries.name, work, options);
 }
 
