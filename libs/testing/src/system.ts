@@ -118,8 +118,9 @@ export async function launchSystem(opts: SystemOptions = {}) {
   // Every app at once, as a deployment starts them (the whole launch 9 s against 12 s one app after
   // another, measured), kept in the order of `specs` so that `app(name, i)` is stable; then the edge,
   // which needs a dispatcher's address.
-  const launched = await Promise.allSettled(specs.map((spec) => launchApp(spec.name, fullEnv(spec.name, spec.env))));
-  launched.forEach((l, i) => l.status === 'fulfilled' && running.push({ name: specs[i].name, env: fullEnv(specs[i].name, specs[i].env), app: l.value }));
+  const envs = specs.map((spec) => fullEnv(spec.name, spec.env));
+  const launched = await Promise.allSettled(specs.map((spec, i) => launchApp(spec.name, envs[i])));
+  launched.forEach((l, i) => l.status === 'fulfilled' && running.push({ name: specs[i].name, env: envs[i], app: l.value }));
   try {
     const failed = launched.find((l): l is PromiseRejectedResult => l.status === 'rejected');
     if (failed) throw failed.reason;
