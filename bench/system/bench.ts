@@ -30,6 +30,7 @@ const VENDOR = {
 const VENDOR_PROCESSES = ['lock-cloud-simulator', 'ferretdb (vendor)', 'postgresql (vendor)'];
 const RATES = (process.env.BENCH_RATES || '10,20,30,40,50,60,80').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS || 15);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS || 15);
 const STORED_EVENTS = SCENARIO === 'loaded' ? Number(process.env.BENCH_STORED_EVENTS || 100_000) : 0;
 const TICK_MS = 1000 / 100; // /proc clock ticks (USER_HZ)
 /** Profile mode (BENCH_PROFILE): where the apps' profiles go, and FerretDB's pprof endpoint. */
@@ -138,6 +139,16 @@ async function snapshot(processes: { name: string; pid: number }[]): Promise<Sna
   return { cpu, pgBackends, vendorPgBackends, pg: { xacts, returned, fetched, written }, vendorPgXacts, tables };
 }
 
+/** CPU ms of each process between two snapshots, PostgreSQL's backends summed, scaled by `scale`. */
+function cpuMsOf(before: Snapshot, after: Snapshot, scale: (ms: number) => number): Record<string, number> {
+  const cpuMs: Record<string, number> = {};
+  for (const [name, ticks] of after.cpu) cpuMs[name] = scale((ticks - (before.cpu.get(name) ?? 0)) * TICK_MS);
+  const backendTicks = (a: Map<number, number>, b: Map<number, number>) => [...a].reduce((sum, [pid, ticks]) => sum + ticks - (b.get(pid) ?? 0), 0);
+  cpuMs.postgresql = scale(backendTicks(after.pgBackends, before.pgBackends) * TICK_MS);
+  cpuMs['postgresql (vendor)'] = scale(backendTicks(after.vendorPgBackends, before.vendorPgBackends) * TICK_MS);
+  return cpuMs;
+}
+
 /** The tables read most over a step, by rows per booking (where the rows-read figure comes from). */
 function topReaders(before: Snapshot, after: Snapshot, bookings: number) {
   return [...after.tables]
@@ -211,6 +222,7 @@ async function main() {
   let profiles: ProcessProfile[] | undefined;
   const client = await MongoClient.connect(MONGO_URL);
   const results: Record<string, unknown>[] = [];
+  let idle: Record<string, unknown> | undefined;
   try {
     const c = await onboard(sys, 'Bench Hotel', 'BENCH');
     const admin = axios.create({ baseURL: sys.baseUrl, headers: { Authorization: `Bearer ${sys.adminToken}` } });
@@ -245,6 +257,25 @@ async function main() {
     const again = await offer(20, 5, 'WARM2');
     await settleEach(sys, c, again.filter((s) => s.status === 202), 120_000);
 
+    // What the system costs with nothing offered (relays, the replica's gap checks, heartbeats,
+    // pools): a booking's share of it is this divided by the rate, which is why a booking costs
+    // more at 10/s than at 50/s. It starts 11 s after the warm-up: a PostgreSQL backend that went
+    // idle reports its statistics within 10 s (PGSTAT_IDLE_INTERVAL), the warm-up's among them.
+    await sleep(11_000);
+    const idleBefore = await snapshot(sys.processes());
+    await sleep(IDLE_SECONDS * 1000);
+    const idleAfter = await snapshot(sys.processes());
+    const perSecond = (x: number) => +(x / IDLE_SECONDS).toFixed(1);
+    const idleCpu = cpuMsOf(idleBefore, idleAfter, perSecond);
+    idle = {
+      seconds: IDLE_SECONDS,
+      cpuMsPerSecond: idleCpu,
+      cpuMsPerSecondSystem: +Object.entries(idleCpu).filter(([k]) => !VENDOR_PROCESSES.includes(k)).reduce((a, [, v]) => a + v, 0).toFixed(1),
+      pgTransactionsPerSecond: perSecond(idleAfter.pg.xacts - idleBefore.pg.xacts),
+      statementsPerSecondByApp: statementsByApp(idleBefore, idleAfter, IDLE_SECONDS),
+    };
+    console.log(JSON.stringify({ idle }));
+
     for (const rate of RATES) {
       const processes = sys.processes();
       const before = await snapshot(processes);
@@ -270,11 +301,7 @@ async function main() {
         .toArray();
       const latencies = docs.filter((d) => d.status === 'COMPLETED').map((d) => new Date(d.updated_at).getTime() - new Date(d.received_at).getTime());
       const per = (x: number) => +(x / Math.max(1, accepted.length)).toFixed(1);
-      const cpuMs: Record<string, number> = {};
-      for (const [name, ticks] of after.cpu) cpuMs[name] = per((ticks - (before.cpu.get(name) ?? 0)) * TICK_MS);
-      const backendTicks = (a: Map<number, number>, b: Map<number, number>) => [...a].reduce((sum, [pid, ticks]) => sum + ticks - (b.get(pid) ?? 0), 0);
-      cpuMs.postgresql = per(backendTicks(after.pgBackends, before.pgBackends) * TICK_MS);
-      cpuMs['postgresql (vendor)'] = per(backendTicks(after.vendorPgBackends, before.vendorPgBackends) * TICK_MS);
+      const cpuMs = cpuMsOf(before, after, per);
       const sum = (keep: (process: string) => boolean) => +Object.entries(cpuMs).filter(([k]) => keep(k)).reduce((a, [, v]) => a + v, 0).toFixed(1);
       const row = {
         offeredPerSecond: rate,
@@ -312,7 +339,7 @@ async function main() {
     await sys.stop();
   }
   mkdirSync('bench/out', { recursive: true });
-  const out = { scenario: SCENARIO, storedEvents: STORED_EVENTS, seconds: SECONDS, date: new Date().toISOString(), results, profiles };
+  const out = { scenario: SCENARIO, storedEvents: STORED_EVENTS, seconds: SECONDS, date: new Date().toISOString(), idle, results, profiles };
   writeFileSync(`bench/out/system-${SCENARIO}.json`, JSON.stringify(out, null, 2));
 }
 

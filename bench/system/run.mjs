@@ -7,7 +7,7 @@
 // node (a vhost of the run's own, whose message counters are the run's alone; its CPU is the whole
 // node's). Writes bench/out/system-*.json,
 // the "System benchmark" section of bench/report.md and bench/system-latency.svg.
-// BENCH_RATES (10,20,30,40,50,60,80), BENCH_SECONDS (15), BENCH_STORED_EVENTS (100000),
+// BENCH_RATES (10,20,30,40,50,60,80), BENCH_SECONDS (15), BENCH_IDLE_SECONDS (15), BENCH_STORED_EVENTS (100000),
 // BENCH_SCENARIOS (fresh,loaded) tune it. BENCH_PROFILE=<rate> is the profile mode instead: that one
 // rate on a fresh database (unless BENCH_SCENARIOS says otherwise), every app and FerretDB profiled
 // during the step (bench/system/profile.ts), written to the report's "Where the CPU goes" section;
@@ -192,6 +192,10 @@ for (const [name, o] of Object.entries(outputs)) {
   for (const r of o.results) {
     const p = r.perBooking;
     section.push(`| ${r.offeredPerSecond} | ${r.accepted}/${r.offered} | ${r.completed} | ${r.p50Ms} | ${r.p99Ms} | ${r.drainMs} | ${r.sustained ? 'yes' : 'no'} | ${p.cpuMsSystem} | ${p.cpuMsVendor} | ${p.pgTransactions} | ${p.vendorPgTransactions} | ${p.pgRowsRead} | ${p.pgRowsWritten} | ${p.brokerPublishes} | ${p.brokerDeliveries} |`);
+  }
+  if (o.idle) {
+    const i = o.idle;
+    section.push('', `Idle, before the first rate (nothing offered for ${i.seconds} s after the warm-up): the system ${i.cpuMsPerSecondSystem} CPU ms a second (${Object.entries(i.cpuMsPerSecond).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')}), ${i.pgTransactionsPerSecond} PostgreSQL transactions a second. A booking's share of it is that divided by the rate: ${[10, 50].map((r) => `${(i.cpuMsPerSecondSystem / r).toFixed(1)} ms at ${r}/s`).join(', ')}.`);
   }
   section.push('', `CPU ms per booking by process: ${o.results.map((r) => `at ${r.offeredPerSecond}/s: ${procs.map((k) => `${k} ${r.perBooking.cpuMs[k] ?? 0}`).join(', ')}`).join('; ')}.`, '');
   const last = o.results.filter((r) => r.sustained).at(-1) ?? o.results.at(-1);
