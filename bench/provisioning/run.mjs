@@ -13,6 +13,7 @@ import mongoose from 'mongoose';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
+import fs from 'node:fs';
 import net from 'node:net';
 
 const MONGO_URL = process.env.MONGO_URL || 'mongodb://127.0.0.1:27017';
@@ -45,7 +46,7 @@ async function launch(app, env) {
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     const ok = await axios.get(`${url}/readyz`, { validateStatus: () => true, timeout: 1000 }).then((r) => r.status === 200, () => false);
-    if (ok) return { url, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
+    if (ok) return { url, pid: child.pid, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
     await sleep(100);
   }
   child.kill('SIGKILL');
@@ -53,6 +54,18 @@ async function launch(app, env) {
 }
 
 const oid = () => randomBytes(12).toString('hex');
+
+// Whether the machine or the workers are the limit: the machine's busy share of its cores (/proc/stat)
+// and the CPU the worker processes used (/proc/<pid>/stat), both in clock ticks (USER_HZ, 100/s).
+function machineTicks() {
+  const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const idle = fields[3] + fields[4]; // idle, iowait
+  return { busy: fields.slice(0, 8).reduce((a, b) => a + b, 0) - idle, idle };
+}
+function processTicks(pid) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(fields[11]) + Number(fields[12]); // utime, stime
+}
 
 /**
  * The layout the worker resolves rooms in: location-api's admin snapshot route, served here (the
@@ -134,6 +147,8 @@ async function scenario({ workers, latencyMs, mode, prefetch }) {
 
   const total = mode === 'latency' ? RATE * SECONDS : BURST;
   let behind = 0;
+  const machine0 = machineTicks();
+  const workers0 = procs.reduce((a, p) => a + processTicks(p.pid), 0);
   const t0 = performance.now();
   if (mode === 'latency') {
     for (let i = 0; i < total; i++) {
@@ -150,9 +165,12 @@ async function scenario({ workers, latencyMs, mode, prefetch }) {
   await ch.waitForConfirms();
   const deadline = Date.now() + 180_000;
   while (done.size < total && Date.now() < deadline) await sleep(50);
+  const machine1 = machineTicks();
+  const workerCpuMs = (procs.reduce((a, p) => a + processTicks(p.pid), 0) - workers0) * 10;
+  const machineBusy = (machine1.busy - machine0.busy) / (machine1.busy - machine0.busy + machine1.idle - machine0.idle);
   const elapsed = (Math.max(...done.values()) - t0) / 1000;
   const lat = [...done].map(([id, at]) => at - sent.get(id));
-  const result = { workers, latencyMs, mode, prefetch: prefetch ?? 'default', events: total, completed: done.size, p50: Math.round(pct(lat, 50)), p99: Math.round(pct(lat, 99)), perSecond: +(done.size / elapsed).toFixed(1), generatorMaxLateMs: Math.round(behind) };
+  const result = { workers, latencyMs, mode, prefetch: prefetch ?? 'default', events: total, completed: done.size, p50: Math.round(pct(lat, 50)), p99: Math.round(pct(lat, 99)), perSecond: +(done.size / elapsed).toFixed(1), generatorMaxLateMs: Math.round(behind), machineBusyPercent: Math.round(machineBusy * 100), workerCpuMsPerBooking: +(workerCpuMs / Math.max(1, done.size)).toFixed(1) };
 
   await c.close();
   for (const p of procs) await p.stop();
@@ -179,5 +197,5 @@ results.push(await scenario({ workers: 2, latencyMs: 50, mode: 'throughput', pre
 console.log(JSON.stringify(results.at(-1)));
 const [lat, one, two, oneLimited, twoLimited] = results;
 console.log(`latency at ${RATE}/s (simulator 0 ms): p50 ${lat.p50} ms, p99 ${lat.p99} ms`);
-console.log(`throughput (simulator 50 ms): 1 worker ${one.perSecond}/s, 2 workers ${two.perSecond}/s (x${(two.perSecond / one.perSecond).toFixed(2)})`);
+console.log(`throughput (simulator 50 ms): 1 worker ${one.perSecond}/s, 2 workers ${two.perSecond}/s (x${(two.perSecond / one.perSecond).toFixed(2)}); the machine ${one.machineBusyPercent}% and ${two.machineBusyPercent}% busy, the workers ${one.workerCpuMsPerBooking} and ${two.workerCpuMsPerBooking} CPU ms a booking`);
 console.log(`throughput (simulator 50 ms, PREFETCH=${LIMITED_PREFETCH}): 1 worker ${oneLimited.perSecond}/s, 2 workers ${twoLimited.perSecond}/s (x${(twoLimited.perSecond / oneLimited.perSecond).toFixed(2)})`);
