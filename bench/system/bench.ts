@@ -339,7 +339,7 @@ async function main() {
     await sys.stop();
   }
   mkdirSync('bench/out', { recursive: true });
-  const out = { scenario: SCENARIO, storedEvents: STORED_EVENTS, seconds: SECONDS, date: new Date().toISOString(), idle, results, profiles };
+  const out = { scenario: SCENARIO, storedEvents: STORED_EVENTS, seconds: SECONDS, date: new Date().toISOString(), vendorProcesses: VENDOR_PROCESSES, idle, results, profiles };
   writeFileSync(`bench/out/system-${SCENARIO}.json`, JSON.stringify(out, null, 2));
 }
 

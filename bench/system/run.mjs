@@ -195,7 +195,8 @@ for (const [name, o] of Object.entries(outputs)) {
   }
   if (o.idle) {
     const i = o.idle;
-    section.push('', `Idle, before the first rate (nothing offered for ${i.seconds} s after the warm-up): the system ${i.cpuMsPerSecondSystem} CPU ms a second (${Object.entries(i.cpuMsPerSecond).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')}), ${i.pgTransactionsPerSecond} PostgreSQL transactions a second. A booking's share of it is that divided by the rate: ${[10, 50].map((r) => `${(i.cpuMsPerSecondSystem / r).toFixed(1)} ms at ${r}/s`).join(', ')}.`);
+    const busy = (vendor) => Object.entries(i.cpuMsPerSecond).filter(([k, v]) => v > 0 && o.vendorProcesses.includes(k) === vendor).map(([k, v]) => `${k} ${v}`).join(', ');
+    section.push('', `Idle, before the first rate (nothing offered for ${i.seconds} s after the warm-up): the system ${i.cpuMsPerSecondSystem} CPU ms a second (${busy(false)}; the vendor's cloud besides: ${busy(true)}), ${i.pgTransactionsPerSecond} PostgreSQL transactions a second. A booking's share of it is that divided by the rate: ${[10, 50].map((r) => `${(i.cpuMsPerSecondSystem / r).toFixed(1)} ms at ${r}/s`).join(', ')}.`);
   }
   section.push('', `CPU ms per booking by process: ${o.results.map((r) => `at ${r.offeredPerSecond}/s: ${procs.map((k) => `${k} ${r.perBooking.cpuMs[k] ?? 0}`).join(', ')}`).join('; ')}.`, '');
   const last = o.results.filter((r) => r.sustained).at(-1) ?? o.results.at(-1);
