@@ -299,7 +299,23 @@ async function main() {
         .collection('events')
         .find({ _id: { $in: accepted.map((s) => s.eventId as string) } as never }, { projection: { status: 1, received_at: 1, updated_at: 1 } })
         .toArray();
-      const latencies = docs.filter((d) => d.status === 'COMPLETED').map((d) => new Date(d.updated_at).getTime() - new Date(d.received_at).getTime());
+      const done = docs.filter((d) => d.status === 'COMPLETED');
+      const at = (d: (typeof docs)[number], field: 'received_at' | 'updated_at') => new Date(d[field]).getTime();
+      const latencies = done.map((d) => at(d, 'updated_at') - at(d, 'received_at'));
+      // When in the step the slow ones were received: a wave met cold is slow in its first seconds.
+      const stepStart = Math.min(...docs.map((d) => at(d, 'received_at')));
+      const bySecond: number[][] = [];
+      for (const d of done) (bySecond[Math.floor((at(d, 'received_at') - stepStart) / 1000)] ??= []).push(at(d, 'updated_at') - at(d, 'received_at'));
+      const p99BySecondMs = Array.from(bySecond, (l) => (l ? Math.round(percentile(l, 99)) : null));
+      // Where the time goes: received → the worker began (the queue, the worker's window) and the
+      // worker began → COMPLETED applied (the vendor calls, the records, the report). When the worker
+      // began is the history's PROCESSING entry (the report's processing_since).
+      const history = client.db(sys.dbs.ingest).collection('event_status_history');
+      const began = new Map((await history.find({ event_id: { $in: done.map((d) => d._id) }, status: 'PROCESSING' } as never, { projection: { event_id: 1, at: 1 } }).toArray()).map((h) => [String(h.event_id), new Date(h.at).getTime()]));
+      const withBegin = done.filter((d) => began.has(String(d._id)));
+      const toWorker = withBegin.map((d) => (began.get(String(d._id)) as number) - at(d, 'received_at'));
+      const inWorker = withBegin.map((d) => at(d, 'updated_at') - (began.get(String(d._id)) as number));
+      const split = { toWorkerP50Ms: Math.round(percentile(toWorker, 50)), toWorkerP99Ms: Math.round(percentile(toWorker, 99)), workerToCompletedP50Ms: Math.round(percentile(inWorker, 50)), workerToCompletedP99Ms: Math.round(percentile(inWorker, 99)) };
       const per = (x: number) => +(x / Math.max(1, accepted.length)).toFixed(1);
       const cpuMs = cpuMsOf(before, after, per);
       const sum = (keep: (process: string) => boolean) => +Object.entries(cpuMs).filter(([k]) => keep(k)).reduce((a, [, v]) => a + v, 0).toFixed(1);
@@ -310,6 +326,8 @@ async function main() {
         completed: latencies.length,
         p50Ms: Math.round(percentile(latencies, 50)),
         p99Ms: Math.round(percentile(latencies, 99)),
+        p99BySecondMs,
+        split,
         drained,
         drainMs,
         sustained: drained && accepted.length === sent.length && latencies.length === accepted.length && percentile(latencies, 99) < 1000 && drainMs < 3000,

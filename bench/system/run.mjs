@@ -198,6 +198,9 @@ for (const [name, o] of Object.entries(outputs)) {
     const busy = (vendor) => Object.entries(i.cpuMsPerSecond).filter(([k, v]) => v > 0 && o.vendorProcesses.includes(k) === vendor).map(([k, v]) => `${k} ${v}`).join(', ');
     section.push('', `Idle, before the first rate (nothing offered for ${i.seconds} s after the warm-up): the system ${i.cpuMsPerSecondSystem} CPU ms a second (${busy(false)}; the vendor's cloud besides: ${busy(true)}), ${i.pgTransactionsPerSecond} PostgreSQL transactions a second. A booking's share of it is that divided by the rate: ${[10, 50].map((r) => `${(i.cpuMsPerSecondSystem / r).toFixed(1)} ms at ${r}/s`).join(', ')}.`);
   }
+  section.push('', `Where 202→COMPLETED goes, p50/p99 ms: received → the worker began (the queue and the worker's window), then the worker began → COMPLETED applied (the vendor calls, the records, the report): ${o.results.filter((r) => r.split).map((r) => `at ${r.offeredPerSecond}/s ${r.split.toWorkerP50Ms}/${r.split.toWorkerP99Ms} + ${r.split.workerToCompletedP50Ms}/${r.split.workerToCompletedP99Ms}`).join(', ')}.`);
+  const missed = o.results.find((r) => !r.sustained && r.p99BySecondMs);
+  if (missed) section.push('', `p99 ms by second of the step, of the bookings received in that second, at ${missed.offeredPerSecond}/s (the first rate not sustained): ${missed.p99BySecondMs.join(', ')}.`);
   section.push('', `CPU ms per booking by process: ${o.results.map((r) => `at ${r.offeredPerSecond}/s: ${procs.map((k) => `${k} ${r.perBooking.cpuMs[k] ?? 0}`).join(', ')}`).join('; ')}.`, '');
   const last = o.results.filter((r) => r.sustained).at(-1) ?? o.results.at(-1);
   if (last?.statementsByApp) {
