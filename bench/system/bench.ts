@@ -276,6 +276,7 @@ async function main() {
     };
     console.log(JSON.stringify({ idle }));
 
+    const steps: { rate: number; sent: Sent[]; accepted: Sent[]; drained: boolean; drainMs: number; perBooking: Record<string, unknown>; topReaders: unknown; statementsByApp: ReturnType<typeof statementsByApp> }[] = [];
     for (const rate of RATES) {
       const processes = sys.processes();
       const before = await snapshot(processes);
@@ -288,12 +289,44 @@ async function main() {
       const drained = await completed(sys, done0, accepted.length, 90_000);
       const drainMs = Date.now() - offeredUntil;
       const after = await snapshot(processes);
-      // Outside the measured window: every accepted event's own status, read through the API.
-      await settleEach(sys, c, accepted, 90_000).catch(() => undefined);
       if (stopProfiles) profiles = await stopProfiles();
       await sleep(5500); // the management API's statistics interval (5 s)
       const broker1 = await brokerCounts(sys.vhost.vhost);
+      const per = (x: number) => +(x / Math.max(1, accepted.length)).toFixed(1);
+      const cpuMs = cpuMsOf(before, after, per);
+      const sum = (keep: (process: string) => boolean) => +Object.entries(cpuMs).filter(([k]) => keep(k)).reduce((a, [, v]) => a + v, 0).toFixed(1);
+      steps.push({
+        rate,
+        sent,
+        accepted,
+        drained,
+        drainMs,
+        perBooking: {
+          cpuMs,
+          /** The system's own processes: the apps, their FerretDB and PostgreSQL, the broker. */
+          cpuMsSystem: sum((k) => !VENDOR_PROCESSES.includes(k)),
+          cpuMsSystemWithoutBroker: sum((k) => !VENDOR_PROCESSES.includes(k) && !k.startsWith('rabbitmq')),
+          cpuMsVendor: sum((k) => VENDOR_PROCESSES.includes(k)),
+          pgTransactions: per(after.pg.xacts - before.pg.xacts),
+          vendorPgTransactions: per(after.vendorPgXacts - before.vendorPgXacts),
+          pgRowsRead: per(after.pg.returned - before.pg.returned),
+          pgRowsFetchedByIndex: per(after.pg.fetched - before.pg.fetched),
+          pgRowsWritten: per(after.pg.written - before.pg.written),
+          brokerPublishes: per(broker1.published - broker0.published),
+          brokerDeliveries: per(broker1.delivered - broker0.delivered),
+        },
+        topReaders: topReaders(before, after, Math.max(1, accepted.length)),
+        statementsByApp: statementsByApp(before, after, Math.max(1, accepted.length)),
+      });
+      console.log(`${rate}/s offered: ${accepted.length} of ${sent.length} accepted, ${drained ? `drained ${drainMs} ms after the last` : 'not drained'}`);
+      if (!drained || drainMs > 30_000) break; // saturated: higher rates only grow the backlog
+    }
 
+    // After every step: a PostgreSQL backend reports its last statements up to 10 s after it went
+    // idle (PGSTAT_IDLE_INTERVAL), so reads between two steps would count in the next one. Every
+    // accepted event's own status through the API, and when each was received, began and completed.
+    for (const { rate, sent, accepted, drained, drainMs, perBooking, topReaders: readers, statementsByApp: byApp } of steps) {
+      await settleEach(sys, c, accepted, 90_000).catch(() => undefined);
       const docs = await client
         .db(sys.dbs.ingest)
         .collection('events')
@@ -315,10 +348,6 @@ async function main() {
       const withBegin = done.filter((d) => began.has(String(d._id)));
       const toWorker = withBegin.map((d) => (began.get(String(d._id)) as number) - at(d, 'received_at'));
       const inWorker = withBegin.map((d) => at(d, 'updated_at') - (began.get(String(d._id)) as number));
-      const split = { toWorkerP50Ms: Math.round(percentile(toWorker, 50)), toWorkerP99Ms: Math.round(percentile(toWorker, 99)), workerToCompletedP50Ms: Math.round(percentile(inWorker, 50)), workerToCompletedP99Ms: Math.round(percentile(inWorker, 99)) };
-      const per = (x: number) => +(x / Math.max(1, accepted.length)).toFixed(1);
-      const cpuMs = cpuMsOf(before, after, per);
-      const sum = (keep: (process: string) => boolean) => +Object.entries(cpuMs).filter(([k]) => keep(k)).reduce((a, [, v]) => a + v, 0).toFixed(1);
       const row = {
         offeredPerSecond: rate,
         offered: sent.length,
@@ -327,30 +356,16 @@ async function main() {
         p50Ms: Math.round(percentile(latencies, 50)),
         p99Ms: Math.round(percentile(latencies, 99)),
         p99BySecondMs,
-        split,
+        split: { toWorkerP50Ms: Math.round(percentile(toWorker, 50)), toWorkerP99Ms: Math.round(percentile(toWorker, 99)), workerToCompletedP50Ms: Math.round(percentile(inWorker, 50)), workerToCompletedP99Ms: Math.round(percentile(inWorker, 99)) },
         drained,
         drainMs,
         sustained: drained && accepted.length === sent.length && latencies.length === accepted.length && percentile(latencies, 99) < 1000 && drainMs < 3000,
-        perBooking: {
-          cpuMs,
-          /** The system's own processes: the apps, their FerretDB and PostgreSQL, the broker. */
-          cpuMsSystem: sum((k) => !VENDOR_PROCESSES.includes(k)),
-          cpuMsSystemWithoutBroker: sum((k) => !VENDOR_PROCESSES.includes(k) && !k.startsWith('rabbitmq')),
-          cpuMsVendor: sum((k) => VENDOR_PROCESSES.includes(k)),
-          pgTransactions: per(after.pg.xacts - before.pg.xacts),
-          vendorPgTransactions: per(after.vendorPgXacts - before.vendorPgXacts),
-          pgRowsRead: per(after.pg.returned - before.pg.returned),
-          pgRowsFetchedByIndex: per(after.pg.fetched - before.pg.fetched),
-          pgRowsWritten: per(after.pg.written - before.pg.written),
-          brokerPublishes: per(broker1.published - broker0.published),
-          brokerDeliveries: per(broker1.delivered - broker0.delivered),
-        },
-        topReaders: topReaders(before, after, Math.max(1, accepted.length)),
-        statementsByApp: statementsByApp(before, after, Math.max(1, accepted.length)),
+        perBooking,
+        topReaders: readers,
+        statementsByApp: byApp,
       };
       results.push(row);
       console.log(JSON.stringify(row));
-      if (!drained || drainMs > 30_000) break; // saturated: higher rates only grow the backlog
     }
   } finally {
     await client.close();
