@@ -149,6 +149,14 @@ function cpuMsOf(before: Snapshot, after: Snapshot, scale: (ms: number) => numbe
   return cpuMs;
 }
 
+/** The sum of the processes' CPU ms that `keep` selects. */
+function totalOf(cpuMs: Record<string, number>, keep: (process: string) => boolean): number {
+  return +Object.entries(cpuMs)
+    .filter(([k]) => keep(k))
+    .reduce((a, [, v]) => a + v, 0)
+    .toFixed(1);
+}
+
 /** The tables read most over a step, by rows per booking (where the rows-read figure comes from). */
 function topReaders(before: Snapshot, after: Snapshot, bookings: number) {
   return [...after.tables]
@@ -270,7 +278,7 @@ async function main() {
     idle = {
       seconds: IDLE_SECONDS,
       cpuMsPerSecond: idleCpu,
-      cpuMsPerSecondSystem: +Object.entries(idleCpu).filter(([k]) => !VENDOR_PROCESSES.includes(k)).reduce((a, [, v]) => a + v, 0).toFixed(1),
+      cpuMsPerSecondSystem: totalOf(idleCpu, (k) => !VENDOR_PROCESSES.includes(k)),
       pgTransactionsPerSecond: perSecond(idleAfter.pg.xacts - idleBefore.pg.xacts),
       statementsPerSecondByApp: statementsByApp(idleBefore, idleAfter, IDLE_SECONDS),
     };
@@ -294,7 +302,7 @@ async function main() {
       const broker1 = await brokerCounts(sys.vhost.vhost);
       const per = (x: number) => +(x / Math.max(1, accepted.length)).toFixed(1);
       const cpuMs = cpuMsOf(before, after, per);
-      const sum = (keep: (process: string) => boolean) => +Object.entries(cpuMs).filter(([k]) => keep(k)).reduce((a, [, v]) => a + v, 0).toFixed(1);
+      const sum = (keep: (process: string) => boolean) => totalOf(cpuMs, keep);
       steps.push({
         rate,
         sent,
