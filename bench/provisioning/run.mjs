@@ -13,8 +13,8 @@ import mongoose from 'mongoose';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
-import fs from 'node:fs';
 import net from 'node:net';
+import { machineTicks, processTicks } from '../proc.mjs';
 
 const MONGO_URL = process.env.MONGO_URL || 'mongodb://127.0.0.1:27017';
 const AMQP = (process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672').replace(/\/+$/, '');
@@ -54,18 +54,6 @@ async function launch(app, env) {
 }
 
 const oid = () => randomBytes(12).toString('hex');
-
-// Whether the machine or the workers are the limit: the machine's busy share of its cores (/proc/stat)
-// and the CPU the worker processes used (/proc/<pid>/stat), both in clock ticks (USER_HZ, 100/s).
-function machineTicks() {
-  const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-  const idle = fields[3] + fields[4]; // idle, iowait
-  return { busy: fields.slice(0, 8).reduce((a, b) => a + b, 0) - idle, idle };
-}
-function processTicks(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(fields[11]) + Number(fields[12]); // utime, stime
-}
 
 /**
  * The layout the worker resolves rooms in: location-api's admin snapshot route, served here (the
@@ -147,6 +135,7 @@ async function scenario({ workers, latencyMs, mode, prefetch }) {
 
   const total = mode === 'latency' ? RATE * SECONDS : BURST;
   let behind = 0;
+  // Whether the machine or the workers are the limit: the cores' busy share, the workers' CPU.
   const machine0 = machineTicks();
   const workers0 = procs.reduce((a, p) => a + processTicks(p.pid), 0);
   const t0 = performance.now();

@@ -9,12 +9,13 @@
 // so its CPU and transactions are counted apart.
 import axios from 'axios';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MongoClient, ObjectId, type Document } from 'mongodb';
 import { launchSystem, MONGO_URL, RABBIT_API } from '@smartlock/testing';
 import { book, onboard, percentile, Sent, settleEach } from '../../e2e/src/support/load';
 import { ProcessProfile, startProfiles } from './profile';
+import { processTicks } from '../proc.mjs';
 
 const SCENARIO = process.env.BENCH_SCENARIO || 'fresh';
 const PG_URL = process.env.BENCH_PG_URL as string;
@@ -40,15 +41,6 @@ const FERRET_DEBUG = process.env.BENCH_FERRET_DEBUG;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const psqlOn = (url: string, sql: string) => execFileSync('psql', [url, '-qtAF', '\t', '-c', sql], { encoding: 'utf8' }).trim();
 const psql = (sql: string) => psqlOn(PG_URL, sql);
-
-function cpuTicks(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime + stime
-  } catch {
-    return 0; // the process ended
-  }
-}
 
 const rabbitPid = () => Number(execFileSync('pgrep', ['-o', '-f', 'beam.smp.*rabbit'], { encoding: 'utf8' }).trim().split('\n')[0]);
 
@@ -112,11 +104,11 @@ async function completed(sys: System, from: { completed: number; callbacks: numb
 
 async function snapshot(processes: { name: string; pid: number }[]): Promise<Snapshot> {
   const cpu = new Map<string, number>();
-  for (const p of processes) cpu.set(p.name, (cpu.get(p.name) ?? 0) + cpuTicks(p.pid));
-  cpu.set('ferretdb', cpuTicks(FERRET_PID));
-  cpu.set('ferretdb (vendor)', cpuTicks(VENDOR.ferretPid));
-  cpu.set('rabbitmq (shared node)', cpuTicks(rabbitPid()));
-  const backends = (db: string) => new Map(psql(`select pid from pg_stat_activity where datname = '${db}'`).split('\n').filter(Boolean).map((pid) => [Number(pid), cpuTicks(Number(pid))]));
+  for (const p of processes) cpu.set(p.name, (cpu.get(p.name) ?? 0) + processTicks(p.pid));
+  cpu.set('ferretdb', processTicks(FERRET_PID));
+  cpu.set('ferretdb (vendor)', processTicks(VENDOR.ferretPid));
+  cpu.set('rabbitmq (shared node)', processTicks(rabbitPid()));
+  const backends = (db: string) => new Map(psql(`select pid from pg_stat_activity where datname = '${db}'`).split('\n').filter(Boolean).map((pid) => [Number(pid), processTicks(Number(pid))]));
   const pgBackends = backends(PG_DB);
   const vendorPgBackends = backends(VENDOR.pgDb);
   const counters = (url: string, db: string) => {

@@ -1,0 +1,2 @@
+export function processTicks(pid: number): number;
+export function machineTicks(): { busy: number; idle: number };
