@@ -192,6 +192,24 @@ async function brokerCounts(vhost: string) {
   return { published: Number(s.publish ?? 0), delivered: Number(s.deliver_get ?? 0) };
 }
 
+/**
+ * One read per id, a few at a time: on FerretDB 1.x an `_id: {$in}` filter is not pushed down to
+ * PostgreSQL, so it reads the whole collection (minutes with a million stored events); an equality
+ * is an index look-up.
+ */
+async function eachById<I, R>(ids: I[], read: (id: I) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(ids.length);
+  let next = 0;
+  const reader = async () => {
+    while (next < ids.length) {
+      const i = next++;
+      out[i] = await read(ids[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, reader));
+  return out;
+}
+
 /** Copies of a stored event of the company, as other bookings' (unique fields made distinct). */
 async function storeOtherEvents(client: MongoClient, db: string, count: number) {
   const coll = client.db(db).collection('events');
@@ -327,11 +345,8 @@ async function main() {
     // accepted event's own status through the API, and when each was received, began and completed.
     for (const { rate, sent, accepted, drained, drainMs, perBooking, topReaders: readers, statementsByApp: byApp } of steps) {
       await settleEach(sys, c, accepted, 90_000).catch(() => undefined);
-      const docs = await client
-        .db(sys.dbs.ingest)
-        .collection('events')
-        .find({ _id: { $in: accepted.map((s) => s.eventId as string) } as never }, { projection: { status: 1, received_at: 1, updated_at: 1 } })
-        .toArray();
+      const events = client.db(sys.dbs.ingest).collection('events');
+      const docs = (await eachById(accepted.map((s) => s.eventId as string), (id) => events.findOne({ _id: id } as never, { projection: { status: 1, received_at: 1, updated_at: 1 } }))).filter((d) => d !== null);
       const done = docs.filter((d) => d.status === 'COMPLETED');
       const at = (d: (typeof docs)[number], field: 'received_at' | 'updated_at') => new Date(d[field]).getTime();
       const latencies = done.map((d) => at(d, 'updated_at') - at(d, 'received_at'));
@@ -344,7 +359,8 @@ async function main() {
       // worker began → COMPLETED applied (the vendor calls, the records, the report). When the worker
       // began is the history's PROCESSING entry (the report's processing_since).
       const history = client.db(sys.dbs.ingest).collection('event_status_history');
-      const began = new Map((await history.find({ event_id: { $in: done.map((d) => d._id) }, status: 'PROCESSING' } as never, { projection: { event_id: 1, at: 1 } }).toArray()).map((h) => [String(h.event_id), new Date(h.at).getTime()]));
+      const entries = await eachById(done.map((d) => d._id), (id) => history.findOne({ event_id: id, status: 'PROCESSING' } as never, { projection: { event_id: 1, at: 1 } }));
+      const began = new Map(entries.filter((h) => h !== null).map((h) => [String(h.event_id), new Date(h.at).getTime()]));
       const withBegin = done.filter((d) => began.has(String(d._id)));
       const toWorker = withBegin.map((d) => (began.get(String(d._id)) as number) - at(d, 'received_at'));
       const inWorker = withBegin.map((d) => at(d, 'updated_at') - (began.get(String(d._id)) as number));
