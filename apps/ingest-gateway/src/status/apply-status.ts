@@ -49,10 +49,17 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   deps.unsettled.reported(report.event_id);
   if (applied) {
     log.info('event status applied', { eventId: report.event_id, status: to });
-    // A worker done before it reported PROCESSING: the event passed through it all the same.
-    if (report.processing_since) statusEntered(deps, report, 'PROCESSING', { retry_count: report.retry_count, at: new Date(report.processing_since) });
+    // When the worker began (the report comes later, or, from a worker done before it reported
+    // PROCESSING, not at all: the event passed through it all the same).
+    const since = report.processing_since ? new Date(report.processing_since) : undefined;
+    if (since && to !== 'PROCESSING') statusEntered(deps, report, 'PROCESSING', { retry_count: report.retry_count, at: since });
     // COMPLETED is counted by its unique completion record: once per event, however often reported.
-    statusEntered(deps, report, to, { message: FINAL_FAILURES.has(to) ? (report.message ?? 'Processing failed') : null, retry_count: report.retry_count, counted: to !== 'COMPLETED' || firstCompletion });
+    statusEntered(deps, report, to, {
+      message: FINAL_FAILURES.has(to) ? (report.message ?? 'Processing failed') : null,
+      retry_count: report.retry_count,
+      counted: to !== 'COMPLETED' || firstCompletion,
+      at: to === 'PROCESSING' ? since : undefined,
+    });
     if (firstCompletion) await timeToCompleted(deps, report);
     if (to !== 'COMPLETED') await reassertFinal(deps, report, new Date(report.at), log);
     return 'applied';

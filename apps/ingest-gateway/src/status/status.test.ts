@@ -91,6 +91,22 @@ describe('worker reports on event.status are applied monotonically', () => {
     expect(history[1].at.getTime()).toBe(since.getTime());
   });
 
+  it('a PROCESSING that carries processing_since (sent once the run had lasted a while): its history entry is at that time, once', async () => {
+    const id = await accepted();
+    await until(id, 'QUEUED');
+    const since = new Date();
+    await new Promise((r) => setTimeout(r, 50));
+    sent += 1;
+    await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status: 'PROCESSING', message: null, retry_count: 0, at: new Date().toISOString(), processing_since: since.toISOString() });
+    await until(id, 'PROCESSING');
+    const history = await waitFor(async () => {
+      const h = await gw.deps.models.StatusHistory.find({ event_id: id }).sort({ at: 1 }).lean();
+      return h.some((e) => e.status === 'PROCESSING') ? h : undefined;
+    }, { what: 'the history to hold PROCESSING' });
+    expect(history.map((e) => e.status)).toEqual(['QUEUED', 'PROCESSING']);
+    expect(history[1].at.getTime()).toBe(since.getTime());
+  });
+
   it('a PROCESSING handled together with COMPLETED (a redelivery after a broker outage) never leaves the event PROCESSING', async () => {
     // The gateway applies reports concurrently; on FerretDB 1.x a conditional update is a read then
     // a write, so a PROCESSING that read the record before COMPLETED landed used to write over it.

@@ -36,12 +36,17 @@ describe('provisioning-worker: PROCESSING reported only where a reader could see
     expect(since).toBeLessThanOrEqual(new Date(final?.at as string).getTime());
   });
 
-  it('a run that outlasts the threshold: PROCESSING first, then COMPLETED without processing_since', async () => {
+  it('a run that outlasts the threshold: PROCESSING first, carrying when the run began, then COMPLETED without processing_since', async () => {
     await w.sim.sim.put('/latency', { ms: 600 }); // an e-key takes several vendor calls: well over 1.5 s
     const ev = await create('102');
     const final = await waitFinal(w.t, ev.event_id, 30_000);
     expect(w.t.statusesOf(ev.event_id)).toEqual(['PROCESSING', 'COMPLETED']);
     expect(final?.processing_since).toBeUndefined();
+    // Sent once the run had lasted the threshold: it says when the run began, the threshold earlier.
+    const processing = w.t.statuses.find((s) => s.event_id === ev.event_id && s.status === 'PROCESSING');
+    const since = new Date(processing?.processing_since as string).getTime();
+    expect(since).toBeGreaterThanOrEqual(new Date(ev.received_at).getTime());
+    expect(new Date(processing?.at as string).getTime() - since).toBeGreaterThanOrEqual(1490);
   });
 
   it('a first run that fails fast reports PROCESSING before its retry, and the retry reports at once', async () => {
@@ -49,11 +54,16 @@ describe('provisioning-worker: PROCESSING reported only where a reader could see
     const ev = await create('103');
     const final = await waitFinal(w.t, ev.event_id, 30_000);
     expect(final).toMatchObject({ status: 'COMPLETED', retry_count: 1 });
-    expect(w.t.statuses.filter((s) => s.event_id === ev.event_id).map((s) => [s.status, s.retry_count])).toEqual([
+    const reports = w.t.statuses.filter((s) => s.event_id === ev.event_id);
+    expect(reports.map((s) => [s.status, s.retry_count])).toEqual([
       ['PROCESSING', 0],
       ['PROCESSING', 1],
       ['COMPLETED', 1],
     ]);
     expect(final?.processing_since).toBeUndefined();
+    // Each run's PROCESSING says when that run began: the retry's after the first's.
+    const [first, retry] = reports.map((s) => new Date(s.processing_since as string).getTime());
+    expect(retry).toBeGreaterThan(first);
+    expect(retry).toBeLessThanOrEqual(new Date(reports[1].at).getTime());
   });
 });

@@ -38,7 +38,8 @@ export function processingReport(broker: Broker, e: { event_id: string; company_
   const since = new Date();
   let sent: Promise<unknown> | undefined;
   // Not awaited by the work (latency): its outcome is checked before COMPLETED.
-  const send = () => (sent ??= reportStatus(broker, e, 'PROCESSING', null, retryCount, correlationId).then(() => undefined, (err: unknown) => err));
+  // It carries when the run began: the event's history says when the worker began, not when it said so.
+  const send = () => (sent ??= reportStatus(broker, e, 'PROCESSING', null, retryCount, correlationId, since).then(() => undefined, (err: unknown) => err));
   const timer = afterMs > 0 ? setTimeout(send, afterMs) : undefined;
   if (!timer) void send();
   return {

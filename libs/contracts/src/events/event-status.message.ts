@@ -13,9 +13,11 @@ export interface EventStatusMessage {
   /** When the gateway received the event (the booking message's): the time to COMPLETED without a read. Absent from other producers' reports. */
   received_at?: string;
   /**
-   * On a COMPLETED not preceded by a PROCESSING report: when processing began. A worker reports
-   * PROCESSING only for processing that outlasts its PROCESSING_REPORT_AFTER_MS or fails; a booking
-   * done sooner is reported once, and the gateway records the PROCESSING it passed through.
+   * When this run of the event began, on a PROCESSING report and on a COMPLETED not preceded by one.
+   * A worker reports PROCESSING only for processing that outlasts its PROCESSING_REPORT_AFTER_MS or
+   * fails, so the report comes after the run began; a booking done sooner is reported once, and the
+   * gateway records the PROCESSING it passed through. Either way the history's PROCESSING entry is
+   * at this time. Absent from other producers' reports (the entry is then the report's arrival).
    */
   processing_since?: string;
 }
