@@ -75,34 +75,30 @@ describe('worker reports on event.status are applied monotonically', () => {
     expect((await statusOf(id))?.status).toBe('COMPLETED');
   });
 
-  it('a COMPLETED that carries processing_since (no PROCESSING report): the record goes QUEUED → COMPLETED, its history passes through PROCESSING at that time', async () => {
-    const id = await accepted();
-    await until(id, 'QUEUED');
-    const since = new Date();
-    await new Promise((r) => setTimeout(r, 20));
-    sent += 1;
-    await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString(), processing_since: since.toISOString() });
-    await until(id, 'COMPLETED');
-    const history = await waitFor(async () => {
-      const h = await gw.deps.models.StatusHistory.find({ event_id: id }).sort({ at: 1 }).lean();
-      return h.some((e) => e.status === 'COMPLETED') ? h : undefined;
-    }, { what: 'the history to hold COMPLETED' });
-    expect(history.map((e) => e.status)).toEqual(['QUEUED', 'PROCESSING', 'COMPLETED']);
-    expect(history[1].at.getTime()).toBe(since.getTime());
-  });
-
-  it('a PROCESSING that carries processing_since (sent once the run had lasted a while): its history entry is at that time, once', async () => {
+  /** A queued event's report carrying when its run began (some time before the report); the history once it holds the report's status. */
+  async function reportedWithSince(status: 'PROCESSING' | 'COMPLETED') {
     const id = await accepted();
     await until(id, 'QUEUED');
     const since = new Date();
     await new Promise((r) => setTimeout(r, 50));
     sent += 1;
-    await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status: 'PROCESSING', message: null, retry_count: 0, at: new Date().toISOString(), processing_since: since.toISOString() });
-    await until(id, 'PROCESSING');
+    await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status, message: null, retry_count: 0, at: new Date().toISOString(), processing_since: since.toISOString() });
+    await until(id, status);
     const history = await waitFor(async () => {
       const h = await gw.deps.models.StatusHistory.find({ event_id: id }).sort({ at: 1 }).lean();
-      return h.some((e) => e.status === 'PROCESSING') ? h : undefined;
-    }, { what: 'the history to hold PROCESSING' });
+      return h.some((e) => e.status === status) ? h : undefined;
+    }, { what: `the history to hold ${status}` });
+    return { since, history };
+  }
+
+  it('a COMPLETED that carries processing_since (no PROCESSING report): the record goes QUEUED → COMPLETED, its history passes through PROCESSING at that time', async () => {
+    const { since, history } = await reportedWithSince('COMPLETED');
+    expect(history.map((e) => e.status)).toEqual(['QUEUED', 'PROCESSING', 'COMPLETED']);
+    expect(history[1].at.getTime()).toBe(since.getTime());
+  });
+
+  it('a PROCESSING that carries processing_since (sent once the run had lasted a while): its history entry is at that time, once', async () => {
+    const { since, history } = await reportedWithSince('PROCESSING');
     expect(history.map((e) => e.status)).toEqual(['QUEUED', 'PROCESSING']);
     expect(history[1].at.getTime()).toBe(since.getTime());
   });
