@@ -358,9 +358,10 @@ async function main() {
       const bySecond: number[][] = [];
       for (const d of done) (bySecond[Math.floor((at(d, 'received_at') - stepStart) / 1000)] ??= []).push(at(d, 'updated_at') - at(d, 'received_at'));
       const p99BySecondMs = Array.from(bySecond, (l) => (l ? Math.round(percentile(l, 99)) : null));
-      // Where the time goes: received → the worker began (the queue, the worker's window) and the
-      // worker began → COMPLETED applied (the vendor calls, the records, the report). When the worker
-      // began is the history's PROCESSING entry (the report's processing_since).
+      // Where the time goes: received → the worker began (the publish, the queue) and the worker
+      // began → COMPLETED applied (the run, sharing the worker with the other runs its prefetch
+      // holds: the vendor calls, the records, the report). When the worker began is the history's
+      // PROCESSING entry (the report's processing_since).
       const history = client.db(sys.dbs.ingest).collection('event_status_history');
       const entries = await eachById(done.map((d) => d._id), (id) => history.findOne({ event_id: id, status: 'PROCESSING' } as never, { projection: { event_id: 1, at: 1 } }));
       const began = new Map(entries.filter((h) => h !== null).map((h) => [String(h.event_id), new Date(h.at).getTime()]));
