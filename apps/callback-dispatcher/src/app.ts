@@ -26,6 +26,7 @@ export const SERVICE = 'callback-dispatcher';
  *   identity.events → endpoints/on-identity-event   (replica of callback endpoints)
  *   access.events   → deliveries/on-access-event    (a delivery's first attempt, or enqueues it; records and enqueues guest messages)
  *   callback-dispatcher.deliveries     → deliveries/deliver  (one attempt, recorded; retries in broker delay queues)
+ *   callback-dispatcher.delivery-retries → deliveries/deliver (the retries and parked ones, back from those delay queues)
  *   callback-dispatcher.guest-messages → guest/send          (e-mail and SMS)
  *   /admin/v1/…deliveries…, /portal/api/deliveries… → admin/routes
  *   /admin/v1/companies/:id/callback/test, /portal/api/callback/test → test-event/ (a test callback, its answer)
@@ -127,11 +128,15 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       });
       // A high prefetch: a hanging endpoint holds at most perEndpoint + queuePerEndpoint messages, the
       // rest of the window keeps flowing to other companies (its surplus is parked in the broker).
-      await broker.consume<WorkMessage>(QUEUES.dispatcherDeliveries, (msg, mctx) => deliver(deliverDeps, msg, mctx), {
-        ...retry,
-        prefetch: deliveriesPrefetch,
-        onDeadLetter: (msg, mctx, info) => onDeliveryDeadLetter(deliverDeps, msg, mctx, info),
-      });
+      // First attempts and later ones (retried, parked) in two lanes with a window each: a company's
+      // parked backlog returning at once never queues ahead of another company's first attempt.
+      for (const lane of [QUEUES.dispatcherDeliveries, QUEUES.dispatcherDeliveryRetries]) {
+        await broker.consume<WorkMessage>(lane, (msg, mctx) => deliver(deliverDeps, msg, mctx), {
+          ...retry,
+          prefetch: deliveriesPrefetch,
+          onDeadLetter: (msg, mctx, info) => onDeliveryDeadLetter(deliverDeps, msg, mctx, info),
+        });
+      }
       await broker.consume<WorkMessage>(QUEUES.dispatcherGuestMessages, (msg, mctx) => sendGuestMessage(guestDeps, msg, mctx), {
         ...retry,
         prefetch: 16,

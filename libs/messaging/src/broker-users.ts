@@ -46,7 +46,7 @@ export const APP_BROKER_ACCESS = {
   'callback-dispatcher': {
     publishes: [],
     declares: [],
-    consumes: [QUEUES.dispatcherAccessEvents, QUEUES.dispatcherIdentityEvents, QUEUES.dispatcherDeliveries, QUEUES.dispatcherGuestMessages],
+    consumes: [QUEUES.dispatcherAccessEvents, QUEUES.dispatcherIdentityEvents, QUEUES.dispatcherDeliveries, QUEUES.dispatcherDeliveryRetries, QUEUES.dispatcherGuestMessages],
     sendsTo: [QUEUES.dispatcherDeliveries, QUEUES.dispatcherGuestMessages],
     // Each process's endpoint cache (apps/callback-dispatcher/src/endpoints/cache.ts).
     broadcasts: [EXCHANGES.identityEvents],
@@ -57,7 +57,7 @@ export const APP_BROKER_ACCESS = {
     declares: [QUEUES.dispatcherIdentityEvents],
     consumes: [],
     sendsTo: [],
-    deadLetters: Object.values(QUEUES),
+    deadLetters: Object.values(QUEUES).filter((q: QueueDef) => !q.laneOf),
   },
 } satisfies Record<string, AppBrokerAccess>;
 

@@ -208,6 +208,47 @@ describe('libs/messaging against the real broker', () => {
     expect((await vhost.queue(deadLetterQueueName(Q.name)))?.messages).toBe(0);
   });
 
+  it('a queue with a retry lane: its failures wait in the lane\'s delay queue and come back to the lane\'s consumer, while first attempts flow past a backlog there; the lane\'s dead letters are the queue\'s own', async () => {
+    const lane: QueueDef = { name: 'test-app.events-retries', exchange: EX, bindings: [], laneOf: 'test-app.events' };
+    const main: QueueDef = { ...Q, retryLane: lane };
+    const metrics = createMetrics('messaging-test');
+    const b = broker(metrics);
+    await b.declareExchanges([EX]);
+    const handled: { lane: string; id: number; retry: number }[] = [];
+    let releaseBacklog: () => void = () => undefined;
+    const backlogHeld = new Promise<void>((resolve) => (releaseBacklog = resolve));
+    const handler = (name: string) => async (p: { id: number; backlog?: boolean }, ctx: { retryCount: number }) => {
+      handled.push({ lane: name, id: p.id, retry: ctx.retryCount });
+      if (!p.backlog) return;
+      if (ctx.retryCount === 0) throw new TransientError('endpoint down');
+      await backlogHeld; // the lane's window full of one backlog
+      if (p.id === 1) throw new TransientError('endpoint down');
+    };
+    await b.consume(main, handler('main'), { retryDelaysMs: [50], maxRetries: 1 });
+    await b.consume(lane, handler('lane'), { retryDelaysMs: [50], maxRetries: 1, prefetch: 5 });
+    await b.connect();
+    // Ten messages fail at once and come back together to the lane, whose window (5) they fill and hold.
+    for (let id = 1; id <= 10; id++) await b.publish(EX.name, 'thing.created', { id, backlog: true });
+    await waitFor(async () => handled.filter((h) => h.lane === 'lane').length === 5 && (await vhost.queue(lane.name))?.messages === 5, { what: 'the backlog in the lane' });
+    expect(handled.filter((h) => h.lane === 'main').map((h) => h.retry)).toEqual(Array(10).fill(0));
+    // A first attempt meanwhile is handled at once, not behind the backlog.
+    await b.publish(EX.name, 'thing.created', { id: 11 });
+    await waitFor(() => handled.some((h) => h.id === 11), { what: 'the first attempt behind no backlog' });
+    expect(handled.find((h) => h.id === 11)).toEqual({ lane: 'main', id: 11, retry: 0 });
+    // The backlog drains; the message failing again (its last retry, from the lane) is dead-lettered
+    // as the main queue's: in its dead-letter queue, counted under it, with nothing declared for the lane.
+    releaseBacklog();
+    await waitFor(async () => (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 1, { what: 'dead letter' });
+    expect(handled.filter((h) => h.lane === 'lane').map((h) => h.id).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    const gauge = (await metrics.getSingleMetric('dead_letter_queue_messages')?.get())?.values;
+    expect(gauge?.map((v) => [v.labels.queue, v.value])).toEqual([[Q.name, 1]]);
+    expect(await vhost.queue(deadLetterQueueName(lane.name))).toBeUndefined();
+    expect(await vhost.queue(`${Q.name}.retry.50ms`)).toBeUndefined();
+    const [dead] = await drain(vhost.url, deadLetterQueueName(Q.name));
+    expect(dead.body).toEqual({ id: 1, backlog: true });
+    expect(dead.headers).toMatchObject({ retry_count: 1, 'x-death-reason': 'endpoint down', 'x-failed-queue': Q.name, 'x-original-exchange': EX.name, 'x-original-routing-key': 'thing.created' });
+  });
+
   it('a permanent failure goes to the dead-letter queue with no retry', async () => {
     const b = broker();
     await b.declareExchanges([EX]);

@@ -12,6 +12,7 @@ import {
   ExchangeDef,
   QueueDef,
   deadLetterQueueName,
+  deadLettersOf,
   retryQueueArguments,
   retryQueueName,
   workQueueArguments,
@@ -139,6 +140,8 @@ type Outcome = 'handled' | 'retried' | 'dead_lettered' | 'requeued';
 
 interface Consumer {
   queue: string;
+  /** A work queue's dead letters counted by this consumer's gauge: none for a retry lane (its main queue's consumer counts them). */
+  deadLetterQueue?: string;
   broadcastExchange?: ExchangeDef;
   onBound?: () => void;
   run: (msg: ConsumeMessage, channel: Channel) => Promise<void>;
@@ -179,7 +182,7 @@ export function createBroker(opts: BrokerOptions): Broker {
       try {
         const out = [];
         for (const c of consumers) {
-          if (!c.broadcastExchange) out.push({ labels: { queue: c.queue }, value: (await ch.checkQueue(deadLetterQueueName(c.queue))).messageCount });
+          if (c.deadLetterQueue) out.push({ labels: { queue: c.queue }, value: (await ch.checkQueue(c.deadLetterQueue)).messageCount });
         }
         return out;
       } finally {
@@ -220,8 +223,8 @@ export function createBroker(opts: BrokerOptions): Broker {
 
   async function assertWorkQueue(ch: Channel, queue: QueueDef, delays: number[]) {
     await assertExchange(ch, queue.exchange);
-    await ch.assertQueue(deadLetterQueueName(queue.name), { durable: true, arguments: DEAD_LETTER_QUEUE_ARGUMENTS });
-    await ch.assertQueue(queue.name, { durable: true, arguments: workQueueArguments(queue.name) });
+    await ch.assertQueue(deadLetterQueueName(deadLettersOf(queue)), { durable: true, arguments: DEAD_LETTER_QUEUE_ARGUMENTS });
+    await ch.assertQueue(queue.name, { durable: true, arguments: workQueueArguments(deadLettersOf(queue)) });
     for (const key of queue.bindings) await ch.bindQueue(queue.name, queue.exchange.name, key);
     for (const delay of new Set(delays)) {
       await ch.assertQueue(retryQueueName(queue.name, delay), {
@@ -232,6 +235,11 @@ export function createBroker(opts: BrokerOptions): Broker {
   }
 
   const declared: { queue: QueueDef; delays: number[] }[] = [];
+  function declare(queue: QueueDef, delays: number[]) {
+    const d = declared.find((x) => x.queue.name === queue.name);
+    if (d) d.delays = [...new Set([...d.delays, ...delays])];
+    else declared.push({ queue, delays });
+  }
 
   async function assertAll(conn: ChannelModel) {
     const ch = await conn.createChannel();
@@ -451,7 +459,7 @@ export function createBroker(opts: BrokerOptions): Broker {
 
     async declareQueues(defs) {
       for (const queue of defs) {
-        if (!declared.some((d) => d.queue.name === queue.name)) declared.push({ queue, delays: [] });
+        declare(queue, []);
       }
       if (connection) await assertAll(connection);
     },
@@ -469,7 +477,12 @@ export function createBroker(opts: BrokerOptions): Broker {
     async consume<T>(queue: QueueDef, handler: Handler<T>, o: ConsumeOptions<T> = {}) {
       const delays = o.retryDelaysMs?.length ? o.retryDelaysMs : DEFAULT_DELAYS;
       const maxRetries = o.maxRetries ?? MAX_RETRIES;
-      declared.push({ queue, delays: delays.slice(0, Math.max(1, maxRetries)) });
+      // A queue with a retry lane retries through the lane's queues, declared here too, so that its
+      // retries have somewhere to wait whether or not the lane's consumer has started.
+      const retriedIn = queue.retryLane ?? queue;
+      declare(queue, []);
+      declare(retriedIn, delays.slice(0, Math.max(1, maxRetries)));
+      const deadLetters = deadLettersOf(queue);
 
       const handleCounted = async (msg: ConsumeMessage, settle: Settle): Promise<Outcome> => {
         const outcome = await handle(msg, settle);
@@ -478,6 +491,7 @@ export function createBroker(opts: BrokerOptions): Broker {
       };
       const consumer: Consumer = {
         queue: queue.name,
+        deadLetterQueue: queue.laneOf ? undefined : deadLetterQueueName(queue.name),
         prefetch: o.prefetch ?? 50,
         run: async (msg, ch) => {
           await handleCounted(msg, { ack: () => safeAck(ch, msg, consumer), requeue: () => safeNack(ch, msg, consumer) });
@@ -519,7 +533,7 @@ export function createBroker(opts: BrokerOptions): Broker {
             if (!verdict && !permanent && ctx.retryCount < maxRetries) {
               const delay = delays[Math.min(ctx.retryCount, delays.length - 1)];
               ctx.logger.warn('handler failed; retrying', { queue: queue.name, retry: ctx.retryCount + 1, delayMs: delay, reason, err: detail });
-              await publishRaw('', retryQueueName(queue.name, delay), msg.content, {
+              await publishRaw('', retryQueueName(retriedIn.name, delay), msg.content, {
                 ...msg.properties,
                 messageId: msg.properties.messageId ?? randomUUID(),
                 headers: {
@@ -541,7 +555,7 @@ export function createBroker(opts: BrokerOptions): Broker {
                   // branch (not to the handler) until the report is made.
                   const delay = delays[delays.length - 1];
                   ctx.logger.error('dead-letter report failed; trying again later', { queue: queue.name, delayMs: delay, reason, err: reportErr });
-                  await publishRaw('', retryQueueName(queue.name, delay), msg.content, {
+                  await publishRaw('', retryQueueName(retriedIn.name, delay), msg.content, {
                     ...msg.properties,
                     messageId: msg.properties.messageId ?? randomUUID(),
                     headers: {
@@ -562,7 +576,7 @@ export function createBroker(opts: BrokerOptions): Broker {
               const headers = { ...ctx.headers };
               delete headers[DEAD_LETTER_REASON];
               delete headers[DEAD_LETTER_PERMANENT];
-              await publishRaw('', deadLetterQueueName(queue.name), msg.content, {
+              await publishRaw('', deadLetterQueueName(deadLetters), msg.content, {
                 ...msg.properties,
                 messageId: msg.properties.messageId ?? randomUUID(),
                 headers: {
@@ -574,7 +588,7 @@ export function createBroker(opts: BrokerOptions): Broker {
                   'x-original-exchange': queue.exchange.name,
                   'x-first-failure-at': ctx.headers['x-first-failure-at'] ?? new Date().toISOString(),
                   'x-dead-lettered-at': new Date().toISOString(),
-                  'x-failed-queue': queue.name,
+                  'x-failed-queue': deadLetters,
                 },
               });
               settle.ack();

@@ -26,6 +26,14 @@ export interface QueueDef {
   name: string;
   exchange: ExchangeDef;
   bindings: string[];
+  /**
+   * The queue's retries go through this second lane of the same work: a failed message waits in the
+   * lane's retry queues and comes back to the lane, which its consumer reads apart, so a backlog of
+   * retries (an endpoint back after an outage) never queues ahead of first attempts.
+   */
+  retryLane?: QueueDef;
+  /** This queue is `retryLane` of the named one: its dead letters go to that queue's dead-letter queue. */
+  laneOf?: string;
 }
 
 export const EXCHANGES: Record<keyof typeof Exchanges, ExchangeDef> = {
@@ -39,6 +47,14 @@ export const EXCHANGES: Record<keyof typeof Exchanges, ExchangeDef> = {
 
 /** Internal to callback-dispatcher (it publishes to its own queues by name); no other app binds here. */
 const DISPATCHER_WORK: ExchangeDef = { name: 'callback-dispatcher.work', type: 'direct' };
+
+/**
+ * callback-dispatcher: every later attempt of a delivery (retried, or parked for a slow endpoint).
+ * Fed only by its retry queues, read with a prefetch window of its own: a company's backlog coming
+ * back at once holds up its own and other retries, never a first attempt. Its dead letters are the
+ * deliveries queue's.
+ */
+const DISPATCHER_DELIVERY_RETRIES: QueueDef = { name: 'callback-dispatcher.delivery-retries', exchange: DISPATCHER_WORK, bindings: [], laneOf: 'callback-dispatcher.deliveries' };
 
 export const QUEUES = {
   /** provisioning-worker: booking lifecycle */
@@ -73,7 +89,8 @@ export const QUEUES = {
    * callback-dispatcher's own work: one message per callback delivery (`{ deliveryId }`), so each
    * attempt and its retry schedule live in the broker, apart from the access event that created it.
    */
-  dispatcherDeliveries: { name: 'callback-dispatcher.deliveries', exchange: DISPATCHER_WORK, bindings: ['delivery'] },
+  dispatcherDeliveries: { name: 'callback-dispatcher.deliveries', exchange: DISPATCHER_WORK, bindings: ['delivery'], retryLane: DISPATCHER_DELIVERY_RETRIES },
+  dispatcherDeliveryRetries: DISPATCHER_DELIVERY_RETRIES,
   /** callback-dispatcher: one message per e-mail or SMS to a guest, retried apart from the callbacks. */
   dispatcherGuestMessages: { name: 'callback-dispatcher.guest-messages', exchange: DISPATCHER_WORK, bindings: ['guest-message'] },
 } satisfies Record<string, QueueDef>;
@@ -84,6 +101,11 @@ export function retryQueueName(queue: string, delayMs: number): string {
 
 export function deadLetterQueueName(queue: string): string {
   return `${queue}.dlq`;
+}
+
+/** The queue whose dead-letter queue holds this one's dead letters: itself, or the queue it is the retry lane of. */
+export function deadLettersOf(queue: QueueDef): string {
+  return queue.laneOf ?? queue.name;
 }
 
 /** Safety net against crash loops only; the retry schedule is ours (FIELD-NOTES: delivery-limit has no back-off). */

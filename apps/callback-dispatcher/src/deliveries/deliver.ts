@@ -67,7 +67,7 @@ async function park(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext, wh
   const [first, longer = first] = deps.parkDelaysMs;
   const delayMs = why === 'slow' && parkedSlow > 0 ? longer : first;
   ctx.logger.debug('delivery parked', { deliveryId: msg.id, why, delayMs });
-  await deps.broker.sendToQueue(retryQueueName(QUEUES.dispatcherDeliveries.name, delayMs), msg, {
+  await deps.broker.sendToQueue(retryQueueName(QUEUES.dispatcherDeliveryRetries.name, delayMs), msg, {
     messageId: ctx.messageId,
     headers: why === 'slow' ? { ...ctx.headers, [PARKED_SLOW_HEADER]: parkedSlow + 1 } : ctx.headers,
   });

@@ -455,7 +455,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       await conn.close();
       // Tracing sees what the test published; the dispatcher sent no delivery through its queue, only the failed attempt's retry.
       expect(published.filter((p) => p.startsWith(`${EXCHANGES.accessEvents.name}/`))).toHaveLength(6);
-      expect(published.filter((p) => p.startsWith('(default)/callback-dispatcher.deliveries'))).toEqual([`(default)/${retryQueueName(QUEUES.dispatcherDeliveries.name, 100)}`]);
+      expect(published.filter((p) => p.startsWith('(default)/callback-dispatcher.deliver'))).toEqual([`(default)/${retryQueueName(QUEUES.dispatcherDeliveryRetries.name, 100)}`]);
     } finally {
       await d.stop();
     }
@@ -488,6 +488,45 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     }
   });
 
+  it("a company's retries coming back at once do not hold up another company's deliveries waiting in the broker", async () => {
+    // Two attempts at a time per endpoint: each company's surplus waits in the broker. B's 120
+    // deliveries fail once and come back together 1.5 s later to an endpoint answering in 150 ms:
+    // about 9 s of backlog, more than a prefetch window (64) holds. A's ten, sent then, take 0.5 s.
+    const d = await ownDispatcher('lanes', {
+      CALLBACK_CONCURRENCY_PER_ENDPOINT: '2',
+      CALLBACK_CONCURRENCY_TOTAL: '4',
+      CALLBACK_RETRY_DELAYS_MS: '1500,1500',
+      CALLBACK_TIMEOUT_MS: '10000',
+      SHUTDOWN_TIMEOUT_MS: '500',
+    });
+    try {
+      let down = true;
+      const b = await receiver({ reply: () => (down ? 500 : 200), answerAfterMs: () => (down ? 0 : 150) });
+      const a = await receiver({ answerAfterMs: () => 100 });
+      const backlogged = await d.company('backlog', b.url);
+      const other = await d.company('other', a.url);
+      for (let i = 0; i < 120; i++) await d.publish(accessEvent(backlogged, 'access.provisioned'));
+      await waitFor(() => b.hits() === 120, { what: "B's first attempts, failed", timeoutMs: 10_000 });
+      down = false;
+      // Every retry back from the 1.5 s delay queue, most of them waiting in the dispatcher.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const sentAt = new Map<string, number>();
+      for (let i = 0; i < 10; i++) {
+        const msg = accessEvent(other, 'access.provisioned');
+        sentAt.set(msg.event_id, Date.now());
+        await d.publish(msg);
+      }
+      await waitFor(() => a.received.length === 10, { what: "A's callbacks", timeoutMs: 15_000 });
+      const lags = a.received.map((c) => c.at - (sentAt.get(c.body.eventId as string) ?? 0));
+      // Behind B's backlog in one queue, the last of them waited about 4 s.
+      expect(Math.max(...lags)).toBeLessThan(2000);
+      await waitFor(() => b.received.length === 120, { what: "B's backlog, delivered", timeoutMs: 30_000 });
+      expect(await d.models.Delivery.countDocuments({ company_id: backlogged, status: 'delivered', attempts: 2 })).toBe(120);
+    } finally {
+      await d.stop();
+    }
+  }, 60_000);
+
   it("a hanging endpoint's surplus, parked again, waits the longer delay; every delivery arrives once the endpoint answers", async () => {
     // One attempt at a time; the endpoint is slow 1 s into its hung attempt. A surplus message is
     // parked for the first delay (500 ms); back to an endpoint still slow, it waits the second (8 s).
@@ -510,7 +549,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
         await d.publish(accessEvent(c, 'access.provisioned'));
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      const longer = retryQueueName(QUEUES.dispatcherDeliveries.name, delays[1]);
+      const longer = retryQueueName(QUEUES.dispatcherDeliveryRetries.name, delays[1]);
       // With one delay for every park they would cycle through the 500 ms queue instead.
       await waitFor(async () => ((await d.vhost.queue(longer))?.messages ?? 0) >= 15, { what: 'the surplus in the longer delay queue', timeoutMs: 5000 });
       hang = false;
@@ -539,7 +578,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       await d.models.Delivery.updateOne({ _id: record._id }, { $set: { status: 'delivered' } });
       // The first event's retry comes back through the same 3 s queue after the parked second one.
       await waitFor(() => r.received.length === 1, { what: "the first event's retry", timeoutMs: 15_000 });
-      await waitFor(async () => ((await d.vhost.queue(retryQueueName(QUEUES.dispatcherDeliveries.name, 3000)))?.messages ?? 1) === 0, { what: 'the delay queue drained' });
+      await waitFor(async () => ((await d.vhost.queue(retryQueueName(QUEUES.dispatcherDeliveryRetries.name, 3000)))?.messages ?? 1) === 0, { what: 'the delay queue drained' });
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(r.received.map((cb) => cb.body.eventId)).toEqual([first.event_id]);
       expect(await d.models.Delivery.findById(record._id).lean()).toMatchObject({ status: 'delivered', attempts: 0 });

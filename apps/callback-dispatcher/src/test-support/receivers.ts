@@ -33,9 +33,12 @@ export interface Receiver {
 
 /**
  * A callback receiver. `reply(n)` gives the answer to the n-th request (0-based): a status code or
- * 'hang' (never answers). `secrets` are accepted signing secrets (a rotating receiver lists both).
+ * 'hang' (never answers); `answerAfterMs(n)`, how long it takes to give it (at once by default).
+ * `secrets` are accepted signing secrets (a rotating receiver lists both).
  */
-export async function startReceiver(opts: { reply?: (n: number, req: ReceivedCallback) => Reply; secrets?: () => string[] } = {}): Promise<Receiver> {
+export async function startReceiver(
+  opts: { reply?: (n: number, req: ReceivedCallback) => Reply; answerAfterMs?: (n: number) => number; secrets?: () => string[] } = {},
+): Promise<Receiver> {
   const received: ReceivedCallback[] = [];
   const hanging = new Set<http.ServerResponse>();
   let hits = 0;
@@ -60,9 +63,14 @@ export async function startReceiver(opts: { reply?: (n: number, req: ReceivedCal
         hanging.add(res);
         return;
       }
-      if (reply >= 200 && reply < 300) received.push(cb);
-      res.statusCode = reply;
-      res.end();
+      const answer = () => {
+        if (reply >= 200 && reply < 300) received.push(cb);
+        res.statusCode = reply;
+        res.end();
+      };
+      const after = opts.answerAfterMs?.(n) ?? 0;
+      if (after > 0) setTimeout(answer, after);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
