@@ -192,6 +192,9 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       const res = await request(first.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
       expect(res.status).toBe(202);
       const published = res.body.eventId as string;
+      // Its QUEUED entry stored, as it is long before the grace ends in production: the history is
+      // written in batches, and a relay reading before this one landed would rightly add its own.
+      await waitFor(() => first.deps.models.StatusHistory.exists({ event_id: published, status: 'QUEUED' }), { what: "the first gateway's QUEUED entry" });
       const never = await leftOwed(first, -1);
       const clock = movableClock({ fromSlotOf: LEASE_MS });
       clock.advance(20 * LEASE_MS); // past the grace of the event the first gateway published
