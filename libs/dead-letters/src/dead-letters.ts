@@ -1,11 +1,11 @@
 import { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { EventStatusMessage, statusRoutingKey } from '@smartlock/contracts';
 import { Connection, Types } from '@smartlock/db';
-import { BrokerUnavailableError, EXCHANGES, brokerUrls, connectAny, deadLetterQueueName, safeUrl } from '@smartlock/messaging';
+import { BrokerUnavailableError, DEAD_LETTER_SOURCES, EXCHANGES, brokerUrls, connectAny, deadLetterQueueName, safeUrl } from '@smartlock/messaging';
 import { DeadLetterError } from './errors';
 import { DeadLetterFilter, DeadLetterView, describe, isEmptyFilter, matcher, replayHeaders } from './message';
 import { Actor, MAX_RECORDED_IDS, OperationAction, OperationCounts, OperationView, operationModel, operationView } from './operation.schema';
-import { DEAD_LETTER_SOURCES, STATUS_TRACKED_QUEUE, resolveQueue } from './queues';
+import { STATUS_TRACKED_QUEUE, resolveQueue } from './queues';
 
 /**
  * Dead letters from one place: the admin API (`/admin/v1/dead-letters`) and the CLI (`tools/dlq`)

@@ -1,8 +1,5 @@
-import { QUEUES, QueueDef, deadLetterQueueName } from '@smartlock/messaging';
+import { DEAD_LETTER_SOURCES, QUEUES, QueueDef, deadLetterQueueName } from '@smartlock/messaging';
 import { DeadLetterError } from './errors';
-
-/** Every consuming queue of the topology has a dead-letter queue, but a retry lane, whose dead letters are its main queue's: these are all of them. */
-export const DEAD_LETTER_SOURCES: readonly QueueDef[] = Object.values(QUEUES).filter((q: QueueDef) => !q.laneOf);
 
 /**
  * The queue whose outcome is an event's status: the worker reports PROCESSING, COMPLETED and

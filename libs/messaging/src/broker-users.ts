@@ -1,4 +1,4 @@
-import { EXCHANGES, ExchangeDef, QUEUES, QueueDef, deadLetterQueueName } from './topology';
+import { DEAD_LETTER_SOURCES, EXCHANGES, ExchangeDef, QUEUES, QueueDef, deadLetterQueueName } from './topology';
 
 /**
  * What each app does on the broker, from its `setup` (apps/<app>/src/app.ts): the exchanges it
@@ -57,7 +57,7 @@ export const APP_BROKER_ACCESS = {
     declares: [QUEUES.dispatcherIdentityEvents],
     consumes: [],
     sendsTo: [],
-    deadLetters: Object.values(QUEUES).filter((q: QueueDef) => !q.laneOf),
+    deadLetters: [...DEAD_LETTER_SOURCES],
   },
 } satisfies Record<string, AppBrokerAccess>;
 

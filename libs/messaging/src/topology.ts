@@ -95,6 +95,9 @@ export const QUEUES = {
   dispatcherGuestMessages: { name: 'callback-dispatcher.guest-messages', exchange: DISPATCHER_WORK, bindings: ['guest-message'] },
 } satisfies Record<string, QueueDef>;
 
+/** The work queues with a dead-letter queue of their own: every one but a retry lane, whose dead letters are its queue's. */
+export const DEAD_LETTER_SOURCES: readonly QueueDef[] = Object.values(QUEUES).filter((q: QueueDef) => !q.laneOf);
+
 export function retryQueueName(queue: string, delayMs: number): string {
   return `${queue}.retry.${delayMs}ms`;
 }
