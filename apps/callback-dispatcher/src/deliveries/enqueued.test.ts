@@ -39,4 +39,31 @@ describe('callback-dispatcher: deliveries enqueued a moment ago (the first attem
     expect(e.take('d')).toBe(true);
     expect(e.take('a')).toBe(false);
   });
+
+  it('an entry remembered again counts from then: older entries expire before it and make room', () => {
+    let t = 0;
+    const e = recentlyEnqueued(2, 1000, () => t);
+    e.remember('a');
+    t = 100;
+    e.remember('b');
+    t = 900;
+    e.remember('a');
+    t = 1150; // b expired, a (900) not
+    e.remember('c');
+    expect(e.take('c')).toBe(true);
+    expect(e.take('a')).toBe(true);
+    expect(e.seen('b')).toBe(false);
+  });
+
+  it('by default keeps a burst of 10,000 deliveries enqueued within a second: none of their first attempts reads', () => {
+    let t = 0;
+    const e = recentlyEnqueued(undefined, undefined, () => t);
+    for (let i = 0; i < 10_000; i++) {
+      t = i / 10;
+      e.remember(`d${i}`);
+    }
+    let fresh = 0;
+    for (let i = 0; i < 10_000; i++) if (e.take(`d${i}`)) fresh++;
+    expect(fresh).toBe(10_000);
+  });
 });

@@ -7,9 +7,11 @@
  * event is a copy of one enqueued here, which reads the record before enqueuing again.
  *
  * Kept for `ttlMs` at most and `max` entries (beyond them a first attempt reads, as after a
- * restart), and cleared after a broker reconnect, when another process may get the message.
+ * restart), and cleared after a broker reconnect, when another process may get the message. The
+ * default bound covers 30 s of 1,000 deliveries a second, above what one process sends (about 150
+ * bytes an entry, 4.5 MB full).
  */
-export function recentlyEnqueued(max = 5_000, ttlMs = 30_000, now = () => Date.now()) {
+export function recentlyEnqueued(max = 30_000, ttlMs = 30_000, now = () => Date.now()) {
   const entries = new Map<string, { at: number; fresh: boolean }>();
   const live = (id: string) => {
     const e = entries.get(id);
@@ -19,11 +21,16 @@ export function recentlyEnqueued(max = 5_000, ttlMs = 30_000, now = () => Date.n
   };
   return {
     remember(id: string): void {
-      if (entries.size >= max) {
-        for (const [k, e] of entries) if (now() - e.at > ttlMs) entries.delete(k);
-        if (entries.size >= max) return;
+      const t = now();
+      entries.delete(id); // remembered again: to the end, where its time now belongs
+      // Kept in the order remembered, so the expired entries are the first ones: each call drops
+      // those and stops at the first live one, however full the map is.
+      for (const [k, e] of entries) {
+        if (t - e.at <= ttlMs) break;
+        entries.delete(k);
       }
-      entries.set(id, { at: now(), fresh: true });
+      if (entries.size >= max) return;
+      entries.set(id, { at: t, fresh: true });
     },
     /** True once: the delivery was enqueued here less than ttlMs ago and nobody has attempted it. */
     take(id: string): boolean {
