@@ -88,6 +88,9 @@ report.runs.provisioning = {
   twoWorkersPerSecond: two?.perSecond ?? null,
   scaling: one && two ? +(two.perSecond / one.perSecond).toFixed(2) : null,
   machineBusyPercent: one && two ? [one.machineBusyPercent, two.machineBusyPercent] : null,
+  // what the machine's cores complete at most at one worker's cost per booking, however many workers
+  machineCeilingPerSecond: num(/ceiling at one worker's cost .*?: ([\d.]+)\/s/, provisioning.out),
+  machineCpuMsPerBooking: one?.machineCpuMsPerBooking ?? null,
   limitedPrefetch: oneLimited && twoLimited ? { prefetch: oneLimited.prefetch, oneWorkerPerSecond: oneLimited.perSecond, twoWorkersPerSecond: twoLimited.perSecond, scaling: +(twoLimited.perSecond / oneLimited.perSecond).toFixed(2) } : null,
 };
 
@@ -123,7 +126,7 @@ Written by \`npm run bench\` (bench/report.mjs) from the benchmarks' own output.
 | Ingest: ratio to baseline | ${f(r.ingest.ratio)} | ≥ 0.5 |
 | Ingest: accepted events lost (neither QUEUED nor on the broker) | ${r.ingest.lost ? `${r.ingest.lost.neitherQueuedNorOnBroker} of ${r.ingest.lost.accepted}` : 'not measured'} | 0 |
 | Provisioning: publish → COMPLETED latency at a steady rate | p50 ${f(r.provisioning.latency?.p50Ms, ' ms')}, p99 ${f(r.provisioning.latency?.p99Ms, ' ms')} (${f(r.provisioning.latency?.completed)}/${f(r.provisioning.latency?.events)} completed) | p50 < 100 ms, p99 < 500 ms |
-| Provisioning: throughput, simulator at 50 ms | 1 worker ${f(r.provisioning.oneWorkerPerSecond, '/s')}, 2 workers ${f(r.provisioning.twoWorkersPerSecond, '/s')} (×${f(r.provisioning.scaling)}); the machine's 2 cores ${r.provisioning.machineBusyPercent ? r.provisioning.machineBusyPercent.map((x) => `${x}%`).join(' and ') : 'not measured'} busy (worker, simulator, FerretDB and PostgreSQL on them) | ×1.6 |
+| Provisioning: throughput, simulator at 50 ms | 1 worker ${f(r.provisioning.oneWorkerPerSecond, '/s')}, 2 workers ${f(r.provisioning.twoWorkersPerSecond, '/s')} (×${f(r.provisioning.scaling)}); the machine's 2 cores ${r.provisioning.machineBusyPercent ? r.provisioning.machineBusyPercent.map((x) => `${x}%`).join(' and ') : 'not measured'} busy (worker, simulator, FerretDB and PostgreSQL on them); at one worker's ${f(r.provisioning.machineCpuMsPerBooking, ' CPU ms')} of the machine a booking, its cores complete at most ${f(r.provisioning.machineCeilingPerSecond, '/s')} with any number of workers | ×1.6 |
 | Provisioning: the same, each worker limited to PREFETCH=${f(r.provisioning.limitedPrefetch?.prefetch)} (the workers, not the database, the limit) | 1 worker ${f(r.provisioning.limitedPrefetch?.oneWorkerPerSecond, '/s')}, 2 workers ${f(r.provisioning.limitedPrefetch?.twoWorkersPerSecond, '/s')} (×${f(r.provisioning.limitedPrefetch?.scaling)}) | |
 | Location: import of 10,000 beds | ${f(r.location.import10kBedsMs, ' ms')} | seconds |
 ${r.location.reads.map((x) => `| Location: ${x.label}, 20 clients | ${x.requestsPerSecond} req/s, p50 ${x.p50Ms} ms, p99 ${x.p99Ms} ms | p99 < 25 ms |`).join('\n')}

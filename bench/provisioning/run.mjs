@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
 import { machineTicks, processTicks } from '../proc.mjs';
 
 const MONGO_URL = process.env.MONGO_URL || 'mongodb://127.0.0.1:27017';
@@ -156,10 +157,11 @@ async function scenario({ workers, latencyMs, mode, prefetch }) {
   while (done.size < total && Date.now() < deadline) await sleep(50);
   const machine1 = machineTicks();
   const workerCpuMs = (procs.reduce((a, p) => a + processTicks(p.pid), 0) - workers0) * 10;
+  const machineCpuMs = (machine1.busy - machine0.busy) * 10;
   const machineBusy = (machine1.busy - machine0.busy) / (machine1.busy - machine0.busy + machine1.idle - machine0.idle);
   const elapsed = (Math.max(...done.values()) - t0) / 1000;
   const lat = [...done].map(([id, at]) => at - sent.get(id));
-  const result = { workers, latencyMs, mode, prefetch: prefetch ?? 'default', events: total, completed: done.size, p50: Math.round(pct(lat, 50)), p99: Math.round(pct(lat, 99)), perSecond: +(done.size / elapsed).toFixed(1), generatorMaxLateMs: Math.round(behind), machineBusyPercent: Math.round(machineBusy * 100), workerCpuMsPerBooking: +(workerCpuMs / Math.max(1, done.size)).toFixed(1) };
+  const result = { workers, latencyMs, mode, prefetch: prefetch ?? 'default', events: total, completed: done.size, p50: Math.round(pct(lat, 50)), p99: Math.round(pct(lat, 99)), perSecond: +(done.size / elapsed).toFixed(1), generatorMaxLateMs: Math.round(behind), machineBusyPercent: Math.round(machineBusy * 100), workerCpuMsPerBooking: +(workerCpuMs / Math.max(1, done.size)).toFixed(1), machineCpuMsPerBooking: +(machineCpuMs / Math.max(1, done.size)).toFixed(1) };
 
   await c.close();
   for (const p of procs) await p.stop();
@@ -187,4 +189,9 @@ console.log(JSON.stringify(results.at(-1)));
 const [lat, one, two, oneLimited, twoLimited] = results;
 console.log(`latency at ${RATE}/s (simulator 0 ms): p50 ${lat.p50} ms, p99 ${lat.p99} ms`);
 console.log(`throughput (simulator 50 ms): 1 worker ${one.perSecond}/s, 2 workers ${two.perSecond}/s (x${(two.perSecond / one.perSecond).toFixed(2)}); the machine ${one.machineBusyPercent}% and ${two.machineBusyPercent}% busy, the workers ${one.workerCpuMsPerBooking} and ${two.workerCpuMsPerBooking} CPU ms a booking`);
+// What any number of workers could reach on these cores: every booking costs the machine what it
+// cost with one worker (the worker, the simulator, FerretDB, PostgreSQL, the broker), and the cores
+// give os.availableParallelism() × 1000 CPU ms a second. A second worker adds capacity only up to it.
+const ceiling = +((os.availableParallelism() * 1000) / one.machineCpuMsPerBooking).toFixed(1);
+console.log(`the machine's ceiling at one worker's cost (${one.machineCpuMsPerBooking} CPU ms a booking, ${one.workerCpuMsPerBooking} of it the worker's): ${ceiling}/s, x${(ceiling / one.perSecond).toFixed(2)} of one worker`);
 console.log(`throughput (simulator 50 ms, PREFETCH=${LIMITED_PREFETCH}): 1 worker ${oneLimited.perSecond}/s, 2 workers ${twoLimited.perSecond}/s (x${(twoLimited.perSecond / oneLimited.perSecond).toFixed(2)})`);
