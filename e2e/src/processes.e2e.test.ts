@@ -39,6 +39,8 @@ describe('every app as a process', () => {
   it('the edge starts and stops the same way', async () => {
     const app = await launchApp('edge', {});
     expect(await app.stop()).toBe(0);
+    const lines = app.output().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.message)).toEqual(expect.arrayContaining(['service started', 'shutting down', 'stopped']));
   });
 
   it('an app stops gracefully when its broker is gone, and reports not ready while it is', async () => {

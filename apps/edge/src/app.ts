@@ -95,11 +95,13 @@ export async function start(config: Config, logger: Logger) {
     port,
     url: `http://127.0.0.1:${port}`,
     async stop() {
+      logger.info('shutting down');
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
       agent.destroy();
+      logger.info('stopped');
     },
   };
 }
