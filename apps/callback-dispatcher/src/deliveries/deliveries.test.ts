@@ -473,6 +473,16 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     }
   });
 
+  it('a guest contact on a channel this deployment has not configured is logged by booking, without the address, and nothing is queued for it', async () => {
+    const company = `co-${randomUUID().slice(0, 6)}`;
+    const msg = await publish(accessEvent(company, 'access.provisioned', { guest: { name: 'Ada', email: 'ada@guest.test', phone: '+447001234567' } }));
+    const lines = () => text().split('\n').filter((l) => l.includes(msg.reference_id) && l.includes('guest message not sent'));
+    await waitFor(() => lines().length === 2, { what: 'one line per unconfigured channel' });
+    expect(lines().map((l) => JSON.parse(l).channel).sort()).toEqual(['email', 'sms']);
+    expect(lines().join('\n')).not.toMatch(/ada@guest\.test|\+447001234567/);
+    expect(await models().GuestMessage.countDocuments({ reference_id: msg.reference_id })).toBe(0);
+  });
+
   it("a receiver that hangs for 30 s does not delay another company's callbacks", async () => {
     // The production-like timeout, so the hang is real (not cut at 1 s).
     const d = await ownDispatcher('hang', { CALLBACK_TIMEOUT_MS: '30000', SHUTDOWN_TIMEOUT_MS: '500' });
