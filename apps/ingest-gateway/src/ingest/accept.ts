@@ -114,7 +114,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       queued_at: null,
       ...SETTLED,
     });
-    deps.logger.info('duplicate event stored; not published', { eventId, originalId: original._id, correlationId: source.correlationId });
+    deps.logger.info('duplicate event stored; not published', { eventId, originalId: original._id, companyId: company, referenceId: ref, correlationId: source.correlationId });
     return { kind: 'duplicate', eventId, originalId: original._id };
   }
 
@@ -222,7 +222,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       if (stored === null) await voidClaim(claimId, sequence);
       throw err;
     }
-    deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, correlationId: source.correlationId });
+    deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, companyId: company, referenceId: ref, correlationId: source.correlationId });
     const published = await publishNew(deps, doc as unknown as EventDoc);
     return published ? { kind: 'queued', eventId: claimId } : { kind: 'publish-delayed', eventId: claimId };
   }

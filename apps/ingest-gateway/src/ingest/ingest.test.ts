@@ -235,10 +235,11 @@ describe('ingest: POST /webhook/t/:token and /webhook/generic', () => {
     expect(array.body.errors).toEqual([Errors.bodyNotObject]);
   });
 
-  it('never logs the token, the guest contact or the card id', async () => {
-    await post(`/webhook/t/${a.token}`, booking({ access_type: 'CARD', card_id: 'CARD-SECRET-9' }));
+  it('logs the accepted event by its booking reference, never the token, the guest contact or the card id', async () => {
+    const res = await post(`/webhook/t/${a.token}`, booking({ reference_id: 'BK-LOGGED', access_type: 'CARD', card_id: 'CARD-SECRET-9' }));
     const logs = text();
-    expect(logs).toContain('event accepted');
+    const accepted = logs.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.message === 'event accepted' && l.eventId === res.body.eventId);
+    expect(accepted).toMatchObject({ referenceId: 'BK-LOGGED', eventType: 'BOOKING_CREATE' });
     expect(logs).not.toContain(a.token);
     expect(logs).not.toContain('ada@example.com');
     expect(logs).not.toContain('+31612345678');
