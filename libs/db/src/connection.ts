@@ -53,7 +53,12 @@ export async function connectDb(opts: DbOptions): Promise<Connection> {
     try {
       await conn.asPromise();
       await conn.db?.admin().ping();
-      conn.on('disconnected', () => opts.logger.warn('database disconnected', { db: opts.dbName }));
+      // A close of our own (a graceful stop) comes through 'disconnecting' first: it is no warning.
+      let closing = false;
+      conn.on('disconnecting', () => (closing = true));
+      conn.on('disconnected', () =>
+        closing ? opts.logger.info('database connection closed', { db: opts.dbName }) : opts.logger.warn('database disconnected', { db: opts.dbName }),
+      );
       conn.on('reconnected', () => opts.logger.info('database reconnected', { db: opts.dbName }));
       watchMonitor(conn, { logger: opts.logger, db: opts.dbName, stuckAfterMs: opts.monitorStuckAfterMs ?? 2 * CONNECT_TIMEOUT_MS + 5000 });
       opts.logger.info('database connected', { url: safeMongoUrl(opts.url), db: opts.dbName });

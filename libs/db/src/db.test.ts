@@ -75,6 +75,30 @@ describe('libs/db', () => {
     }
   });
 
+  it('warns when the database goes away, and logs a close of its own (a graceful stop) as information, not a warning', async () => {
+    const target = new URL(MONGO_URL);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 27017) });
+    const { logger: log, text } = captureLogger();
+    const lines = () => text().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; message: string });
+    const dbName = uniqueDbName('dbclose');
+    const cut = await connectDb({ url: `mongodb://127.0.0.1:${proxy.port}`, dbName, logger: log });
+    try {
+      await proxy.cut();
+      await cut.db?.admin().ping().catch(() => undefined);
+      await waitFor(() => lines().some((l) => l.level === 'warn' && l.message === 'database disconnected'), { what: 'the warning', timeoutMs: 20_000 });
+    } finally {
+      await proxy.stop();
+      await cut.close();
+    }
+    const before = lines().length;
+    const conn = await connectDb({ url: MONGO_URL, dbName, logger: log });
+    await conn.close();
+    expect(lines().slice(before).map((l) => [l.level, l.message])).toEqual([
+      ['info', 'database connected'],
+      ['info', 'database connection closed'],
+    ]);
+  });
+
   it('counts a raw socket error from a write to an ended connection as unavailable (seen in the e2e database cut: a 500 before)', () => {
     // what writeCommand throws when the server ended the socket just before the write (Node's writeAfterFIN)
     const ended = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
