@@ -14,6 +14,9 @@ import { Exchanges } from '@smartlock/contracts';
  *     the original routing key, the first failure time and `retry_count` in its headers.
  * `Q` also carries `x-delivery-limit`: a message that crashes its consumer over and over (so it is
  * never acked nor retried by us) ends in `Q.dlq` instead of looping for ever.
+ *
+ * A queue with a `retryLane` has no retry queues of its own: its failed messages wait in the lane's
+ * and come back to the lane. The lane (`laneOf`) has no `.dlq`: its dead letters go to its queue's.
  */
 export type ExchangeType = 'topic' | 'fanout' | 'direct';
 
