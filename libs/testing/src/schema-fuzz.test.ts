@@ -73,6 +73,17 @@ describe('requests generated from the OpenAPI documents', () => {
     expect(toJsonText({ __proto__: null, s: 'é\u2028"', n: [null, true, 1.5] })).toBe(JSON.stringify({ s: 'é\u2028"', n: [null, true, 1.5] }));
   });
 
+  it('a value given to two mutations is copied into the body, never shared: no cycle, the given values unchanged (a fresh seed in CI replaced the body with an operator object, then added that same object to it, and the JSON text never ended)', () => {
+    const operator = { $gt: '' };
+    const { value, dups } = applyMutations({ a: 1 }, [
+      { op: 'replace', value: operator },
+      { op: 'extra', path: [], key: 'k', value: operator },
+      { op: 'set', path: ['k', '$ne'], value: operator },
+    ]);
+    expect(toJsonText(value, dups)).toBe('{"$gt":"","k":{"$gt":"","$ne":{"$gt":""}}}');
+    expect(operator).toEqual({ $gt: '' });
+  });
+
   it('a key doubled, then deleted, is not a key twice (the contract fuzz judged such a body invalid: fixed seed 20261122 at FUZZ_RUNS=30000)', () => {
     const { value, dups } = applyMutations({ external_id: 'E1', other: 1 }, [
       { op: 'dupkey', path: [], key: 'external_id', first: null },

@@ -293,9 +293,22 @@ export function bodyMutation(schema: JsonSchema, r: Resolver): fc.Arbitrary<Body
 /** Objects of a body that get a key written twice: the key, and the value written first. */
 type Dups = Map<object, { key: string; first: unknown }[]>;
 
-/** Applies mutations to a copy of `body`; returns the copy and the keys to write twice. */
+/** A copy of a generated value; `Deep` markers kept (structuredClone would make them plain objects). */
+function copyOf(v: unknown): unknown {
+  if (v instanceof Deep || !v || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(copyOf);
+  // Object.fromEntries defines an own `__proto__` key, as the generated value had.
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copyOf(x)]));
+}
+
+/**
+ * Applies mutations to a copy of `body`; returns the copy and the keys to write twice. Each value
+ * enters the body as a copy: fast-check's constants (the operator objects) are one instance, which
+ * two mutations of a request may both place (a cycle), and which a later mutation would alter for
+ * every request after it.
+ */
 export function applyMutations(body: unknown, mutations: BodyMutation[]): { value: unknown; dups: Dups } {
-  let value = structuredClone(body);
+  let value = copyOf(body);
   const dups: Dups = new Map();
   // The container at `path` (created where missing, as an object or an array by the next key).
   const at = (path: string[], create: boolean): unknown => {
@@ -313,18 +326,18 @@ export function applyMutations(body: unknown, mutations: BodyMutation[]): { valu
   };
   for (const m of mutations) {
     if (m.op === 'replace') {
-      value = m.value;
+      value = copyOf(m.value);
       continue;
     }
     if (m.op === 'set' && m.path.length === 0) {
-      value = m.value;
+      value = copyOf(m.value);
       continue;
     }
     if (m.op === 'set' || m.op === 'delete') {
       const parent = at(m.path.slice(0, -1), m.op === 'set');
       const key = m.path[m.path.length - 1];
       if (!parent || typeof parent !== 'object') continue;
-      if (m.op === 'set') (parent as Record<string, unknown>)[key] = m.value;
+      if (m.op === 'set') (parent as Record<string, unknown>)[key] = copyOf(m.value);
       else if (Array.isArray(parent)) parent.splice(Number(key), 1);
       else delete (parent as Record<string, unknown>)[key];
       continue;
@@ -333,9 +346,9 @@ export function applyMutations(body: unknown, mutations: BodyMutation[]): { valu
     if (!target || typeof target !== 'object' || Array.isArray(target)) continue;
     if (m.op === 'extra') {
       // An own property even for `__proto__` (an assignment would set the prototype instead).
-      Object.defineProperty(target, m.key, { value: m.value, enumerable: true, configurable: true, writable: true });
+      Object.defineProperty(target, m.key, { value: copyOf(m.value), enumerable: true, configurable: true, writable: true });
     } else if (m.key in target) {
-      dups.set(target, [...(dups.get(target) ?? []), { key: m.key, first: m.first }]);
+      dups.set(target, [...(dups.get(target) ?? []), { key: m.key, first: copyOf(m.first) }]);
     }
   }
   // A key a later mutation deleted is not in the body any more: its doubled (odd) value goes with it,
