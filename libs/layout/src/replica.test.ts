@@ -53,10 +53,10 @@ describe('libs/layout: the layout replica', () => {
     await dropDatabases(dbName);
   });
 
-  async function setup(fetch?: () => Promise<LayoutSnapshot>, claimTimeoutMs?: number) {
+  async function setup({ claimTimeoutMs, gapGraceMs = 300 }: { claimTimeoutMs?: number; gapGraceMs?: number } = {}) {
     const company = oid();
     const src = source(company);
-    const replica = createLayoutReplica({ db, logger, fetchSnapshot: fetch ?? src.snapshot, gapGraceMs: 300, claimTimeoutMs });
+    const replica = createLayoutReplica({ db, logger, fetchSnapshot: src.snapshot, gapGraceMs, claimTimeoutMs });
     await ensureIndexes(replica.models);
     return { company, src, replica };
   }
@@ -114,7 +114,9 @@ describe('libs/layout: the layout replica', () => {
   });
 
   it('a missing version leads to a rebuild from the snapshot once the grace time is over; so does a company seen mid-stream', async () => {
-    const { company, src, replica } = await setup();
+    // A grace long enough that the apply below ends within it on a loaded machine (at 300 ms, a CI run
+    // took longer to store and check the waiting message, and rightly rebuilt at once).
+    const { company, src, replica } = await setup({ gapGraceMs: 3000 });
     const site = src.add('site', 'S');
     const b = src.add('building', 'B', site);
     const lost = src.add('floor', 'lost', b);
@@ -140,7 +142,7 @@ describe('libs/layout: the layout replica', () => {
   });
 
   it('a rebuild waits for a claim another process holds, and takes over one a crashed process left', async () => {
-    const { company, src, replica } = await setup(undefined, 1500);
+    const { company, src, replica } = await setup({ claimTimeoutMs: 1500 });
     const site = src.add('site', 'Harbour');
     const b = src.add('building', 'A', site);
     const f = src.add('floor', '1', b);
