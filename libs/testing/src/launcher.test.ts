@@ -1,4 +1,6 @@
-import { outputBuffer } from './launcher';
+import { spawn } from 'node:child_process';
+import { EXIT_WITH_PARENT, outputBuffer } from './launcher';
+import { waitFor } from './infra';
 
 describe("a launched app's output", () => {
   it('is kept whole up to the limit', () => {
@@ -29,5 +31,45 @@ describe("a launched app's output", () => {
     } finally {
       write.mockRestore();
     }
+  });
+});
+
+describe('a launched app and the process that launched it', () => {
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /** `node -e <app>` with the launcher's preload and a stdin pipe, as launchApp starts an app. */
+  const appArgs = (app: string) => ['--require', EXIT_WITH_PARENT, '-e', app];
+
+  it('stops on SIGTERM when that process dies, however it dies (SIGKILL here), and not before', async () => {
+    const app = "process.on('SIGTERM', () => process.exit(0)); setInterval(() => undefined, 1000);";
+    const parent = spawn(
+      process.execPath,
+      ['-e', `const app = require('node:child_process').spawn(process.execPath, ${JSON.stringify(appArgs(app))}, { stdio: ['pipe', 'ignore', 'ignore'] }); console.log(app.pid); setInterval(() => undefined, 1000);`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let printed = '';
+    parent.stdout.setEncoding('utf8').on('data', (d: string) => (printed += d));
+    const pid = await waitFor(() => Number(printed.trim()) || undefined, { what: "the app's pid" });
+    try {
+      await new Promise((r) => setTimeout(r, 500));
+      expect(alive(pid)).toBe(true);
+      parent.kill('SIGKILL');
+      await waitFor(() => !alive(pid), { what: 'the app to stop after its launcher died', timeoutMs: 5000 });
+    } finally {
+      parent.kill('SIGKILL');
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  it('never keeps an app alive: one with nothing left to do exits while its launcher lives', async () => {
+    const child = spawn(process.execPath, appArgs('setTimeout(() => undefined, 100);'), { stdio: ['pipe', 'ignore', 'ignore'] });
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
   });
 });

@@ -17,6 +17,7 @@ export const NO_RATE_LIMITS = {
 };
 
 const ROOT = path.resolve(__dirname, '../../..');
+export const EXIT_WITH_PARENT = path.join(__dirname, 'exit-with-parent.js');
 
 function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -110,10 +111,11 @@ export async function launchApp(
   opts: { waitReady?: boolean; timeoutMs?: number } = {},
 ): Promise<LaunchedApp> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'dist/apps', name, 'main.js')], {
+  // stdin: a pipe that closes when this process ends, however it ends, and the app with it (exit-with-parent.js).
+  const child: ChildProcess = spawn(process.execPath, ['--require', EXIT_WITH_PARENT, path.join(ROOT, 'dist/apps', name, 'main.js')], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...NO_RATE_LIMITS, ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   const out = outputBuffer(name);
   // as text, so a character split between two chunks is not mangled
