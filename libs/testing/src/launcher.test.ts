@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { buildSync } from 'esbuild';
 import { EXIT_WITH_PARENT, outputBuffer } from './launcher';
 import { waitFor } from './infra';
 
@@ -72,4 +75,18 @@ describe('a launched app and the process that launched it', () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
   });
+});
+
+it('finds its preload when bundled three levels under the root, as the benchmarks bundle it (.data/bench/<name>/)', () => {
+  const dir = path.resolve(__dirname, '../../../.data/bench/launcher-test');
+  const outfile = path.join(dir, 'bundle.cjs');
+  fs.mkdirSync(dir, { recursive: true });
+  try {
+    buildSync({ entryPoints: [path.join(__dirname, 'launcher.ts')], outfile, bundle: true, platform: 'node', format: 'cjs', packages: 'external', logLevel: 'silent' });
+    const bundled = require(outfile) as { EXIT_WITH_PARENT: string };
+    expect(bundled.EXIT_WITH_PARENT).toBe(EXIT_WITH_PARENT);
+    expect(fs.existsSync(bundled.EXIT_WITH_PARENT)).toBe(true);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -16,8 +16,9 @@ export const NO_RATE_LIMITS = {
   RATE_LIMIT_GUEST_MESSAGES_PER_HOUR: '1000000000',
 };
 
+// From the workspace root, not __dirname: the benchmarks bundle this file into .data/bench/<name>/.
 const ROOT = path.resolve(__dirname, '../../..');
-export const EXIT_WITH_PARENT = path.join(__dirname, 'exit-with-parent.js');
+export const EXIT_WITH_PARENT = path.join(ROOT, 'libs/testing/src/exit-with-parent.js');
 
 function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
