@@ -1,6 +1,7 @@
 import amqp from 'amqplib';
-import { execFile, spawn } from 'node:child_process';
+import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -9,6 +10,19 @@ import { queueState, TestVhost, waitFor } from './infra';
 import { freePort } from './launcher';
 
 const execFileAsync = promisify(execFile);
+// From the workspace root, as launcher.ts finds its preload (this file may be bundled elsewhere).
+const KILL_WITH_PARENT = path.resolve(__dirname, '../../..', 'libs/testing/src/kill-with-parent.js');
+
+/**
+ * A detached guard that kills `pid` and removes `dir` once this process is gone, however it ends
+ * (kill-with-parent.js). Unreferenced: it never keeps this process alive; ended by `.kill()`.
+ */
+function guard(pid: number, dir: string): ChildProcess {
+  const child = spawn(process.execPath, [KILL_WITH_PARENT, String(pid), dir], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  child.unref();
+  (child.stdin as Socket | null)?.unref();
+  return child;
+}
 
 export interface PrivateRabbit {
   node: string;
@@ -94,8 +108,15 @@ export async function createRabbitNode(opts: RabbitNodeOptions): Promise<RabbitN
   const user = opts.user ?? { name: 'guest', password: 'guest' };
   const probeUrl = `amqp://${encodeURIComponent(user.name)}:${encodeURIComponent(user.password)}@127.0.0.1:${port}`;
   const pid = () => Number(readFileSync(path.join(dir, 'pid'), { encoding: 'utf8', flag: 'a+' }).trim());
+  // Kills the node if this process dies without stopping it (a heap exhaustion, a SIGKILL).
+  let guarded: ChildProcess | undefined;
+  const unguard = () => {
+    guarded?.kill();
+    guarded = undefined;
+  };
 
   async function kill() {
+    unguard();
     const p = pid();
     if (!(p > 0)) return;
     try {
@@ -123,9 +144,12 @@ export async function createRabbitNode(opts: RabbitNodeOptions): Promise<RabbitN
       const exit = await new Promise<number | null>((resolve, reject) => child.once('exit', resolve).once('error', reject));
       if (exit !== 0) throw new Error(`rabbitmq-server -detached exited with ${exit} (node ${node})`);
       await waitFor(() => accepts(probeUrl), { timeoutMs: opts.bootTimeoutMs ?? 90_000, intervalMs: 250, what: `RabbitMQ node ${node} on ${port}` });
+      unguard();
+      guarded = guard(pid(), dir);
     },
     kill,
     async stop() {
+      unguard();
       // the node did not answer: end it by the pid it wrote
       await rabbitmqctl(node, 'stop').catch(kill);
     },

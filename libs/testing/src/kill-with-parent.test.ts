@@ -1,0 +1,71 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { waitFor } from './infra';
+
+const GUARD = path.join(__dirname, 'kill-with-parent.js');
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A stand-in for a test process: starts a long-lived process (`sleep`, as a broker node is not a
+ * Node app) and, as private-rabbit.ts does, a detached guard with its stdin a pipe; prints both pids.
+ */
+function testProcess(dir: string) {
+  const script = `
+    const { spawn } = require('node:child_process');
+    const target = spawn('sleep', ['600'], { stdio: 'ignore', detached: true });
+    const guard = spawn(process.execPath, [${JSON.stringify(GUARD)}, String(target.pid), ${JSON.stringify(dir)}], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    guard.unref();
+    guard.stdin.unref();
+    console.log(JSON.stringify({ target: target.pid, guard: guard.pid }));
+    setInterval(() => undefined, 1000);`;
+  const parent = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let printed = '';
+  parent.stdout.setEncoding('utf8').on('data', (d: string) => (printed += d));
+  const pids = waitFor(() => (printed.includes('\n') ? (JSON.parse(printed) as { target: number; guard: number }) : undefined), { what: "the test process's pids" });
+  return { parent, pids };
+}
+
+describe('a process a test starts, guarded by kill-with-parent.js', () => {
+  let dir: string;
+  const started: number[] = [];
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'guarded-'));
+  });
+  afterEach(() => {
+    for (const pid of started.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is killed and its folder removed when the test process dies, however it dies (SIGKILL here)', async () => {
+    const { parent, pids } = testProcess(dir);
+    const { target, guard } = await pids;
+    started.push(target, guard, parent.pid as number);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(alive(target)).toBe(true);
+    parent.kill('SIGKILL');
+    await waitFor(() => !alive(target), { what: 'the guarded process to be killed', timeoutMs: 5000 });
+    await waitFor(() => !fs.existsSync(dir), { what: 'its folder to be removed', timeoutMs: 5000 });
+  });
+
+  it('lives on once its guard is ended (a test that stops it itself), whatever becomes of the test process', async () => {
+    const { parent, pids } = testProcess(dir);
+    const { target, guard } = await pids;
+    started.push(target, guard, parent.pid as number);
+    process.kill(guard, 'SIGTERM');
+    await waitFor(() => !alive(guard), { what: 'the guard to end' });
+    parent.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(alive(target)).toBe(true);
+    expect(fs.existsSync(dir)).toBe(true);
+  });
+});
