@@ -3,17 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from './infra';
+import { isAlive } from './launcher';
 
 const GUARD = path.join(__dirname, 'kill-with-parent.js');
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * A stand-in for a test process: starts a long-lived process (`sleep`, as a broker node is not a
@@ -42,7 +35,7 @@ describe('a process a test starts, guarded by kill-with-parent.js', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'guarded-'));
   });
   afterEach(() => {
-    for (const pid of started.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of started.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -51,9 +44,9 @@ describe('a process a test starts, guarded by kill-with-parent.js', () => {
     const { target, guard } = await pids;
     started.push(target, guard, parent.pid as number);
     await new Promise((r) => setTimeout(r, 300));
-    expect(alive(target)).toBe(true);
+    expect(isAlive(target)).toBe(true);
     parent.kill('SIGKILL');
-    await waitFor(() => !alive(target), { what: 'the guarded process to be killed', timeoutMs: 5000 });
+    await waitFor(() => !isAlive(target), { what: 'the guarded process to be killed', timeoutMs: 5000 });
     await waitFor(() => !fs.existsSync(dir), { what: 'its folder to be removed', timeoutMs: 5000 });
   });
 
@@ -62,10 +55,10 @@ describe('a process a test starts, guarded by kill-with-parent.js', () => {
     const { target, guard } = await pids;
     started.push(target, guard, parent.pid as number);
     process.kill(guard, 'SIGTERM');
-    await waitFor(() => !alive(guard), { what: 'the guard to end' });
+    await waitFor(() => !isAlive(guard), { what: 'the guard to end' });
     parent.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 1000));
-    expect(alive(target)).toBe(true);
+    expect(isAlive(target)).toBe(true);
     expect(fs.existsSync(dir)).toBe(true);
   });
 });

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildSync } from 'esbuild';
-import { EXIT_WITH_PARENT, outputBuffer } from './launcher';
+import { EXIT_WITH_PARENT, isAlive, outputBuffer } from './launcher';
 import { waitFor } from './infra';
 
 describe("a launched app's output", () => {
@@ -38,14 +38,6 @@ describe("a launched app's output", () => {
 });
 
 describe('a launched app and the process that launched it', () => {
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
   /** `node -e <app>` with the launcher's preload and a stdin pipe, as launchApp starts an app. */
   const appArgs = (app: string) => ['--require', EXIT_WITH_PARENT, '-e', app];
 
@@ -61,12 +53,12 @@ describe('a launched app and the process that launched it', () => {
     const pid = await waitFor(() => Number(printed.trim()) || undefined, { what: "the app's pid" });
     try {
       await new Promise((r) => setTimeout(r, 500));
-      expect(alive(pid)).toBe(true);
+      expect(isAlive(pid)).toBe(true);
       parent.kill('SIGKILL');
-      await waitFor(() => !alive(pid), { what: 'the app to stop after its launcher died', timeoutMs: 5000 });
+      await waitFor(() => !isAlive(pid), { what: 'the app to stop after its launcher died', timeoutMs: 5000 });
     } finally {
       parent.kill('SIGKILL');
-      if (alive(pid)) process.kill(pid, 'SIGKILL');
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 

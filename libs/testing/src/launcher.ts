@@ -20,6 +20,16 @@ export const NO_RATE_LIMITS = {
 const ROOT = path.resolve(__dirname, '../../..');
 export const EXIT_WITH_PARENT = path.join(ROOT, 'libs/testing/src/exit-with-parent.js');
 
+/** Whether a process with this pid still exists (signal 0 checks without sending anything). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function unusedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();

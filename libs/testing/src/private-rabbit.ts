@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { queueState, TestVhost, waitFor } from './infra';
-import { freePort } from './launcher';
+import { freePort, isAlive } from './launcher';
 
 const execFileAsync = promisify(execFile);
 // From the workspace root, as launcher.ts finds its preload (this file may be bundled elsewhere).
@@ -124,14 +124,7 @@ export async function createRabbitNode(opts: RabbitNodeOptions): Promise<RabbitN
     } catch {
       return; // already gone
     }
-    await waitFor(() => {
-      try {
-        process.kill(p, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, { timeoutMs: 10_000, what: `node ${node} to exit` });
+    await waitFor(() => !isAlive(p), { timeoutMs: 10_000, what: `node ${node} to exit` });
     rmSync(path.join(dir, 'pid'), { force: true });
   }
 
