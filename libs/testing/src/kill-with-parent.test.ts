@@ -3,9 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from './infra';
-import { isAlive } from './launcher';
-
-const GUARD = path.join(__dirname, 'kill-with-parent.js');
+import { isAlive, KILL_WITH_PARENT as GUARD } from './launcher';
 
 
 /**

@@ -18,7 +18,10 @@ export const NO_RATE_LIMITS = {
 
 // From the workspace root, not __dirname: the benchmarks bundle this file into .data/bench/<name>/.
 const ROOT = path.resolve(__dirname, '../../..');
+/** Preloaded into a launched app: it stops once the process that launched it is gone. */
 export const EXIT_WITH_PARENT = path.join(ROOT, 'libs/testing/src/exit-with-parent.js');
+/** Run beside a process that is not a Node app (a RabbitMQ node): kills it once the test process is gone. */
+export const KILL_WITH_PARENT = path.join(ROOT, 'libs/testing/src/kill-with-parent.js');
 
 /** Whether a process with this pid still exists (signal 0 checks without sending anything). */
 export function isAlive(pid: number): boolean {

@@ -7,11 +7,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { queueState, TestVhost, waitFor } from './infra';
-import { freePort, isAlive } from './launcher';
+import { freePort, isAlive, KILL_WITH_PARENT } from './launcher';
 
 const execFileAsync = promisify(execFile);
-// From the workspace root, as launcher.ts finds its preload (this file may be bundled elsewhere).
-const KILL_WITH_PARENT = path.resolve(__dirname, '../../..', 'libs/testing/src/kill-with-parent.js');
 
 /**
  * A detached guard that kills `pid` and removes `dir` once this process is gone, however it ends
