@@ -1,2 +1,3 @@
 export function processTicks(pid: number): number;
+export function processWakeups(pid: number): number;
 export function machineTicks(): { busy: number; idle: number };

@@ -12,6 +12,29 @@ export function processTicks(pid) {
   }
 }
 
+/**
+ * How many times a process's threads went to sleep and were woken (their voluntary context switches,
+ * summed over the threads alive now); 0 once it has ended. At low rates a booking's CPU follows its
+ * wake-ups more than its work: each one starts on caches the other processes have since filled.
+ */
+export function processWakeups(pid) {
+  let sum = 0;
+  let tasks;
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  for (const tid of tasks) {
+    try {
+      sum += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return sum;
+}
+
 /** The machine's busy and idle (idle + iowait) time over all its cores, from /proc/stat. */
 export function machineTicks() {
   const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);

@@ -15,7 +15,7 @@ import { MongoClient, ObjectId, type Document } from 'mongodb';
 import { launchSystem, MONGO_URL, RABBIT_API } from '@smartlock/testing';
 import { book, onboard, percentile, Sent, settleEach } from '../../e2e/src/support/load';
 import { ProcessProfile, startProfiles } from './profile';
-import { processTicks } from '../proc.mjs';
+import { processTicks, processWakeups } from '../proc.mjs';
 
 const SCENARIO = process.env.BENCH_SCENARIO || 'fresh';
 const PG_URL = process.env.BENCH_PG_URL as string;
@@ -53,11 +53,17 @@ interface TableCounts {
   del: number;
 }
 
+interface Counted {
+  ticks: number;
+  wakeups: number;
+}
+
 interface Snapshot {
-  cpu: Map<string, number>; // process label → ticks
-  /** PostgreSQL backend pid → ticks: of the system's database, of the vendor's. */
-  pgBackends: Map<number, number>;
-  vendorPgBackends: Map<number, number>;
+  /** Process label → CPU ticks and wake-ups (bench/proc.mjs). */
+  counts: Map<string, Counted>;
+  /** PostgreSQL backend pid → its counts: of the system's database, of the vendor's. */
+  pgBackends: Map<number, Counted>;
+  vendorPgBackends: Map<number, Counted>;
   /** pg_stat_database of the system's database; of the vendor's, its transactions. */
   pg: { xacts: number; returned: number; fetched: number; written: number };
   vendorPgXacts: number;
@@ -103,12 +109,17 @@ async function completed(sys: System, from: { completed: number; callbacks: numb
 }
 
 async function snapshot(processes: { name: string; pid: number }[]): Promise<Snapshot> {
-  const cpu = new Map<string, number>();
-  for (const p of processes) cpu.set(p.name, (cpu.get(p.name) ?? 0) + processTicks(p.pid));
-  cpu.set('ferretdb', processTicks(FERRET_PID));
-  cpu.set('ferretdb (vendor)', processTicks(VENDOR.ferretPid));
-  cpu.set('rabbitmq (shared node)', processTicks(rabbitPid()));
-  const backends = (db: string) => new Map(psql(`select pid from pg_stat_activity where datname = '${db}'`).split('\n').filter(Boolean).map((pid) => [Number(pid), processTicks(Number(pid))]));
+  const counted = (pid: number): Counted => ({ ticks: processTicks(pid), wakeups: processWakeups(pid) });
+  const counts = new Map<string, Counted>();
+  const add = (name: string, c: Counted) => {
+    const sum = counts.get(name) ?? { ticks: 0, wakeups: 0 };
+    counts.set(name, { ticks: sum.ticks + c.ticks, wakeups: sum.wakeups + c.wakeups });
+  };
+  for (const p of processes) add(p.name, counted(p.pid));
+  add('ferretdb', counted(FERRET_PID));
+  add('ferretdb (vendor)', counted(VENDOR.ferretPid));
+  add('rabbitmq (shared node)', counted(rabbitPid()));
+  const backends = (db: string) => new Map(psql(`select pid from pg_stat_activity where datname = '${db}'`).split('\n').filter(Boolean).map((pid) => [Number(pid), counted(Number(pid))]));
   const pgBackends = backends(PG_DB);
   const vendorPgBackends = backends(VENDOR.pgDb);
   const counters = (url: string, db: string) => {
@@ -128,22 +139,29 @@ async function snapshot(processes: { name: string; pid: number }[]): Promise<Sna
       tables.set(`${schema}.${table}`, { seqRows: Number(seqRows), idxRows: Number(idxRows), scans: Number(seqScans) + Number(idxScans), ins: Number(ins), upd: Number(upd), del: Number(del) });
     }
   }
-  return { cpu, pgBackends, vendorPgBackends, pg: { xacts, returned, fetched, written }, vendorPgXacts, tables };
+  return { counts, pgBackends, vendorPgBackends, pg: { xacts, returned, fetched, written }, vendorPgXacts, tables };
 }
 
-/** CPU ms of each process between two snapshots, PostgreSQL's backends summed, scaled by `scale`. */
-function cpuMsOf(before: Snapshot, after: Snapshot, scale: (ms: number) => number): Record<string, number> {
-  const cpuMs: Record<string, number> = {};
-  for (const [name, ticks] of after.cpu) cpuMs[name] = scale((ticks - (before.cpu.get(name) ?? 0)) * TICK_MS);
-  const backendTicks = (a: Map<number, number>, b: Map<number, number>) => [...a].reduce((sum, [pid, ticks]) => sum + ticks - (b.get(pid) ?? 0), 0);
-  cpuMs.postgresql = scale(backendTicks(after.pgBackends, before.pgBackends) * TICK_MS);
-  cpuMs['postgresql (vendor)'] = scale(backendTicks(after.vendorPgBackends, before.vendorPgBackends) * TICK_MS);
-  return cpuMs;
+/** Growth of a count of each process between two snapshots, PostgreSQL's backends summed, scaled by `scale`. */
+function growthOf(before: Snapshot, after: Snapshot, count: (c: Counted) => number, scale: (x: number) => number): Record<string, number> {
+  const zero = { ticks: 0, wakeups: 0 };
+  const grown: Record<string, number> = {};
+  for (const [name, c] of after.counts) grown[name] = scale(count(c) - count(before.counts.get(name) ?? zero));
+  const backends = (a: Map<number, Counted>, b: Map<number, Counted>) => [...a].reduce((sum, [pid, c]) => sum + count(c) - count(b.get(pid) ?? zero), 0);
+  grown.postgresql = scale(backends(after.pgBackends, before.pgBackends));
+  grown['postgresql (vendor)'] = scale(backends(after.vendorPgBackends, before.vendorPgBackends));
+  return grown;
 }
 
-/** The sum of the processes' CPU ms that `keep` selects. */
-function totalOf(cpuMs: Record<string, number>, keep: (process: string) => boolean): number {
-  return +Object.entries(cpuMs)
+/** CPU ms of each process between two snapshots, scaled by `scale`. */
+const cpuMsOf = (before: Snapshot, after: Snapshot, scale: (ms: number) => number) => growthOf(before, after, (c) => c.ticks * TICK_MS, scale);
+
+/** Wake-ups of each process (its threads' sleeps ended) between two snapshots, scaled by `scale`. */
+const wakeupsOf = (before: Snapshot, after: Snapshot, scale: (n: number) => number) => growthOf(before, after, (c) => c.wakeups, scale);
+
+/** The sum of the processes' figures that `keep` selects. */
+function totalOf(byProcess: Record<string, number>, keep: (process: string) => boolean): number {
+  return +Object.entries(byProcess)
     .filter(([k]) => keep(k))
     .reduce((a, [, v]) => a + v, 0)
     .toFixed(1);
@@ -292,6 +310,7 @@ async function main() {
       seconds: IDLE_SECONDS,
       cpuMsPerSecond: idleCpu,
       cpuMsPerSecondSystem: totalOf(idleCpu, (k) => !VENDOR_PROCESSES.includes(k)),
+      wakeupsPerSecondSystem: totalOf(wakeupsOf(idleBefore, idleAfter, perSecond), (k) => !VENDOR_PROCESSES.includes(k)),
       pgTransactionsPerSecond: perSecond(idleAfter.pg.xacts - idleBefore.pg.xacts),
       statementsPerSecondByApp: statementsByApp(idleBefore, idleAfter, IDLE_SECONDS),
     };
@@ -315,6 +334,7 @@ async function main() {
       const broker1 = await brokerCounts(sys.vhost.vhost);
       const per = (x: number) => +(x / Math.max(1, accepted.length)).toFixed(1);
       const cpuMs = cpuMsOf(before, after, per);
+      const wakeups = wakeupsOf(before, after, per);
       const sum = (keep: (process: string) => boolean) => totalOf(cpuMs, keep);
       steps.push({
         rate,
@@ -328,6 +348,8 @@ async function main() {
           cpuMsSystem: sum((k) => !VENDOR_PROCESSES.includes(k)),
           cpuMsSystemWithoutBroker: sum((k) => !VENDOR_PROCESSES.includes(k) && !k.startsWith('rabbitmq')),
           cpuMsVendor: sum((k) => VENDOR_PROCESSES.includes(k)),
+          wakeups,
+          wakeupsSystem: totalOf(wakeups, (k) => !VENDOR_PROCESSES.includes(k)),
           pgTransactions: per(after.pg.xacts - before.pg.xacts),
           vendorPgTransactions: per(after.vendorPgXacts - before.vendorPgXacts),
           pgRowsRead: per(after.pg.returned - before.pg.returned),

@@ -187,21 +187,26 @@ section.push('![202 → COMPLETED against the offered rate](system-latency.svg)'
 for (const [name, o] of Object.entries(outputs)) {
   section.push(`### ${name === 'loaded' ? `With ${o.storedEvents.toLocaleString('en')} stored events of other bookings` : 'Fresh database'}: sustained capacity ${capacity(o)} bookings/s`, '');
   const procs = [...new Set(o.results.flatMap((r) => Object.keys(r.perBooking.cpuMs)))];
-  section.push(`| offered/s | accepted | completed | p50 ms | p99 ms | drain ms | sustained | CPU ms/booking, the system (apps, FerretDB, PostgreSQL, broker) | the vendor's cloud (simulator, its FerretDB and PostgreSQL) | PG transactions, the system | the vendor's | PG rows read | PG rows written | publishes | deliveries |`);
-  section.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  section.push(`| offered/s | accepted | completed | p50 ms | p99 ms | drain ms | sustained | CPU ms/booking, the system (apps, FerretDB, PostgreSQL, broker) | the vendor's cloud (simulator, its FerretDB and PostgreSQL) | wake-ups, the system | PG transactions, the system | the vendor's | PG rows read | PG rows written | publishes | deliveries |`);
+  section.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of o.results) {
     const p = r.perBooking;
-    section.push(`| ${r.offeredPerSecond} | ${r.accepted}/${r.offered} | ${r.completed} | ${r.p50Ms} | ${r.p99Ms} | ${r.drainMs} | ${r.sustained ? 'yes' : 'no'} | ${p.cpuMsSystem} | ${p.cpuMsVendor} | ${p.pgTransactions} | ${p.vendorPgTransactions} | ${p.pgRowsRead} | ${p.pgRowsWritten} | ${p.brokerPublishes} | ${p.brokerDeliveries} |`);
+    section.push(`| ${r.offeredPerSecond} | ${r.accepted}/${r.offered} | ${r.completed} | ${r.p50Ms} | ${r.p99Ms} | ${r.drainMs} | ${r.sustained ? 'yes' : 'no'} | ${p.cpuMsSystem} | ${p.cpuMsVendor} | ${p.wakeupsSystem ?? ''} | ${p.pgTransactions} | ${p.vendorPgTransactions} | ${p.pgRowsRead} | ${p.pgRowsWritten} | ${p.brokerPublishes} | ${p.brokerDeliveries} |`);
   }
   if (o.idle) {
     const i = o.idle;
     const busy = (vendor) => Object.entries(i.cpuMsPerSecond).filter(([k, v]) => v > 0 && o.vendorProcesses.includes(k) === vendor).map(([k, v]) => `${k} ${v}`).join(', ');
-    section.push('', `Idle, before the first rate (nothing offered for ${i.seconds} s after the warm-up): the system ${i.cpuMsPerSecondSystem} CPU ms a second (${busy(false)}; the vendor's cloud besides: ${busy(true)}), ${i.pgTransactionsPerSecond} PostgreSQL transactions a second. A booking's share of it is that divided by the rate: ${[10, 50].map((r) => `${(i.cpuMsPerSecondSystem / r).toFixed(1)} ms at ${r}/s`).join(', ')}.`);
+    section.push('', `Idle, before the first rate (nothing offered for ${i.seconds} s after the warm-up): the system ${i.cpuMsPerSecondSystem} CPU ms a second (${busy(false)}; the vendor's cloud besides: ${busy(true)}), ${i.wakeupsPerSecondSystem} wake-ups and ${i.pgTransactionsPerSecond} PostgreSQL transactions a second. A booking's share of it is that divided by the rate: ${[10, 50].map((r) => `${(i.cpuMsPerSecondSystem / r).toFixed(1)} ms at ${r}/s`).join(', ')}.`);
   }
   section.push('', `Where 202→COMPLETED goes, p50/p99 ms: received → the worker began (the publish and the queue), then the worker began → COMPLETED applied (the run, sharing the worker with the other runs its prefetch holds: the vendor calls, the records, the report): ${o.results.filter((r) => r.split).map((r) => `at ${r.offeredPerSecond}/s ${r.split.toWorkerP50Ms}/${r.split.toWorkerP99Ms} + ${r.split.workerToCompletedP50Ms}/${r.split.workerToCompletedP99Ms}`).join(', ')}.`);
   const missed = o.results.find((r) => !r.sustained && r.p99BySecondMs);
   if (missed) section.push('', `p99 ms by second of the step, of the bookings received in that second, at ${missed.offeredPerSecond}/s (the first rate not sustained): ${missed.p99BySecondMs.join(', ')}.`);
   section.push('', `CPU ms per booking by process: ${o.results.map((r) => `at ${r.offeredPerSecond}/s: ${procs.map((k) => `${k} ${r.perBooking.cpuMs[k] ?? 0}`).join(', ')}`).join('; ')}.`, '');
+  const woken = o.results.filter((r) => r.perBooking.wakeups);
+  if (woken.length) {
+    // A wake-up: a thread's sleep ended (its voluntary context switches, bench/proc.mjs). The system's CPU per wake-up says whether a booking's cost follows its work or its wake-ups.
+    section.push(`Wake-ups per booking by process (a thread of it slept and was woken: a message, a reply, a timer), and the system's CPU per wake-up: ${woken.map((r) => `at ${r.offeredPerSecond}/s (${Math.round((r.perBooking.cpuMsSystem * 1000) / r.perBooking.wakeupsSystem)} µs each): ${procs.map((k) => `${k} ${r.perBooking.wakeups[k] ?? 0}`).join(', ')}`).join('; ')}.`, '');
+  }
   const last = o.results.filter((r) => r.sustained).at(-1) ?? o.results.at(-1);
   if (last?.statementsByApp) {
     section.push(`Where the database work goes at ${last.offeredPerSecond}/s, per booking and app: collection scans (≈ statements that read) and rows inserted (+), updated (~), deleted (-):`, '');
