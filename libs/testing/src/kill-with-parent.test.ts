@@ -5,7 +5,6 @@ import path from 'node:path';
 import { waitFor } from './infra';
 import { isAlive, KILL_WITH_PARENT as GUARD } from './launcher';
 
-
 /**
  * A stand-in for a test process: starts a long-lived process (`sleep`, as a broker node is not a
  * Node app) and, as private-rabbit.ts does, a detached guard with its stdin a pipe; prints both pids.
