@@ -18,10 +18,9 @@
 // BENCH_CONNECTIONS (50), BENCH_DURATION_S (20), BENCH_WARMUP_S (3), BENCH_KEEP=1 keeps the vhost
 // and databases, BENCH_LOG_LEVEL (warn) for the gateway, BENCH_GATEWAY (default
 // dist/apps/ingest-gateway/main.js, built first) to measure another build of the gateway.
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -29,6 +28,7 @@ import amqp from 'amqplib';
 import axios from 'axios';
 import mongoose from 'mongoose';
 import { build } from 'esbuild';
+import { launchApp } from '../launcher.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const OUT = path.join(ROOT, 'bench/out');
@@ -51,17 +51,6 @@ const rabbitAuth = { username: process.env.RABBITMQ_USER || 'guest', password: p
 const tag = `${Date.now().toString(36)}_${randomBytes(2).toString('hex')}`;
 const log = (...a) => console.log('bench:', ...a);
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 async function waitUntil(fn, what, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -73,15 +62,6 @@ async function waitUntil(fn, what, timeoutMs = 30_000) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-function startProcess(name, file, env) {
-  const child = spawn(process.execPath, [file], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (c) => (output += c));
-  child.stderr.on('data', (c) => (output += c));
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
-  return { name, child, exited, output: () => output };
 }
 
 function run(url, body) {
@@ -201,34 +181,32 @@ async function main() {
       ch.ack(msg);
     });
 
-    const gwPort = await freePort();
-    const gateway = startProcess('ingest-gateway', gatewayMain, {
-      NODE_ENV: 'test',
-      // rate limits far above what the bench offers (docs/http-conventions.md "Rate limits")
-      RATE_LIMIT_API_PER_MIN: '1000000000',
-      RATE_LIMIT_INGEST_PER_MIN: '1000000000',
-      PORT: String(gwPort),
-      AMQP_URL: amqpUrl,
-      MONGO_URL,
-      MONGO_DB: dbs.ingest,
-      IDENTITY_DB: dbs.identity,
-      LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn',
-      // No worker runs here, and a worker's first report is what settles an accepted event
-      // (apps/ingest-gateway/src/publish/unsettled.ts). With the default grace the gateway would settle
-      // every event itself 5 s after its publish, during the baseline's phase, and the relay would poll
-      // thousands of owed events: work the system does not do when its worker runs. Both are held off.
-      RELAY_GRACE_MS: '3600000',
-      RELAY_INTERVAL_MS: '0',
-    });
+    const gateway = await launchApp(
+      'ingest-gateway',
+      {
+        // rate limits far above what the bench offers: launchApp's defaults (docs/http-conventions.md "Rate limits")
+        AMQP_URL: amqpUrl,
+        MONGO_URL,
+        MONGO_DB: dbs.ingest,
+        IDENTITY_DB: dbs.identity,
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn',
+        // No worker runs here, and a worker's first report is what settles an accepted event
+        // (apps/ingest-gateway/src/publish/unsettled.ts). With the default grace the gateway would settle
+        // every event itself 5 s after its publish, during the baseline's phase, and the relay would poll
+        // thousands of owed events: work the system does not do when its worker runs. Both are held off.
+        RELAY_GRACE_MS: '3600000',
+        RELAY_INTERVAL_MS: '0',
+      },
+      { main: gatewayMain, waitReady: false },
+    );
     procs.push(gateway);
-    const basePort = await freePort();
-    const baseline = startProcess('baseline', path.join(OUT, 'baseline.js'), { PORT: String(basePort), AMQP_URL: amqpUrl, MONGO_URL, MONGO_DB: dbs.baseline });
+    const baseline = await launchApp('baseline', { AMQP_URL: amqpUrl, MONGO_URL, MONGO_DB: dbs.baseline }, { main: path.join(OUT, 'baseline.js'), waitReady: false });
     procs.push(baseline);
-    await waitUntil(async () => (await axios.get(`http://127.0.0.1:${gwPort}/readyz`, { validateStatus: () => true })).status === 200, 'the gateway');
+    await waitUntil(async () => (await axios.get(`${gateway.url}/readyz`, { validateStatus: () => true })).status === 200, 'the gateway');
     await waitUntil(() => baseline.output().includes('listening'), 'the baseline');
 
-    const gwUrl = `http://127.0.0.1:${gwPort}/webhook/t/${token}`;
-    const baseUrl = `http://127.0.0.1:${basePort}/baseline`;
+    const gwUrl = `${gateway.url}/webhook/t/${token}`;
+    const baseUrl = `${baseline.url}/baseline`;
     const event = (prefix) => (n) => ({
       reference_id: `${prefix}-${tag}-${n}`,
       action: 'create',
@@ -294,7 +272,7 @@ async function main() {
     process.exitCode = notQueuedNorOnBroker.length === 0 ? 0 : 1;
   } finally {
     for (const p of procs) {
-      p.child.kill('SIGTERM');
+      p.kill('SIGTERM');
       await Promise.race([p.exited, new Promise((r) => setTimeout(r, 5000))]);
     }
     await amqpConn?.close().catch(() => undefined);

@@ -15,16 +15,16 @@
 // imports, whose aftermath (PostgreSQL's autovacuum of 30,000 fresh rows under FerretDB, the
 // collection of the import's garbage in location-api) lasts a few seconds; measured here with a 2 s
 // warm-up, the first page's p99 was 28-29 ms against 22-25 ms for the pages read later, 24 ms with 6 s.
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import axios from 'axios';
 import mongoose from 'mongoose';
+import { launchApp } from '../launcher.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const OUT = path.join(ROOT, 'bench/out');
@@ -46,17 +46,6 @@ const RABBIT_API = process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api';
 const rabbitAuth = { username: process.env.RABBITMQ_USER || 'guest', password: process.env.RABBITMQ_PASS || 'guest' };
 const tag = `${Date.now().toString(36)}_${randomBytes(2).toString('hex')}`;
 const log = (...a) => console.log('bench:', ...a);
-
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitUntil(fn, what, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
@@ -102,17 +91,9 @@ async function main() {
   await axios.put(`${RABBIT_API}/permissions/${vhost}/${rabbitAuth.username}`, { configure: '.*', write: '.*', read: '.*' }, { auth: rabbitAuth });
   const dbName = `bench_location_${tag}`;
   const identityDb = `bench_identity_${tag}`;
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['dist/apps/location-api/main.js'], {
-    cwd: ROOT,
-    // rate limits far above what the bench offers (docs/http-conventions.md "Rate limits")
-    env: { ...process.env, NODE_ENV: 'test', RATE_LIMIT_API_PER_MIN: '1000000000', RATE_LIMIT_AUTH_FAILURES_PER_MIN: '1000000000', LOG_LEVEL: 'warn', PORT: String(port), AMQP_URL: `${AMQP_BASE}/${vhost}`, MONGO_URL, MONGO_DB: dbName, IDENTITY_DB: identityDb, ADMIN_TOKEN },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (c) => (output += c));
-  child.stderr.on('data', (c) => (output += c));
+  // rate limits far above what the bench offers: launchApp's defaults (docs/http-conventions.md "Rate limits")
+  const app = await launchApp('location-api', { LOG_LEVEL: 'warn', AMQP_URL: `${AMQP_BASE}/${vhost}`, MONGO_URL, MONGO_DB: dbName, IDENTITY_DB: identityDb, ADMIN_TOKEN }, { waitReady: false });
+  const { url } = app;
   const conn = await mongoose.createConnection(MONGO_URL, { dbName: identityDb }).asPromise();
   const results = { tag, date: new Date().toISOString(), connections: CONNECTIONS, durationS: DURATION, loadavg: os.loadavg(), cpus: os.cpus().length };
   try {
@@ -160,11 +141,10 @@ async function main() {
     fs.writeFileSync(path.join(OUT, `location-${tag}.json`), JSON.stringify(results, null, 2));
     log(`results in bench/out/location-${tag}.json (load average at start ${results.loadavg.map((x) => x.toFixed(1)).join(' ')} on ${results.cpus} CPUs)`);
   } catch (err) {
-    console.error(output.slice(-3000));
+    console.error(app.output().slice(-3000));
     throw err;
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await app.stop();
     if (!process.env.BENCH_KEEP) {
       await conn.useDb(dbName).dropDatabase().catch(() => undefined);
       await conn.dropDatabase().catch(() => undefined);

@@ -10,11 +10,10 @@
 import amqp from 'amqplib';
 import axios from 'axios';
 import mongoose from 'mongoose';
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
+import { launchApp } from '../launcher.mjs';
 import { machineTicks, processTicks } from '../proc.mjs';
 
 const MONGO_URL = process.env.MONGO_URL || 'mongodb://127.0.0.1:27017';
@@ -29,30 +28,8 @@ const LIMITED_PREFETCH = Number(process.env.BENCH_LIMITED_PREFETCH || 2);
 const uid = (p) => `${p}_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function launch(app, env) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [`dist/apps/${app}/main.js`], {
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    const ok = await axios.get(`${url}/readyz`, { validateStatus: () => true, timeout: 1000 }).then((r) => r.status === 200, () => false);
-    if (ok) return { url, pid: child.pid, stop: () => new Promise((r) => (child.once('exit', r), child.kill('SIGTERM'))) };
-    await sleep(100);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`${app} did not become ready`);
-}
+/** A built app on a free port, ready; it stops with this process however it ends. */
+const launch = (app, env) => launchApp(app, { LOG_LEVEL: 'warn', ...env });
 
 const oid = () => randomBytes(12).toString('hex');
 

@@ -48,15 +48,9 @@ await build({
   logLevel: 'warning',
 });
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
+// after scripts/infra.sh: the launcher reads the .data/infra.env it writes
+const { freePort, killWithParent } = await import('../launcher.mjs');
 
-/** A FerretDB of its own on the PostgreSQL database `db` (created empty); `debug`: its pprof endpoint, for the profile mode. */
 async function privateFerret(db, debug = false) {
   psql(`${PG_SERVER}/postgres`, `drop database if exists ${db} with (force)`);
   psql(`${PG_SERVER}/postgres`, `create database ${db}`);
@@ -70,6 +64,7 @@ async function privateFerret(db, debug = false) {
     stdio: 'ignore',
     env: { ...process.env, GOMAXPROCS: process.env.FERRETDB_GOMAXPROCS || '1' } /* as scripts/infra.sh starts it */,
   });
+  const guard = killWithParent(child.pid, state);
   for (let i = 0; i < 100; i++) {
     const up = await new Promise((resolve) => net.connect(port, '127.0.0.1').once('connect', function () { this.end(); resolve(true); }).once('error', () => resolve(false)));
     if (up) break;
@@ -80,6 +75,7 @@ async function privateFerret(db, debug = false) {
     debugUrl: debugPort ? `http://127.0.0.1:${debugPort}` : '',
     pid: child.pid,
     stop: async () => {
+      guard.kill();
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
       fs.rmSync(state, { recursive: true, force: true });

@@ -1,21 +1,27 @@
+import { buildSync } from 'esbuild';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from './infra';
-import { isAlive, KILL_WITH_PARENT as GUARD } from './launcher';
+import { isAlive } from './launcher';
+
+// The launcher as a plain script, for a stand-in test process to require: three levels under the
+// root, like this directory, so that its paths (kill-with-parent.js) resolve the same.
+const LAUNCHER = path.resolve(__dirname, '../../../.data/test/launcher/launcher.cjs');
+beforeAll(() => {
+  buildSync({ entryPoints: [path.join(__dirname, 'launcher.ts')], outfile: LAUNCHER, bundle: true, platform: 'node', format: 'cjs', packages: 'external', logLevel: 'warning' });
+});
 
 /**
  * A stand-in for a test process: starts a long-lived process (`sleep`, as a broker node is not a
- * Node app) and, as private-rabbit.ts does, a detached guard with its stdin a pipe; prints both pids.
+ * Node app) guarded by launcher.ts killWithParent (a detached guard with its stdin a pipe); prints both pids.
  */
 function testProcess(dir: string) {
   const script = `
     const { spawn } = require('node:child_process');
     const target = spawn('sleep', ['600'], { stdio: 'ignore', detached: true });
-    const guard = spawn(process.execPath, [${JSON.stringify(GUARD)}, String(target.pid), ${JSON.stringify(dir)}], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
-    guard.unref();
-    guard.stdin.unref();
+    const guard = require(${JSON.stringify(LAUNCHER)}).killWithParent(target.pid, ${JSON.stringify(dir)});
     console.log(JSON.stringify({ target: target.pid, guard: guard.pid }));
     setInterval(() => undefined, 1000);`;
   const parent = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -20,8 +20,20 @@ export const NO_RATE_LIMITS = {
 const ROOT = path.resolve(__dirname, '../../..');
 /** Preloaded into a launched app: it stops once the process that launched it is gone. */
 export const EXIT_WITH_PARENT = path.join(ROOT, 'libs/testing/src/exit-with-parent.js');
-/** Run beside a process that is not a Node app (a RabbitMQ node): kills it once the test process is gone. */
-export const KILL_WITH_PARENT = path.join(ROOT, 'libs/testing/src/kill-with-parent.js');
+/** Run beside a process that is not a Node app (killWithParent below). */
+const KILL_WITH_PARENT = path.join(ROOT, 'libs/testing/src/kill-with-parent.js');
+
+/**
+ * A detached guard that kills `pid` (a process that is not a Node app: a RabbitMQ node, FerretDB) and
+ * removes `dir` once this process is gone, however it ends (kill-with-parent.js). Unreferenced: it
+ * never keeps this process alive; ended by `.kill()`.
+ */
+export function killWithParent(pid: number, dir?: string): ChildProcess {
+  const child = spawn(process.execPath, [KILL_WITH_PARENT, String(pid), ...(dir ? [dir] : [])], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  child.unref();
+  (child.stdin as net.Socket | null)?.unref();
+  return child;
+}
 
 /** Whether a process with this pid still exists (signal 0 checks without sending anything). */
 export function isAlive(pid: number): boolean {
@@ -116,17 +128,18 @@ export function outputBuffer(name: string, limit = OUTPUT_KEPT_CHARS) {
 }
 
 /**
- * Runs a built app (dist/apps/<name>/main.js, from `npm run build`) as its own process, on a free
- * port, and waits for /readyz unless told not to.
+ * Runs a built app (dist/apps/<name>/main.js, from `npm run build`, or the script `main`: another
+ * build of it, a benchmark's baseline) as its own process, on a free port, and waits for /readyz
+ * unless told not to.
  */
 export async function launchApp(
   name: string,
   env: Record<string, string>,
-  opts: { waitReady?: boolean; timeoutMs?: number } = {},
+  opts: { waitReady?: boolean; timeoutMs?: number; main?: string } = {},
 ): Promise<LaunchedApp> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   // stdin: a pipe that closes when this process ends, however it ends, and the app with it (exit-with-parent.js).
-  const child: ChildProcess = spawn(process.execPath, ['--require', EXIT_WITH_PARENT, path.join(ROOT, 'dist/apps', name, 'main.js')], {
+  const child: ChildProcess = spawn(process.execPath, ['--require', EXIT_WITH_PARENT, opts.main ?? path.join(ROOT, 'dist/apps', name, 'main.js')], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', ...NO_RATE_LIMITS, ...env, PORT: String(port) },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,26 +1,14 @@
 import amqp from 'amqplib';
 import { ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { queueState, TestVhost, waitFor } from './infra';
-import { freePort, isAlive, KILL_WITH_PARENT } from './launcher';
+import { freePort, isAlive, killWithParent } from './launcher';
 
 const execFileAsync = promisify(execFile);
-
-/**
- * A detached guard that kills `pid` and removes `dir` once this process is gone, however it ends
- * (kill-with-parent.js). Unreferenced: it never keeps this process alive; ended by `.kill()`.
- */
-function guard(pid: number, dir: string): ChildProcess {
-  const child = spawn(process.execPath, [KILL_WITH_PARENT, String(pid), dir], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
-  child.unref();
-  (child.stdin as Socket | null)?.unref();
-  return child;
-}
 
 export interface PrivateRabbit {
   node: string;
@@ -136,7 +124,7 @@ export async function createRabbitNode(opts: RabbitNodeOptions): Promise<RabbitN
       if (exit !== 0) throw new Error(`rabbitmq-server -detached exited with ${exit} (node ${node})`);
       await waitFor(() => accepts(probeUrl), { timeoutMs: opts.bootTimeoutMs ?? 90_000, intervalMs: 250, what: `RabbitMQ node ${node} on ${port}` });
       unguard();
-      guarded = guard(pid(), dir);
+      guarded = killWithParent(pid(), dir);
     },
     kill,
     async stop() {
