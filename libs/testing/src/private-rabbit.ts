@@ -93,7 +93,14 @@ export async function createRabbitNode(opts: RabbitNodeOptions): Promise<RabbitN
   };
   const user = opts.user ?? { name: 'guest', password: 'guest' };
   const probeUrl = `amqp://${encodeURIComponent(user.name)}:${encodeURIComponent(user.password)}@127.0.0.1:${port}`;
-  const pid = () => Number(readFileSync(path.join(dir, 'pid'), { encoding: 'utf8', flag: 'a+' }).trim());
+  /** The node's pid from the file it writes early in its boot (about 2 s into a 7 s boot here); 0 before. */
+  const pid = () => {
+    try {
+      return Number(readFileSync(path.join(dir, 'pid'), 'utf8').trim());
+    } catch {
+      return 0;
+    }
+  };
   // Kills the node if this process dies without stopping it (a heap exhaustion, a SIGKILL).
   let guarded: ChildProcess | undefined;
   const unguard = () => {
@@ -119,12 +126,16 @@ export async function createRabbitNode(opts: RabbitNodeOptions): Promise<RabbitN
     port,
     dir,
     async start() {
+      rmSync(path.join(dir, 'pid'), { force: true }); // a stopped node's, when restarted
       const child = spawn('rabbitmq-server', ['-detached'], { env, stdio: 'ignore' });
       const exit = await new Promise<number | null>((resolve, reject) => child.once('exit', resolve).once('error', reject));
       if (exit !== 0) throw new Error(`rabbitmq-server -detached exited with ${exit} (node ${node})`);
-      await waitFor(() => accepts(probeUrl), { timeoutMs: opts.bootTimeoutMs ?? 90_000, intervalMs: 250, what: `RabbitMQ node ${node} on ${port}` });
+      const timeoutMs = opts.bootTimeoutMs ?? 90_000;
+      // guarded from its pid on, not only once it boots: a test process that dies while the node boots leaves nothing behind
+      await waitFor(() => pid() > 0, { timeoutMs, intervalMs: 100, what: `RabbitMQ node ${node} to write its pid` });
       unguard();
       guarded = killWithParent(pid(), dir);
+      await waitFor(() => accepts(probeUrl), { timeoutMs, intervalMs: 250, what: `RabbitMQ node ${node} on ${port}` });
     },
     kill,
     async stop() {
