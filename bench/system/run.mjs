@@ -51,6 +51,7 @@ await build({
 // after scripts/infra.sh: the launcher reads the .data/infra.env it writes
 const { freePort, killWithParent } = await import('../launcher.mjs');
 
+/** A FerretDB of its own on the PostgreSQL database `db` (created empty); `debug`: its pprof endpoint, for the profile mode. */
 async function privateFerret(db, debug = false) {
   psql(`${PG_SERVER}/postgres`, `drop database if exists ${db} with (force)`);
   psql(`${PG_SERVER}/postgres`, `create database ${db}`);
