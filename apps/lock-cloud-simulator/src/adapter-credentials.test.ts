@@ -265,6 +265,52 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
     expect((await s.sim.get('/calls')).data.total).toBe(before);
   });
 
+  describe('lock ownership, as at the vendor: a lock belongs to the account that added it', () => {
+    const form = (p: Record<string, string>) => new URLSearchParams(p).toString();
+    const call = async (method: 'GET' | 'POST', path: string, p: Record<string, string>) =>
+      (method === 'GET'
+        ? await fetch(`${s.url}${path}?${form(p)}`)
+        : await fetch(`${s.url}${path}`, { method, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(p) })
+      ).json() as Promise<Record<string, unknown>>;
+    /** Another lock administrator: an account of its own under the application, with its token. */
+    async function otherAdministrator() {
+      const name = uniqueName('own').replace(/[^A-Za-z0-9]/g, '').slice(0, 20);
+      const password = 'e10adc3949ba59abbe56e057f20f883e';
+      const app = { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET };
+      const { username } = (await call('POST', '/v3/user/register', { ...app, username: name, password, date: String(Date.now()) })) as { username: string };
+      const t = await call('POST', '/oauth2/token', { ...app, username, password });
+      return { username, auth: () => ({ clientId: s.config.SIM_CLIENT_ID, accessToken: String(t.access_token), date: String(Date.now()) }) };
+    }
+
+    it("refuses the service's account every operation on a lock another account added: -2018, permanent, nothing changed", async () => {
+      const other = await otherAdministrator();
+      const lockId = lock();
+      // The other account adds the lock (its first call names it) and operates it.
+      expect(await call('GET', '/v3/lock/detail', { ...other.auth(), lockId })).toMatchObject({ lockId, lockData: expect.any(String) });
+      expect(await call('POST', '/v3/keyboardPwd/add', { ...other.auth(), lockId, keyboardPwd: '48151623', keyboardPwdName: 'theirs', startDate: String(checkIn.getTime()), endDate: String(checkOut.getTime()), addType: '2' })).toMatchObject({ keyboardPwdId: expect.any(Number) });
+      expect((await inspect(lockId)).lock.owner).toBe(other.username);
+
+      await expect(cloud.getLock(lockId)).rejects.toMatchObject({ kind: 'permanent', errcode: -2018 });
+      await expect(cloud.issuePasscode({ lockId, name: 'ours', validity })).rejects.toMatchObject({ kind: 'permanent', category: 'no_permission', errcode: -2018 });
+      const account = await cloud.createAccount();
+      await expect(cloud.issueEkey({ lockId, receiver: account, name: 'ours', validity })).rejects.toMatchObject({ errcode: -2018 });
+      await expect(cloud.listCredentials(lockId)).rejects.toMatchObject({ errcode: -2018 });
+      const after = await inspect(lockId);
+      expect(after.ekeys).toEqual([]);
+      expect(after.passcodes.map((p: { name: string }) => p.name)).toEqual(['theirs']);
+    });
+
+    it('moves a lock to another account with PUT /sim/locks/:lockId {owner}: the previous account is refused from then on', async () => {
+      const other = await otherAdministrator();
+      const lockId = lock();
+      await cloud.issuePasscode({ lockId, name: 'before', validity });
+      expect((await inspect(lockId)).lock.owner).toBe(s.config.SIM_USERNAME);
+      expect((await s.sim.put(`/locks/${lockId}`, { owner: other.username })).data).toMatchObject({ lockId, owner: other.username });
+      await expect(cloud.issuePasscode({ lockId, name: 'after', validity })).rejects.toMatchObject({ errcode: -2018 });
+      expect(await call('GET', '/v3/key/get', { ...other.auth(), lockId })).toMatchObject({ lockId, lockData: (await inspect(lockId)).lock.lockData });
+    });
+  });
+
   it('never logs the client secret, the password, tokens, passcodes or lockData', async () => {
     const lockId = lock();
     await cloud.getLock(lockId);

@@ -33,7 +33,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     routes: (app) => {
       const store = { models, cache: createCache() };
       app.use(vendorRouter(OPERATIONS, { ...store, config }, controls, logger));
-      app.use('/sim', controlRoutes(store, controls));
+      app.use('/sim', controlRoutes(store, controls, config.SIM_USERNAME));
     },
   });
 }

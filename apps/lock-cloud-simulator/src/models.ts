@@ -13,6 +13,8 @@ export interface LockDoc {
   lockAlias: string;
   hasGateway: boolean;
   adminKeyId: number;
+  /** The account that added the lock: only its token operates it (others get -2018, as at the vendor). */
+  owner: string;
 }
 
 export interface EkeyDoc {
@@ -74,6 +76,7 @@ const lockSchema = new Schema<LockDoc>({
   lockAlias: { type: String, default: '' },
   hasGateway: { type: Boolean, default: true },
   adminKeyId: { type: Number, required: true },
+  owner: { type: String, required: true },
 });
 lockSchema.plugin(basePlugin);
 // Locks are created on first use by concurrent calls: the unique index makes exactly one win.

@@ -31,7 +31,7 @@ const failureSchema = Joi.object({
   .with('errmsg', 'errcode')
   .with('hangMs', 'hang');
 
-const lockSchema = Joi.object({ hasGateway: Joi.boolean(), name: Joi.string().max(100) });
+const lockSchema = Joi.object({ hasGateway: Joi.boolean(), name: Joi.string().max(100), owner: Joi.string().max(100) });
 const callsQuery = Joi.object({ path: VENDOR_PATH, lockId: LOCK_ID });
 const trySchema = Joi.object({ lockData: Joi.string().min(1).max(4096).required() });
 
@@ -54,7 +54,7 @@ const periodView = (p: Period, now: number) => ({
 const lockIdOf = (req: Request) => validate(LOCK_ID.required().label('lockId'), req.params.lockId);
 
 /** Test controls (not part of the vendor API): latency, failure injection, inspection, call log, reset. */
-export function controlRoutes(store: SimStore, controls: Controls): Router {
+export function controlRoutes(store: SimStore, controls: Controls, administrator: string): Router {
   const { models, cache } = store;
   const r = express.Router();
 
@@ -82,13 +82,15 @@ export function controlRoutes(store: SimStore, controls: Controls): Router {
     asyncHandler(async (req, res) => {
       const lockId = lockIdOf(req);
       const body = validate(lockSchema, req.body);
-      await ensureLock(store, lockId, { hasGateway: body.hasGateway, lockAlias: body.name });
+      // A lock added here without an owner is the administrator's, as one added by its first call would be.
+      await ensureLock(store, lockId, { hasGateway: body.hasGateway, lockAlias: body.name, owner: body.owner ?? administrator });
       const set: Record<string, unknown> = {};
       if (body.hasGateway !== undefined) set.hasGateway = body.hasGateway;
       if (body.name !== undefined) set.lockAlias = body.name;
+      if (body.owner !== undefined) set.owner = body.owner;
       const lock = await models.Lock.findOneAndUpdate({ lockId }, { $set: set }, { new: true }).lean();
       if (lock) cache.locks.set(lockId, lock);
-      res.json({ lockId, lockMac: lock?.lockMac, hasGateway: lock?.hasGateway, name: lock?.lockAlias });
+      res.json({ lockId, lockMac: lock?.lockMac, hasGateway: lock?.hasGateway, name: lock?.lockAlias, owner: lock?.owner });
     }),
   );
 
@@ -105,7 +107,7 @@ export function controlRoutes(store: SimStore, controls: Controls): Router {
         models.Card.find({ lockId }).sort({ cardId: 1 }).lean(),
       ]);
       res.json({
-        lock: { lockId, lockMac: lock.lockMac, lockData: lock.lockData, name: lock.lockAlias, hasGateway: lock.hasGateway },
+        lock: { lockId, lockMac: lock.lockMac, lockData: lock.lockData, name: lock.lockAlias, hasGateway: lock.hasGateway, owner: lock.owner },
         ekeys: ekeys.map((k) => ({ keyId: k.keyId, receiver: k.username, keyName: k.keyName, remoteEnable: k.remoteEnable, ...periodView(k, now) })),
         passcodes: passcodes.map((c) => ({
           keyboardPwdId: c.keyboardPwdId,

@@ -42,7 +42,7 @@ export const ekeyOperations: VendorOperation[] = [
       const pr = period(p, { permanentAllowed: true });
       const remoteEnable = int(p, 'remoteEnable', { min: 1, max: 2, default: 2 });
       const lock = await ensureLock(deps, lockId);
-      if (receiverUsername === deps.config.SIM_USERNAME) throw new VendorError(ERR.SEND_TO_ADMIN, 'Cannot send an eKey to the administrator.');
+      if (receiverUsername === lock.owner) throw new VendorError(ERR.SEND_TO_ADMIN, 'Cannot send an eKey to the administrator.');
       // One key per account and lock: the vendor deletes the account's earlier key on this lock.
       await models.Ekey.collection.deleteMany({ lockId, username: receiverUsername });
       // keyId is the e-keys' only unique key, so the insert itself claims it (no id_claims insert:
@@ -92,7 +92,7 @@ export const ekeyOperations: VendorOperation[] = [
     async handle(p, deps, caller) {
       const lock = await ensureLock(deps, lockIdParam(p));
       const common = { lockId: lock.lockId, lockAlias: lock.lockAlias, lockName: lock.lockAlias, lockMac: lock.lockMac };
-      if (caller === deps.config.SIM_USERNAME) {
+      if (caller === lock.owner) {
         return { ...common, keyId: lock.adminKeyId, lockData: lock.lockData, userType: ADMIN_KEY, keyStatus: NORMAL, startDate: 0, endDate: 0, remoteEnable: 1 };
       }
       const key = await deps.models.Ekey.collection.findOne<EkeyDoc>({ lockId: lock.lockId, username: caller });

@@ -11,10 +11,11 @@ function randomMac(): string {
 
 /**
  * Any lock id is accepted: the first call that names it creates the lock with a generated MAC and
- * lockData and a gateway, so the worker can provision against the layout's lock ids without setup.
- * PUT /sim/locks/:lockId changes a lock (e.g. no gateway).
+ * lockData and a gateway, added to the account of that call (`init.owner`), so the worker can
+ * provision against the layout's lock ids without setup. PUT /sim/locks/:lockId changes a lock
+ * (e.g. no gateway, another owner). A lock that exists keeps its owner whatever `init` says.
  */
-export async function ensureLock(store: SimStore, lockId: string, init: Partial<Pick<LockDoc, 'hasGateway' | 'lockAlias'>> = {}): Promise<LockDoc> {
+export async function ensureLock(store: SimStore, lockId: string, init: Partial<Pick<LockDoc, 'hasGateway' | 'lockAlias' | 'owner'>> = {}): Promise<LockDoc> {
   const cached = store.cache.locks.get(lockId);
   if (cached) return cached;
   const { models } = store;
@@ -23,8 +24,11 @@ export async function ensureLock(store: SimStore, lockId: string, init: Partial<
     store.cache.locks.set(lockId, found);
     return found;
   }
+  // The vendor router adds an unknown lock to its caller's account before any handler runs.
+  if (!init.owner) throw new Error(`simulator: lock ${lockId} created without an owner account`);
   const lock: LockDoc = {
     lockId,
+    owner: init.owner,
     lockMac: randomMac(),
     lockData: randomBytes(96).toString('base64'),
     lockAlias: init.lockAlias ?? `Lock ${lockId}`,

@@ -44,7 +44,7 @@ export const OK = { errcode: 0, errmsg: 'none error message' } as const;
 
 export type Params = Record<string, unknown>;
 
-const LOCK_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+export const LOCK_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 function scalar(p: Params, name: string): string | undefined {
   const v = p[name];

@@ -2,7 +2,8 @@ import express, { NextFunction, Request, Response, Router } from 'express';
 import type { Logger } from '@smartlock/observability';
 import type { Controls, FailureRule } from '../controls/state';
 import { checkAccess } from '../oauth/token';
-import { ERR, Params, VendorError, createLockMutex } from './protocol';
+import { ensureLock } from '../locks/locks';
+import { ERR, LOCK_ID, Params, VendorError, createLockMutex } from './protocol';
 import type { VendorDeps, VendorOperation } from './operation';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -15,6 +16,18 @@ async function lockOf(p: Params, deps: VendorDeps): Promise<string | undefined> 
     return key?.lockId;
   }
   return undefined;
+}
+
+/**
+ * A lock belongs to the account that added it (here: the first account to name it, or
+ * PUT /sim/locks/:lockId): every operation but the caller's own key needs that account's token.
+ * A call naming no lock (a bad parameter, an unknown keyId) is the administrator's, and the handler
+ * answers it.
+ */
+async function mayOperate(deps: VendorDeps, caller: string, lockId: string | undefined): Promise<boolean> {
+  if (lockId === undefined || !LOCK_ID.test(lockId)) return caller === deps.config.SIM_USERNAME;
+  const lock = await ensureLock(deps, lockId, { owner: caller });
+  return lock.owner === caller;
 }
 
 /** Holds the request until the caller gives up (its timeout) or `ms` passes. */
@@ -65,7 +78,7 @@ export function vendorRouter(operations: VendorOperation[], deps: VendorDeps, co
           if (injected?.httpStatus) return reply(injected.httpStatus, { errcode: ERR.SERVER, errmsg: `injected HTTP ${injected.httpStatus}` });
           if (injected?.errcode !== undefined) return reply(200, { errcode: injected.errcode, errmsg: injected.errmsg ?? 'injected failure' });
           const caller = op.auth ? await checkAccess(p, deps, deps.config) : undefined;
-          if (op.auth && !op.anyAccount && caller !== deps.config.SIM_USERNAME) {
+          if (caller !== undefined && !op.anyAccount && !(await mayOperate(deps, caller, lockId))) {
             throw new VendorError(ERR.PERMISSION_DENIED, 'Permission Denied.');
           }
           const run = () => op.handle(p, deps, caller);
