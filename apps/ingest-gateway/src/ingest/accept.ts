@@ -30,9 +30,13 @@ function nameBasedUuid(...parts: (string | number)[]): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
 }
 
-/** The event id of the original holding claim generation `gen` of (company, reference_id, action). */
-export const originalEventId = (companyId: string, referenceId: string, actionKey: string, gen: number) =>
-  nameBasedUuid('event', companyId, referenceId, actionKey, gen);
+/**
+ * The event id of the original holding claim generation `gen` of (company, site, reference_id,
+ * action). The site is part of it: another site's event (another site's token) is no duplicate of
+ * this site's, so it cannot swallow this site's cancel for 60 s (the worker ends it FAILED).
+ */
+export const originalEventId = (companyId: string, siteId: string, referenceId: string, actionKey: string, gen: number) =>
+  nameBasedUuid('event', companyId, siteId, referenceId, actionKey, gen);
 /** The id of the claim on sequence number `sequence` of a booking. */
 export const sequenceClaimId = (companyId: string, referenceId: string, sequence: number) =>
   nameBasedUuid('sequence', companyId, referenceId, sequence);
@@ -51,8 +55,8 @@ type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
 /**
  * Stores an accepted booking event and publishes it (SPEC "Ingest", "States and transitions").
  *
- * Duplicates and sequence, in one insert. Each 60 s window of a (company, reference_id, action) is a
- * claim generation g whose id is derived from (company, reference_id, action, g) and is also the
+ * Duplicates and sequence, in one insert. Each 60 s window of a (company, site, reference_id, action) is a
+ * claim generation g whose id is derived from (company, site, reference_id, action, g) and is also the
  * original's event id. The booking's numbers are records of booking_sequences: `_id` derived from
  * (company, reference_id, number), `event_id` the claim, unique too. Inserting the record of the
  * booking's next number for the claim decides both at once: the window (one record per claim) and
@@ -160,13 +164,13 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
    * inserts still decide, and the walk goes on from there as before.
    */
   async function pastStoredEvents(): Promise<{ sequence: number; gen: number }> {
-    const events = await Event.find({ company_id: company, reference_id: ref }, { sequence: 1, claim_gen: 1, action_key: 1 }).lean();
+    const events = await Event.find({ company_id: company, reference_id: ref }, { sequence: 1, claim_gen: 1, action_key: 1, site_id: 1 }).lean();
     let sequence = 1;
     let gen = 1;
     for (const e of events) {
       if (e.sequence) sequence = Math.max(sequence, e.sequence + 1);
-      // The latest window of this action, not past it: it may still be open (a duplicate).
-      if (e.action_key === input.action_key && e.claim_gen) gen = Math.max(gen, e.claim_gen);
+      // The latest window of this action at this site, not past it: it may still be open (a duplicate).
+      if (e.action_key === input.action_key && e.site_id === source.siteId && e.claim_gen) gen = Math.max(gen, e.claim_gen);
     }
     return { sequence, gen };
   }
@@ -174,7 +178,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
   let sequence = 1;
   let skipped = false;
   for (let gen = 1, steps = 0; gen <= MAX_STEPS && steps < MAX_STEPS; steps++) {
-    const claimId = originalEventId(company, ref, input.action_key, gen);
+    const claimId = originalEventId(company, source.siteId, ref, input.action_key, gen);
     const won = await deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId, at: now }).catch((err: unknown) => {
       if (isDuplicateKeyError(err)) return false;
       throw err;

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { generateIngestToken, identityModels } from '@smartlock/auth';
 import type { Connection } from '@smartlock/db';
 import type { CommandStartedEvent } from 'mongodb';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, withCommandMonitoring } from '@smartlock/testing';
@@ -58,6 +59,25 @@ describe('duplicates: same reference_id and action within 60 s of the original',
     expect((await published('DUP-1')).map((m) => m.body.event_id)).toEqual([first.body.eventId]);
   });
 
+  it("another site's event (its own token) is no duplicate: both are originals, published, with the booking's next numbers", async () => {
+    const t = generateIngestToken();
+    await identityModels(identity).IngestToken.create({ company_id: a.companyId, site_id: 'site-2', provider: a.provider, hash: t.hash });
+    const other: TestCompany = { ...a, siteId: 'site-2', token: t.token };
+    const first = await send(a, booking({ reference_id: 'DUP-SITES', action: 'cancel' }));
+    clock.advance(10_000);
+    const fromOther = await send(other, booking({ reference_id: 'DUP-SITES', action: 'cancel' }));
+    expect(fromOther.body).toMatchObject({ message: IngestMessages.queued });
+    expect(fromOther.body.eventId).not.toBe(first.body.eventId);
+    expect(await Event().findById(fromOther.body.eventId).lean()).toMatchObject({ site_id: 'site-2', sequence: 2, claim_gen: 1, status: 'QUEUED' });
+    // Each site's own window still holds.
+    expect((await send(other, booking({ reference_id: 'DUP-SITES', action: 'cancel' }))).body).toMatchObject({ eventId: fromOther.body.eventId, message: IngestMessages.duplicate });
+    expect((await send(a, booking({ reference_id: 'DUP-SITES', action: 'cancel' }))).body).toMatchObject({ eventId: first.body.eventId, message: IngestMessages.duplicate });
+    expect((await published('DUP-SITES')).map((m) => [m.body.event_id, m.body.site_id])).toEqual([
+      [first.body.eventId, a.siteId],
+      [fromOther.body.eventId, 'site-2'],
+    ]);
+  });
+
   it('check-in and CheckIn are one action', async () => {
     const first = await send(a, booking({ reference_id: 'DUP-2', action: 'check-in' }));
     const again = await send(a, booking({ reference_id: 'DUP-2', action: 'CheckIn' }));
@@ -114,7 +134,7 @@ describe('duplicates: same reference_id and action within 60 s of the original',
 
   it('a claim whose original was never stored (the process died) stops counting after a while', async () => {
     const body = booking({ reference_id: 'DUP-ORPHAN' });
-    const claimId = originalEventId(a.companyId, 'DUP-ORPHAN', 'create', 1);
+    const claimId = originalEventId(a.companyId, a.siteId, 'DUP-ORPHAN', 'create', 1);
     // died a moment ago: the duplicate cannot name an event that does not exist, so it is a 503 (retry)
     const numberId = sequenceClaimId(a.companyId, 'DUP-ORPHAN', 1);
     await gw.deps.models.SequenceClaim.create({ _id: numberId, event_id: claimId, at: new Date(clock.now().getTime() - 1_000) });
@@ -126,7 +146,7 @@ describe('duplicates: same reference_id and action within 60 s of the original',
     const later = await send(a, body);
     expect(later.status).toBe(202);
     expect(later.body.message).toBe(IngestMessages.queued);
-    expect(later.body.eventId).toBe(originalEventId(a.companyId, 'DUP-ORPHAN', 'create', 2));
+    expect(later.body.eventId).toBe(originalEventId(a.companyId, a.siteId, 'DUP-ORPHAN', 'create', 2));
     // the orphan keeps its number: the original takes the next one
     expect((await Event().findById(later.body.eventId).lean())?.sequence).toBe(2);
   });
@@ -156,7 +176,7 @@ describe('duplicates: same reference_id and action within 60 s of the original',
     // Walking claim by claim tried all 30 earlier numbers; skipping: a first try, a jump past the
     // stored events, and the next window of 'update'.
     expect(claimInserts() - before).toBeLessThanOrEqual(3);
-    expect(update.body.eventId).toBe(originalEventId(a.companyId, ref, 'update', 30));
+    expect(update.body.eventId).toBe(originalEventId(a.companyId, a.siteId, ref, 'update', 30));
     expect(await Event().findById(update.body.eventId).lean()).toMatchObject({ sequence: 31, claim_gen: 30, status: 'QUEUED' });
 
     // The jump lands on the latest window of the action, not past it: still a duplicate inside 60 s.
