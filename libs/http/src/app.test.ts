@@ -72,6 +72,19 @@ describe('libs/http app factory', () => {
     expect((await request(app).post('/api/echo').set('Content-Type', 'application/json').send('{"a":"__proto__","__proto__x":1}')).body.got).toEqual({ a: '__proto__', __proto__x: 1 });
   });
 
+  it('refuses JSON nested deeper than 32 levels with 400 in the envelope; brackets inside strings are text', async () => {
+    const { app } = build();
+    const deep = `${'['.repeat(33)}${']'.repeat(33)}`;
+    const ingest = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send(`{"reference_id":${deep}}`);
+    expect({ status: ingest.status, body: ingest.body }).toEqual({ status: 400, body: { success: false, errors: ['JSON nesting deeper than 32 levels is not allowed'], message: expect.any(String) } });
+    const api = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`);
+    expect({ status: api.status, body: api.body }).toEqual({ status: 400, body: { message: 'JSON nesting deeper than 32 levels is not allowed', code: 4000, error: true, data: null } });
+    // A string holding an escaped backslash, an escaped quote and brackets.
+    const text = `${String.raw`"\\\"`}${'{['.repeat(100)}"`;
+    const ok = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(`{"a":${'['.repeat(31)}${text}${']'.repeat(31)},"b":1}`);
+    expect(ok.status).toBe(200);
+  });
+
   it('answers malformed JSON with 400 in the envelope', async () => {
     const { app } = build();
     const res = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send('{"reference_id": ');
@@ -139,7 +152,7 @@ describe('libs/http app factory', () => {
 
   it('refuses U+0000 in a body (strings, keys, nested) or the URL with 400 in the envelope: the database cannot store it', async () => {
     const { app } = build();
-    for (const body of ['{"guest":{"name":"Ada\\u0000"}}', '{"a\\u0000":1}', `${'['.repeat(3000)}"\\u0000"${']'.repeat(3000)}`]) {
+    for (const body of ['{"guest":{"name":"Ada\\u0000"}}', '{"a\\u0000":1}', `${'['.repeat(30)}"\\u0000"${']'.repeat(30)}`]) {
       const res = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send(body);
       expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { success: false, errors: ['Text must not contain the NUL character (U+0000)'], message: 'Text must not contain the NUL character (U+0000)' } });
     }

@@ -7,7 +7,7 @@ import { BrokerUnavailableError } from '@smartlock/messaging';
 import { Logger, METRICS, Readiness, Registry, counter, histogram, redactUrl } from '@smartlock/observability';
 import { EnvelopeFor, apiEnvelope } from './envelopes';
 import { HttpError } from './errors';
-import { refusedKey } from './json-keys';
+import { MAX_JSON_DEPTH, refusedJson } from './json-keys';
 import { ADMIN_REQUIRED, isAdminBearer } from './admin-gate';
 import { rateLimiter } from './rate-limit';
 import { deprecations } from './deprecation';
@@ -36,9 +36,10 @@ export interface HttpAppOptions {
   formBodies?: (req: Request) => boolean;
   /**
    * Requests allowed a larger JSON body than BODY_LIMIT (a whole layout in one import): their body
-   * is parsed with `limit` instead.
+   * is parsed with `limit` instead. `match` runs before the body is read and must authenticate the
+   * caller (a credential's shape is not enough): anyone else keeps BODY_LIMIT.
    */
-  largeBodies?: { match: (req: Request) => boolean; limit: string };
+  largeBodies?: { match: (req: Request) => boolean | Promise<boolean>; limit: string };
   /**
    * A request with a body to the app's admin routes (`/admin/*`) is refused with 401 before the body
    * is read unless it carries `Authorization: Bearer <adminToken>`: no work (a 16 MB layout upload)
@@ -151,11 +152,13 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1];
     next(hasBody(req) && charset !== undefined && charset.toLowerCase() !== 'utf-8' ? new HttpError(415, 'Unsupported body encoding: JSON bodies are UTF-8') : undefined);
   });
-  // Bytes that are not UTF-8 would be stored as U+FFFD, not as sent; a key twice in one object, and a
-  // `__proto__` key, are refused before parsing (see json-keys.ts); on every JSON route.
+  // Bytes that are not UTF-8 would be stored as U+FFFD, not as sent; nesting deeper than
+  // MAX_JSON_DEPTH, a key twice in one object and a `__proto__` key are refused before parsing, in
+  // memory bounded by the body (see json-keys.ts); on every JSON route.
   const verify = (_req: unknown, _res: unknown, buf: Buffer) => {
     if (!isUtf8(buf)) throw new HttpError(400, 'The body is not valid UTF-8');
-    const refused = refusedKey(buf.toString('utf8'));
+    const refused = refusedJson(buf.toString('utf8'));
+    if (refused?.reason === 'deep') throw new HttpError(400, `JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not allowed`);
     if (refused?.reason === 'twice') throw new HttpError(400, `Duplicate key ${JSON.stringify(refused.key.slice(0, 100))} in the JSON body`);
     if (refused) throw new HttpError(400, `Key ${JSON.stringify(refused.key)} is not allowed in the JSON body`);
   };
@@ -163,9 +166,11 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     const { match, limit } = opts.largeBodies;
     const large = express.json({ limit, strict: false, type: 'application/json', verify });
     app.use((req, res, next) => {
-      if (!match(req)) return next();
-      res.locals.bodyLimit = limit;
-      large(req, res, next);
+      Promise.resolve(match(req)).then((allowed) => {
+        if (!allowed) return next();
+        res.locals.bodyLimit = limit;
+        large(req, res, next);
+      }, next);
     });
   }
   // Skips a body the large parser has read already (body-parser marks it).

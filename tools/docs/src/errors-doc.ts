@@ -127,7 +127,7 @@ export function renderErrorsDoc(): string {
     '',
     '### An event\'s `message` when it ends FAILED or DEAD_LETTER',
     '',
-    'Read with `GET /webhook/events/{eventId}`; the same text is the `reason` of an `access.failed` callback. `Room not found` and `Site not found`: fix the layout (or the booking) and `POST /webhook/retry`. A lock vendor\'s refusal is passed on with its code.',
+    'Read with `GET /webhook/events/{eventId}`; the same text is the `reason` of an `access.failed` callback. `Room not found` and `Site not found`: fix the layout (or the booking) and `POST /webhook/retry`. `The booking belongs to another site`: a booking takes the site of its first applied event, and an event sent with another site\'s ingest token (or `X-Site-Id`) changes nothing; send it for the booking\'s own site. A lock vendor\'s refusal is passed on with its code.',
     '',
     table(['Message', 'Event status'], [
       ...strings(EventFailureMessages, () => 'FAILED', false),

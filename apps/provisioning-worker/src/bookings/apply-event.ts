@@ -9,6 +9,7 @@ import { desiredCredentials } from '../credentials/desired';
 const ROOM_NOT_FOUND = EventFailureMessages.roomNotFound;
 const SITE_NOT_FOUND = EventFailureMessages.siteNotFound;
 const BED_NOT_FOUND = EventFailureMessages.bedNotFound;
+const OTHER_SITE = EventFailureMessages.otherSite;
 /** A FAILED event retried after a later event of its booking was applied (see on-booking-event.ts). */
 export const superseded = EventFailureMessages.superseded;
 
@@ -17,16 +18,31 @@ export type BookingChange = Partial<BookingDoc>;
 const notFound = (ref: string) => new PermanentError(EventFailureMessages.bookingNotFound(ref));
 
 /**
+ * Whether two site references (each a site's `_id`, or its external id: a generic ingest's
+ * X-Site-Id is passed on as sent when the gateway cannot read the layout) name the same site.
+ */
+async function sameSite(layout: LayoutLookup, company: string, a: string, b: string): Promise<boolean> {
+  if (a === b) return true;
+  const [x, y] = await Promise.all([layout.site(company, a), layout.site(company, b)]);
+  return !!x && x.id === y?.id;
+}
+
+/**
  * The booking's new fields and desired credentials after one event (SPEC "Action mapping"): CREATE
  * provisions, CANCEL and CHECKOUT revoke everything, CHECKIN is recorded, ROOMMOVE / DATECHANGE /
  * UPDATE change what they carry and the reconcile step converges the locks. Throws PermanentError
- * for what no retry can fix (unknown room, site or booking).
+ * for what no retry can fix (unknown room, site or booking, another site's event).
  */
 export async function applyEvent(layout: LayoutLookup, caps: LockCapabilities, b: BookingDoc, msg: BookingEventMessage): Promise<BookingChange> {
   const ref = msg.reference_id;
   const now = new Date();
   const known = b.state !== 'none';
   const ended = b.state === 'cancelled' || b.state === 'checked_out';
+  // A booking belongs to the site of its first applied event: bookings are keyed by company and
+  // reference_id, so without this an ingest token of one site (or an X-Site-Id) could cancel another
+  // site's booking, re-issue its credentials to a new guest, or move it to a room of its own site.
+  // A booking none of whose events applied holds nothing yet, so any site may still take it.
+  if (known && !(await sameSite(layout, msg.company_id, b.site_id, msg.site_id))) throw new PermanentError(OTHER_SITE);
   switch (msg.event_type) {
     case 'BOOKING_CANCEL':
       if (!known) throw notFound(ref);
@@ -83,7 +99,8 @@ async function provision(
   );
   return {
     state,
-    site_id: msg.site_id,
+    // The resolved `_id` (the event may name the site by its external id); for a known booking, its own site (applyEvent).
+    site_id: site.id,
     site_name: site.name,
     site_time_zone: site.timeZone ?? null,
     room,
