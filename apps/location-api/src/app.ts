@@ -1,9 +1,9 @@
 import { rateLimits } from '@smartlock/config';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from '@smartlock/observability';
 import { RunningService, startService, rateLimiter } from '@smartlock/http';
 import { EXCHANGES, OutboxRelay, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
-import { Auth, companyOf, createAuth, parsePortalCredential, portalCookie } from '@smartlock/auth';
+import { Auth, companyOf, createAuth, portalCookie } from '@smartlock/auth';
 import { AccessEventMessage, BookingEventMessage, accessEventMessageSchema, bookingEventMessageSchema } from '@smartlock/contracts';
 import type { Config } from './config';
 import { LayoutStore, createLayoutStore } from './layout/store';
@@ -33,6 +33,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   let store: LayoutStore;
   let auth: Auth;
   let relay: OutboxRelay | undefined;
+  const mayImport = (req: Request) =>
+    auth.verifyPortalSession(portalCookie(req)).then(
+      (session) => session.companyId !== null && session.capabilities.includes('layout'),
+      () => false,
+    );
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -42,10 +47,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    // The admin token is checked before any body is read (libs/http); a portal session is read from
-    // the database, after the body: only a request with a well-formed session cookie gets the larger limit.
+    // The larger limit only for a caller who may import, known before the body is read: the admin
+    // token (libs/http refuses any other body to /admin/* unread), or a live portal session with
+    // `layout`. Anyone else (a made-up cookie) keeps 256 kB.
     largeBodies: {
-      match: (req) => req.method === 'PUT' && LAYOUT_IMPORT.test(req.path) && (!req.path.startsWith('/portal/') || parsePortalCredential(portalCookie(req)) !== undefined),
+      match: async (req) => req.method === 'PUT' && LAYOUT_IMPORT.test(req.path) && (!req.path.startsWith('/portal/') || (await mayImport(req))),
       limit: config.LAYOUT_IMPORT_BODY_LIMIT,
     },
     models: (ctx) => {
