@@ -85,11 +85,13 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         next();
       };
       app.use(['/api/v4/location', '/api/v3/location'], startEarly, auth.apiKey(), publicReadRoutes(store), externalIdRoutes(deps));
-      // Layout imports and occupancy re-syncs start heavy work: a few per company per hour.
+      // Layout imports and occupancy re-syncs start heavy work: a few per company per hour, counted
+      // once the caller is authenticated (a refused request spends no company's quota).
       const heavy = rateLimiter({ name: 'layout-rebuild', limit: config.RATE_LIMIT_HEAVY_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES });
+      app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN));
       app.put('/admin/v1/companies/:companyId/layout', heavy.consume((req) => req.params.companyId));
       app.post('/admin/v1/companies/:companyId/occupancy/resync', heavy.consume((req) => req.params.companyId));
-      app.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN), adminRoutes(deps, auth, occupancyLogs(ctx.db), occupancyResync(config)));
+      app.use('/admin/v1/companies/:companyId', adminRoutes(deps, auth, occupancyLogs(ctx.db), occupancyResync(config)));
       // The administration portal (the edge sends /portal/api/layout here): the session's company's
       // layout read whole, and imported (a preview with ?dry_run=true) with the `layout` capability.
       app.get('/portal/api/layout', auth.portal('view'), snapshotHandler(deps, companyOf));
