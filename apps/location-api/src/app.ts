@@ -95,7 +95,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       // The administration portal (the edge sends /portal/api/layout here): the session's company's
       // layout read whole, and imported (a preview with ?dry_run=true) with the `layout` capability.
       app.get('/portal/api/layout', auth.portal('view'), snapshotHandler(deps, companyOf));
-      app.put('/portal/api/layout', auth.portal('layout'), heavy.consume(companyOf), importLayoutHandler(deps, occupancyLogs(ctx.db), companyOf, { mayForce: false }));
+      app.put('/portal/api/layout', auth.portal('layout'), heavy.consume(companyOf), importLayoutHandler(deps, auth.models, occupancyLogs(ctx.db), companyOf, { binder: 'portal' }));
     },
     teardown: async () => relay?.stop(),
   });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { BookingEventMessage, EmployeeScheduleMessage, bookingEventMessageSchema, employeeScheduleMessageSchema } from '@smartlock/contracts';
 import { Logger, METRICS, counter, createMetrics } from '@smartlock/observability';
 import { RunningService, startService } from '@smartlock/http';
-import { parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
+import { identityModels, ownedLocksCheck, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
 import { createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
 import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
@@ -58,6 +58,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         leaseMs: config.LOCK_CLOUD_TIMEOUT_MS + 1000,
         lockInfo: lockInfoCache(cloud),
         inFlight: new Set<string>(),
+        owners: ownedLocksCheck(identityModels(ctx.db.useDb(config.IDENTITY_DB, { useCache: true })), { ttlMs: config.LOCK_OWNER_CACHE_MS }),
       };
       const bookingDeps = {
         models,

@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
+import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 import { LockCloudEnv, lockCloudEnv } from '@smartlock/lock-cloud';
 
 export interface Config extends BaseConfig, LockCloudEnv {
@@ -13,6 +13,10 @@ export interface Config extends BaseConfig, LockCloudEnv {
   SECRETS_KEY_PREVIOUS: string;
   /** location-api, for a full re-sync of the layout replica (its admin snapshot route). */
   LOCATION_API_URL: string;
+  /** The identity slice (libs/auth): who owns each lock, checked before every vendor call. */
+  IDENTITY_DB: string;
+  /** How long a lock found to be the booking's company's is taken as such without reading again. */
+  LOCK_OWNER_CACHE_MS: number;
   /** Messages handled at once per queue by this process. */
   PREFETCH: number;
   /** Delay before retry 1, 2, …; its length is the number of retries (SPEC: 3). */
@@ -41,6 +45,13 @@ export const configSchema = Joi.object({
   ...lockCloudEnv,
   MONGO_DB: Joi.string().default('smartlock_provisioning').description("the app's own database (its slice)"),
   ...locationApiUrlEnv,
+  ...identityDbEnv,
+  LOCK_OWNER_CACHE_MS: Joi.number()
+    .integer()
+    .min(0)
+    .max(3_600_000)
+    .default(30_000)
+    .description("how long a lock found to be the booking's company's is taken as such before its owner is read again (the check before every vendor call; a lock is released only once unbound, so this bounds nothing a guest can use); 0 reads it every time"),
   PREFETCH: Joi.number().integer().min(1).max(1000).default(50).description('booking events handled at once per process'),
   PROVISIONING_RETRY_DELAYS_MS: delays
     .default('2000,10000,30000')

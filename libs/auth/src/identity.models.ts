@@ -19,6 +19,8 @@ export interface ApiKeyDoc {
   hash: string;
   expires_at: Date | null;
   revoked_at: Date | null;
+  /** The portal session that issued it (the session names its link and who it was issued to); null: the operator's admin API. */
+  portal_session_id: Types.ObjectId | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -32,6 +34,8 @@ export interface IngestTokenDoc {
   revoked_at: Date | null;
   /** Refused from this moment on, like a revoked token; null: no expiry. */
   expires_at: Date | null;
+  /** The portal session that issued it; null: the operator's admin API. */
+  portal_session_id: Types.ObjectId | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -57,6 +61,7 @@ const apiKeySchema = new Schema<ApiKeyDoc>({
   hash: { type: String, required: true },
   expires_at: { type: Date, default: null },
   revoked_at: { type: Date, default: null },
+  portal_session_id: { type: Schema.Types.ObjectId, default: null },
 });
 apiKeySchema.plugin(basePlugin);
 // Every request finds its key by the non-secret prefix; unique so a prefix names one key.
@@ -71,6 +76,7 @@ const ingestTokenSchema = new Schema<IngestTokenDoc>({
   hash: { type: String, required: true },
   revoked_at: { type: Date, default: null },
   expires_at: { type: Date, default: null },
+  portal_session_id: { type: Schema.Types.ObjectId, default: null },
 });
 ingestTokenSchema.plugin(basePlugin);
 // Every ingest request finds its token by the hash of the URL's token.
@@ -91,6 +97,8 @@ export interface PortalLinkDoc {
   expires_at: Date;
   /** When it was opened (its session's creation); the session's unique link_id is what makes it single-use. */
   used_at: Date | null;
+  /** Revoked by the operator: it opens nothing, and the session it opened (if any) is revoked too. */
+  revoked_at: Date | null;
   issued_to: string | null;
   created_at: Date;
   updated_at: Date;
@@ -121,6 +129,7 @@ const portalLinkSchema = new Schema<PortalLinkDoc>({
   hash: { type: String, required: true },
   expires_at: { type: Date, required: true },
   used_at: { type: Date, default: null },
+  revoked_at: { type: Date, default: null },
   issued_to: { type: String, default: null },
 });
 portalLinkSchema.plugin(basePlugin);
@@ -143,6 +152,25 @@ portalSessionSchema.index({ company_id: 1, created_at: -1 });
 
 const credentialUsageSchema = new Schema<CredentialUsageDoc>({ _id: String, last_used_at: { type: Date, required: true } }, { versionKey: false });
 
+/**
+ * The owner of a lock the service operates (`_id`: the vendor's lock id): the one company whose
+ * layout may bind it and whose bookings may put credentials on it. Claimed by insert (unique
+ * `_id`), so two companies can never both hold one, on FerretDB 1.x as on MongoDB. Written by
+ * location-api (the operator assigns a lock, or the operator's layout import claims a lock no company
+ * holds), read by location-api before every binding and by the worker before every vendor call.
+ */
+export interface LockOwnerDoc {
+  _id: string;
+  company_id: string;
+  /** How it became the company's: assigned by the operator, or claimed by the operator's layout import. */
+  source: 'assigned' | 'import';
+  created_at: Date;
+}
+
+const lockOwnerSchema = new Schema<LockOwnerDoc>({ _id: String, company_id: { type: String, required: true }, source: { type: String, required: true }, created_at: { type: Date, required: true } }, { versionKey: false });
+// The company's locks (GET /admin/v1/companies/:id/locks), in lock id order.
+lockOwnerSchema.index({ company_id: 1, _id: 1 });
+
 function model<T>(conn: Connection, name: string, schema: Schema<T>, collection: string): Model<T> {
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema, collection);
 }
@@ -155,6 +183,7 @@ export function identityModels(conn: Connection) {
     CredentialUsage: model(conn, 'CredentialUsage', credentialUsageSchema, 'credential_usage'),
     PortalLink: model(conn, 'PortalLink', portalLinkSchema, 'portal_links'),
     PortalSession: model(conn, 'PortalSession', portalSessionSchema, 'portal_sessions'),
+    LockOwner: model(conn, 'LockOwner', lockOwnerSchema, 'lock_owners'),
   };
 }
 export type IdentityModels = ReturnType<typeof identityModels>;

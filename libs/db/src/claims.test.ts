@@ -1,6 +1,6 @@
 import { Schema } from 'mongoose';
 import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases } from '@smartlock/testing';
-import { Connection, Model, claimOnce, compareAndSet, connectDb } from './index';
+import { Connection, Model, claimEach, claimOnce, compareAndSet, connectDb } from './index';
 
 interface ClaimDoc { _id: string; holder?: string; at?: Date }
 interface ThingDoc { _id: string; version: number; owner: string }
@@ -42,6 +42,20 @@ describe('libs/db claims', () => {
     const model = closed.model('Claim', new Schema({ _id: String }), 'claims');
     await closed.close();
     await expect(claimOnce(model, 'lease:closed')).rejects.toThrow();
+  });
+
+  it('claimEach: concurrent batches over overlapping keys claim each key exactly once, and say which', async () => {
+    const keys = Array.from({ length: 30 }, (_, i) => `lock:${i}`);
+    // Four contenders, each with the keys in another order and a few of its own.
+    const batches = Array.from({ length: 4 }, (_, c) => [...keys.slice(c * 5), ...keys.slice(0, c * 5), `own:${c}`].map((_id) => ({ _id, holder: `c${c}` })));
+    const results = await Promise.all(batches.map((b) => claimEach(claims(), b)));
+    for (const key of [...keys, 'own:0', 'own:1', 'own:2', 'own:3']) {
+      const winners = results.map((r, c) => (r.has(key) ? `c${c}` : null)).filter((w) => w !== null);
+      expect(winners).toHaveLength(1);
+      expect((await claims().findById(key).lean())?.holder).toBe(winners[0]);
+    }
+    expect(await claimEach(claims(), [{ _id: 'lock:3' }, { _id: 'lock:new' }])).toEqual(new Set(['lock:new']));
+    expect(await claimEach(claims(), [])).toEqual(new Set());
   });
 
   it('compareAndSet: matches only while the expected value holds, and reports whether it did', async () => {

@@ -30,6 +30,30 @@ export async function claimOnce(model: Model<any>, key: string, fields: Record<s
 }
 
 /**
+ * Claim-once for many keys in one statement: inserts each `{ _id, ...fields }` not claimed yet
+ * (unordered: one duplicate does not stop the others) and returns the `_id`s this call claimed;
+ * a key claimed already, by anyone, is simply not in the result. The same guarantee as claimOnce,
+ * key by key, on both servers.
+ */
+export async function claimEach(model: Model<any>, docs: { _id: string }[]): Promise<Set<string>> {
+  const claimed = new Set(docs.map((d) => d._id));
+  if (!docs.length) return claimed;
+  try {
+    await model.collection.insertMany(docs as never[], { ordered: false });
+  } catch (err) {
+    const writeErrors = (err as { writeErrors?: { err?: { code?: number; index?: number }; code?: number; index?: number }[] }).writeErrors;
+    if (!writeErrors) throw err;
+    for (const w of writeErrors) {
+      const code = w.code ?? w.err?.code;
+      const index = w.index ?? w.err?.index;
+      if (code !== 11000 || index === undefined) throw err;
+      claimed.delete(docs[index]._id);
+    }
+  }
+  return claimed;
+}
+
+/**
  * Compare-and-set: applies `update` to the document `_id: id` only while it still holds `expected`
  * (e.g. `{ version: 3 }`, `{ publish_owed: true, attempt: 2 }`); returns whether it matched.
  *

@@ -12,6 +12,6 @@ export { basePlugin, toPlain } from './plugins';
 export { byId } from './filters';
 export { Types, Schema, isValidObjectId } from 'mongoose';
 export type { Connection, Model } from 'mongoose';
-export { claimOnce, compareAndSet } from './claims';
+export { claimEach, claimOnce, compareAndSet } from './claims';
 export { insertOnce, recordWriter } from './group-commit';
 export { freshReads } from './fresh-reads';

@@ -39,6 +39,20 @@ export function checkLayoutDocument(doc: { sites: DocNode[] }): void {
   if (problems.length) throw badRequest(problems[0], problems.map((message) => ({ path: [], message })));
 }
 
+/** Every lock id the document lists, in document order. */
+export function lockIdsOf(doc: { sites: DocNode[] }): string[] {
+  const ids: string[] = [];
+  const walk = (nodes: DocNode[], level: LocationLevel) => {
+    for (const n of nodes) {
+      for (const l of n.locks ?? []) ids.push(String(l.lock_id));
+      const child = CHILDREN[level];
+      if (child) walk((n[child.key] as DocNode[] | undefined) ?? [], child.level);
+    }
+  };
+  walk(doc.sites, 'site');
+  return ids;
+}
+
 type Item = { level: LocationLevel; _id: string; name: string };
 export interface ImportReport {
   created: (Item & { parent_id: string | null })[];

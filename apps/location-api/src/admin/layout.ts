@@ -4,7 +4,9 @@ import { asyncHandler, badRequest } from '@smartlock/http';
 import { Entry, MissingChunkError } from '../layout/store';
 import { Deps, preview, runWrite } from '../layout/write';
 import { OccupancyLogs, refuseRemovingOccupied } from '../occupancy/occupancy';
-import { checkLayoutDocument, importLayout } from './import';
+import type { IdentityModels } from '@smartlock/auth';
+import { checkLayoutDocument, importLayout, lockIdsOf } from './import';
+import { Binder, requireBindable } from './lock-owners';
 
 /** The company a layout route works on: the operator's path, or the portal session's. */
 export type CompanyOf = (req: Request) => string;
@@ -25,21 +27,23 @@ function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
 
 /**
  * A layout import (`PUT …/layout`): the document matched to the layout by names, what is missing
- * created, the listed locks bound; with `prune`, what it does not list removed (refused while a guest
+ * created, the listed locks bound (each one the company's: lock-owners.ts); with `prune`, what it does not list removed (refused while a guest
  * occupies it, unless `force`, which only the operator may send). With `dry_run`, the same report computed on the current layout and
  * nothing written: the preview of what the import would change.
  */
-export function importLayoutHandler(deps: Deps, occupancy: OccupancyLogs, companyOf: CompanyOf, opts: { mayForce: boolean }): RequestHandler {
+export function importLayoutHandler(deps: Deps, identity: IdentityModels, occupancy: OccupancyLogs, companyOf: CompanyOf, opts: { binder: Binder }): RequestHandler {
   return asyncHandler(async (req, res) => {
     const company = companyOf(req);
     const prune = flag(req, 'prune');
     const force = flag(req, 'force');
     // Removing occupied places takes the operator (the portal's staff cancel or move the bookings first).
-    if (force && !opts.mayForce) throw badRequest('force is not available here: cancel or move the bookings of the places to remove first');
+    if (force && opts.binder !== 'operator') throw badRequest('force is not available here: cancel or move the bookings of the places to remove first');
     const dryRun = flag(req, 'dry_run');
     const { value, error } = layoutImportSchema.validate(req.body, { abortEarly: false });
     if (error) throw badRequest(error.details[0].message.replace(/"/g, ''), error.details.map((d) => ({ path: d.path.map(String), message: d.message.replace(/"/g, '') })));
     checkLayoutDocument(value);
+    // Every listed lock, bound already or not: the document is refused whole if one is not the company's.
+    await requireBindable(identity, company, lockIdsOf(value), opts.binder, { claim: !dryRun });
     if (dryRun || (prune && !force)) {
       // Checked before the write, as the delete route does: a guest arriving in between is not seen.
       const { result, before, version } = await preview(deps, company, (ctx) => importLayout(ctx, value, prune));

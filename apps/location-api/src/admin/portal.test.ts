@@ -34,6 +34,8 @@ describe('location-api: the layout in the portal', () => {
     expect((await h.admin.put(`${A.base}/layout`, property({ rooms: 2, locks: true }))).status).toBe(200);
     const before = (await h.admin.get(`${A.base}/snapshot`)).data.data;
     const editor = await session(A.id, ['view', 'layout']);
+    // The portal binds the company's own locks only: the operator assigns the new one first.
+    expect((await h.admin.put(`${A.base}/locks/NEW-103/owner`)).status).toBe(201);
 
     // Room 102 renamed by case, room 103 added with a lock; with prune, room 101 (not listed) would go.
     const doc = { sites: [{ name: 'Site 1', buildings: [{ name: 'Building 1', floors: [{ name: 'Floor 1', rooms: [{ name: '102' }, { name: '103', locks: [{ lock_id: 'NEW-103', lock_mac: 'AA:AA:03' }] }] }] }] }] };

@@ -3,6 +3,7 @@ import { LocationLevel, SuccessCodes, ok } from '@smartlock/contracts';
 import { Types } from '@smartlock/db';
 import { asyncHandler, badRequest, companyIdParam, notFound } from '@smartlock/http';
 import type { Auth } from '@smartlock/auth';
+import { lockOwnerRoutes, requireBindable } from './lock-owners';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
 import { publicRow } from '../external-ids/routes';
 import { Deps, bindLock, createNode, deleteNode, getNode, renameNode, runWrite, unbindLock } from '../layout/write';
@@ -45,7 +46,8 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
     }),
   );
 
-  router.put('/layout', importLayoutHandler(deps, occupancy, companyInPath, { mayForce: true }));
+  router.put('/layout', importLayoutHandler(deps, auth.models, occupancy, companyInPath, { binder: 'operator' }));
+  lockOwnerRoutes(router, deps, auth.models);
 
   router.put(
     '/locks/:lockId',
@@ -63,6 +65,7 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
       }
       const lockId = req.params.lockId;
       if (lockId.length > 64) throw badRequest('lockId must be at most 64 characters');
+      await requireBindable(auth.models, req.params.companyId, [lockId], 'operator', { claim: true });
       const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => {
         const node = getNode(ctx, target, targets[0] === 'room_id' ? 'room' : 'bed');
         bindLock(ctx, node, { lock_id: lockId, lock_mac: body.lock_mac as string, name: (body.name as string | null) ?? null, provider: (body.provider as string | null) ?? null });

@@ -6,7 +6,7 @@ import type { CommandStartedEvent } from 'mongodb';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, withCommandMonitoring } from '@smartlock/testing';
 import { start } from '../app';
 import { workerModels } from '../models';
-import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig } from '../test-support/harness';
+import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig, identityDbOf } from '../test-support/harness';
 
 jest.setTimeout(60_000);
 
@@ -56,7 +56,7 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     await layout?.close();
     await sim?.app.stop();
     await vhost?.remove();
-    await dropDatabases(dbName, simDb);
+    await dropDatabases(dbName, simDb, identityDbOf(dbName));
   });
 
   it('CREATE with a bed and several types: every type on the door and the cabinet, PROCESSING (reported or carried) then COMPLETED, access.provisioned', async () => {

@@ -7,7 +7,7 @@ import type { Broker } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import { start } from '../app';
-import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig } from '../test-support/harness';
+import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig, identityDbOf } from '../test-support/harness';
 
 jest.setTimeout(60_000);
 
@@ -53,7 +53,7 @@ describe('dead letters: list and replay with tools/dlq', () => {
     await layout?.close();
     await sim?.app.stop();
     await vhost?.remove();
-    await dropDatabases(dbName, simDb, opsDb);
+    await dropDatabases(dbName, simDb, identityDbOf(dbName), opsDb);
   });
 
   it('a booking event dead-lettered by a failing vendor is listed (and stays), then replayed once the failure is cleared: QUEUED, then COMPLETED', async () => {

@@ -4,7 +4,7 @@ import { FAILURE_REASONS } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
 import { captureLogger, createVhost, dropDatabases, freePort, MONGO_URL, startTcpProxy, TcpProxy, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import { start } from '../app';
-import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig } from '../test-support/harness';
+import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig, identityDbOf } from '../test-support/harness';
 
 jest.setTimeout(120_000);
 
@@ -50,7 +50,7 @@ describe('failure reports: stable reasons, made once the database is back', () =
     await sim?.app.stop();
     await proxy?.stop();
     await vhost?.remove();
-    await dropDatabases(dbName, simDb);
+    await dropDatabases(dbName, simDb, identityDbOf(dbName));
   });
 
   it('the database cut during the last retry: DEAD_LETTER and access.failed arrive once it is back, with the stable reason', async () => {

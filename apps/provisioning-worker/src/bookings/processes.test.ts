@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Broker } from '@smartlock/messaging';
 import { LaunchedApp, MONGO_URL, TestVhost, captureLogger, createVhost, dropDatabases, launchApp, uniqueDbName, waitFor } from '@smartlock/testing';
 import { workerModels } from '../models';
-import { ADMIN_TOKEN, LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, MESSAGE_KEY } from '../test-support/harness';
+import { ADMIN_TOKEN, LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, MESSAGE_KEY, identityDbOf } from '../test-support/harness';
 
 jest.setTimeout(200_000);
 
@@ -28,6 +28,7 @@ describe('provisioning-worker as processes', () => {
       MONGO_DB: dbName,
       LOCK_CLOUD_URL: sim.url,
       LOCATION_API_URL: layout.url,
+      IDENTITY_DB: identityDbOf(dbName),
       ADMIN_TOKEN,
       // the key the tap opens access.events with
       MESSAGE_KEY,
@@ -58,7 +59,7 @@ describe('provisioning-worker as processes', () => {
     await conn?.close();
     await sim?.app.stop();
     await vhost?.remove();
-    await dropDatabases(dbName, simDb);
+    await dropDatabases(dbName, simDb, identityDbOf(dbName));
   });
 
   it('200 bookings, each create followed at once by its cancel, with 3 worker processes: no credential remains', async () => {

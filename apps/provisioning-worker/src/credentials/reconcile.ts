@@ -2,7 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { LockCloudAction, LockCloudOperation } from '@smartlock/contracts';
 import { insertOnce } from '@smartlock/db';
 import { LockCloud, LockCloudError, LockInfo, isLockCloudError } from '@smartlock/lock-cloud';
-import { stableReason } from '@smartlock/messaging';
+import { PermanentError, stableReason } from '@smartlock/messaging';
+import type { OwnedLocksCheck } from '@smartlock/auth';
+import { EventFailureMessages } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
 import type { ActualCredential, DesiredCredential, OperationDoc, WorkerModels } from '../models';
 import { sameCard } from './desired';
@@ -17,6 +19,8 @@ export interface ReconcileDeps {
   lockInfo: (lockId: string) => Promise<LockInfo>;
   /** Operations this process is running now. */
   inFlight: Set<string>;
+  /** Whose each lock is (libs/auth): nothing is put on a lock of another company, whatever a layout says. */
+  owners: OwnedLocksCheck;
 }
 
 /** Whose credentials: a booking or an employee schedule. */
@@ -88,9 +92,15 @@ export async function reconcile(
   const ops = result.operations;
   const errors: unknown[] = [];
 
+  // Before any vendor call: a lock that is not the company's gets nothing (its layout may say
+  // otherwise: a binding older than lock ownership), and what the subject holds there is revoked,
+  // which only takes access away. The subject then fails with the reason.
+  const foreign = await deps.owners.notOwned(subject.companyId, subject.desired.map((d) => d.lockId));
+  const desired = foreign.length ? subject.desired.filter((d) => !foreign.includes(d.lockId)) : subject.desired;
+
   const keep = new Set<ActualCredential>();
   await Promise.all(
-    subject.desired.map(async (d) => {
+    desired.map(async (d) => {
       try {
         const match = actual.find((a) => a.slot === d.slot && a.fp === d.fp && sameCard(a, d) && !keep.has(a));
         if (match) {
@@ -147,6 +157,10 @@ export async function reconcile(
           }
         }),
     );
+  }
+  if (!errors.length && foreign.length) {
+    logger.warn('lock not owned by the company: nothing issued on it', { company: subject.companyId, subject: subject.key, lockIds: foreign });
+    errors.push(new PermanentError(EventFailureMessages.lockNotOwned(foreign[0])));
   }
   if (errors.length) {
     if (actual !== subject.actual || ops.length) await saveProgress(actual, ops);

@@ -21,7 +21,7 @@ import type { Logger } from '@smartlock/observability';
 // Test-only module (imported by *.test.ts alone), so libs/testing is allowed here as in the tests.
 import { LaunchedApp, MONGO_URL, bookingEventMessage, TestVhost, createVhost, dropDatabases, launchApp, uniqueDbName, uniqueName, waitFor } from '@smartlock/testing';
 import { Connection, Types } from '@smartlock/db';
-import { openAccessEvent, parseSecretsKey } from '@smartlock/auth';
+import { claimLocks, identityModels, openAccessEvent, parseSecretsKey } from '@smartlock/auth';
 import { start } from '../app';
 import { Config, readConfig } from '../config';
 
@@ -165,6 +165,9 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
           ids[`${r.name}/${bed}`] = (await add(companyId, 'bed', bed, room, { locks: [lock(cabinet, 'cabinet')] }, publish))._id;
         }
       }
+      // As location-api's operator import does: the company holds the locks it binds.
+      const claimed = await claimLocks(identityModels(db.useDb(identityDbOf(db.name), { useCache: true })), companyId, Object.values(locks), 'import');
+      if (claimed.length) throw new Error(`test layout: locks ${claimed.join(', ')} belong to another company`);
       if (publish) {
         const version = companyOf(companyId).version;
         const applied = async () => (await db.collection('replica_location_companies').findOne<{ version: number }>({ _id: companyId as never }))?.version ?? 0;
@@ -179,6 +182,9 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
   };
 }
 export type LayoutSource = Awaited<ReturnType<typeof layoutSource>>;
+
+/** The identity slice of a test worker whose own database is `dbName`: where location-api records who owns each lock. */
+export const identityDbOf = (dbName: string) => `${dbName.slice(0, 50)}_idn`;
 
 /** The admin token the worker presents to the snapshot route in tests. */
 export const ADMIN_TOKEN = 'test-admin-token-0123';
@@ -232,6 +238,7 @@ export function workerTestConfig(o: { vhost: TestVhost; dbName: string; simUrl: 
     MONGO_DB: o.dbName,
     LOCK_CLOUD_URL: o.simUrl,
     LOCATION_API_URL: o.layoutUrl,
+    IDENTITY_DB: identityDbOf(o.dbName),
     ADMIN_TOKEN,
     MESSAGE_KEY,
     LOCK_CLOUD_TIMEOUT_MS: '2000',
@@ -269,7 +276,7 @@ export async function workerStack(name: string, logger: Logger, env: Record<stri
       await layout.close();
       await sim.app.stop();
       await vhost.remove();
-      await dropDatabases(dbName, simDb);
+      await dropDatabases(dbName, simDb, identityDbOf(dbName));
     },
   };
 }

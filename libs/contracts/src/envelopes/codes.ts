@@ -23,6 +23,10 @@ export const SuccessCodes = {
   LOCK_BOUND: 7034,
   LOCK_UNBOUND: 7035,
   LAYOUT_SNAPSHOT: 7036,
+  /** location-api admin: the company's locks (GET …/locks), one assigned to it (PUT …/locks/:lockId/owner) or released (DELETE) */
+  LOCKS_RETRIEVED: 7039,
+  LOCK_ASSIGNED: 7040,
+  LOCK_RELEASED: 7041,
   /** location-api admin: PUT …/layout?dry_run=true, what the import would change (nothing written) */
   LAYOUT_IMPORT_PREVIEWED: 7038,
   /** location-api admin: POST …/occupancy/resync (its logs of guests asked again from their sources) */

@@ -292,6 +292,48 @@ function adminLocationPaths(): Record<string, unknown> {
         responses: write(SuccessCodes.LOCK_UNBOUND, withVersion({ lock_id: str(), node: ref('LocationNode') })),
       }),
     },
+    [`${base}/locks`]: {
+      get: adminOp('Layout administration', 'listCompanyLocks', "The company's locks and where each is bound", {
+        description: 'Every lock the service operates has one owner company; a layout binds only its own company\'s locks.',
+        parameters: [companyParam, ...pageParams('limit', 100, 100, false)],
+        responses: {
+          '200': json(
+            'Locks retrieved (code 7039).',
+            envelope(
+              SuccessCodes.LOCKS_RETRIEVED,
+              obj({
+                page: int(),
+                limit: int(),
+                locks: arr(
+                  obj({
+                    lock_id: str(),
+                    source: oneOf(['assigned', 'import'], { description: 'assigned: by the operator; import: claimed by the operator\'s layout import.' }),
+                    assigned_at: dateTime(),
+                    bound_to: nullable(obj({ level: oneOf(['room', 'bed']), _id: str(), name: str() })),
+                  }),
+                ),
+              }),
+            ),
+          ),
+          ...errorResponses('api', ['400', '401', '404', '503']),
+        },
+      }),
+    },
+    [`${base}/locks/{lockId}/owner`]: {
+      put: adminOp('Layout administration', 'assignLock', 'Make a lock of the service\'s vendor account the company\'s', {
+        description: '201 when assigned now, 200 when it was the company\'s already; 409 when another company holds it (not named).',
+        parameters: [companyParam, pathParam('lockId', str({ pattern: '^[A-Za-z0-9_.:-]{1,64}$' }))],
+        responses: {
+          '201': json('Assigned (code 7040).', envelope(SuccessCodes.LOCK_ASSIGNED, obj({ lock_id: str(), created: bool() }))),
+          ...write(SuccessCodes.LOCK_ASSIGNED, obj({ lock_id: str(), created: bool() })),
+        },
+      }),
+      delete: adminOp('Layout administration', 'releaseLock', 'Release a lock: no company holds it any more', {
+        description: '409 while the lock is bound in the company\'s layout; 404 when it is not the company\'s.',
+        parameters: [companyParam, pathParam('lockId', str({ pattern: '^[A-Za-z0-9_.:-]{1,64}$' }))],
+        responses: write(SuccessCodes.LOCK_RELEASED, obj({ lock_id: str() })),
+      }),
+    },
     [`${base}/occupancy/resync`]: {
       post: adminOp('Layout administration', 'resyncOccupancy', 'Rebuild the logs of who occupies which place', {
         description: 'Asks the ingest gateway and access-api to send the company\'s booking and access messages again.',

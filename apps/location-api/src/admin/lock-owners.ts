@@ -1,0 +1,107 @@
+import type { Router } from 'express';
+import { SuccessCodes, ok } from '@smartlock/contracts';
+import { IdentityModels, LockOwnerDoc, claimLocks, lockOwnersOf } from '@smartlock/auth';
+import { HttpError, asyncHandler, badRequest, notFound } from '@smartlock/http';
+import { ErrorCodes } from '@smartlock/contracts';
+import type { Deps } from '../layout/write';
+import { nodeOf } from '../layout/tree';
+
+/**
+ * Who binds: the operator (admin token), who may make a lock no company holds the company's as it
+ * binds it (today's onboarding); a portal session, which binds only the company's own locks.
+ */
+export type Binder = 'operator' | 'portal';
+
+function refused(lockIds: string[], binder: Binder): HttpError {
+  const [first] = lockIds;
+  // Neither message says who holds a lock: the portal's does not even say whether anyone does.
+  const message = (id: string) => (binder === 'operator' ? `Lock ${id} belongs to another company` : `Lock ${id} is not one of this company's locks (the operator assigns locks to companies)`);
+  return new HttpError(409, message(first), ErrorCodes.CONFLICT, lockIds.map((id) => ({ path: ['locks', id], message: message(id) })), { lock_ids: lockIds });
+}
+
+/**
+ * Refuses (409, nothing written) a binding of any lock that is not the company's. The operator's
+ * binding claims the locks no company holds (`claim`: false for a preview, which writes nothing).
+ */
+export async function requireBindable(identity: IdentityModels, company: string, lockIds: string[], binder: Binder, opts: { claim: boolean }): Promise<void> {
+  if (!lockIds.length) return;
+  let foreign: string[];
+  if (binder === 'operator' && opts.claim) foreign = await claimLocks(identity, company, lockIds, 'import');
+  else {
+    const owners = await lockOwnersOf(identity, lockIds);
+    foreign = [...new Set(lockIds)].filter((id) => (binder === 'operator' ? owners.has(id) && owners.get(id) !== company : owners.get(id) !== company));
+  }
+  if (foreign.length) throw refused(foreign, binder);
+}
+
+const LOCK_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
+function lockIdParam(value: string): string {
+  if (!LOCK_ID.test(value)) throw badRequest('lockId must be 1 to 64 letters, digits or _.:-');
+  return value;
+}
+
+function pageParam(raw: unknown, name: string, dflt: number, max: number): number {
+  if (raw === undefined) return dflt;
+  if (typeof raw !== 'string' || !/^\d{1,6}$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw badRequest(`${name} must be a whole number from 1 to ${max}`);
+  return Number(raw);
+}
+
+/**
+ * `/admin/v1/companies/:companyId/locks…`: the company's locks (each with where it is bound), a
+ * lock assigned to the company on the service's vendor account, and a lock released again.
+ */
+export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityModels): void {
+  const bindings = async (company: string) => (await deps.store.tree(await deps.store.current(company)));
+
+  router.get(
+    '/locks',
+    asyncHandler(async (req, res) => {
+      const company = req.params.companyId;
+      const page = pageParam(req.query.page, 'page', 1, 100_000);
+      const limit = pageParam(req.query.limit, 'limit', 100, 100);
+      const [owned, tree] = await Promise.all([
+        identity.LockOwner.find({ company_id: company }).sort({ _id: 1 }).skip((page - 1) * limit).limit(limit).lean<LockOwnerDoc[]>(),
+        bindings(company),
+      ]);
+      const locks = owned.map((l) => {
+        const holder = tree.locks.get(l._id);
+        const node = holder ? nodeOf(tree, holder) : undefined;
+        return { lock_id: l._id, source: l.source, assigned_at: l.created_at, bound_to: node ? { level: node.level, _id: node._id, name: node.name } : null };
+      });
+      res.json(ok('Locks retrieved', SuccessCodes.LOCKS_RETRIEVED, { page, limit, locks }));
+    }),
+  );
+
+  router.put(
+    '/locks/:lockId/owner',
+    asyncHandler(async (req, res) => {
+      const company = req.params.companyId;
+      const lockId = lockIdParam(req.params.lockId);
+      const before = (await lockOwnersOf(identity, [lockId])).get(lockId);
+      if (before === company) {
+        res.json(ok('Lock already assigned to this company', SuccessCodes.LOCK_ASSIGNED, { lock_id: lockId, created: false }));
+        return;
+      }
+      const foreign = before === undefined ? await claimLocks(identity, company, [lockId], 'assigned') : [lockId];
+      if (foreign.length) throw refused(foreign, 'operator');
+      res.status(201).json(ok('Lock assigned to the company', SuccessCodes.LOCK_ASSIGNED, { lock_id: lockId, created: true }));
+    }),
+  );
+
+  router.delete(
+    '/locks/:lockId/owner',
+    asyncHandler(async (req, res) => {
+      const company = req.params.companyId;
+      const lockId = lockIdParam(req.params.lockId);
+      if ((await lockOwnersOf(identity, [lockId])).get(lockId) !== company) throw notFound(`Lock ${lockId} is not one of this company's locks`);
+      const tree = await bindings(company);
+      const holder = tree.locks.get(lockId);
+      if (holder) {
+        const node = nodeOf(tree, holder);
+        throw new HttpError(409, `Lock ${lockId} is bound to ${node.level} "${node.name}": unbind it first`, ErrorCodes.CONFLICT, [], { _id: node._id });
+      }
+      await identity.LockOwner.deleteOne({ _id: lockId, company_id: company });
+      res.json(ok('Lock released: no company holds it now', SuccessCodes.LOCK_RELEASED, { lock_id: lockId }));
+    }),
+  );
+}
