@@ -155,6 +155,15 @@ describe('a booking belongs to its site: events of another site of the company e
     expect(booking).toMatchObject({ site_id: siteB.siteId, state: 'active', applied_sequence: 3 });
   });
 
+  it('a booking none of whose events applied belongs to no site yet: the site whose event first applies takes it', async () => {
+    const r = ref();
+    const early = await viaToken(siteA.token, { reference_id: r, action: 'cancel' });
+    expect(await waitFinal(s.t, early, 30_000)).toMatchObject({ status: 'FAILED', message: EventFailureMessages.bookingNotFound(r) });
+    await bookedInB(r);
+    const booking = await s.app.ctx.db.collection('bookings').findOne({ company_id: company, reference_id: r });
+    expect(booking).toMatchObject({ site_id: siteB.siteId, state: 'active' });
+  });
+
   it("a generic ingest naming site A (X-Site-Id) is refused the same way, and so is each event again on POST /webhook/retry", async () => {
     const r = ref();
     const before = await bookedInB(r);
