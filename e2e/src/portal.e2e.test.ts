@@ -36,7 +36,8 @@ describe('the administration portal in a browser', () => {
     return context.newPage();
   };
   const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
-  const openPortal = async (page: Page, company: string, capabilities = ['keys_tokens', 'callback']) => {
+  // Issuing a key or an ingest URL, or setting the callback URL, needs what they carry (issue 46): every capability.
+  const openPortal = async (page: Page, company: string, capabilities = ['keys_tokens', 'callback', 'layout', 'bookings', 'credentials']) => {
     await page.goto((await link(company, { capabilities })).path);
     await heading(page, 'API keys').waitFor();
   };

@@ -157,6 +157,7 @@ describe('admin-api (real database, real broker)', () => {
           expires_at: expires,
           revoked_at: null,
           last_used_at: null,
+          portal_session_id: null,
           created_at: created.body.created_at,
         },
       ]);
@@ -257,6 +258,7 @@ describe('admin-api (real database, real broker)', () => {
         revoked_at: null,
         expires_at: null,
         last_used_at: null,
+        portal_session_id: null,
         created_at: expect.any(String),
       });
 

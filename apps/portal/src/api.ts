@@ -1,4 +1,4 @@
-import type { EventStatus, PortalCapability } from '@smartlock/contracts';
+import type { EventStatus, PORTAL_ISSUING_NEEDS, PortalCapability } from '@smartlock/contracts';
 
 /** An answer of the portal API that is not a 2xx: its status and the envelope's message. */
 export class ApiError extends Error {
@@ -22,6 +22,20 @@ export interface Session {
   /** null when the service does not know its public {webhook_url}: only an ingest token's path is shown. */
   webhook_url: string | null;
 }
+
+/**
+ * What issuing a credential needs besides `keys_tokens` (and setting the callback URL besides
+ * `callback`), as the API enforces it: typed as libs/contracts' list, so the two cannot differ.
+ */
+const ISSUING_NEEDS: typeof PORTAL_ISSUING_NEEDS = {
+  apiKey: ['view', 'layout', 'bookings', 'credentials'],
+  ingestToken: ['bookings', 'credentials'],
+  callbackUrl: ['credentials'],
+};
+
+/** Whether the session may issue an API key or ingest URL, or set the callback URL (the page offers only what the API allows). */
+export const mayIssue = (session: Session, what: keyof typeof ISSUING_NEEDS): boolean =>
+  [what === 'callbackUrl' ? 'callback' : 'keys_tokens', ...ISSUING_NEEDS[what]].every((c) => session.capabilities.includes(c as PortalCapability));
 
 /** What every page is given: the session, its title, and what follows its name in the address (`#/bookings/<reference>`). */
 export interface PageProps {

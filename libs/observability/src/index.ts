@@ -1,6 +1,6 @@
 export { createLogger } from './logger';
 export type { Logger, LoggerOptions } from './logger';
-export { redact, redactUrl } from './redact';
+export { redact, redactQuery, redactUrl } from './redact';
 export { createMetrics, counter, histogram, collectedGauge, outboxAge } from './metrics';
 export type { Registry, Counter, Histogram, Gauge, Sample } from './metrics';
 export { METRICS } from './catalogue';

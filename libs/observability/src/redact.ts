@@ -29,6 +29,19 @@ export function redactUrl(url: string): string {
     .replace(/([?&](?:apikey|api_key|token|access_token|accesstoken|refresh_token|secret|client_secret|clientsecret|password)=)[^&#]*/gi, `$1${REDACTED}`);
 }
 
+/**
+ * A URL as shown to someone who may not hold what it carries (a callback URL to a view-only portal
+ * session, an attempt log): every query value masked, its names kept; the fragment dropped.
+ */
+export function redactQuery(url: string): string {
+  const at = url.indexOf('?');
+  const end = url.indexOf('#');
+  if (at < 0 || (end >= 0 && end < at)) return end >= 0 ? url.slice(0, end) : url;
+  const query = url.slice(at + 1, end >= 0 ? end : undefined);
+  const masked = query.split('&').map((p) => (p.includes('=') ? `${p.slice(0, p.indexOf('='))}=${REDACTED}` : p === '' ? p : REDACTED));
+  return `${url.slice(0, at)}?${masked.join('&')}`;
+}
+
 export function redact(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) return value;

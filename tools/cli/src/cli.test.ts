@@ -129,6 +129,15 @@ describe('the CLI against a running admin-api', () => {
     expect(sessions).toEqual([expect.objectContaining({ _id: opened.data.session_id, issued_to: 'it@portal.example', revoked_at: null })]);
     expect((await cli(['portal', 'revoke-session', opened.data.session_id])).stdout).toContain(`portal session ${opened.data.session_id} revoked at`);
     expect((await json(['portal', 'link', id, '--expires-in', '600'])).capabilities).toEqual(['view']);
+
+    // Sent to the wrong address: revoked before it is opened, it opens nothing (issue 46).
+    const wrong = await json(['portal', 'link', id]);
+    expect((await cli(['portal', 'revoke-link', wrong._id])).stdout).toMatch(new RegExp(`^portal link ${wrong._id} revoked at \\S+ \\(never opened\\)`));
+    expect(await axios.post(`${api.url}/portal/api/session`, { token: wrong.url.split('/open/')[1] }, { validateStatus: () => true })).toMatchObject({
+      status: 401,
+      data: { message: 'This portal link has been revoked: ask for a new one' },
+    });
+    expect(await cli(['portal', 'revoke-link'])).toMatchObject({ code: 2, stderr: expect.stringContaining('<linkId> is required') });
     expect(await cli(['portal', 'link', id, '--expires-in', 'soon'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--expires-in must be a number of seconds') });
   });
 

@@ -29,6 +29,7 @@ Commands
                                        its replays are recorded under --issued-to (default: $USER)
   portal sessions <companyId>
   portal revoke-session <sessionId>
+  portal revoke-link <linkId>          it opens nothing from now on; the session it opened, if any, ends
 
 Options
   --base-url <url>        the admin API (env SMARTLOCK_URL; default http://127.0.0.1:8080, the edge)
@@ -231,6 +232,11 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
     case 'portal revoke-session': {
       const r = await call(api.POST('/admin/v1/portal-sessions/{sessionId}/revoke', { params: { path: { sessionId: req(arg, '<sessionId>') } } }));
       return { data: r, text: `portal session ${r._id} revoked at ${r.revoked_at}` };
+    }
+    case 'portal revoke-link': {
+      const r = await call(api.POST('/admin/v1/portal-links/{linkId}/revoke', { params: { path: { linkId: req(arg, '<linkId>') } } }));
+      const opened = r.used_at ? ` (opened at ${r.used_at}: its session is revoked too)` : ' (never opened)';
+      return { data: r, text: `portal link ${r._id} revoked at ${r.revoked_at}${opened}` };
     }
     default:
       throw new UsageError(`unknown command: ${pos.join(' ')}`);

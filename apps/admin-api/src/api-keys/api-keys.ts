@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { ApiKeyDoc, generateApiKey } from '@smartlock/auth';
-import { createApiKeySchema } from '@smartlock/contracts';
+import { PORTAL_ISSUING_NEEDS, createApiKeySchema } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
 import { asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../shared/deps';
@@ -18,6 +18,8 @@ export interface ApiKeyView {
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  /** The portal session that issued it (the operator's session list names its link and who it was issued to). */
+  portal_session_id: string | null;
   created_at: Date;
 }
 
@@ -29,6 +31,7 @@ const apiKeyView = (k: ApiKeyDoc & { last_used_at: Date | null }): ApiKeyView =>
   expires_at: k.expires_at,
   revoked_at: k.revoked_at,
   last_used_at: k.last_used_at,
+  portal_session_id: k.portal_session_id ? String(k.portal_session_id) : null,
   created_at: k.created_at,
 });
 
@@ -36,7 +39,7 @@ const apiKeyView = (k: ApiKeyDoc & { last_used_at: Date | null }): ApiKeyView =>
 export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): void {
   router.post(
     `${scope.prefix}/api-keys`,
-    ...scope.may('keys_tokens'),
+    ...scope.may('keys_tokens', ...PORTAL_ISSUING_NEEDS.apiKey),
     asyncHandler(async (req, res) => {
       const company = await scope.company(req);
       const input = validate(createApiKeySchema, req.body);
@@ -46,7 +49,7 @@ export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): v
       for (let attempt = 1; ; attempt++) {
         const { key, prefix, hash } = generateApiKey();
         try {
-          const doc = (await deps.models.ApiKey.create({ company_id: company._id, name: input.name, prefix, hash, expires_at: expiresAt })).toObject();
+          const doc = (await deps.models.ApiKey.create({ company_id: company._id, name: input.name, prefix, hash, expires_at: expiresAt, portal_session_id: scope.session(req) })).toObject();
           await deps.events.publish(
             'api_key.created',
             { company_id: String(company._id), id: String(doc._id), data: { prefix, name: doc.name, expires_at: doc.expires_at } },

@@ -1,9 +1,10 @@
 import type { Request, Router } from 'express';
 import { randomBytes } from 'node:crypto';
-import { encryptSecret } from '@smartlock/auth';
-import { CallbackAuthInput, callbackEndpointSchema } from '@smartlock/contracts';
+import { encryptSecret, hasCapability } from '@smartlock/auth';
+import { CallbackAuthInput, PORTAL_ISSUING_NEEDS, callbackEndpointSchema } from '@smartlock/contracts';
 import { Types, isDuplicateKeyError } from '@smartlock/db';
 import { HttpError, asyncHandler, badRequest, checkDestination, conflict } from '@smartlock/http';
+import { redactQuery } from '@smartlock/observability';
 import type { Deps } from '../shared/deps';
 import type { CompanyScope } from '../shared/scope';
 import { validate } from '../shared/validation';
@@ -83,7 +84,7 @@ async function published(deps: Deps, req: Request, type: 'callback.updated' | 'c
 export function callbackRoutes(router: Router, deps: Deps, scope: CompanyScope): void {
   router.put(
     `${scope.prefix}/callback`,
-    ...scope.may('callback'),
+    ...scope.may('callback', ...PORTAL_ISSUING_NEEDS.callbackUrl),
     asyncHandler(async (req, res) => {
       const company = await scope.company(req);
       const input = validate(callbackEndpointSchema, req.body);
@@ -104,7 +105,9 @@ export function callbackRoutes(router: Router, deps: Deps, scope: CompanyScope):
       const company = await scope.company(req);
       const doc = await deps.CallbackEndpoint.findOne({ company_id: company._id }).lean();
       if (!doc) throw new HttpError(404, `Company ${String(company._id)} has no callback endpoint`);
-      res.json(toEndpointView(doc, deps.now()));
+      const view = toEndpointView(doc, deps.now());
+      // A query string may carry the receiver's own secret: shown to who may set the URL only.
+      res.json(hasCapability(req, 'callback') ? view : { ...view, url: redactQuery(view.url) });
     }),
   );
 

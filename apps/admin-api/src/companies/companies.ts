@@ -29,6 +29,7 @@ export const operatorScope = (deps: Deps): CompanyScope => ({
   company: (req) => companyFromPath(deps, req),
   owner: () => undefined,
   may: () => [],
+  session: () => null,
 });
 
 export function companyRoutes(router: Router, deps: Deps): void {

@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import { IngestTokenDoc, generateIngestToken } from '@smartlock/auth';
-import { createIngestTokenSchema } from '@smartlock/contracts';
+import { PORTAL_ISSUING_NEEDS, createIngestTokenSchema } from '@smartlock/contracts';
 import { HttpError, asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../shared/deps';
 import { withLastUse } from '../shared/last-use';
@@ -18,6 +18,8 @@ export interface IngestTokenView {
   revoked_at: Date | null;
   expires_at: Date | null;
   last_used_at: Date | null;
+  /** The portal session that issued it. */
+  portal_session_id: string | null;
   created_at: Date;
 }
 
@@ -29,6 +31,7 @@ const tokenView = (t: IngestTokenDoc & { last_used_at: Date | null }): IngestTok
   revoked_at: t.revoked_at,
   expires_at: t.expires_at ?? null,
   last_used_at: t.last_used_at,
+  portal_session_id: t.portal_session_id ? String(t.portal_session_id) : null,
   created_at: t.created_at,
 });
 
@@ -36,7 +39,7 @@ const tokenView = (t: IngestTokenDoc & { last_used_at: Date | null }): IngestTok
 export function ingestTokenRoutes(router: Router, deps: Deps, scope: CompanyScope): void {
   router.post(
     `${scope.prefix}/ingest-tokens`,
-    ...scope.may('keys_tokens'),
+    ...scope.may('keys_tokens', ...PORTAL_ISSUING_NEEDS.ingestToken),
     asyncHandler(async (req, res) => {
       const company = await scope.company(req);
       const input = validate(createIngestTokenSchema, req.body);
@@ -46,7 +49,7 @@ export function ingestTokenRoutes(router: Router, deps: Deps, scope: CompanyScop
       const siteId = await deps.siteOf(String(company._id), input.site_id);
       if (!siteId) throw new HttpError(404, siteNotFound(input.site_id));
       const { token, hash } = generateIngestToken();
-      const doc = (await deps.models.IngestToken.create({ company_id: company._id, site_id: siteId, provider: input.provider, hash, expires_at: expiresAt })).toObject();
+      const doc = (await deps.models.IngestToken.create({ company_id: company._id, site_id: siteId, provider: input.provider, hash, expires_at: expiresAt, portal_session_id: scope.session(req) })).toObject();
       await deps.events.publish(
         'ingest_token.created',
         { company_id: String(company._id), id: String(doc._id), data: { site_id: doc.site_id, provider: doc.provider, expires_at: doc.expires_at } },

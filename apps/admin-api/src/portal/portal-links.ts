@@ -1,6 +1,6 @@
 import type { Router } from 'express';
 import type { Request, Response } from 'express';
-import { PortalSessionDoc, generatePortalSecret } from '@smartlock/auth';
+import { PortalLinkDoc, PortalSessionDoc, generatePortalSecret } from '@smartlock/auth';
 import { PORTAL_CAPABILITIES, PORTAL_ON_CALL, PortalCapability, createOnCallLinkSchema, createPortalLinkSchema } from '@smartlock/contracts';
 import type { Types } from '@smartlock/db';
 import { asyncHandler } from '@smartlock/http';
@@ -17,9 +17,22 @@ const sessionView = (s: PortalSessionDoc) => ({
   company_id: s.company_id ? String(s.company_id) : null,
   capabilities: s.capabilities,
   issued_to: s.issued_to,
+  link_id: String(s.link_id),
   created_at: s.created_at,
   expires_at: s.expires_at,
   revoked_at: s.revoked_at,
+});
+
+/** A link as the operator sees it once issued: never its token. */
+const linkView = (l: PortalLinkDoc) => ({
+  _id: String(l._id),
+  company_id: l.company_id ? String(l.company_id) : null,
+  capabilities: l.capabilities,
+  issued_to: l.issued_to,
+  created_at: l.created_at,
+  expires_at: l.expires_at,
+  used_at: l.used_at,
+  revoked_at: l.revoked_at,
 });
 
 /** Every session may read; the capabilities asked for come on top, in a stable order. */
@@ -88,6 +101,26 @@ export function portalLinkRoutes(router: Router, deps: Deps): void {
     '/portal-sessions/:sessionId/revoke',
     asyncHandler(async (req, res) => {
       res.json(sessionView(await revokeSession(deps, objectIdParam(req, 'sessionId'))));
+    }),
+  );
+
+  // A link sent to the wrong address, before (or after) it is opened: it opens nothing from now on,
+  // and a session it opened is revoked too. Idempotent. Keys and tokens issued in that session stay
+  // (an integration may run on them): the key list names the session, the operator revokes them.
+  router.post(
+    '/portal-links/:linkId/revoke',
+    asyncHandler(async (req, res) => {
+      const id = objectIdParam(req, 'linkId');
+      const link =
+        (await deps.models.PortalLink.findOneAndUpdate({ _id: id, revoked_at: null }, { $set: { revoked_at: deps.now() } }, { new: true }).lean()) ??
+        (await deps.models.PortalLink.findById(id).lean());
+      if (!link) throw notFoundError('Portal link', id);
+      // After the link's write: a session opened concurrently is either found here or refused when
+      // its opening reads the link again (portal-session.ts).
+      const session = await deps.models.PortalSession.findOne({ link_id: link._id }, { _id: 1 }).lean();
+      if (session) await revokeSession(deps, session._id);
+      req.log.info('portal link revoked', { company_id: link.company_id ? String(link.company_id) : null, link_id: String(link._id) });
+      res.json(linkView(link));
     }),
   );
 }

@@ -43,6 +43,7 @@ export function portalSessionRoutes(router: Router, deps: Deps): void {
       const link = await deps.models.PortalLink.findById(parsed.id).lean();
       if (!link || !safeEqual(link.hash, sha256(parsed.secret))) throw new HttpError(401, PortalErrors.linkInvalid);
       const now = deps.now();
+      if (link.revoked_at) throw new HttpError(401, PortalErrors.linkRevoked);
       if (link.used_at) throw new HttpError(401, PortalErrors.linkUsed);
       if (link.expires_at.getTime() <= now.getTime()) throw new HttpError(401, PortalErrors.linkExpired);
       const company = link.company_id ? await deps.models.Company.findById(link.company_id).lean() : null;
@@ -63,6 +64,11 @@ export function portalSessionRoutes(router: Router, deps: Deps): void {
       }
       await deps.models.PortalLink.updateOne({ _id: link._id }, { $set: { used_at: now } });
       const { session, cookie } = opened;
+      // Revoked while this session was being made: the revocation may not have seen it, so it ends here.
+      if ((await deps.models.PortalLink.findById(link._id, { revoked_at: 1 }).lean())?.revoked_at) {
+        await revokeSession(deps, session._id);
+        throw new HttpError(401, PortalErrors.linkRevoked);
+      }
       setCookie(res, cookie, deps.portal.sessionTtlMs);
       req.log.info('portal session opened', { company_id: company ? String(company._id) : null, session_id: String(session._id), link_id: String(link._id), capabilities: session.capabilities, issued_to: session.issued_to });
       res.status(201).json(sessionAnswer(deps, session, company, cookie));

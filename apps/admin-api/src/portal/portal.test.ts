@@ -53,7 +53,7 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
         call(method, `/portal/api${url}`, body, { Cookie: cookie, 'X-CSRF-Token': session.csrf_token, ...headers }),
     };
   };
-  const withAll = { capabilities: ['view', 'keys_tokens', 'callback'] };
+  const withAll = { capabilities: ['view', 'keys_tokens', 'callback', 'layout', 'bookings', 'credentials'] };
 
   beforeAll(async () => {
     mkdirSync(path.join(pages, 'assets'));
@@ -129,7 +129,7 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
         session_id: expect.stringMatching(/^[0-9a-f]{24}$/),
         company_id: companyId,
         company_name: 'Once Hotel',
-        capabilities: ['view', 'keys_tokens', 'callback'],
+        capabilities: ['view', 'keys_tokens', 'callback', 'layout', 'bookings', 'credentials'],
         expires_at: expect.any(String),
         csrf_token: expect.any(String),
         webhook_url: 'https://hooks.smartlock.test',
@@ -150,6 +150,27 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       const { token } = await link(await company('Race Hotel'));
       const answers = await Promise.all(Array.from({ length: 6 }, () => call('POST', '/portal/api/session', { token })));
       expect(answers.map((a) => a.status).sort()).toEqual([201, 401, 401, 401, 401, 401]);
+    });
+
+    it('is revoked by the operator: unopened, it opens nothing; opened, its session ends; idempotent (issue 46)', async () => {
+      const companyId = await company('Revoked Link Hotel');
+      const sent = await link(companyId, { capabilities: ['keys_tokens'], issued_to: 'wrong@address.example' });
+      const revoked = await admin('POST', `/admin/v1/portal-links/${sent._id}/revoke`);
+      expect(revoked).toMatchObject({ status: 200, body: { _id: sent._id, company_id: companyId, capabilities: ['view', 'keys_tokens'], issued_to: 'wrong@address.example', used_at: null, revoked_at: expect.any(String) } });
+      expect(JSON.stringify(revoked.body)).not.toContain(sent.token.split('.')[1]);
+      expect(await call('POST', '/portal/api/session', { token: sent.token })).toMatchObject({ status: 401, body: { message: 'This portal link has been revoked: ask for a new one' } });
+      expect((await admin('GET', `/admin/v1/companies/${companyId}/portal-sessions`)).body).toEqual([]);
+      const again = await admin('POST', `/admin/v1/portal-links/${sent._id}/revoke`);
+      expect(again.body.revoked_at).toBe(revoked.body.revoked_at);
+
+      const opened = await link(companyId);
+      const s = await open(opened.token);
+      expect((await admin('POST', `/admin/v1/portal-links/${opened._id}/revoke`)).body).toMatchObject({ used_at: expect.any(String), revoked_at: expect.any(String) });
+      expect(await s.get('/api-keys')).toMatchObject({ status: 401, body: { message: 'Portal session has been revoked' } });
+
+      expect((await call('POST', `/admin/v1/portal-links/${sent._id}/revoke`)).status).toBe(401);
+      expect(await admin('POST', '/admin/v1/portal-links/0123456789abcdef01234567/revoke')).toMatchObject({ status: 404, body: { message: 'Portal link 0123456789abcdef01234567 not found' } });
+      expect((await admin('POST', '/admin/v1/portal-links/nope/revoke')).status).toBe(400);
     });
 
     it('expired, forged or malformed: 401, and no session', async () => {
@@ -250,6 +271,58 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       expect((await s.write('PUT', '/callback', { url: 'http://10.0.0.7/hook', auth: { type: 'hmac' } })).status).toBe(400);
     });
 
+    it('issues no credential that can do what it may not, and each one it issues names it (issue 46)', async () => {
+      const companyId = await company('Escalate Hotel');
+      const site = await importSite(location.url, ADMIN, companyId);
+      // The attack: `keys_tokens` without `credentials` minted a key and read unmasked lockData with it.
+      const keysOnly = await open((await link(companyId, { capabilities: ['keys_tokens', 'callback'] })).token);
+      expect(await keysOnly.write('POST', '/api-keys', { name: 'escalate' })).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the layout capability)' } });
+      const almost = await open((await link(companyId, { capabilities: ['keys_tokens', 'layout', 'bookings'] })).token);
+      expect(await almost.write('POST', '/api-keys', { name: 'escalate' })).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the credentials capability)' } });
+      expect(await keysOnly.write('POST', '/ingest-tokens', { site_id: site })).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the bookings capability)' } });
+      // The callback URL receives every access.provisioned body: pointing it elsewhere needs `credentials` too.
+      expect(await keysOnly.write('PUT', '/callback', { url: 'https://hooks.attacker.example/cb', auth: { type: 'hmac' } })).toMatchObject({
+        status: 403,
+        body: { message: 'This portal session may not do this (it lacks the credentials capability)' },
+      });
+      expect((await admin('GET', `/admin/v1/companies/${companyId}/api-keys`)).body).toEqual([]);
+      expect((await admin('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body).toEqual([]);
+      // Revoking needs `keys_tokens` only: less power, never more.
+      const operatorKey = (await admin('POST', `/admin/v1/companies/${companyId}/api-keys`, { name: 'operator' })).body;
+      secrets.push(operatorKey.key);
+      expect((await keysOnly.write('POST', `/api-keys/${operatorKey._id}/revoke`)).status).toBe(200);
+
+      const full = await open((await link(companyId, { ...withAll, issued_to: 'it@escalate.example' })).token);
+      const key = await full.write('POST', '/api-keys', { name: 'PMS' });
+      const token = await full.write('POST', '/ingest-tokens', { site_id: site });
+      expect([key.status, token.status]).toEqual([201, 201]);
+      secrets.push(key.body.key, token.body.token);
+      const keys = (await admin('GET', `/admin/v1/companies/${companyId}/api-keys`)).body as { _id: string; portal_session_id: string | null }[];
+      expect(keys.map((k) => [k._id, k.portal_session_id])).toEqual([
+        [key.body._id, full.session_id],
+        [operatorKey._id, null],
+      ]);
+      expect((await admin('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body[0]).toMatchObject({ _id: token.body._id, portal_session_id: full.session_id });
+      expect((await full.get('/api-keys')).body[0]).toMatchObject({ _id: key.body._id, portal_session_id: full.session_id });
+      // The session names who it was issued to and its link.
+      const sessions = (await admin('GET', `/admin/v1/companies/${companyId}/portal-sessions`)).body as { _id: string; issued_to: string; link_id: string }[];
+      expect(sessions.find((x) => x._id === full.session_id)).toMatchObject({ issued_to: 'it@escalate.example', link_id: expect.stringMatching(/^[0-9a-f]{24}$/) });
+    });
+
+    it('a view-only session reads the callback URL with its query masked (issue 46)', async () => {
+      const companyId = await company('Query Hotel');
+      const url = 'https://hooks.example.com/smartlock?token=receiver-s3cret&tenant=7';
+      const manager = await open((await link(companyId, withAll)).token);
+      const set = await manager.write('PUT', '/callback', { url, auth: { type: 'hmac' } });
+      secrets.push(set.body.secret);
+      expect((await manager.get('/callback')).body.url).toBe(url);
+      expect((await admin('GET', `/admin/v1/companies/${companyId}/callback`)).body.url).toBe(url);
+      const viewer = await open((await link(companyId)).token);
+      const seen = await viewer.get('/callback');
+      expect(seen.body.url).toBe('https://hooks.example.com/smartlock?token=[REDACTED]&tenant=[REDACTED]');
+      expect(JSON.stringify(seen.body)).not.toContain('receiver-s3cret');
+    });
+
     it('ends: at its expiry, when the operator revokes it, and at sign-out (the cookie cleared)', async () => {
       const companyId = await company('End Hotel');
       const s1 = await open((await link(companyId)).token);
@@ -260,7 +333,7 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       const s2 = await open((await link(companyId)).token);
       const listed = (await admin('GET', `/admin/v1/companies/${companyId}/portal-sessions`)).body;
       expect(listed.map((x: { _id: string }) => x._id)).toEqual([s2.session_id, s1.session_id]);
-      expect(listed[0]).toEqual({ _id: s2.session_id, company_id: companyId, capabilities: ['view'], issued_to: null, created_at: expect.any(String), expires_at: expect.any(String), revoked_at: null });
+      expect(listed[0]).toEqual({ _id: s2.session_id, company_id: companyId, capabilities: ['view'], issued_to: null, link_id: expect.stringMatching(/^[0-9a-f]{24}$/), created_at: expect.any(String), expires_at: expect.any(String), revoked_at: null });
       expect((await admin('POST', `/admin/v1/portal-sessions/${s2.session_id}/revoke`)).body.revoked_at).toEqual(expect.any(String));
       expect(await s2.get('/api-keys')).toMatchObject({ status: 401, body: { message: 'Portal session has been revoked' } });
 

@@ -19,6 +19,8 @@ export interface CompanyScope {
    * unknown id), or undefined where any company's may be named (the operator).
    */
   owner(req: Request): Types.ObjectId | undefined;
-  /** The checks before a route that needs `capability` (the portal session's); none for the operator. */
-  may(capability: PortalCapability): RequestHandler[];
+  /** The checks before a route that needs every capability named (the portal session's); none for the operator. */
+  may(capability: PortalCapability, ...also: PortalCapability[]): RequestHandler[];
+  /** The portal session a key or token is issued in (recorded on it); null for the operator. */
+  session(req: Request): Types.ObjectId | null;
 }

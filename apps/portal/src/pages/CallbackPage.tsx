@@ -1,5 +1,5 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
-import { ApiError, CallbackAuthType, CallbackEndpoint, PageProps, TestEventAnswer, portalApi } from '../api';
+import { ApiError, CallbackAuthType, CallbackEndpoint, PageProps, TestEventAnswer, mayIssue, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/Notice';
 import { PageTitle, errorText } from '../components/PageTitle';
@@ -16,6 +16,8 @@ const AUTH_LABEL: Record<CallbackAuthType, string> = {
 /** The company's callback endpoint: where booking outcomes are sent, how they authenticate, secret rotation. */
 export function CallbackPage({ session, title }: PageProps) {
   const canManage = session.capabilities.includes('callback');
+  // Every access.provisioned body goes to the URL: changing it needs `credentials` too.
+  const canSet = mayIssue(session, 'callbackUrl');
   const [endpoint, setEndpoint] = useState<CallbackEndpoint | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [secret, setSecret] = useState<{ value: string; note: string } | null>(null);
@@ -228,7 +230,7 @@ export function CallbackPage({ session, title }: PageProps) {
           </div>
         </section>
       )}
-      {canManage && (
+      {canSet && (
         <form className="card form" onSubmit={save} aria-labelledby="cb-set">
           <h2 id="cb-set">{endpoint ? 'Change the endpoint' : 'Set the endpoint'}</h2>
           <div className="fields">

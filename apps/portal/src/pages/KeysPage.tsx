@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { ApiKey, NewApiKey, PageProps, portalApi } from '../api';
+import { ApiKey, NewApiKey, PageProps, mayIssue, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CreateForm, IssuedList, useIssued } from '../components/Issued';
 import { ErrorNotice } from '../components/Notice';
@@ -9,6 +9,7 @@ import { SecretOnce } from '../components/SecretOnce';
 /** API keys: listed (never their secret), created (the key shown once), revoked after a confirmation. */
 export function KeysPage({ session, title }: PageProps) {
   const canManage = session.capabilities.includes('keys_tokens');
+  const canCreate = mayIssue(session, 'apiKey');
   const keys = useIssued<ApiKey, NewApiKey>(portalApi.keys);
   const [name, setName] = useState('');
   const [expires, setExpires] = useState('');
@@ -40,7 +41,7 @@ export function KeysPage({ session, title }: PageProps) {
           onDone={keys.dismissCreated}
         />
       )}
-      {canManage && (
+      {canCreate && (
         <CreateForm id="create-key" title="Create a key" submit="Create key" busy={keys.busy} onSubmit={create}>
           <div className="field">
             <label htmlFor="key-name">Name</label>

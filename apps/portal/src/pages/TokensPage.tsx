@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { IngestToken, NewIngestToken, PageProps, portalApi } from '../api';
+import { IngestToken, NewIngestToken, PageProps, mayIssue, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CreateForm, IssuedList, useIssued } from '../components/Issued';
 import { ErrorNotice } from '../components/Notice';
@@ -9,6 +9,7 @@ import { SecretOnce } from '../components/SecretOnce';
 /** Ingest tokens per site: the URL a booking system posts to, shown once at creation; revocable. */
 export function TokensPage({ session, title }: PageProps) {
   const canManage = session.capabilities.includes('keys_tokens');
+  const canCreate = mayIssue(session, 'ingestToken');
   const tokens = useIssued<IngestToken, NewIngestToken>(portalApi.tokens);
   const [site, setSite] = useState('');
   const [provider, setProvider] = useState('');
@@ -42,7 +43,7 @@ export function TokensPage({ session, title }: PageProps) {
           onDone={tokens.dismissCreated}
         />
       )}
-      {canManage && (
+      {canCreate && (
         <CreateForm id="create-token" title="Create an ingest URL" submit="Create ingest URL" busy={tokens.busy} onSubmit={create}>
           <div className="field">
             <label htmlFor="token-site">Site</label>

@@ -640,7 +640,10 @@ export interface paths {
         /** The company's API keys, newest first */
         get: operations["listApiKeys"];
         put?: never;
-        /** Issue an API key (shown once) */
+        /**
+         * Issue an API key (shown once)
+         * @description A portal session needs `keys_tokens` and every capability the key exercises: `layout`, `bookings`, `credentials` (403 naming the first it lacks). The key records the session.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -675,7 +678,10 @@ export interface paths {
         /** The company's ingest tokens, newest first */
         get: operations["listIngestTokens"];
         put?: never;
-        /** Issue an ingest token for a site (the URL is the credential, shown once) */
+        /**
+         * Issue an ingest token for a site (the URL is the credential, shown once)
+         * @description A portal session needs `keys_tokens`, `bookings` and `credentials` (the URL writes bookings, and a booking's credentials go to the guest address it names). The token records the session.
+         */
         post: operations["createIngestToken"];
         delete?: never;
         options?: never;
@@ -707,11 +713,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The company's callback endpoint */
+        /**
+         * The company's callback endpoint
+         * @description To a portal session without `callback`, every value of the URL's query is masked (`[REDACTED]`).
+         */
         get: operations["getCallbackEndpoint"];
         /**
          * Set the company's callback URL and its authentication
-         * @description hmac: the service generates a signing secret, returned once as `secret`. Only public http(s) addresses are accepted.
+         * @description hmac: the service generates a signing secret, returned once as `secret`. Only public http(s) addresses are accepted. A portal session needs `callback` and `credentials` (access.provisioned bodies carry credentials).
          */
         put: operations["setCallbackEndpoint"];
         post?: never;
@@ -795,6 +804,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/portal-links/{linkId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a portal link, opened or not (idempotent)
+         * @description It opens nothing from now on (401 `This portal link has been revoked: ask for a new one`), and the session it opened, if any, is revoked too. Keys and tokens issued in that session stay valid: they name the session (`portal_session_id`); revoke them one by one.
+         */
+        post: operations["revokePortalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/callback-endpoints/republish": {
         parameters: {
             query?: never;
@@ -838,7 +867,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver one callback again */
+        /**
+         * Deliver one callback again
+         * @description Only a failed or dead delivery (409 otherwise), and never an access.provisioned whose credentials a later access.revoked of the booking names (409).
+         */
         post: operations["redeliver"];
         delete?: never;
         options?: never;
@@ -855,7 +887,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Deliver every dead-lettered callback of a company again */
+        /**
+         * Deliver every dead-lettered callback of a company again
+         * @description An access.provisioned whose credentials were revoked since stays dead.
+         */
         post: operations["redeliverDead"];
         delete?: never;
         options?: never;
@@ -896,6 +931,50 @@ export interface paths {
         post?: never;
         /** Unbind a lock */
         delete: operations["unbindLock"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/companies/{companyId}/locks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's locks and where each is bound
+         * @description Every lock the service operates has one owner company; a layout binds only its own company's locks.
+         */
+        get: operations["listCompanyLocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/companies/{companyId}/locks/{lockId}/owner": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Make a lock of the service's vendor account the company's
+         * @description 201 when assigned now, 200 when it was the company's already; 409 when another company holds it (not named).
+         */
+        put: operations["assignLock"];
+        post?: never;
+        /**
+         * Release a lock: no company holds it any more
+         * @description 409 while the lock is bound in the company's layout; 404 when it is not the company's.
+         */
+        delete: operations["releaseLock"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1242,7 +1321,7 @@ export interface paths {
         put?: never;
         /**
          * Open a portal link: its token, once, for the session cookie
-         * @description Sets `portal_session` (HttpOnly, SameSite=Strict, Path=/portal, Secure outside development). A used, expired or unknown link is a 401.
+         * @description Sets `portal_session` (HttpOnly, SameSite=Strict, Path=/portal, Secure outside development). A used, expired, revoked or unknown link is a 401.
          */
         post: operations["openPortalSession"];
         /** Sign out: the session is revoked and its cookie cleared */
@@ -1262,7 +1341,10 @@ export interface paths {
         /** The company's API keys, newest first */
         get: operations["portalListApiKeys"];
         put?: never;
-        /** Issue an API key (shown once) */
+        /**
+         * Issue an API key (shown once)
+         * @description A portal session needs `keys_tokens` and every capability the key exercises: `layout`, `bookings`, `credentials` (403 naming the first it lacks). The key records the session.
+         */
         post: operations["portalCreateApiKey"];
         delete?: never;
         options?: never;
@@ -1297,7 +1379,10 @@ export interface paths {
         /** The company's ingest tokens, newest first */
         get: operations["portalListIngestTokens"];
         put?: never;
-        /** Issue an ingest token for a site (the URL is the credential, shown once) */
+        /**
+         * Issue an ingest token for a site (the URL is the credential, shown once)
+         * @description A portal session needs `keys_tokens`, `bookings` and `credentials` (the URL writes bookings, and a booking's credentials go to the guest address it names). The token records the session.
+         */
         post: operations["portalCreateIngestToken"];
         delete?: never;
         options?: never;
@@ -1329,11 +1414,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The company's callback endpoint */
+        /**
+         * The company's callback endpoint
+         * @description To a portal session without `callback`, every value of the URL's query is masked (`[REDACTED]`).
+         */
         get: operations["portalGetCallbackEndpoint"];
         /**
          * Set the company's callback URL and its authentication
-         * @description hmac: the service generates a signing secret, returned once as `secret`. Only public http(s) addresses are accepted.
+         * @description hmac: the service generates a signing secret, returned once as `secret`. Only public http(s) addresses are accepted. A portal session needs `callback` and `credentials` (access.provisioned bodies carry credentials).
          */
         put: operations["portalSetCallbackEndpoint"];
         post?: never;
@@ -1508,7 +1596,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver one callback again
-         * @description Capability `bookings`. Another company's delivery is a 404.
+         * @description Capability `bookings`. Another company's delivery is a 404. Only a failed or dead delivery (409 otherwise), and never an access.provisioned whose credentials a later access.revoked of the booking names (409).
          */
         post: operations["portalRedeliver"];
         delete?: never;
@@ -1528,7 +1616,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver every dead-lettered callback of the company again
-         * @description Capability `bookings`.
+         * @description Capability `bookings`. An access.provisioned whose credentials were revoked since stays dead.
          */
         post: operations["portalRedeliverDead"];
         delete?: never;
@@ -1747,7 +1835,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * Access revoked (cancel, checkout, a changed booking): the credentials that no longer open.
+         * Access revoked (cancel, checkout, a changed booking): the credentials that no longer open, named by their ids, without their secrets.
          * @description Sent to the URL set with `PUT /admin/v1/companies/{companyId}/callback`. With hmac authentication:
          *
          *     1. `X-Service-Signature` = hex HMAC-SHA256(secret, raw body bytes). Verify it over the exact bytes received, before parsing, with a constant-time comparison.
@@ -1822,7 +1910,7 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description EKEY and REMOTE: keyId, lockData. PASSCODE: passcode, passcodeId. CARD: cardNumber (the booking's card_id), cardId. */
+        /** @description EKEY and REMOTE: keyId, lockData. PASSCODE: passcode, passcodeId. CARD: cardNumber (the booking's card_id), cardId. In access.revoked no secret: keyId, passcodeId or cardId name the credential; lockData, passcode and cardNumber are absent. */
         CallbackCredential: {
             /** @enum {unknown} */
             type: "EKEY" | "PASSCODE" | "CARD" | "REMOTE";
@@ -1997,6 +2085,8 @@ export interface components {
             revoked_at: string | null;
             /** Format: date-time */
             last_used_at: string | null;
+            /** @description The portal session that issued it (null: the admin API); the operator's session list names its link and who it was issued to. */
+            portal_session_id: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2013,6 +2103,8 @@ export interface components {
             expires_at: string | null;
             /** Format: date-time */
             last_used_at: string | null;
+            /** @description The portal session that issued it (null: the admin API). */
+            portal_session_id: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -8840,6 +8932,8 @@ export interface operations {
                         company_id: string | null;
                         capabilities: ("view" | "keys_tokens" | "callback" | "layout" | "bookings" | "credentials" | "on_call")[];
                         issued_to: string | null;
+                        /** @description The link it was opened with. */
+                        link_id: string;
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -8951,10 +9045,128 @@ export interface operations {
                         company_id: string | null;
                         capabilities: ("view" | "keys_tokens" | "callback" | "layout" | "bookings" | "credentials" | "on_call")[];
                         issued_to: string | null;
+                        /** @description The link it was opened with. */
+                        link_id: string;
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
                         expires_at: string;
+                        /** Format: date-time */
+                        revoked_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    revokePortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                linkId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                        _id: string;
+                        /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                        company_id: string | null;
+                        capabilities: ("view" | "keys_tokens" | "callback" | "layout" | "bookings" | "credentials" | "on_call")[];
+                        issued_to: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When it was opened.
+                         */
+                        used_at: string | null;
                         /** Format: date-time */
                         revoked_at: string | null;
                     };
@@ -9167,6 +9379,7 @@ export interface operations {
                                     /** Format: date-time */
                                     at: string | null;
                                     trigger: string;
+                                    /** @description The URL attempted, every value of its query masked. */
                                     url: string;
                                     statusCode: number | null;
                                     latencyMs: number | null;
@@ -9307,6 +9520,15 @@ export interface operations {
             };
             /** @description Not found (or another company's: both answer alike). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9846,6 +10068,407 @@ export interface operations {
                             version: number;
                             lock_id: string;
                             node: components["schemas"]["LocationNode"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    listCompanyLocks: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Page size, at most 100. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Locks retrieved (code 7039). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7039;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            page: number;
+                            limit: number;
+                            locks: {
+                                lock_id: string;
+                                /**
+                                 * @description assigned: by the operator; import: claimed by the operator's layout import.
+                                 * @enum {unknown}
+                                 */
+                                source: "assigned" | "import";
+                                /** Format: date-time */
+                                assigned_at: string;
+                                bound_to: {
+                                    /** @enum {unknown} */
+                                    level: "room" | "bed";
+                                    _id: string;
+                                    name: string;
+                                } | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    assignLock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+                lockId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done (code 7040). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7040;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            lock_id: string;
+                            created: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Assigned (code 7040). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7040;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            lock_id: string;
+                            created: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    releaseLock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+                lockId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done (code 7041). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7041;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            lock_id: string;
                         };
                     };
                 };
@@ -15387,6 +16010,7 @@ export interface operations {
                                     /** Format: date-time */
                                     at: string | null;
                                     trigger: string;
+                                    /** @description The URL attempted, every value of its query masked. */
                                     url: string;
                                     statusCode: number | null;
                                     latencyMs: number | null;
@@ -15566,6 +16190,15 @@ export interface operations {
             };
             /** @description Not found (or another company's: both answer alike). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -12,6 +12,21 @@ export const PORTAL_CAPABILITIES = ['view', 'keys_tokens', 'callback', 'layout',
 export type PortalCapability = (typeof PORTAL_CAPABILITIES)[number];
 
 /**
+ * A session issues no credential that can do what the session itself may not: besides
+ * `keys_tokens`, issuing one needs every capability its holder exercises. An API key reads the
+ * company (`view`), writes its layout's external ids (`layout`), retries FAILED events
+ * (`bookings`) and reads credentials unmasked (`credentials`); an ingest URL writes the site's
+ * bookings (`bookings`) and can have a booking's credentials sent to a guest address it names
+ * (`credentials`). Setting the callback URL needs `credentials` besides `callback`: every
+ * access.provisioned body goes there.
+ */
+export const PORTAL_ISSUING_NEEDS = {
+  apiKey: ['view', 'layout', 'bookings', 'credentials'],
+  ingestToken: ['bookings', 'credentials'],
+  callbackUrl: ['credentials'],
+} as const satisfies Record<string, readonly PortalCapability[]>;
+
+/**
  * An operator's on-call session: no company, every company's dead letters (list, replay, the
  * history of replays), each replay recorded with the session's `issued_to`. Never given to a
  * company's link, and a company route refuses it.
@@ -32,6 +47,7 @@ export const PortalErrors = {
   linkInvalid: 'Invalid portal link',
   linkExpired: 'This portal link has expired: ask for a new one',
   linkUsed: 'This portal link was already used: ask for a new one',
+  linkRevoked: 'This portal link has been revoked: ask for a new one',
   capability: (capability: PortalCapability | typeof PORTAL_ON_CALL) => `This portal session may not do this (it lacks the ${capability} capability)`,
 } as const;
 

@@ -135,6 +135,7 @@ const schemas: Record<string, JsonSchema> = {
     expires_at: nullable(dateTime()),
     revoked_at: nullable(dateTime()),
     last_used_at: nullable(dateTime()),
+    portal_session_id: nullable({ ...OBJECT_ID_SCHEMA, description: 'The portal session that issued it (null: the admin API); the operator\'s session list names its link and who it was issued to.' }),
     created_at: dateTime(),
   }),
   IngestToken: obj({
@@ -145,6 +146,7 @@ const schemas: Record<string, JsonSchema> = {
     revoked_at: nullable(dateTime()),
     expires_at: nullable(dateTime()),
     last_used_at: nullable(dateTime()),
+    portal_session_id: nullable({ ...OBJECT_ID_SCHEMA, description: 'The portal session that issued it (null: the admin API).' }),
     created_at: dateTime(),
   }),
   CallbackEndpoint: obj(callbackEndpoint),
@@ -587,6 +589,7 @@ function companyIdentityPaths(a: Audience): Record<string, unknown> {
   return {
     [`${a.base}/api-keys`]: {
       post: a.op('createApiKey', 'Issue an API key (shown once)', true, {
+        description: 'A portal session needs `keys_tokens` and every capability the key exercises: `layout`, `bookings`, `credentials` (403 naming the first it lacks). The key records the session.',
         parameters: a.params,
         requestBody: body(fromJoi(createApiKeySchema)),
         responses: {
@@ -601,6 +604,7 @@ function companyIdentityPaths(a: Audience): Record<string, unknown> {
     },
     [`${a.base}/ingest-tokens`]: {
       post: a.op('createIngestToken', 'Issue an ingest token for a site (the URL is the credential, shown once)', true, {
+        description: 'A portal session needs `keys_tokens`, `bookings` and `credentials` (the URL writes bookings, and a booking\'s credentials go to the guest address it names). The token records the session.',
         parameters: a.params,
         requestBody: body(fromJoi(createIngestTokenSchema)),
         responses: {
@@ -618,7 +622,7 @@ function companyIdentityPaths(a: Audience): Record<string, unknown> {
     },
     [`${a.base}/callback`]: {
       put: a.op('setCallbackEndpoint', 'Set the company\'s callback URL and its authentication', true, {
-        description: 'hmac: the service generates a signing secret, returned once as `secret`. Only public http(s) addresses are accepted.',
+        description: 'hmac: the service generates a signing secret, returned once as `secret`. Only public http(s) addresses are accepted. A portal session needs `callback` and `credentials` (access.provisioned bodies carry credentials).',
         parameters: a.params,
         requestBody: body(fromJoi(callbackEndpointSchema)),
         responses: {
@@ -627,6 +631,7 @@ function companyIdentityPaths(a: Audience): Record<string, unknown> {
         },
       }),
       get: a.op('getCallbackEndpoint', 'The company\'s callback endpoint', false, {
+        description: 'To a portal session without `callback`, every value of the URL\'s query is masked (`[REDACTED]`).',
         parameters: a.params,
         responses: { '200': json('The endpoint.', ref('CallbackEndpoint')), ...errors(['400', '401', '404', '503']) },
       }),
@@ -646,8 +651,20 @@ const portalSessionView = obj({
   company_id: nullable(OBJECT_ID_SCHEMA),
   capabilities: arr(oneOf([...PORTAL_CAPABILITIES, PORTAL_ON_CALL])),
   issued_to: nullable(str()),
+  link_id: { ...OBJECT_ID_SCHEMA, description: 'The link it was opened with.' },
   created_at: dateTime(),
   expires_at: dateTime(),
+  revoked_at: nullable(dateTime()),
+});
+
+const portalLinkView = obj({
+  _id: OBJECT_ID_SCHEMA,
+  company_id: nullable(OBJECT_ID_SCHEMA),
+  capabilities: arr(oneOf([...PORTAL_CAPABILITIES, PORTAL_ON_CALL])),
+  issued_to: nullable(str()),
+  created_at: dateTime(),
+  expires_at: dateTime(),
+  used_at: nullable(dateTime({ description: 'When it was opened.' })),
   revoked_at: nullable(dateTime()),
 });
 
@@ -690,6 +707,13 @@ function portalLinkPaths(): Record<string, unknown> {
         responses: { '200': json('The revoked session.', portalSessionView), ...errors(['400', '401', '404', '503']) },
       }),
     },
+    '/admin/v1/portal-links/{linkId}/revoke': {
+      post: adminOp('Portal', 'revokePortalLink', 'Revoke a portal link, opened or not (idempotent)', {
+        description: 'It opens nothing from now on (401 `This portal link has been revoked: ask for a new one`), and the session it opened, if any, is revoked too. Keys and tokens issued in that session stay valid: they name the session (`portal_session_id`); revoke them one by one.',
+        parameters: [pathParam('linkId', OBJECT_ID_SCHEMA)],
+        responses: { '200': json('The revoked link.', portalLinkView), ...errors(['400', '401', '404', '503']) },
+      }),
+    },
   };
 }
 
@@ -711,7 +735,7 @@ function portalSessionPaths(): Record<string, unknown> {
         tags: ['Portal'],
         operationId: 'openPortalSession',
         summary: 'Open a portal link: its token, once, for the session cookie',
-        description: `Sets \`${PORTAL_SESSION_COOKIE}\` (HttpOnly, SameSite=Strict, Path=/portal, Secure outside development). A used, expired or unknown link is a 401.`,
+        description: `Sets \`${PORTAL_SESSION_COOKIE}\` (HttpOnly, SameSite=Strict, Path=/portal, Secure outside development). A used, expired, revoked or unknown link is a 401.`,
         requestBody: body(fromJoi(openPortalSessionSchema)),
         responses: {
           '201': json('The session.', session, { headers: { 'Set-Cookie': { description: 'The session cookie.', schema: str() } } }),
@@ -783,12 +807,14 @@ function adminApiPaths(): Record<string, unknown> {
     },
     '/admin/v1/deliveries/{deliveryId}/redeliver': {
       post: adminOp('Callback deliveries', 'redeliver', 'Deliver one callback again', {
+        description: 'Only a failed or dead delivery (409 otherwise), and never an access.provisioned whose credentials a later access.revoked of the booking names (409).',
         parameters: [pathParam('deliveryId', str({ pattern: '^dlv_[0-9a-f]{32}$' }))],
-        responses: { '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ deliveryId: str(), status: constant('pending') }))), ...errors(['401', '404', '503']) },
+        responses: { '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ deliveryId: str(), status: constant('pending') }))), ...errors(['401', '404', '409', '503']) },
       }),
     },
     '/admin/v1/companies/{companyId}/deliveries/redeliver-dead': {
       post: adminOp('Callback deliveries', 'redeliverDead', 'Deliver every dead-lettered callback of a company again', {
+        description: 'An access.provisioned whose credentials were revoked since stays dead.',
         parameters: [pathParam('companyId', str())],
         responses: {
           '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ redelivered: int(), deliveryIds: arr(str()) }))),
