@@ -11,7 +11,7 @@ import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
 import { Receiver, startReceiver, verifySignature } from '../test-support/receivers';
-import { AuthSpec, TEST_IDENTITY_EVENTS_KEY, TEST_MESSAGE_KEY, TEST_SECRETS_KEY, accessEvent, endpointEvent } from '../test-support/factories';
+import { AuthSpec, TEST_IDENTITY_EVENTS_KEY, TEST_MESSAGE_KEY, TEST_SECRETS_KEY, accessEvent, credential, endpointEvent } from '../test-support/factories';
 
 const ADMIN = 'test-admin-token-portal';
 
@@ -128,6 +128,72 @@ describe('callback-dispatcher: deliveries in the portal', () => {
       { what: 'the redelivery delivered' },
     );
     expect(delivered.attempts.at(-1)).toMatchObject({ attempt: 4, trigger: 'manual', statusCode: 200, error: null, latencyMs: expect.any(Number) });
+  });
+
+  it('redelivers only a failed or dead delivery, and never an access.provisioned whose credentials were revoked since (issue 46)', async () => {
+    // Provisioned bodies fail, revoked ones are taken: a stay whose grant died and was then checked out.
+    const r = await startReceiver({ reply: (_n, cb) => (cb.body.event === 'access.provisioned' && cb.body.referenceId !== 'BK-DELIVERED' ? 503 : 200) });
+    receivers.push(r);
+    const companyId = await company(r.url, { type: 'bearer', token: 't' });
+    const staff = await session(companyId, ['view', 'bookings']);
+    const deliveryOf = async (ref: string, event: string) => {
+      const res = await get('/portal/api/deliveries', staff, { referenceId: ref });
+      return (res.data.data.deliveries as { deliveryId: string; event: string; status: string; attempts: unknown[] }[]).find((d) => d.event === event);
+    };
+    const settled = (ref: string, event: string, status: string) =>
+      waitFor(async () => {
+        const d = await deliveryOf(ref, event);
+        return d?.status === status ? d : undefined;
+      }, { what: `${ref} ${event} ${status}`, timeoutMs: 20_000 });
+
+    // Delivered once: a second copy is not sent (the attack re-sent it to an endpoint pointed elsewhere).
+    await publish(accessEvent(companyId, 'access.provisioned', { reference_id: 'BK-DELIVERED' }));
+    const delivered = await settled('BK-DELIVERED', 'access.provisioned', 'delivered');
+    expect(await post(`/portal/api/deliveries/${delivered.deliveryId}/redeliver`, staff)).toMatchObject({
+      status: 409,
+      data: { error: true, message: 'Delivery was delivered: only a failed or dead delivery is delivered again' },
+    });
+    expect((await models().Delivery.findById(delivered.deliveryId).lean())?.attempts).toBe(1);
+
+    // Dead, and its booking checked out since: the passcode no longer opens, and it is not sent again.
+    const grant = await publish(accessEvent(companyId, 'access.provisioned', { reference_id: 'BK-CHECKED-OUT' }));
+    const dead = await settled('BK-CHECKED-OUT', 'access.provisioned', 'dead');
+    await publish(accessEvent(companyId, 'access.revoked', { reference_id: 'BK-CHECKED-OUT', sequence: 2, occurred_at: new Date(Date.parse(grant.occurred_at) + 1000).toISOString(), credentials: grant.credentials }));
+    await settled('BK-CHECKED-OUT', 'access.revoked', 'delivered');
+    expect(await post(`/portal/api/deliveries/${dead.deliveryId}/redeliver`, staff)).toMatchObject({
+      status: 409,
+      data: { error: true, message: 'Delivery carries credentials revoked since: it is not delivered again' },
+    });
+    expect(await post(`/admin/v1/deliveries/${dead.deliveryId}/redeliver`, { Authorization: `Bearer ${ADMIN}` })).toMatchObject({ status: 409 });
+
+    // Dead with its credentials still active: the bulk redelivery takes it, and leaves the checked-out one dead.
+    const live = await publish(accessEvent(companyId, 'access.provisioned', { reference_id: 'BK-LIVE', credentials: [credential('PASSCODE', { passcodeId: 56 })] }));
+    const liveDead = await settled(live.reference_id, 'access.provisioned', 'dead');
+    const bulk = await post('/portal/api/deliveries/redeliver-dead', staff);
+    expect(bulk).toMatchObject({ status: 202, data: { data: { redelivered: 1, deliveryIds: [liveDead.deliveryId] } } });
+    expect((await models().Delivery.findById(dead.deliveryId).lean())?.status).toBe('dead');
+  });
+
+  it('an access.revoked body names the credentials by id, never their secrets; an attempt shows the URL with its query masked (issue 46)', async () => {
+    const r = await startReceiver();
+    receivers.push(r);
+    const url = `${r.url}?receiver_token=s3cr3t-receiver-token&tenant=42`;
+    const companyId = await company(url, { type: 'bearer', token: 't' });
+    const credentials = [credential('EKEY'), credential('PASSCODE'), credential('CARD')];
+    const msg = await publish(accessEvent(companyId, 'access.revoked', { credentials }));
+    const cb = await waitFor(() => r.received.find((c) => c.body.referenceId === msg.reference_id), { what: 'the access.revoked callback' });
+    const sent = (cb.body.data as { credentials: Record<string, unknown>[] }).credentials;
+    expect(sent.map((c) => [c.type, c.keyId, c.passcodeId, c.cardId])).toEqual([
+      ['EKEY', 7001, undefined, undefined],
+      ['PASSCODE', undefined, 55, undefined],
+      ['CARD', undefined, undefined, 99],
+    ]);
+    for (const secret of ['LOCKDATA-DOOR-101', '482913', 'CARD-0042']) expect(cb.raw.toString()).not.toContain(secret);
+    for (const field of ['lockData', 'passcode', 'cardNumber']) expect(sent.filter((c) => field in c)).toEqual([]);
+
+    const attempts = await waitFor(async () => (await get('/portal/api/deliveries', await session(companyId, ['view']), { referenceId: msg.reference_id })).data.data.deliveries[0]?.attempts, { what: 'the attempt listed' });
+    expect(attempts[0].url).toBe(`${r.url}?receiver_token=[REDACTED]&tenant=[REDACTED]`);
+    expect(JSON.stringify(await models().Delivery.findOne({ company_id: companyId }).lean())).not.toContain('s3cr3t-receiver-token');
   });
 
   it('sends a test event, signed as every callback, and answers with what the receiver said; nothing is stored', async () => {

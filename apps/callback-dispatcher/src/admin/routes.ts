@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Request, Router } from 'express';
-import { SuccessCodes, ok } from '@smartlock/contracts';
+import { CallbackBody, CallbackCredential, SuccessCodes, ok } from '@smartlock/contracts';
 import { RouteScope, SecretKey, decryptSecret } from '@smartlock/auth';
-import { asyncHandler, badRequest, notFound } from '@smartlock/http';
+import { asyncHandler, badRequest, conflict, notFound } from '@smartlock/http';
 import { Broker, QUEUES } from '@smartlock/messaging';
-import { redact } from '@smartlock/observability';
+import { redact, redactQuery } from '@smartlock/observability';
 import type { DeliveryDoc, DispatcherModels, GuestMessageDoc } from '../models';
 import type { WorkMessage } from '../deliveries/deliver';
 
@@ -21,13 +21,38 @@ function iso(d: Date | null | undefined): string | null {
   return d ? new Date(d).toISOString() : null;
 }
 
-/** The stored body with its credential fields (passcode, lockData, cardNumber) redacted. */
-function redactedBody(deliveryBody: DeliveryDoc['body'], key: SecretKey): unknown {
+/** A credential as its provisioned and revoked bodies both name it. */
+const credentialKey = (c: CallbackCredential) => [c.type, c.lockId, c.keyId ?? c.passcodeId ?? c.cardId ?? ''].join('|');
+
+function storedBody(d: Pick<DeliveryDoc, 'body'>, key: SecretKey): CallbackBody | null {
   try {
-    return redact(JSON.parse(decryptSecret(deliveryBody, key)));
+    return JSON.parse(decryptSecret(d.body, key)) as CallbackBody;
   } catch {
     return null;
   }
+}
+
+/** The stored body with its credential fields (passcode, lockData, cardNumber) redacted. */
+const redactedBody = (d: Pick<DeliveryDoc, 'body'>, key: SecretKey): unknown => redact(storedBody(d, key));
+
+/** The credentials a stored access.provisioned or access.revoked body names (none for access.failed). */
+const credentialsOf = (d: Pick<DeliveryDoc, 'body'>, key: SecretKey): CallbackCredential[] => {
+  const data = storedBody(d, key)?.data;
+  return data && 'credentials' in data ? data.credentials : [];
+};
+
+/**
+ * Why a delivery is not sent again, or null. Only one that failed (pending after a failed attempt)
+ * or died is; an access.provisioned is not once any of its credentials was revoked since (a later
+ * access.revoked of the booking names it): it would hand out a credential that no longer opens, or
+ * worse, the door of a checked-out stay to whoever holds the endpoint now.
+ */
+async function notRedeliverable(deps: AdminDeps, d: DeliveryDoc): Promise<string | null> {
+  if (d.status === 'delivered') return 'Delivery was delivered: only a failed or dead delivery is delivered again';
+  if (d.event !== 'access.provisioned') return null;
+  const revoked = await deps.models.Delivery.find({ company_id: d.company_id, reference_id: d.reference_id, event: 'access.revoked', occurred_at: { $gte: d.occurred_at } }, { body: 1 }).lean<Pick<DeliveryDoc, 'body'>[]>();
+  const gone = new Set(revoked.flatMap((r) => credentialsOf(r, deps.key)).map(credentialKey));
+  return credentialsOf(d, deps.key).some((c) => gone.has(credentialKey(c))) ? 'Delivery carries credentials revoked since: it is not delivered again' : null;
 }
 
 async function requeue(deps: AdminDeps, id: string, company: string, correlationId: string) {
@@ -77,12 +102,13 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
             deadReason: d.dead_reason,
             lastStatusCode: d.last_status_code,
             lastError: d.last_error,
-            body: redactedBody(d.body, deps.key),
+            body: redactedBody(d, deps.key),
             attempts: (d.attempt_log ?? []).map((a) => ({
                 attempt: a.attempt,
                 at: iso(a.at),
                 trigger: a.trigger,
-                url: a.url,
+                // Masked when recorded since; records of before are masked here.
+                url: redactQuery(a.url),
                 statusCode: a.status_code,
                 latencyMs: a.latency_ms,
                 error: a.error,
@@ -111,13 +137,14 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
       if (!DELIVERY_ID.test(deliveryId)) throw notFound('Delivery not found');
       // Another company's delivery is not found, as an unknown one.
       const owner = scope.owner(req);
-      const updated = await models.Delivery.findOneAndUpdate(
-        { _id: deliveryId, ...(owner ? { company_id: owner } : {}) },
-        { $set: { status: 'pending', dead_at: null, dead_reason: null } },
-        { new: true },
-      ).lean<DeliveryDoc>();
-      if (!updated) throw notFound('Delivery not found');
-      await requeue(deps, deliveryId, updated.company_id, req.correlationId);
+      const delivery = await models.Delivery.findOne({ _id: deliveryId, ...(owner ? { company_id: owner } : {}) }, { attempt_log: 0 }).lean<DeliveryDoc>();
+      if (!delivery) throw notFound('Delivery not found');
+      const refused = await notRedeliverable(deps, delivery);
+      if (refused) throw conflict(refused);
+      // Only from the status read: one delivered meanwhile is not sent again.
+      const flipped = await models.Delivery.updateOne({ _id: deliveryId, status: delivery.status }, { $set: { status: 'pending', dead_at: null, dead_reason: null } });
+      if (flipped.matchedCount !== 1) throw conflict('Delivery changed meanwhile: read it again');
+      await requeue(deps, deliveryId, delivery.company_id, req.correlationId);
       res.status(202).json(ok('Redelivery queued', SuccessCodes.REDELIVERY_QUEUED, { deliveryId, status: 'pending' }));
     }),
   );
@@ -128,9 +155,12 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
     ...scope.may('bookings'),
     asyncHandler(async (req, res) => {
       const companyId = scope.companyId(req);
-      const dead = await models.Delivery.find({ company_id: companyId, status: 'dead' }, { _id: 1 }).lean<Pick<DeliveryDoc, '_id'>[]>();
+      const dead = await models.Delivery.find({ company_id: companyId, status: 'dead' }, { attempt_log: 0 }).lean<DeliveryDoc[]>();
       const ids: string[] = [];
-      for (const { _id } of dead) {
+      for (const delivery of dead) {
+        const { _id } = delivery;
+        // Its credentials revoked since: it stays dead (the single redelivery says why).
+        if (await notRedeliverable(deps, delivery)) continue;
         // Only the caller that flips dead → pending requeues it: two concurrent calls never double it.
         const flipped = await models.Delivery.updateOne({ _id, status: 'dead' }, { $set: { status: 'pending', dead_at: null, dead_reason: null } });
         if (flipped.modifiedCount === 1) {

@@ -6,7 +6,12 @@ export function deliveryIdFor(eventId: string, event: string, companyId: string)
   return `dlv_${createHash('sha256').update(`${eventId}|${event}|${companyId}`).digest('hex').slice(0, 32)}`;
 }
 
-function toCallbackCredential(c: CredentialRecord): CallbackCredential {
+/**
+ * `revoked`: the credential that no longer opens, named by its ids (keyId, passcodeId, cardId) and
+ * place, never by its secret (lockData, passcode digits, card number): a revocation hands nothing
+ * usable to whoever holds the endpoint, and a leak of it opens nothing either.
+ */
+function toCallbackCredential(c: CredentialRecord, revoked: boolean): CallbackCredential {
   const out: CallbackCredential = {
     type: c.type,
     lockId: c.lockId,
@@ -23,10 +28,10 @@ function toCallbackCredential(c: CredentialRecord): CallbackCredential {
     validTo: c.validTo,
   };
   if (c.keyId !== undefined) out.keyId = c.keyId;
-  if (c.lockData !== undefined) out.lockData = c.lockData;
-  if (c.passcode !== undefined) out.passcode = c.passcode;
+  if (c.lockData !== undefined && !revoked) out.lockData = c.lockData;
+  if (c.passcode !== undefined && !revoked) out.passcode = c.passcode;
   if (c.passcodeId !== undefined) out.passcodeId = c.passcodeId;
-  if (c.card_id !== undefined) out.cardNumber = c.card_id;
+  if (c.card_id !== undefined && !revoked) out.cardNumber = c.card_id;
   if (c.cardId !== undefined) out.cardId = c.cardId;
   return out;
 }
@@ -43,7 +48,7 @@ export function serializeCallbackBody(msg: AccessEventMessage, deliveryId: strin
       msg.type === 'access.failed'
         ? { reason: msg.reason ?? 'access could not be provisioned' }
         : {
-            credentials: msg.credentials.map(toCallbackCredential),
+            credentials: msg.credentials.map((c) => toCallbackCredential(c, msg.type === 'access.revoked')),
             validity: msg.validity ? { checkIn: msg.validity.check_in, checkOut: msg.validity.check_out } : null,
           },
   };

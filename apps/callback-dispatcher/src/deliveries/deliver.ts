@@ -4,6 +4,7 @@ import { SecretKey, decryptSecret } from '@smartlock/auth';
 import { CONNECTION_REFUSED, OutboundPolicy, guardedAgents } from '@smartlock/http';
 import { insertOnce } from '@smartlock/db';
 import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
+import { redactQuery } from '@smartlock/observability';
 import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels, EndpointDoc } from '../models';
 import type { EndpointCache } from '../endpoints/cache';
 import type { FailingEndpoints } from './failing';
@@ -227,7 +228,7 @@ async function send(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): P
   const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';
   const at = new Date();
   const { statusCode, error, latencyMs } = await postCallback(deps, config, delivery.event, decryptSecret(delivery.body, deps.key), at);
-  return { delivery, attempt: { attempt: delivery.attempts + 1, at, trigger, url: config.url, status_code: statusCode, latency_ms: latencyMs, error } };
+  return { delivery, attempt: { attempt: delivery.attempts + 1, at, trigger, url: redactQuery(config.url), status_code: statusCode, latency_ms: latencyMs, error } };
 }
 
 /**

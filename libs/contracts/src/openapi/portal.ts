@@ -11,7 +11,7 @@ import { JsonSchema, arr, constant, dateTime, fromJoi, int, nullable, obj, oneOf
 
 /** A booking's callback deliveries, each with every attempt, and its guest messages: the operator's listing and the portal's. */
 export function deliveriesListing(): JsonSchema {
-  const attempt = obj({ attempt: int(), at: nullable(dateTime()), trigger: str(), url: str(), statusCode: nullable(int()), latencyMs: nullable(int()), error: nullable(str()) });
+  const attempt = obj({ attempt: int(), at: nullable(dateTime()), trigger: str(), url: str({ description: 'The URL attempted, every value of its query masked.' }), statusCode: nullable(int()), latencyMs: nullable(int()), error: nullable(str()) });
   return envelope(
     SuccessCodes.DELIVERIES_RETRIEVED,
     obj({
@@ -202,14 +202,14 @@ export function portalDataPaths(): Record<string, unknown> {
     },
     '/portal/api/deliveries/{deliveryId}/redeliver': {
       post: portalOp('redeliver', 'Deliver one callback again', true, {
-        description: 'Capability `bookings`. Another company\'s delivery is a 404.',
+        description: 'Capability `bookings`. Another company\'s delivery is a 404. Only a failed or dead delivery (409 otherwise), and never an access.provisioned whose credentials a later access.revoked of the booking names (409).',
         parameters: [pathParam('deliveryId', str({ pattern: '^dlv_[0-9a-f]{32}$' }))],
-        responses: { '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ deliveryId: str(), status: constant('pending') }))), ...errors(['404', '503']) },
+        responses: { '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ deliveryId: str(), status: constant('pending') }))), ...errors(['404', '409', '503']) },
       }),
     },
     '/portal/api/deliveries/redeliver-dead': {
       post: portalOp('redeliverDead', 'Deliver every dead-lettered callback of the company again', true, {
-        description: 'Capability `bookings`.',
+        description: 'Capability `bookings`. An access.provisioned whose credentials were revoked since stays dead.',
         responses: { '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ redelivered: int(), deliveryIds: arr(str()) }))), ...errors(['503']) },
       }),
     },

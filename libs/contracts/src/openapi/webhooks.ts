@@ -28,7 +28,7 @@ export const webhookSchemas: Record<string, JsonSchema> = {
       cardId: int(),
     },
     ['keyId', 'lockData', 'passcode', 'passcodeId', 'cardNumber', 'cardId'],
-    { description: 'EKEY and REMOTE: keyId, lockData. PASSCODE: passcode, passcodeId. CARD: cardNumber (the booking\'s card_id), cardId.' },
+    { description: 'EKEY and REMOTE: keyId, lockData. PASSCODE: passcode, passcodeId. CARD: cardNumber (the booking\'s card_id), cardId. In access.revoked no secret: keyId, passcodeId or cardId name the credential; lockData, passcode and cardNumber are absent.' },
   ),
   CallbackBody: obj(
     {
@@ -51,7 +51,7 @@ export const webhookSchemas: Record<string, JsonSchema> = {
 
 const MEANING: Record<(typeof AccessEventTypes)[number], string> = {
   'access.provisioned': 'Access granted: the credentials, ready to hand to the guest.',
-  'access.revoked': 'Access revoked (cancel, checkout, a changed booking): the credentials that no longer open.',
+  'access.revoked': 'Access revoked (cancel, checkout, a changed booking): the credentials that no longer open, named by their ids, without their secrets.',
   'access.failed': 'Access could not be provisioned: the reason.',
 };
 
