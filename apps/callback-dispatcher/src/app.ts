@@ -42,6 +42,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         host: config.SMTP_HOST,
         port: config.SMTP_PORT,
         secure: config.SMTP_SECURE,
+        allowPlaintext: config.SMTP_ALLOW_PLAINTEXT,
         user: config.SMTP_USER,
         pass: config.SMTP_PASS,
         from: config.SMTP_FROM,

@@ -31,6 +31,7 @@ export interface Config extends BaseConfig, RateLimitConfig {
   SMTP_PASS?: string;
   SMTP_FROM: string;
   SMTP_SECURE: boolean;
+  SMTP_ALLOW_PLAINTEXT: boolean;
   SMS_API_URL?: string;
   SMS_ACCOUNT_SID?: string;
   SMS_AUTH_TOKEN?: string;
@@ -71,7 +72,10 @@ export const configSchema = Joi.object({
   SMTP_USER: Joi.string().description('SMTP user (none: no authentication)'),
   SMTP_PASS: Joi.string().description("SMTP user's password"),
   SMTP_FROM: Joi.string().default('Smart-lock access <no-reply@smartlock.local>').description('sender of guest e-mails'),
-  SMTP_SECURE: Joi.boolean().default(false).description("TLS from the start of the SMTP connection, the server's certificate verified (else STARTTLS when offered, the certificate not verified)"),
+  SMTP_SECURE: Joi.boolean().default(false).description("TLS from the start of the SMTP connection (port 465); else STARTTLS, required. Either way the server's certificate is verified"),
+  SMTP_ALLOW_PLAINTEXT: Joi.boolean()
+    .default(false)
+    .description('a local relay only (npm start, tests): e-mail without TLS when the relay offers no STARTTLS, and any certificate. Off, a relay without TLS or with a certificate that does not verify fails the message (never sent in clear)'),
   SMS_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }).description('Twilio-style SMS API of guest SMS; unset, SMS is disabled (logged at start)'),
   SMS_ACCOUNT_SID: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }).description('SMS API account sid (basic auth user and path)'),
   SMS_AUTH_TOKEN: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }).description('SMS API auth token (basic auth password)'),

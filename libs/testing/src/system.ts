@@ -77,6 +77,8 @@ export async function launchSystem(opts: SystemOptions = {}) {
     LOCK_CLOUD_URL: url(ports.sim),
     SMTP_HOST: smtp.host,
     SMTP_PORT: String(smtp.port),
+    // The sink is a local relay without TLS: the documented opt-out.
+    SMTP_ALLOW_PLAINTEXT: 'true',
     SMTP_FROM: 'keys@smartlock.test',
     SMS_API_URL: sms.url,
     SMS_ACCOUNT_SID: 'ACe2e',

@@ -6,14 +6,22 @@ import type { EmailContent } from './compose';
 export type EmailSender = (to: string, content: EmailContent) => Promise<void>;
 export type SmsSender = (to: string, text: string) => Promise<void>;
 
+/** A TLS failure of the connection's own checks (nodemailer reports it as a socket error with the TLS message). */
+const CERTIFICATE_ERROR = /certificate|self[- ]signed|unable to verify|hostname|altnames/i;
+
 /**
- * SMTP through nodemailer. A 5xx reply (a refused recipient, a mailbox that does not exist) is
- * permanent; a 4xx, a timeout or a lost connection is retried.
+ * SMTP through nodemailer. The message carries the guest's credential, so it goes over TLS with a
+ * verified certificate (from the start with `secure`, else STARTTLS, required); a relay that offers
+ * no TLS, or a certificate that does not verify, fails the message with the reason, never sent in
+ * clear. `allowPlaintext` (SMTP_ALLOW_PLAINTEXT) is for a local relay only: STARTTLS when offered,
+ * any certificate. A 5xx reply (a refused recipient, a mailbox that does not exist) is permanent; a
+ * 4xx, a timeout or a lost connection is retried.
  */
 export function createEmailSender(opts: {
   host: string;
   port: number;
   secure: boolean;
+  allowPlaintext: boolean;
   user?: string;
   pass?: string;
   from: string;
@@ -27,8 +35,8 @@ export function createEmailSender(opts: {
     connectionTimeout: opts.timeoutMs,
     greetingTimeout: opts.timeoutMs,
     socketTimeout: opts.timeoutMs,
-    // A local or private relay often has no certificate for its address; plain SMTP with STARTTLS if offered.
-    tls: { rejectUnauthorized: opts.secure },
+    requireTLS: !opts.secure && !opts.allowPlaintext,
+    tls: { rejectUnauthorized: !opts.allowPlaintext },
   });
   return {
     async send(to, content) {
@@ -36,7 +44,9 @@ export function createEmailSender(opts: {
         await transport.sendMail({ from: opts.from, to, subject: content.subject, text: content.text, html: content.html });
       } catch (err) {
         // The server's reply, else the error's code: a connection error's message names the relay's address.
-        const e = err as { responseCode?: number; response?: string; code?: string };
+        const e = err as { responseCode?: number; response?: string; code?: string; message?: string };
+        if (e.code === 'ETLS') throw new PermanentError('SMTP: the mail relay offers no TLS (STARTTLS): not sent in clear (SMTP_ALLOW_PLAINTEXT is for a local relay)');
+        if (e.code === 'ESOCKET' && CERTIFICATE_ERROR.test(e.message ?? '')) throw new PermanentError(`SMTP: the mail relay's TLS certificate does not verify (${e.message}): not sent`);
         const reason = `SMTP: ${e.response ?? `no answer from the mail relay (${e.code ?? 'connection failed'})`}`;
         if (e.responseCode !== undefined && e.responseCode >= 500 && e.responseCode < 600) throw new PermanentError(reason);
         throw new TransientError(reason);

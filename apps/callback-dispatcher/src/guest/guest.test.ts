@@ -56,6 +56,7 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
         CALLBACK_ALLOW_LOOPBACK: 'true', // the callback receiver listens on loopback
         SMTP_HOST: '127.0.0.1',
         SMTP_PORT: String(smtp.port),
+        SMTP_ALLOW_PLAINTEXT: 'true', // the sink is a local relay without TLS
         SMTP_FROM: 'Harbour Access <access@harbour.test>',
         SMS_API_URL: sms.url,
         SMS_ACCOUNT_SID: 'AC0123456789',
@@ -227,4 +228,76 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
   });
 
   const text_ = () => text();
+});
+
+/**
+ * Issue 46: with SMTP_PORT=587 a relay that offered no STARTTLS got the guest's passcode in clear, and
+ * any certificate was accepted. By default now neither is sent; SMTP_ALLOW_PLAINTEXT (a local relay) sends both.
+ */
+describe('callback-dispatcher: guest e-mail goes over verified TLS unless SMTP_ALLOW_PLAINTEXT', () => {
+  const relays: SmtpSink[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c();
+    await Promise.all(relays.map((r) => r.close()));
+  });
+
+  /** A dispatcher on a relay, its own vhost and database; sends one e-mail and answers how it ended. */
+  async function mailThrough(relay: SmtpSink, allowPlaintext: boolean) {
+    const vhost = await createVhost('dispatcher-smtp-tls');
+    const dbName = uniqueDbName('dispatcher_smtp_tls');
+    const app = await start(
+      readConfig({
+        ...NO_RATE_LIMITS,
+        NODE_ENV: 'test',
+        PORT: '0',
+        AMQP_URL: vhost.url,
+        MONGO_URL,
+        MONGO_DB: dbName,
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        IDENTITY_EVENTS_KEY: TEST_IDENTITY_EVENTS_KEY,
+        MESSAGE_KEY: TEST_MESSAGE_KEY,
+        CALLBACK_RETRY_DELAYS_MS: '100,200',
+        CALLBACK_TIMEOUT_MS: '2000',
+        SMTP_HOST: '127.0.0.1',
+        SMTP_PORT: String(relay.port),
+        ...(allowPlaintext ? { SMTP_ALLOW_PLAINTEXT: 'true' } : {}),
+      }),
+      captureLogger('callback-dispatcher').logger,
+    );
+    const publisher = createBroker({ url: vhost.url, logger: captureLogger('publisher').logger, connectionName: 'test-publisher' });
+    cleanups.push(async () => {
+      await publisher.close(0);
+      await app.stop();
+      await vhost.remove();
+      await dropDatabases(dbName);
+    });
+    await publisher.declareExchanges([EXCHANGES.accessEvents]);
+    await publisher.connect();
+    const to = `guest.${randomUUID().slice(0, 8)}@guest.test`;
+    const msg = accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: { email: to }, credentials: [credential('PASSCODE')] });
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)));
+    const settled = await waitFor(
+      async () => {
+        const m = await dispatcherModels(app.ctx.db).GuestMessage.findOne({ event_id: msg.event_id, channel: 'email' }).lean();
+        return m && m.status !== 'pending' ? m : undefined;
+      },
+      { what: 'the e-mail settled', timeoutMs: 20_000 },
+    );
+    return { status: settled.status, lastError: settled.last_error, received: relay.mails.filter((m) => m.to.includes(to)).length };
+  }
+
+  it('a relay that offers no STARTTLS: not sent in clear (failed, with the reason); with the opt-out, sent', async () => {
+    const plain = await startSmtpSink();
+    relays.push(plain);
+    expect(await mailThrough(plain, false)).toEqual({ status: 'failed', lastError: 'SMTP: the mail relay offers no TLS (STARTTLS): not sent in clear (SMTP_ALLOW_PLAINTEXT is for a local relay)', received: 0 });
+    expect(await mailThrough(plain, true)).toEqual({ status: 'sent', lastError: null, received: 1 });
+  });
+
+  it('a relay whose certificate does not verify: not sent; with the opt-out, sent', async () => {
+    const untrusted = await startSmtpSink(undefined, { starttls: true });
+    relays.push(untrusted);
+    expect(await mailThrough(untrusted, false)).toEqual({ status: 'failed', lastError: expect.stringMatching(/^SMTP: the mail relay's TLS certificate does not verify \(.+\): not sent$/), received: 0 });
+    expect(await mailThrough(untrusted, true)).toEqual({ status: 'sent', lastError: null, received: 1 });
+  });
 });

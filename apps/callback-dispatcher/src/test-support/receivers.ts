@@ -131,12 +131,15 @@ function decodeQuotedPrintable(raw: string): string {
   return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
-/** A real SMTP server (smtp-server); recipients for which `refuse(address)` is true get a 550. */
-export async function startSmtpSink(refuse: (address: string) => boolean = () => false): Promise<SmtpSink> {
+/**
+ * A real SMTP server (smtp-server); recipients for which `refuse(address)` is true get a 550. Plain
+ * SMTP, unless `starttls`: then STARTTLS with smtp-server's own self-signed certificate.
+ */
+export async function startSmtpSink(refuse: (address: string) => boolean = () => false, opts: { starttls?: boolean } = {}): Promise<SmtpSink> {
   const mails: SmtpSink['mails'] = [];
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS'],
+    disabledCommands: opts.starttls ? [] : ['STARTTLS'],
     logger: false,
     onRcptTo(address, _session, callback) {
       if (refuse(address.address)) {
