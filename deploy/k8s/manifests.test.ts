@@ -309,6 +309,17 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
     expect(dns).not.toEqual([]);
   });
 
+  it('exposes the edge whole and of the ingest gateway only /webhook: every other Service is ClusterIP, and an Ingress routes nothing else (issue 46)', () => {
+    // The ingest gateway also answers /metrics, the operator's replay and the portal's event routes (through the edge).
+    const services = ofKind<{ type?: string }>(overlay, 'Service').filter((s) => s.metadata.name !== 'edge');
+    expect(services.filter((s) => (s.spec.type ?? 'ClusterIP') !== 'ClusterIP').map((s) => s.metadata.name)).toEqual([]);
+    type IngressSpec = { rules?: { http?: { paths: { path: string; pathType: string; backend: { service: { name: string } } }[] } }[] };
+    const routes = ofKind<IngressSpec>(overlay, 'Ingress').flatMap((i) => (i.spec.rules ?? []).flatMap((r) => r.http?.paths ?? []));
+    expect(routes.filter((p) => p.backend.service.name !== 'edge').map((p) => [p.backend.service.name, p.path, p.pathType])).toEqual(
+      overlay === 'production' ? [['ingest-gateway', '/webhook', 'Prefix']] : [],
+    );
+  });
+
   describe.each(appsOf(overlay))('%s', (app) => {
     const env = () => environment(overlay, deployment(overlay, app).container);
     const config = () => readConfigs[app](env());
