@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { ErrorCodes, apiDocument, apiError } from '@smartlock/contracts';
+import { proxyTrust } from '@smartlock/config';
 import { apiDocs } from '@smartlock/http';
 import { Logger, redactUrl } from '@smartlock/observability';
 import type { Config } from './config';
@@ -23,11 +24,12 @@ function reply(res: http.ServerResponse, status: number, body: unknown, correlat
 
 /**
  * {base_url}: streams each request, unparsed, to the app that owns its path, so bodies, limits and
- * envelopes stay the owning app's. Adds X-Forwarded-* and a correlation id if the caller sent none.
+ * envelopes stay the owning app's. Sets X-Forwarded-For and -Host, and a correlation id if the caller sent none.
  */
 export async function start(config: Config, logger: Logger) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: config.UPSTREAM_MAX_SOCKETS });
   const docs = apiDocs(apiDocument());
+  const trusted = proxyTrust(config.TRUSTED_PROXIES);
   const server = http.createServer(
     {
       headersTimeout: config.HEADERS_TIMEOUT_MS,
@@ -52,7 +54,12 @@ export async function start(config: Config, logger: Logger) {
       const headers = { ...req.headers };
       for (const h of HOP_BY_HOP) delete headers[h];
       headers['x-correlation-id'] = correlationId;
-      headers['x-forwarded-for'] = [req.headers['x-forwarded-for'], req.socket.remoteAddress].filter(Boolean).join(', ');
+      // The apps count failed authentications per X-Forwarded-For address: a client's own is replaced
+      // by the address it connects from; only a proxy of TRUSTED_PROXIES passes its chain on.
+      const peer = req.socket.remoteAddress ?? '';
+      const fromProxy = trusted(peer);
+      headers['x-forwarded-for'] = fromProxy && req.headers['x-forwarded-for'] ? `${req.headers['x-forwarded-for']}, ${peer}` : peer;
+      if (!fromProxy) delete headers['x-forwarded-proto'];
       headers['x-forwarded-host'] = req.headers.host ?? '';
       const started = Date.now();
       const proxied = http.request(

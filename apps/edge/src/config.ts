@@ -1,4 +1,4 @@
-import { Joi, baseEnv, loadConfig, portEnv } from '@smartlock/config';
+import { Joi, baseEnv, loadConfig, portEnv, trustedProxiesEnv } from '@smartlock/config';
 
 export interface Config {
   LOG_LEVEL: string;
@@ -14,6 +14,7 @@ export interface Config {
   REQUEST_TIMEOUT_MS: number;
   MAX_CONNECTIONS: number;
   UPSTREAM_MAX_SOCKETS: number;
+  TRUSTED_PROXIES: string;
 }
 
 const upstream = (port: number, app: string) =>
@@ -26,6 +27,8 @@ export const configSchema = Joi.object<Config>({
   LOG_LEVEL: baseEnv.LOG_LEVEL,
   LOG_PRETTY: baseEnv.LOG_PRETTY,
   ...portEnv(8080),
+  // {base_url}'s clients connect to the edge: X-Forwarded-For is its own unless a proxy in front is named.
+  ...trustedProxiesEnv(''),
   LOCATION_API_URL: upstream(8081, 'location-api'),
   ACCESS_API_URL: upstream(8082, 'access-api'),
   ADMIN_API_URL: upstream(8083, 'admin-api'),

@@ -73,6 +73,38 @@ describe('edge proxy', () => {
   });
 });
 
+describe('edge: X-Forwarded-For', () => {
+  it("replaces a client's own with the address it connects from; extends a trusted proxy's chain", async () => {
+    const seen: (string | undefined)[][] = [];
+    const upstream = http.createServer((req, res) => {
+      seen.push([req.headers['x-forwarded-for'] as string | undefined, req.headers['x-forwarded-proto'] as string | undefined]);
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const { logger } = captureLogger('edge');
+    const direct = await start(readConfig({ PORT: '0', ADMIN_API_URL: upstreamUrl }), logger);
+    const behindProxy = await start(readConfig({ PORT: '0', ADMIN_API_URL: upstreamUrl, TRUSTED_PROXIES: 'loopback' }), logger);
+    try {
+      for (const edge of [direct, behindProxy]) {
+        expect((await request(edge.url).get('/admin/v1/companies').set('X-Forwarded-For', '203.0.113.16').set('X-Forwarded-Proto', 'https')).status).toBe(200);
+        expect((await request(edge.url).get('/admin/v1/companies')).status).toBe(200);
+      }
+      // This test's client connects over loopback: to the edge it is a client, unless loopback is a trusted proxy.
+      expect(seen).toEqual([
+        [expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/), undefined],
+        [expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/), undefined],
+        [expect.stringMatching(/^203\.0\.113\.16, (::ffff:)?127\.0\.0\.1$/), 'https'],
+        [expect.stringMatching(/^(::ffff:)?127\.0\.0\.1$/), undefined],
+      ]);
+    } finally {
+      await direct.stop();
+      await behindProxy.stop();
+      upstream.close();
+    }
+  });
+});
+
 describe('edge: paths, slow clients and connections', () => {
   let upstream: http.Server;
   let upstreamUrl: string;

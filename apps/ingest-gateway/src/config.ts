@@ -1,4 +1,4 @@
-import { BaseConfig, Joi, RateLimitConfig, heavyRateLimitEnv, rateLimitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, portEnv } from '@smartlock/config';
+import { BaseConfig, Joi, RateLimitConfig, heavyRateLimitEnv, rateLimitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, portEnv, trustedProxiesEnv } from '@smartlock/config';
 
 export interface Config extends BaseConfig, RateLimitConfig {
   /** POST /webhook/retry, layout imports and re-syncs: per caller (key, or company), per hour. */
@@ -32,6 +32,8 @@ const delays = Joi.array()
 export const configSchema = Joi.object<Config>({
   ...baseEnv,
   ...rateLimitEnv,
+  // {webhook_url} is this app itself: its clients connect directly, so no hop is believed by default.
+  ...trustedProxiesEnv(''),
   ...heavyRateLimitEnv,
   ...portEnv(8090),
   ...identityDbEnv,

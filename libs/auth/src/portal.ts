@@ -1,6 +1,4 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Request } from 'express';
-import { PORTAL_SESSION_COOKIE } from '@smartlock/contracts';
 import type { Types } from '@smartlock/db';
 import type { IdentityModels, PortalSessionDoc } from './identity.models';
 import { sha256 } from './secrets';
@@ -28,14 +26,8 @@ export function portalCsrfToken(cookieValue: string): string {
   return createHmac('sha256', cookieValue).update('portal csrf').digest('base64url');
 }
 
-/** The portal session cookie of a request, or undefined (no cookie-parser: one cookie is read). */
-export function portalCookie(req: Request): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === PORTAL_SESSION_COOKIE) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
+// libs/http reads it too: each portal session's requests are rate-limited before any route.
+export { portalCookie } from '@smartlock/http';
 
 /** What a new portal session is scoped to (`company_id` null: an operator's on-call session). */
 export interface NewPortalSession {

@@ -1,4 +1,4 @@
-import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv, identityEventsKeyEnv, messageKeyEnv, secretsKeyEnv, callbackDestinationEnv, callbackPolicy } from './index';
+import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv, identityEventsKeyEnv, messageKeyEnv, secretsKeyEnv, callbackDestinationEnv, callbackPolicy, proxyTrust, trustedProxiesEnv } from './index';
 
 const schema = Joi.object({ ...baseEnv, ...adminTokenEnv, ...portEnv(3000), MONGO_DB: Joi.string().required() });
 
@@ -82,5 +82,25 @@ describe('CALLBACK_ALLOW_LOOPBACK (the development switch of callback destinatio
     expect(() => policy({ NODE_ENV: 'production', CALLBACK_ALLOW_LOOPBACK: 'true' })).toThrow(/CALLBACK_ALLOW_LOOPBACK is a development switch/);
     expect(() => policy({ CALLBACK_ALLOW_LOOPBACK: 'true' })).toThrow(/CALLBACK_ALLOW_LOOPBACK is a development switch/);
     expect(policy({ NODE_ENV: 'production', CALLBACK_ALLOW_LOOPBACK: 'false' })).toEqual({ allowLoopback: false, allowHttp: false });
+  });
+});
+
+describe('TRUSTED_PROXIES', () => {
+  const proxies = Joi.object({ ...trustedProxiesEnv('loopback') });
+
+  it('takes addresses, CIDRs and `loopback`, comma-separated; empty trusts no one; anything else is refused', () => {
+    expect(loadConfig(proxies, {})).toEqual({ TRUSTED_PROXIES: 'loopback' });
+    expect(loadConfig(proxies, { TRUSTED_PROXIES: '' })).toEqual({ TRUSTED_PROXIES: '' });
+    expect(loadConfig(proxies, { TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7,loopback' })).toEqual({ TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7,loopback' });
+    for (const bad of ['uniquelocal', '10.0.0.0/33', 'proxy.internal', '10.0.0.1;10.0.0.2']) {
+      expect(() => loadConfig(proxies, { TRUSTED_PROXIES: bad })).toThrow('TRUSTED_PROXIES must be comma-separated addresses, CIDRs or `loopback`');
+    }
+  });
+
+  it('matches a connecting address against the list, an IPv4-mapped one as its IPv4 address', () => {
+    const trusted = proxyTrust('loopback, 10.1.0.0/16, 2001:db8::5');
+    expect(['127.0.0.1', '::1', '::ffff:127.0.0.1', '10.1.200.3', '::ffff:10.1.0.9', '2001:db8::5'].filter((a) => !trusted(a))).toEqual([]);
+    expect(['10.2.0.1', '203.0.113.16', '2001:db8::6', '::ffff:10.2.0.1', 'not-an-address', ''].filter(trusted)).toEqual([]);
+    expect(proxyTrust('')('127.0.0.1')).toBe(false);
   });
 });

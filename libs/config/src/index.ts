@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import ipaddr from 'ipaddr.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -172,11 +173,59 @@ export function callbackPolicy(config: { NODE_ENV: string; CALLBACK_ALLOW_LOOPBA
   return { allowLoopback: config.CALLBACK_ALLOW_LOOPBACK, allowHttp: config.NODE_ENV !== 'production' };
 }
 
+const LOOPBACK = ['127.0.0.0/8', '::1/128'];
+
 /**
- * Rate limits (docs/http-conventions.md "Rate limits"): per API key, per ingest token, and per client address for
- * failed authentications. Each process allows limit / RATE_LIMIT_INSTANCES.
+ * A TRUSTED_PROXIES list (comma-separated addresses, CIDRs and `loopback`; empty: none) as a test of a
+ * connecting address: whether that hop's X-Forwarded-For is believed. IPv4-mapped IPv6 addresses
+ * (`::ffff:127.0.0.1`, a dual-stack socket's) are their IPv4 address. Throws on an entry it cannot read.
+ */
+export function proxyTrust(list: string): (address: string) => boolean {
+  const ranges = list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .flatMap((entry) => (entry === 'loopback' ? LOOPBACK : [entry]))
+    .map((entry) => {
+      if (entry.includes('/')) return ipaddr.parseCIDR(entry);
+      if (!ipaddr.isValid(entry)) throw new Error(`${entry} is not an address, a CIDR or \`loopback\``);
+      const address = ipaddr.process(entry);
+      return [address, address.kind() === 'ipv4' ? 32 : 128] as [ipaddr.IPv4 | ipaddr.IPv6, number];
+    });
+  return (address) => {
+    if (!ipaddr.isValid(address)) return false;
+    const peer = ipaddr.process(address);
+    return ranges.some(([range, bits]) => peer.kind() === range.kind() && peer.match(range, bits));
+  };
+}
+
+/**
+ * TRUSTED_PROXIES with this app's default: `loopback` for the apps behind the edge (`npm start` runs
+ * it on the same host), none for the two entrances (the edge, the ingest gateway), whose clients
+ * connect directly.
+ */
+export function trustedProxiesEnv(defaultList: 'loopback' | '') {
+  return {
+    TRUSTED_PROXIES: Joi.string()
+      .allow('')
+      .default(defaultList)
+      .custom((value: string) => {
+        proxyTrust(value);
+        return value;
+      })
+      .messages({ 'any.custom': '{{#label}} must be comma-separated addresses, CIDRs or `loopback`: {{#error.message}}' })
+      .description(
+        'the proxies in front of this app whose `X-Forwarded-For` is believed: comma-separated addresses, CIDRs (`10.0.0.0/8`) or `loopback`; empty: none. The client address (failed authentications are counted per address, IPv6 per /64) is the connecting one, or the last forwarded one a listed proxy added (docs/http-conventions.md "Rate limits")',
+      ),
+  };
+}
+
+/**
+ * Rate limits (docs/http-conventions.md "Rate limits"): per API key, per ingest token, per portal
+ * session, and per client address for failed authentications. Each process allows limit / RATE_LIMIT_INSTANCES.
  */
 export const rateLimitEnv = {
+  ...trustedProxiesEnv('loopback'),
   RATE_LIMIT_INSTANCES: Joi.number().integer().min(1).default(1).description('instances of this app: each process allows `limit / instances` (rounded up) of every rate limit, with no shared state'),
   RATE_LIMIT_API_PER_MIN: Joi.number().integer().min(1).default(6000).description('API-host and event-tracking requests per `apikey` per minute (docs/http-conventions.md, "Rate limits")'),
   RATE_LIMIT_INGEST_PER_MIN: Joi.number().integer().min(1).default(6000).description('token ingests (`POST /webhook/t/:token`) per ingest token per minute'),
@@ -185,6 +234,7 @@ export const rateLimitEnv = {
     .min(1)
     .default(30)
     .description('failed authentications (401/403) per client address per minute; past it every request of that address is refused, the right credentials included'),
+  RATE_LIMIT_PORTAL_PER_MIN: Joi.number().integer().min(1).default(600).description('requests per portal session (its `portal_session` cookie) per minute, reads included'),
 };
 
 /** Routes that start heavy work (a retry of every FAILED event, a layout import or re-sync): per caller, per hour. */
@@ -201,6 +251,8 @@ export interface RateLimitConfig {
   RATE_LIMIT_API_PER_MIN: number;
   RATE_LIMIT_INGEST_PER_MIN: number;
   RATE_LIMIT_AUTH_FAILURES_PER_MIN: number;
+  RATE_LIMIT_PORTAL_PER_MIN: number;
+  TRUSTED_PROXIES: string;
 }
 
 /** rateLimitEnv's values in the shape of libs/http's `rateLimits` option. */
@@ -210,6 +262,8 @@ export function rateLimits(config: RateLimitConfig) {
     apiKeyPerMin: config.RATE_LIMIT_API_PER_MIN,
     ingestTokenPerMin: config.RATE_LIMIT_INGEST_PER_MIN,
     authFailuresPerMin: config.RATE_LIMIT_AUTH_FAILURES_PER_MIN,
+    portalSessionPerMin: config.RATE_LIMIT_PORTAL_PER_MIN,
+    trustedProxies: config.TRUSTED_PROXIES,
   };
 }
 

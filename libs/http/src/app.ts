@@ -4,12 +4,14 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { isUnavailableError } from '@smartlock/db';
 import { BrokerUnavailableError } from '@smartlock/messaging';
+import { proxyTrust } from '@smartlock/config';
 import { Logger, METRICS, Readiness, Registry, counter, histogram, redactUrl } from '@smartlock/observability';
 import { EnvelopeFor, apiEnvelope } from './envelopes';
 import { HttpError } from './errors';
 import { MAX_JSON_DEPTH, refusedJson } from './json-keys';
 import { ADMIN_REQUIRED, isAdminBearer } from './admin-gate';
-import { rateLimiter } from './rate-limit';
+import { clientKey, rateLimiter } from './rate-limit';
+import { portalCookie } from './portal-cookie';
 import { deprecations } from './deprecation';
 
 declare module 'express-serve-static-core' {
@@ -53,6 +55,9 @@ export interface HttpAppOptions {
     apiKeyPerMin: number;
     ingestTokenPerMin: number;
     authFailuresPerMin: number;
+    portalSessionPerMin: number;
+    /** TRUSTED_PROXIES (libs/config proxyTrust): the hops whose X-Forwarded-For names the client address. */
+    trustedProxies: string;
   };
   /**
    * Called when each response has been sent, with its route pattern (`unmatched` when no route took
@@ -64,6 +69,20 @@ export interface HttpAppOptions {
 
 /** An ingest token from a token-ingest path, routed whatever its case or slashes. */
 const INGEST_TOKEN_PATH = /^\/webhook\/+t\/+([^/?#]+)/i;
+
+/**
+ * The ingest token of a token-ingest path as its route reads it (percent-decoded, as Express decodes
+ * the parameter): `/webhook/t/%41bc` is token `Abc`, in the same bucket however it is spelled.
+ */
+function ingestTokenOf(path: string): string | undefined {
+  const raw = INGEST_TOKEN_PATH.exec(path)?.[1];
+  if (raw === undefined) return undefined;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw; // malformed escapes: the route refuses the path
+  }
+}
 
 /** Express 4 does not catch rejected promises: route handlers go through this. */
 export function asyncHandler(fn: (req: Request, res: Response, next: NextFunction) => Promise<unknown>): RequestHandler {
@@ -81,9 +100,13 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
   const envelopeFor = opts.envelope ?? (() => apiEnvelope);
   const app = express();
   app.disable('x-powered-by');
-  // X-Forwarded-For is believed only from the edge or an ingress on a private network: the client
-  // address (per-address limits) is the last one that is not such a hop, never one a client made up.
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  // X-Forwarded-For is believed only from the proxies TRUSTED_PROXIES lists (the edge): the client
+  // address (per-address limits) is the last one no such hop added, never one a client made up.
+  // Without rate limits nothing reads the address, and no header is believed.
+  if (opts.rateLimits) {
+    const trusted = proxyTrust(opts.rateLimits.trustedProxies);
+    app.set('trust proxy', (address: string) => trusted(address));
+  }
   app.use(helmet());
 
   const requests = counter(opts.metrics, METRICS.httpRequests);
@@ -131,9 +154,11 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     const r = opts.rateLimits;
     const instances = r.instances;
     // Failed authentications per client address first: a guesser is refused before any check.
-    app.use(rateLimiter({ name: 'auth-failures', limit: r.authFailuresPerMin, windowS: 60, instances }).failures((req) => req.ip ?? req.socket.remoteAddress ?? ''));
+    app.use(rateLimiter({ name: 'auth-failures', limit: r.authFailuresPerMin, windowS: 60, instances }).failures((req) => clientKey(req.ip ?? req.socket.remoteAddress ?? '')));
     app.use(rateLimiter({ name: 'api-key', limit: r.apiKeyPerMin, windowS: 60, instances }).consume((req) => (typeof req.headers.apikey === 'string' ? req.headers.apikey : undefined)));
-    app.use(rateLimiter({ name: 'ingest-token', limit: r.ingestTokenPerMin, windowS: 60, instances }).consume((req) => INGEST_TOKEN_PATH.exec(req.path)?.[1]));
+    app.use(rateLimiter({ name: 'ingest-token', limit: r.ingestTokenPerMin, windowS: 60, instances }).consume((req) => ingestTokenOf(req.path)));
+    // The value libs/auth verifies (the first portal_session cookie, trimmed): one session, one bucket.
+    app.use(rateLimiter({ name: 'portal-session', limit: r.portalSessionPerMin, windowS: 60, instances }).consume(portalCookie));
   }
   const hasBody = (req: Request) => Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (opts.adminToken !== undefined) {

@@ -14,3 +14,4 @@ export { rateLimiter } from './rate-limit';
 export type { RateLimitSpec } from './rate-limit';
 export { apiDocs } from './docs';
 export type { ApiDocs } from './docs';
+export { portalCookie } from './portal-cookie';

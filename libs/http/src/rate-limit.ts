@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { HttpError } from './errors';
@@ -18,6 +19,17 @@ export interface RateLimitSpec {
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest('base64url');
+
+/**
+ * The key of a client address in per-address limits: an IPv4 address (an IPv4-mapped IPv6 one is
+ * its IPv4 address), or an IPv6 address's /64, which one subscriber commonly holds whole: counted
+ * per address, a client would get a fresh bucket per address of its prefix.
+ */
+export function clientKey(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const ip = ipaddr.process(address);
+  return ip.kind() === 'ipv6' ? `${(ip as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64` : ip.toString();
+}
 
 /**
  * One limit over keys (an API key, an ingest token, a company, a client address), on

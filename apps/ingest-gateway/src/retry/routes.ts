@@ -20,11 +20,12 @@ export function retryRoutes(deps: Deps): Router {
   );
 
   // The portal (a company's portal session with `bookings`): the same use case for the session's
-  // company, all its FAILED events (under the same limit), or one of them.
+  // company, all its FAILED events or one of them, both under the same limit per session.
+  const perSession = limit.consume((req) => (req.principal?.kind === 'portal' ? req.principal.sessionId : undefined));
   r.post(
     '/portal/api/events/retry',
     deps.auth.portal('bookings'),
-    limit.consume((req) => (req.principal?.kind === 'portal' ? req.principal.sessionId : undefined)),
+    perSession,
     asyncHandler(async (req, res) => {
       res.json({ success: true, ...(await retryFailed(deps, { companyId: companyOf(req) })) });
     }),
@@ -32,6 +33,7 @@ export function retryRoutes(deps: Deps): Router {
   r.post(
     '/portal/api/events/:eventId/retry',
     deps.auth.portal('bookings'),
+    perSession,
     asyncHandler(async (req, res) => {
       const companyId = companyOf(req);
       const eventId = req.params.eventId;
