@@ -2,6 +2,7 @@ import axios from 'axios';
 import { createPortalSession, portalCsrfToken } from '@smartlock/auth';
 import { PORTAL_SESSION_COOKIE } from '@smartlock/contracts';
 import { Types } from '@smartlock/db';
+import { waitFor } from '@smartlock/testing';
 import { LocationApiHarness, property, startLocationApi } from '../test-support/harness';
 
 /**
@@ -115,5 +116,37 @@ describe("location-api: a layout binds only its own company's locks", () => {
     expect((await h.identity.LockOwner.findById('RACE-1').lean())?.company_id).toBe(winner.id);
     const loser = winner === a ? b : a;
     expect((await roomsOf(loser.base)).length).toBe(0);
+  });
+});
+
+describe('location-api: layouts from before lock ownership', () => {
+  it('at start, the locks bound in each layout become its company\'s; a lock bound in two layouts stays with one and is logged', async () => {
+    const h = await startLocationApi();
+    try {
+      const a = await h.company('Legacy A');
+      const b = await h.company('Legacy B');
+      expect((await h.admin.put(`${a.base}/layout`, property({ rooms: 2, locks: true, prefix: 'LG-' }))).status).toBe(200);
+      expect((await h.admin.put(`${b.base}/layout`, property({ rooms: 1, locks: true, prefix: 'LB-' }))).status).toBe(200);
+      // As before lock ownership: no owners at all, and B's layout binding one of A's doors too.
+      await h.identity.LockOwner.deleteMany({});
+      const [room] = (await h.admin.get(`${b.base}/snapshot`)).data.data.nodes.filter((n: { level: string }) => n.level === 'room');
+      expect((await h.admin.put(`${b.base}/locks/LG-L1`, { room_id: room._id, lock_mac: 'AA' })).status).toBe(200);
+      await h.identity.LockOwner.deleteMany({});
+      await h.identity.LockOwner.create({ _id: 'LG-L1', company_id: a.id, source: 'import', created_at: new Date() });
+
+      // Another instance starts on the same databases (a rollout of the new version).
+      const next = await startLocationApi({ MONGO_DB: h.dbName, IDENTITY_DB: h.identityDb });
+      try {
+        const owners = async () => Object.fromEntries((await h.identity.LockOwner.find().sort({ _id: 1 }).lean()).map((o) => [o._id, o.company_id]));
+        await waitFor(async () => Object.keys(await owners()).length === 3, { what: 'the bound locks adopted' });
+        expect(await owners()).toEqual({ 'LB-L1': b.id, 'LG-L1': a.id, 'LG-L2': a.id });
+        await waitFor(() => next.logs().includes("locks bound in this company's layout belong to another company"), { what: 'the conflict logged' });
+        expect(next.logs()).toContain('LG-L1');
+      } finally {
+        await next.service.stop();
+      }
+    } finally {
+      await h.stop();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import { SuccessCodes, ok } from '@smartlock/contracts';
 import { IdentityModels, LockOwnerDoc, claimLocks, lockOwnersOf } from '@smartlock/auth';
+import { claimEach } from '@smartlock/db';
 import { HttpError, asyncHandler, badRequest, notFound } from '@smartlock/http';
 import { ErrorCodes } from '@smartlock/contracts';
 import type { Deps } from '../layout/write';
@@ -104,4 +105,28 @@ export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityMo
       res.json(ok('Lock released: no company holds it now', SuccessCodes.LOCK_RELEASED, { lock_id: lockId }));
     }),
   );
+}
+
+/**
+ * Layouts written before locks had owners: each company's bound locks that no company holds become
+ * its own; a lock bound in two companies' layouts goes to whichever is walked first, and the other
+ * is logged for the operator (its bookings then fail on that lock at the worker). Idempotent: run at
+ * every start, it costs one read of each layout and of its owners once everything is adopted.
+ */
+export async function adoptBoundLocks(deps: Deps, identity: IdentityModels): Promise<{ claimed: number; conflicts: number }> {
+  let claimed = 0;
+  let conflicts = 0;
+  for (const company of await deps.store.companies()) {
+    const ids = [...(await deps.store.tree(await deps.store.current(company))).locks.keys()];
+    const owners = await lockOwnersOf(identity, ids);
+    const created_at = new Date();
+    claimed += (await claimEach(identity.LockOwner, ids.filter((id) => !owners.has(id)).map((_id) => ({ _id, company_id: company, source: 'import', created_at })))).size;
+    const foreign = [...(await lockOwnersOf(identity, ids))].filter(([, owner]) => owner !== company).map(([id]) => id);
+    if (foreign.length) {
+      conflicts += foreign.length;
+      deps.logger.warn("locks bound in this company's layout belong to another company: unbind them (nothing is issued on them)", { company, lockIds: foreign.slice(0, 50) });
+    }
+  }
+  if (claimed || conflicts) deps.logger.info('bound locks adopted by their layouts\' companies', { claimed, conflicts });
+  return { claimed, conflicts };
 }

@@ -336,6 +336,11 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
     await compareAndSet(Commits, `${company}:${first}`, { publish_owed: true }, { $set: { next_attempt_at: new Date() } });
   }
 
-  return { models: [Chunks, Heads, Commits, Pointers], commits: Commits, current, probe, head, chunk, entriesOf, tree, commit, markPublished, markDue };
+  /** Every company with a layout (its pointer): the one-off adoption of bound locks walks them. */
+  async function companies(): Promise<string[]> {
+    return (await Pointers.collection.find({}, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id));
+  }
+
+  return { models: [Chunks, Heads, Commits, Pointers], commits: Commits, current, probe, head, chunk, entriesOf, tree, commit, markPublished, markDue, companies };
 }
 export type LayoutStore = ReturnType<typeof createLayoutStore>;
