@@ -12,6 +12,7 @@ import { publicReadRoutes } from './read/routes';
 import { earlyState } from './read/pages';
 import { externalIdRoutes } from './external-ids/routes';
 import { adminRoutes } from './admin/routes';
+import { adoptBoundLocks } from './admin/lock-owners';
 import { importLayoutHandler, snapshotHandler } from './admin/layout';
 import { startLayoutRelay } from './relay/relay';
 import { occupancyLogs, onAccessEvent } from './occupancy/occupancy';
@@ -75,6 +76,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       });
       // The outbox of location.events: commits the broker did not confirm, announced as resyncs.
       relay = startLayoutRelay({ store, broker: ctx.broker, logger }, { db: ctx.db, intervalMs: config.LOCATION_RELAY_INTERVAL_MS, metrics: ctx.metrics });
+      // Locks bound before locks had owners become their layout's company's (in the background: a failure is retried at the next start).
+      void adoptBoundLocks({ store, broker: ctx.broker, logger }, auth.models).catch((err) => logger.error('adopting bound locks failed; retried at the next start', { err }));
     },
     routes: (app, ctx) => {
       const deps: Deps = { store, broker: ctx.broker, logger };
