@@ -174,6 +174,33 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     expect((await models().Delivery.findById(dead.deliveryId).lean())?.status).toBe('dead');
   });
 
+  it('a failing access.provisioned is not retried once the booking\'s credentials are revoked (issue 46)', async () => {
+    const ref = `BK-RETRY-${Date.now()}`;
+    const seen: { grant?: AccessEventMessage; revoking?: Promise<unknown>; revokedAt: number } = { revokedAt: 0 };
+    // The grant fails until the checkout's revocation has arrived; from 50 ms after it, the receiver would take it.
+    const r = await startReceiver({
+      reply: (_n, cb) => {
+        if (cb.body.event === 'access.revoked') {
+          seen.revokedAt ||= Date.now();
+          return 200;
+        }
+        const { grant } = seen;
+        if (grant) seen.revoking ??= publish(accessEvent(grant.company_id, 'access.revoked', { reference_id: ref, sequence: 2, credentials: grant.credentials }));
+        return seen.revokedAt && Date.now() - seen.revokedAt > 50 ? 200 : 503;
+      },
+    });
+    receivers.push(r);
+    const companyId = await company(r.url, { type: 'bearer', token: 't' });
+    seen.grant = accessEvent(companyId, 'access.provisioned', { reference_id: ref });
+    await publish(seen.grant);
+    const dead = await waitFor(async () => {
+      const d = await models().Delivery.findOne({ company_id: companyId, event: 'access.provisioned' }).lean();
+      return d?.status !== 'pending' ? d : undefined;
+    }, { what: 'the grant settled', timeoutMs: 20_000 });
+    expect(dead).toMatchObject({ status: 'dead', dead_reason: expect.stringContaining('credentials revoked since: not delivered again') });
+    expect(r.received.filter((c) => c.body.event === 'access.provisioned')).toEqual([]);
+  });
+
   it('an access.revoked body names the credentials by id, never their secrets; an attempt shows the URL with its query masked (issue 46)', async () => {
     const r = await startReceiver();
     receivers.push(r);

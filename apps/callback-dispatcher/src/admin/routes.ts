@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Request, Router } from 'express';
-import { CallbackBody, CallbackCredential, SuccessCodes, ok } from '@smartlock/contracts';
-import { RouteScope, SecretKey, decryptSecret } from '@smartlock/auth';
+import { SuccessCodes, ok } from '@smartlock/contracts';
+import type { RouteScope, SecretKey } from '@smartlock/auth';
 import { asyncHandler, badRequest, conflict, notFound } from '@smartlock/http';
 import { Broker, QUEUES } from '@smartlock/messaging';
 import { redact, redactQuery } from '@smartlock/observability';
 import type { DeliveryDoc, DispatcherModels, GuestMessageDoc } from '../models';
 import type { WorkMessage } from '../deliveries/deliver';
+import { revokedSince, storedBody } from '../deliveries/revoked';
 
 export interface AdminDeps {
   models: DispatcherModels;
@@ -21,38 +22,13 @@ function iso(d: Date | null | undefined): string | null {
   return d ? new Date(d).toISOString() : null;
 }
 
-/** A credential as its provisioned and revoked bodies both name it. */
-const credentialKey = (c: CallbackCredential) => [c.type, c.lockId, c.keyId ?? c.passcodeId ?? c.cardId ?? ''].join('|');
-
-function storedBody(d: Pick<DeliveryDoc, 'body'>, key: SecretKey): CallbackBody | null {
-  try {
-    return JSON.parse(decryptSecret(d.body, key)) as CallbackBody;
-  } catch {
-    return null;
-  }
-}
-
 /** The stored body with its credential fields (passcode, lockData, cardNumber) redacted. */
 const redactedBody = (d: Pick<DeliveryDoc, 'body'>, key: SecretKey): unknown => redact(storedBody(d, key));
 
-/** The credentials a stored access.provisioned or access.revoked body names (none for access.failed). */
-const credentialsOf = (d: Pick<DeliveryDoc, 'body'>, key: SecretKey): CallbackCredential[] => {
-  const data = storedBody(d, key)?.data;
-  return data && 'credentials' in data ? data.credentials : [];
-};
-
-/**
- * Why a delivery is not sent again, or null. Only one that failed (pending after a failed attempt)
- * or died is; an access.provisioned is not once any of its credentials was revoked since (a later
- * access.revoked of the booking names it): it would hand out a credential that no longer opens, or
- * worse, the door of a checked-out stay to whoever holds the endpoint now.
- */
+/** Why a delivery is not sent again, or null: only one that failed (pending after a failed attempt) or died is, and never credentials revoked since. */
 async function notRedeliverable(deps: AdminDeps, d: DeliveryDoc): Promise<string | null> {
   if (d.status === 'delivered') return 'Delivery was delivered: only a failed or dead delivery is delivered again';
-  if (d.event !== 'access.provisioned') return null;
-  const revoked = await deps.models.Delivery.find({ company_id: d.company_id, reference_id: d.reference_id, event: 'access.revoked', occurred_at: { $gte: d.occurred_at } }, { body: 1 }).lean<Pick<DeliveryDoc, 'body'>[]>();
-  const gone = new Set(revoked.flatMap((r) => credentialsOf(r, deps.key)).map(credentialKey));
-  return credentialsOf(d, deps.key).some((c) => gone.has(credentialKey(c))) ? 'Delivery carries credentials revoked since: it is not delivered again' : null;
+  return (await revokedSince(deps.models, deps.key, d)) ? 'Delivery carries credentials revoked since: it is not delivered again' : null;
 }
 
 async function requeue(deps: AdminDeps, id: string, company: string, correlationId: string) {

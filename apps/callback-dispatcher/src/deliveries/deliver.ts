@@ -10,6 +10,7 @@ import type { EndpointCache } from '../endpoints/cache';
 import type { FailingEndpoints } from './failing';
 import { Limiter, PARKED } from './limiter';
 import type { RecentlyEnqueued } from './enqueued';
+import { revokedSince } from './revoked';
 import { EVENT_HEADER, USER_AGENT, authHeaders } from './sign';
 
 /** What a delivery's record starts with; its message carries it until the record is stored. */
@@ -190,7 +191,7 @@ function startingRecord(d: NewDelivery): DeliveryDoc {
 }
 
 /** The delivery as an attempt sees it; `stored`: its record exists (else the attempt stores it). */
-type Current = Pick<DeliveryDoc, '_id' | 'company_id' | 'event' | 'body' | 'status' | 'attempts'> & { stored: boolean; start?: NewDelivery };
+type Current = Pick<DeliveryDoc, '_id' | 'company_id' | 'reference_id' | 'event' | 'body' | 'status' | 'attempts'> & { occurred_at: Date | string; stored: boolean; start?: NewDelivery };
 
 /**
  * The delivery as the attempt needs it: from the message on the first consumption of its first
@@ -222,6 +223,9 @@ async function send(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): P
     ctx.logger.info('delivery already settled; not sent again', { deliveryId: msg.id, status: delivery.status });
     return undefined;
   }
+  // A retry (or a manual redelivery) after the booking's credentials were revoked: never sent. The
+  // first attempt, before any revocation can follow it, reads nothing more.
+  if (delivery.attempts > 0 && (await revokedSince(deps.models, deps.key, delivery))) throw new PermanentError('credentials revoked since: not delivered again');
   const found = endpoint ?? (await deps.endpoints.get(delivery.company_id));
   if (!found) throw new PermanentError('the company has no callback endpoint any more');
   const config = found.config;
