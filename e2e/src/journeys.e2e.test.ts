@@ -294,6 +294,38 @@ describe('customer journeys (every app as a process)', () => {
     expect(await activeKeys('L-301')).toHaveLength(1);
   });
 
+  it("another company with the portal's layout capability cannot bind this company's lock, by any path, nor get a credential on it", async () => {
+    const rival = (await admin.post('/admin/v1/companies', { name: 'Rival Hotel' })).data._id as string;
+    const rivalLayout = { sites: [{ name: 'Rival', buildings: [{ name: 'R', floors: [{ name: '1', rooms: [{ name: '9' }] }] }] }] };
+    expect((await admin.put(`/admin/v1/companies/${rival}/layout`, rivalLayout)).status).toBe(200);
+    const attempt = { sites: [{ name: 'Rival', buildings: [{ name: 'R', floors: [{ name: '1', rooms: [{ name: '9', locks: [{ lock_id: 'L-101', lock_mac: 'AA:00:00:00:01:01' }] }] }] }] }] };
+
+    // The attack of the issue: a portal session with `layout` only, through the edge.
+    const link = (await admin.post(`/admin/v1/companies/${rival}/portal-links`, { capabilities: ['view', 'layout'] })).data as { token: string };
+    const opened = await axios.post(`${sys.baseUrl}/portal/api/session`, { token: link.token });
+    const cookie = ((opened.headers['set-cookie'] ?? []) as string[]).map((c) => c.split(';')[0]).join('; ');
+    const portal = axios.create({ baseURL: sys.baseUrl, headers: { Cookie: cookie, 'X-CSRF-Token': opened.data.csrf_token }, validateStatus: () => true });
+    expect(await portal.put('/portal/api/layout', attempt)).toMatchObject({ status: 409, data: { message: "Lock L-101 is not one of this company's locks (the operator assigns locks to companies)" } });
+    // Nor by the operator's routes, which do not say whose it is.
+    const viaImport = await admin.put(`/admin/v1/companies/${rival}/layout`, attempt);
+    expect(viaImport).toMatchObject({ status: 409, data: { message: 'Lock L-101 belongs to another company' } });
+    expect(JSON.stringify(viaImport.data)).not.toContain(companyId);
+    const rooms = (await admin.get(`/admin/v1/companies/${rival}/snapshot`)).data.data.nodes.filter((n: { level: string }) => n.level === 'room');
+    expect(await admin.put(`/admin/v1/companies/${rival}/locks/L-101`, { room_id: rooms[0]._id, lock_mac: 'AA' })).toMatchObject({ status: 409 });
+    expect(rooms[0].locks).toEqual([]);
+    expect((await admin.get(`/admin/v1/companies/${companyId}/locks`)).data.data.locks.map((l: { lock_id: string }) => l.lock_id)).toContain('L-101');
+
+    // The rival's booking of its room puts nothing on Harbour's door.
+    const before = (await lock('L-101')) as Lock;
+    const rivalSite = (await admin.get(`/admin/v1/companies/${rival}/snapshot`)).data.data.nodes.find((n: { level: string }) => n.level === 'site')._id;
+    const rivalToken = (await admin.post(`/admin/v1/companies/${rival}/ingest-tokens`, { site_id: rivalSite })).data.token as string;
+    const rivalIngest = ingestClient(sys.webhookUrl, { apikey: (await admin.post(`/admin/v1/companies/${rival}/api-keys`, { name: 'pms' })).data.key });
+    const sent = await sendBooking(rivalIngest, rivalToken, { reference_id: 'RIVAL-1', action: 'create', room_number: '9', check_in: day(40), check_out: day(41), access_type: ['EKEY', 'PASSCODE'] });
+    expect(['COMPLETED', 'FAILED']).toContain((await waitForEvent(rivalIngest, sent.eventId, { firstCheckAfterMs: 0, intervalMs: 200, timeoutMs: 30_000 })).status);
+    const after = (await lock('L-101')) as Lock;
+    expect([after.ekeys?.length, after.passcodes?.length]).toEqual([before.ekeys?.length, before.passcodes?.length]);
+  });
+
   it('lock failures end DEAD_LETTER with the reason after 3 retries', async () => {
     await axios.post(`${sys.simUrl}/sim/failures`, { path: '/v3/key/send', lockId: 'L-102', errcode: -3002 });
     try {

@@ -405,6 +405,8 @@ describe('the administration portal in a browser', () => {
         },
       ],
     };
+    // The portal binds the company's own locks only: the operator assigns the two new ones first.
+    for (const lockId of ['H-105', 'B-201-1']) expect((await admin.put(`/admin/v1/companies/${hotel}/locks/${lockId}/owner`)).status).toBe(201);
     const before = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data;
     await page.getByLabel('Layout file (JSON)').setInputFiles({ name: 'harbour-extension.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(addition)) });
     await page.getByRole('button', { name: 'Preview changes' }).click();
