@@ -141,6 +141,22 @@ describe('the CLI against a running admin-api', () => {
     expect(await cli(['portal', 'link', id, '--expires-in', 'soon'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--expires-in must be a number of seconds') });
   });
 
+  it("assigns a lock to a company, lists the company's locks, refuses another company's, releases it (location-api's routes, behind the edge)", async () => {
+    const a = await json(['companies', 'create', 'CLI Locks A']);
+    const b = await json(['companies', 'create', 'CLI Locks B']);
+    const loc = { SMARTLOCK_URL: location.url };
+    expect((await cli(['locks', 'assign', a._id, '--lock', 'CLI-L1'], loc)).stdout).toBe(`lock CLI-L1 assigned to company ${a._id}\n`);
+    expect((await cli(['locks', 'assign', a._id, '--lock', 'CLI-L1'], loc)).stdout).toBe(`lock CLI-L1 was company ${a._id}'s already\n`);
+    const listed = await cli(['locks', 'list', a._id], loc);
+    expect(listed.stdout).toMatch(/^lock_id\s+source\s+assigned_at\s+bound_to\nCLI-L1\s+assigned\s+\S+\s+-\n$/);
+    expect(await cli(['locks', 'assign', b._id, '--lock', 'CLI-L1'], loc)).toMatchObject({ code: 1, stderr: 'error: 409 Lock CLI-L1 belongs to another company\n' });
+    expect((await json(['locks', 'list', b._id], loc)).locks).toEqual([]);
+    expect((await cli(['locks', 'release', a._id, '--lock', 'CLI-L1'], loc)).stdout).toBe('lock CLI-L1 released: no company holds it now\n');
+    expect((await json(['locks', 'assign', b._id, '--lock', 'CLI-L1'], loc))).toEqual({ lock_id: 'CLI-L1', created: true });
+    expect(await cli(['locks', 'assign', a._id], loc)).toMatchObject({ code: 2, stderr: expect.stringContaining('--lock is required') });
+    expect(await cli(['locks', 'list', a._id, '--page', '0'], loc)).toMatchObject({ code: 2, stderr: expect.stringContaining('--page must be a whole number from 1') });
+  });
+
   it('issues an on-call link: an operator session over every company, recorded under --issued-to or else $USER', async () => {
     const before = Date.now();
     const text = await cli(['portal', 'on-call-link', '--issued-to', 'oncall@ops.example', '--expires-in', '900']);

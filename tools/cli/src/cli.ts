@@ -30,6 +30,11 @@ Commands
   portal sessions <companyId>
   portal revoke-session <sessionId>
   portal revoke-link <linkId>          it opens nothing from now on; the session it opened, if any, ends
+  locks list <companyId> [--page <n>]  the company's locks and where each is bound (every lock has one owner company)
+  locks assign <companyId> --lock <lockId>
+                                       a lock of the service's vendor account becomes the company's (refused if another's)
+  locks release <companyId> --lock <lockId>
+                                       no company holds it any more (refused while it is bound)
 
 Options
   --base-url <url>        the admin API (env SMARTLOCK_URL; default http://127.0.0.1:8080, the edge)
@@ -68,6 +73,8 @@ const OPTIONS = {
   capabilities: { type: 'string' },
   'expires-in': { type: 'string' },
   'issued-to': { type: 'string' },
+  lock: { type: 'string' },
+  page: { type: 'string' },
 } as const;
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -237,6 +244,23 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
       const r = await call(api.POST('/admin/v1/portal-links/{linkId}/revoke', { params: { path: { linkId: req(arg, '<linkId>') } } }));
       const opened = r.used_at ? ` (opened at ${r.used_at}: its session is revoked too)` : ' (never opened)';
       return { data: r, text: `portal link ${r._id} revoked at ${r.revoked_at}${opened}` };
+    }
+    case 'locks list': {
+      const page = v.page === undefined ? undefined : Number(v.page);
+      if (page !== undefined && !(Number.isInteger(page) && page >= 1)) throw new UsageError('--page must be a whole number from 1');
+      const r = await call(api.GET('/admin/v1/companies/{companyId}/locks', { params: { ...company(), query: page ? { page } : {} } }));
+      const rows = r.data.locks.map((l) => ({ ...l, bound_to: l.bound_to ? `${l.bound_to.level} ${l.bound_to.name} (${l.bound_to._id})` : '-' }));
+      return { data: r.data, text: table(rows, ['lock_id', 'source', 'assigned_at', 'bound_to']) };
+    }
+    case 'locks assign': {
+      const lockId = req(v.lock, '--lock');
+      const r = await call(api.PUT('/admin/v1/companies/{companyId}/locks/{lockId}/owner', { params: { path: { companyId: req(arg, '<companyId>'), lockId } } }));
+      return { data: r.data, text: r.data.created ? `lock ${lockId} assigned to company ${arg}` : `lock ${lockId} was company ${arg}'s already` };
+    }
+    case 'locks release': {
+      const lockId = req(v.lock, '--lock');
+      const r = await call(api.DELETE('/admin/v1/companies/{companyId}/locks/{lockId}/owner', { params: { path: { companyId: req(arg, '<companyId>'), lockId } } }));
+      return { data: r.data, text: `lock ${r.data.lock_id} released: no company holds it now` };
     }
     default:
       throw new UsageError(`unknown command: ${pos.join(' ')}`);
