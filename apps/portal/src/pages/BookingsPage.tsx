@@ -356,7 +356,8 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
                   ))}
                 </tbody>
               </table>
-              {canAct && d.status !== 'pending' && (
+              {/* Only a dead delivery is delivered again: a delivered one is refused (409). */}
+              {canAct && d.status === 'dead' && (
                 <button type="button" className="small secondary act" onClick={() => act(() => portalApi.redeliver(d.deliveryId), `The ${d.event} callback is being delivered again.`)}>
                   Redeliver {d.event}
                 </button>
