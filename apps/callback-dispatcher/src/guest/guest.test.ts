@@ -13,6 +13,25 @@ import { TEST_IDENTITY_EVENTS_KEY, TEST_MESSAGE_KEY, TEST_SECRETS_KEY, accessEve
 
 const key = parseSecretsKey(TEST_SECRETS_KEY);
 
+/** The dispatcher's configuration in these tests: the keys, short retries, SMTP on loopback; `extra` on top. */
+function dispatcherConfig(amqpUrl: string, dbName: string, extra: Record<string, string>) {
+  return readConfig({
+    ...NO_RATE_LIMITS,
+    NODE_ENV: 'test',
+    PORT: '0',
+    AMQP_URL: amqpUrl,
+    MONGO_URL,
+    MONGO_DB: dbName,
+    SECRETS_KEY: TEST_SECRETS_KEY,
+    IDENTITY_EVENTS_KEY: TEST_IDENTITY_EVENTS_KEY,
+    MESSAGE_KEY: TEST_MESSAGE_KEY,
+    CALLBACK_RETRY_DELAYS_MS: '100,200',
+    CALLBACK_TIMEOUT_MS: '2000',
+    SMTP_HOST: '127.0.0.1',
+    ...extra,
+  });
+}
+
 describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real SMTP server, SMS stub)', () => {
   let vhost: TestVhost;
   let publisher: Broker;
@@ -39,22 +58,10 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     });
     callbacks = await startReceiver();
     app = await start(
-      readConfig({
-        ...NO_RATE_LIMITS,
+      dispatcherConfig(vhost.url, dbName, {
         // per company and channel: each test's company is new, the pump test's goes over
         RATE_LIMIT_GUEST_MESSAGES_PER_HOUR: '5',
-        NODE_ENV: 'test',
-        PORT: '0',
-        AMQP_URL: vhost.url,
-        MONGO_URL,
-        MONGO_DB: dbName,
-        SECRETS_KEY: TEST_SECRETS_KEY,
-        IDENTITY_EVENTS_KEY: TEST_IDENTITY_EVENTS_KEY,
-        MESSAGE_KEY: TEST_MESSAGE_KEY,
-        CALLBACK_RETRY_DELAYS_MS: '100,200',
-        CALLBACK_TIMEOUT_MS: '2000',
         CALLBACK_ALLOW_LOOPBACK: 'true', // the callback receiver listens on loopback
-        SMTP_HOST: '127.0.0.1',
         SMTP_PORT: String(smtp.port),
         SMTP_ALLOW_PLAINTEXT: 'true', // the sink is a local relay without TLS
         SMTP_FROM: 'Harbour Access <access@harbour.test>',
@@ -247,19 +254,7 @@ describe('callback-dispatcher: guest e-mail goes over verified TLS unless SMTP_A
     const vhost = await createVhost('dispatcher-smtp-tls');
     const dbName = uniqueDbName('dispatcher_smtp_tls');
     const app = await start(
-      readConfig({
-        ...NO_RATE_LIMITS,
-        NODE_ENV: 'test',
-        PORT: '0',
-        AMQP_URL: vhost.url,
-        MONGO_URL,
-        MONGO_DB: dbName,
-        SECRETS_KEY: TEST_SECRETS_KEY,
-        IDENTITY_EVENTS_KEY: TEST_IDENTITY_EVENTS_KEY,
-        MESSAGE_KEY: TEST_MESSAGE_KEY,
-        CALLBACK_RETRY_DELAYS_MS: '100,200',
-        CALLBACK_TIMEOUT_MS: '2000',
-        SMTP_HOST: '127.0.0.1',
+      dispatcherConfig(vhost.url, dbName, {
         SMTP_PORT: String(relay.port),
         ...(allowPlaintext ? { SMTP_ALLOW_PLAINTEXT: 'true' } : {}),
       }),
