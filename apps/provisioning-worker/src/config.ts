@@ -1,3 +1,9 @@
+  LOCK_OWNER_CACHE_MS: Joi.number()
+    .integer()
+    .min(0)
+    .max(3_600_000)
+    .default(60_000)
+    .description("how long the set of a company's locks, read at once, is taken as current by the check before every vendor call (a lock missing from it is read again at once; a lock is released only once unbound); 0 reads it for every booking"),
 import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 import { LockCloudEnv, lockCloudEnv } from '@smartlock/lock-cloud';
 
@@ -15,7 +21,7 @@ export interface Config extends BaseConfig, LockCloudEnv {
   LOCATION_API_URL: string;
   /** The identity slice (libs/auth): who owns each lock, checked before every vendor call. */
   IDENTITY_DB: string;
-  /** How long a lock found to be the booking's company's is taken as such without reading again. */
+  /** How long the set of a company's locks is taken as current by the check before every vendor call. */
   LOCK_OWNER_CACHE_MS: number;
   /** Messages handled at once per queue by this process. */
   PREFETCH: number;

@@ -36,31 +36,32 @@ export interface OwnedLocksCheck {
 }
 
 /**
- * The worker's check before each vendor call. A lock found to be the company's is remembered for
- * `ttlMs`, so a booking pays no read for a lock seen lately (ownership changes only by the operator,
- * and a lock bound in a layout cannot be released); anything else is read again every time. At most
- * `max` locks are remembered: when full, the oldest go first.
+ * The worker's check before each vendor call. The company's whole set of locks is read at once and
+ * taken as current for `ttlMs`, so a booking pays no read at all in steady state (one read a company
+ * per `ttlMs`), however many rooms the property has. A lock missing from a fresh set is read again
+ * at once (it may have been assigned since); ownership is taken away only by the operator, and only
+ * from a lock no layout binds. At most `maxCompanies` sets are kept: when full, the oldest goes.
  */
-export function ownedLocksCheck(models: IdentityModels, opts: { ttlMs: number; max?: number; now?: () => number }): OwnedLocksCheck {
-  const max = opts.max ?? 50_000;
+export function ownedLocksCheck(models: IdentityModels, opts: { ttlMs: number; maxCompanies?: number; now?: () => number }): OwnedLocksCheck {
+  const max = opts.maxCompanies ?? 1000;
   const now = opts.now ?? Date.now;
-  const seen = new Map<string, { company: string; until: number }>();
+  const sets = new Map<string, { locks: Set<string>; until: number }>();
+  async function load(companyId: string, t: number) {
+    const docs = await models.LockOwner.find({ company_id: companyId }, { _id: 1 }).lean<Pick<LockOwnerDoc, '_id'>[]>();
+    const entry = { locks: new Set(docs.map((d) => d._id)), until: t + opts.ttlMs };
+    sets.delete(companyId);
+    sets.set(companyId, entry);
+    if (sets.size > max) sets.delete(sets.keys().next().value as string);
+    return entry.locks;
+  }
   return {
     async notOwned(companyId, lockIds) {
       const t = now();
-      const unknown = [...new Set(lockIds)].filter((id) => {
-        const hit = seen.get(id);
-        return !hit || hit.company !== companyId || hit.until <= t;
-      });
-      if (!unknown.length) return [];
-      const owners = await lockOwnersOf(models, unknown);
-      for (const id of unknown) {
-        if (owners.get(id) !== companyId) continue;
-        seen.delete(id);
-        seen.set(id, { company: companyId, until: t + opts.ttlMs });
-        if (seen.size > max) seen.delete(seen.keys().next().value as string);
-      }
-      return unknown.filter((id) => owners.get(id) !== companyId);
+      const cached = sets.get(companyId);
+      const fresh = cached && cached.until > t ? cached.locks : undefined;
+      if (fresh && lockIds.every((id) => fresh.has(id))) return [];
+      const locks = await load(companyId, t);
+      return [...new Set(lockIds)].filter((id) => !locks.has(id));
     },
   };
 }
