@@ -1,9 +1,3 @@
-  LOCK_OWNER_CACHE_MS: Joi.number()
-    .integer()
-    .min(0)
-    .max(3_600_000)
-    .default(60_000)
-    .description("how long the set of a company's locks, read at once, is taken as current by the check before every vendor call (a lock missing from it is read again at once; a lock is released only once unbound); 0 reads it for every booking"),
 import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 import { LockCloudEnv, lockCloudEnv } from '@smartlock/lock-cloud';
 
@@ -56,8 +50,8 @@ export const configSchema = Joi.object({
     .integer()
     .min(0)
     .max(3_600_000)
-    .default(30_000)
-    .description("how long a lock found to be the booking's company's is taken as such before its owner is read again (the check before every vendor call; a lock is released only once unbound, so this bounds nothing a guest can use); 0 reads it every time"),
+    .default(60_000)
+    .description("how long the set of a company's locks, read at once, is taken as current by the check before every vendor call (a lock missing from it is read again at once; a lock is released only once unbound); 0 reads it for every booking"),
   PREFETCH: Joi.number().integer().min(1).max(1000).default(50).description('booking events handled at once per process'),
   PROVISIONING_RETRY_DELAYS_MS: delays
     .default('2000,10000,30000')
