@@ -354,7 +354,8 @@ describe('admin-api (real database, real broker)', () => {
         version: 1,
         created_at: expect.any(String),
         updated_at: expect.any(String),
-        secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+        // 32 random bytes in standard base64, as the Standard Webhooks libraries decode it
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       });
       secrets.push(put.body.secret);
       const { secret, ...view } = put.body;
@@ -389,7 +390,7 @@ describe('admin-api (real database, real broker)', () => {
       const before = Date.now();
       const rotated = await call('POST', `/admin/v1/companies/${companyId}/callback/rotate-secret`);
       expect(rotated.status).toBe(200);
-      expect(rotated.body).toEqual({ secret: expect.stringMatching(/^whsec_/), previous_valid_until: expect.any(String) });
+      expect(rotated.body).toEqual({ secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), previous_valid_until: expect.any(String) });
       secrets.push(rotated.body.secret);
       expect(rotated.body.secret).not.toBe(put.body.secret);
       const until = new Date(rotated.body.previous_valid_until).getTime();

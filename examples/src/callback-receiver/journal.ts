@@ -1,6 +1,13 @@
 import { appendFile, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
+/** The Standard Webhooks headers that sign a callback (a type, not an interface: it passes as a header record). */
+export type SignatureHeaders = {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
+};
+
 /** One callback as it was received and recorded. */
 export interface Recorded {
   deliveryId: string;
@@ -12,7 +19,7 @@ export interface Recorded {
   signedWith: 'current' | 'previous';
   /** The exact bytes received and their signature, kept to prove later what was received. */
   body: string;
-  signature: string;
+  headers: SignatureHeaders;
 }
 
 /**

@@ -1,30 +1,41 @@
 import express, { Express } from 'express';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { Journal } from './journal';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { Journal, SignatureHeaders } from './journal';
 
 export interface ReceiverOptions {
-  /** The signing secret shown when the callback was set, or the new one after a rotation. */
+  /** The signing secret shown when the callback was set (`whsec_...`), or the new one after a rotation. */
   secret: string;
   /** During a rotation, the previous secret (until the `previous_valid_until` the rotation returned). */
   previousSecret?: string;
   journal: Journal;
 }
 
-const SIGNATURE = /^[0-9a-f]{64}$/;
-
-/** Which secret signed these bytes, comparing in constant time; undefined when none did. */
-function signedWith(raw: Buffer, signature: string, secrets: [string, string | undefined]): 'current' | 'previous' | undefined {
-  if (!SIGNATURE.test(signature)) return undefined;
-  const given = Buffer.from(signature, 'hex');
-  const matches = secrets.map((secret) => secret !== undefined && timingSafeEqual(createHmac('sha256', secret).update(raw).digest(), given));
-  return matches[0] ? 'current' : matches[1] ? 'previous' : undefined;
+/**
+ * Which secret signed these bytes, by the `standardwebhooks` library (the Standard Webhooks headers
+ * `webhook-id`, `webhook-timestamp`, `webhook-signature`; it refuses a timestamp more than 5 minutes
+ * away, so a captured delivery cannot be replayed later); undefined when none did.
+ */
+function signedWith(raw: string, headers: SignatureHeaders, secrets: [string, string | undefined]): 'current' | 'previous' | undefined {
+  const names = ['current', 'previous'] as const;
+  for (const [i, secret] of secrets.entries()) {
+    if (secret === undefined) continue;
+    try {
+      new Webhook(secret).verify(raw, { ...headers });
+      return names[i];
+    } catch (err) {
+      if (!(err instanceof WebhookVerificationError)) throw err;
+    }
+  }
+  return undefined;
 }
 
 /**
  * A callback endpoint (SPEC "Outbound callbacks" and "Events"): `POST /callbacks`.
- *  1. The signature `X-Service-Signature` = hex HMAC-SHA256(secret, raw body) is checked over the
- *     exact bytes received, before parsing, in constant time, against the current secret and
- *     during a rotation the previous one. Anything else: 401, nothing recorded.
+ *  1. The Standard Webhooks signature is checked with the `standardwebhooks` library over the exact
+ *     bytes received, before parsing, against the current secret and during a rotation the previous
+ *     one (the service signs with both while the previous one is valid). Anything else: 401,
+ *     nothing recorded. (SPEC's `X-Service-Signature`, hex HMAC-SHA256 of the body with the same
+ *     secret string, is sent too, for receivers written before.)
  *  2. The delivery is recorded durably, then answered 200. Any non-2xx makes the service retry.
  *  3. A repeat (the same deliveryId: the service retries, and rarely delivers twice) is answered
  *     200 and changes nothing.
@@ -34,15 +45,19 @@ export function callbackReceiver(options: ReceiverOptions): Express {
   // The raw bytes, not parsed JSON: re-serialising would change what was signed.
   app.post('/callbacks', express.raw({ type: 'application/json', limit: '1mb' }), async (req, res, next) => {
     try {
-      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const signature = req.get('X-Service-Signature') ?? '';
-      const secret = signedWith(raw, signature, [options.secret, options.previousSecret]);
+      const raw = (Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)).toString('utf8');
+      const headers: SignatureHeaders = {
+        'webhook-id': req.get('webhook-id') ?? '',
+        'webhook-timestamp': req.get('webhook-timestamp') ?? '',
+        'webhook-signature': req.get('webhook-signature') ?? '',
+      };
+      const secret = signedWith(raw, headers, [options.secret, options.previousSecret]);
       if (!secret) {
         res.status(401).json({ error: 'invalid signature' });
         return;
       }
 
-      const body = JSON.parse(raw.toString('utf8')) as { event: string; referenceId: string; eventId: string; deliveryId: string };
+      const body = JSON.parse(raw) as { event: string; referenceId: string; eventId: string; deliveryId: string };
       if (body.event !== req.get('X-Service-Event')) {
         res.status(400).json({ error: 'X-Service-Event does not match the body' });
         return;
@@ -58,8 +73,8 @@ export function callbackReceiver(options: ReceiverOptions): Express {
         eventId: body.eventId,
         receivedAt: new Date().toISOString(),
         signedWith: secret,
-        body: raw.toString('utf8'),
-        signature,
+        body: raw,
+        headers,
       });
       res.status(200).json({ recorded, repeat: !recorded });
     } catch (err) {

@@ -10,9 +10,12 @@ import type { CompanyScope } from '../shared/scope';
 import { validate } from '../shared/validation';
 import { CallbackEndpointDoc, StoredCallbackAuth, liveSecrets, toEndpointConfig, toEndpointView } from './callback-endpoint.schema';
 
-/** A signing secret: `whsec_` + 32 random bytes, base64url. Shown once, stored encrypted. */
+/**
+ * A signing secret: `whsec_` + 32 random bytes in standard base64, the form the Standard Webhooks
+ * libraries decode (they cannot read base64url). Shown once, stored encrypted.
+ */
 function generateSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
 interface Change {

@@ -115,12 +115,12 @@ export interface Answer {
 export async function postCallback(
   deps: Pick<DeliverDeps, 'destinations' | 'key' | 'timeoutMs'>,
   config: EndpointDoc['config'],
-  event: string,
-  body: string,
+  sent: { id: string; event: string; body: string },
   at: Date,
 ): Promise<Answer> {
   const { timeoutMs } = deps;
-  const headers = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, [EVENT_HEADER]: event, ...authHeaders(config, body, deps.key, at) };
+  const { id, event, body } = sent;
+  const headers = { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT, [EVENT_HEADER]: event, ...authHeaders(config, id, body, deps.key, at) };
   const started = performance.now();
   try {
     const res = await axios.post(config.url, body, {
@@ -231,7 +231,7 @@ async function send(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): P
   const config = found.config;
   const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';
   const at = new Date();
-  const { statusCode, error, latencyMs } = await postCallback(deps, config, delivery.event, decryptSecret(delivery.body, deps.key), at);
+  const { statusCode, error, latencyMs } = await postCallback(deps, config, { id: delivery._id, event: delivery.event, body: decryptSecret(delivery.body, deps.key) }, at);
   return { delivery, attempt: { attempt: delivery.attempts + 1, at, trigger, url: redactQuery(config.url), status_code: statusCode, latency_ms: latencyMs, error } };
 }
 

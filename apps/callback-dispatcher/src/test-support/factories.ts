@@ -29,7 +29,8 @@ export function accessEvent(companyId: string, type: AccessEventType, over: Part
 }
 
 export type AuthSpec =
-  | { type: 'hmac'; secrets: string[] }
+  /** previousValidUntil: the end of the older secrets' window (a day from now by default). */
+  | { type: 'hmac'; secrets: string[]; previousValidUntil?: string }
   | { type: 'bearer'; token: string }
   | { type: 'basic'; username: string; password: string }
   | { type: 'api_key'; header: string; value: string };
@@ -49,7 +50,7 @@ export function endpointEvent(
     case 'hmac':
       enc = {
         type: 'hmac',
-        secrets: auth.secrets.map((s, i) => ({ secret: encryptSecret(s, key), created_at: now, valid_until: i === 0 ? null : new Date(Date.now() + 86_400_000).toISOString() })),
+        secrets: auth.secrets.map((s, i) => ({ secret: encryptSecret(s, key), created_at: now, valid_until: i === 0 ? null : (auth.previousValidUntil ?? new Date(Date.now() + 86_400_000).toISOString()) })),
       };
       break;
     case 'bearer':

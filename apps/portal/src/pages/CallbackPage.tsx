@@ -75,7 +75,7 @@ export function CallbackPage({ session, title }: PageProps) {
       if (type === 'basic') Object.assign(auth, { username: fields.username ?? '', password: fields.password ?? '' });
       if (type === 'api_key') Object.assign(auth, { header: fields.header ?? '', value: fields.value ?? '' });
       const saved = await portalApi.setCallback(url.trim(), auth);
-      if (saved.secret) setSecret({ value: saved.secret, note: 'This is the only time the signing secret is shown. Store it in your receiver now: it verifies the signature of every callback.' });
+      if (saved.secret) setSecret({ value: saved.secret, note: 'This is the only time the signing secret is shown. Store it in your receiver now: it verifies the signature of every callback, with any Standard Webhooks library (standardwebhooks) or by the X-Service-Signature header.' });
       setFields({});
       setStatus('Callback endpoint saved.');
       await load();

@@ -69,4 +69,10 @@ export const CALLBACK_HEADERS = {
   /** unix seconds of the attempt, signed with the body in signatureV2 (replay protection) */
   timestamp: 'X-Service-Timestamp',
   signatureV2: 'X-Service-Signature-V2',
+  /** Standard Webhooks (standardwebhooks.com), beside SPEC's: the delivery's id, the same on every attempt */
+  webhookId: 'webhook-id',
+  /** unix seconds of the attempt */
+  webhookTimestamp: 'webhook-timestamp',
+  /** `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per valid secret (newest first), space-separated */
+  webhookSignature: 'webhook-signature',
 } as const;

@@ -72,6 +72,8 @@ export const webhooks = Object.fromEntries(
           `2. \`${CALLBACK_HEADERS.timestamp}\` (unix seconds) and \`${CALLBACK_HEADERS.signatureV2}\` = hex HMAC-SHA256(secret, \`<timestamp>.<raw body>\`), for receivers that refuse replays.`,
           '3. During a secret rotation accept a signature by the new or the previous secret.',
           '',
+          `Beside them, the [Standard Webhooks](https://www.standardwebhooks.com) headers, which the \`standardwebhooks\` library of each language verifies with the same secret as shown (\`whsec_<base64>\`), refusing a timestamp more than 5 minutes away: \`${CALLBACK_HEADERS.webhookId}\` (the delivery's id, the same on every attempt), \`${CALLBACK_HEADERS.webhookTimestamp}\` (unix seconds of the attempt) and \`${CALLBACK_HEADERS.webhookSignature}\`: \`v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>\`, the key being the bytes the secret's base64 part decodes to, one signature per secret valid at the attempt (newest first, space-separated), so during a rotation a receiver holding either secret verifies. A secret issued before standard base64 is base64url: replace \`-\` with \`+\` and \`_\` with \`/\` (or rotate) before handing it to a library.`,
+          '',
           'Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried. Deliveries can repeat: granting granted access or revoking revoked access is a no-op.',
         ].join('\n'),
         parameters: [
@@ -79,6 +81,12 @@ export const webhooks = Object.fromEntries(
           { name: CALLBACK_HEADERS.event, ...header('The event type.', constant(event)) },
           { name: CALLBACK_HEADERS.timestamp, ...header('Unix seconds of this attempt (hmac only).', str({ pattern: '^[0-9]+$' }), false) },
           { name: CALLBACK_HEADERS.signatureV2, ...header('hex HMAC-SHA256 of `<timestamp>.<raw body>` (hmac only).', str({ pattern: '^[0-9a-f]{64}$' }), false) },
+          { name: CALLBACK_HEADERS.webhookId, ...header("Standard Webhooks message id: the delivery's `deliveryId`, the same on every attempt (hmac only).", str({ pattern: '^dlv_[0-9a-f]{32}$' }), false) },
+          { name: CALLBACK_HEADERS.webhookTimestamp, ...header('Standard Webhooks timestamp: unix seconds of this attempt (hmac only).', str({ pattern: '^[0-9]+$' }), false) },
+          {
+            name: CALLBACK_HEADERS.webhookSignature,
+            ...header('Standard Webhooks signatures: `v1,<base64>` per secret valid at the attempt, newest first, space-separated (hmac only).', str({ pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' }), false),
+          },
         ],
         requestBody: body({ allOf: [{ $ref: '#/components/schemas/CallbackBody' }], properties: { event: constant(event) } }),
         responses: {
