@@ -44,7 +44,8 @@ describe('location-api: layout import and the public read API (SPEC "Location AP
     const row = res.data.data.locations[0];
     expect(Object.keys(row)).toEqual(['site', 'building', 'floor', 'room', 'bed']);
     for (const level of ['site', 'building', 'floor', 'room', 'bed']) {
-      expect(Object.keys(row[level])).toEqual(['name', '_id', 'external_id']);
+      // A site also says its time zone and hours (issue 48).
+      expect(Object.keys(row[level])).toEqual(['name', '_id', 'external_id', ...(level === 'site' ? ['time_zone', 'check_in_time', 'check_out_time'] : [])]);
       expect(row[level]._id).toMatch(/^[0-9a-f]{24}$/);
       expect(row[level].external_id).toBeNull();
     }

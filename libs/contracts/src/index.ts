@@ -16,6 +16,7 @@ export * from './employee/employee-access.request';
 export * from './identity/admin.requests';
 export * from './identity/portal.requests';
 export * from './location/layout-import.request';
+export * from './location/site-time';
 export * from './booking/ingest.request';
 export * from './envelopes/auth-errors';
 export * from './operations/dead-letters.requests';

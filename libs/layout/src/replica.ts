@@ -8,6 +8,7 @@ import {
   LockBinding,
   layoutSnapshotSchema,
   locationEventMessageSchema,
+  siteTimeOf,
 } from '@smartlock/contracts';
 import type { Broker, ConsumeOptions, QueueDef } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
@@ -81,6 +82,9 @@ const nodeSchema = new Schema(
     floor_id: String,
     room_id: String,
     locks: [Schema.Types.Mixed],
+    time_zone: String,
+    check_in_time: String,
+    check_out_time: String,
     version: Number,
   },
   { versionKey: false },
@@ -182,6 +186,8 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     const doc: ReplicaNode = { level: node.level, _id: node._id, name: node.name, external_id: node.external_id, version: node.version, company_id: company, name_key: node.name.toLowerCase() };
     for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (node[f]) doc[f] = node[f];
     if (node.level === 'room' || node.level === 'bed') doc.locks = node.locks ?? [];
+    // A site's time (site-time.ts); a location-api from before site time publishes none: the defaults.
+    if (node.level === 'site') Object.assign(doc, siteTimeOf(node));
     const old = await Nodes.collection.findOneAndReplace({ _id: node._id as never }, doc as never, { upsert: true, returnDocument: 'before' });
     const before = old ? keysOf(old as unknown as ReplicaNode) : [];
     const after = keysOf(doc);

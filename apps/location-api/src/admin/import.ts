@@ -1,8 +1,8 @@
-import { LocationLevel } from '@smartlock/contracts';
+import { LocationLevel, SITE_TIME_FIELDS, SiteTime } from '@smartlock/contracts';
 import { badRequest } from '@smartlock/http';
 import { nameKey } from '../layout/keys';
 import { TNode, childrenOf, descendants } from '../layout/tree';
-import { LockInput, WriteCtx, bindLock, createNode, deleteNode, renameNode, unbindLock } from '../layout/write';
+import { LockInput, WriteCtx, bindLock, createNode, deleteNode, renameNode, setSiteTime, unbindLock } from '../layout/write';
 
 interface DocNode {
   name: string;
@@ -85,6 +85,8 @@ export function importLayout(ctx: WriteCtx, doc: { sites: DocNode[] }, prune: bo
         else report.kept.push(item(node));
       }
       listed.add(node._id);
+      // A site's time fields the document leaves out keep their values (a document from before site time changes nothing).
+      if (level === 'site') setSiteTime(ctx, node, Object.fromEntries(SITE_TIME_FIELDS.filter((f) => d[f] !== undefined).map((f) => [f, d[f]])) as Partial<SiteTime>);
       if (level === 'room' || level === 'bed') {
         const wanted = (d.locks ?? []).map((l): LockInput => ({ lock_id: String(l.lock_id), lock_mac: l.lock_mac, name: l.name ?? null, provider: l.provider ?? null }));
         for (const l of wanted) if (bindLock(ctx, node, l)) report.locks.bound.push({ lock_id: l.lock_id, level, _id: node._id });

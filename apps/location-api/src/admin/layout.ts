@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, layoutImportSchema, ok } from '@smartlock/contracts';
+import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, layoutImportSchema, ok, siteTimeOf } from '@smartlock/contracts';
 import { asyncHandler, badRequest } from '@smartlock/http';
 import { Entry, MissingChunkError } from '../layout/store';
 import { Deps, preview, runWrite } from '../layout/write';
@@ -22,6 +22,7 @@ function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
   const state: LocationNodeState = { level, _id: e._id as string, name: e.name as string, external_id: (e.external_id as string | null) ?? null, version: e.v as number };
   for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (e[f]) state[f] = e[f] as string;
   if (level === 'room' || level === 'bed') state.locks = (e.locks as LocationNodeState['locks']) ?? [];
+  if (level === 'site') Object.assign(state, siteTimeOf(e as Record<string, string | undefined>));
   return state;
 }
 

@@ -1,15 +1,17 @@
 import { NextFunction, Request, Response, Router } from 'express';
-import { LocationLevel, SuccessCodes, ok } from '@smartlock/contracts';
+import { LocationLevel, SITE_TIME_FIELDS, SiteTime, SuccessCodes, ok, siteTimeProblem } from '@smartlock/contracts';
 import { Types } from '@smartlock/db';
 import { asyncHandler, badRequest, companyIdParam, notFound } from '@smartlock/http';
 import type { Auth } from '@smartlock/auth';
 import { lockOwnerRoutes, requireBindable } from './lock-owners';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
 import { publicRow } from '../external-ids/routes';
-import { Deps, bindLock, createNode, deleteNode, getNode, renameNode, runWrite, unbindLock } from '../layout/write';
+import { Deps, bindLock, createNode, deleteNode, getNode, renameNode, runWrite, setSiteTime, unbindLock } from '../layout/write';
 import { OccupancyLogs, refuseIfOccupied } from '../occupancy/occupancy';
 import { flag, importLayoutHandler, snapshotHandler } from './layout';
 import type { OccupancyResync } from '../occupancy/resync';
+
+type SiteTimeField = (typeof SITE_TIME_FIELDS)[number];
 
 function levelOf(req: Request): LocationLevel {
   const level = PLURALS[req.params.levels];
@@ -23,6 +25,17 @@ function objectBody(req: Request, allowed: string[]): Record<string, unknown> {
   const extra = Object.keys(body).filter((k) => !allowed.includes(k));
   if (extra.length) throw badRequest(`Unknown field(s): ${extra.join(', ')}; allowed: ${allowed.join(', ')}`);
   return body as Record<string, unknown>;
+}
+
+/** The site time fields of a PATCH body, checked (a 400 names the field), or undefined when it has none. */
+function siteTimeBody(body: Record<string, unknown>, fields: readonly SiteTimeField[]): Partial<SiteTime> | undefined {
+  const given = fields.filter((f) => body[f] !== undefined);
+  if (!given.length) return undefined;
+  for (const f of given) {
+    const problem = siteTimeProblem(f, body[f]);
+    if (problem) throw badRequest(problem, [{ path: [f], message: problem }]);
+  }
+  return Object.fromEntries(given.map((f) => [f, body[f]]));
 }
 
 function idParam(req: Request): string {
@@ -117,10 +130,14 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
     asyncHandler(async (req, res) => {
       const level = levelOf(req);
       const id = idParam(req);
-      const body = objectBody(req, ['name']);
+      const timeFields = level === 'site' ? SITE_TIME_FIELDS : [];
+      const body = objectBody(req, ['name', ...timeFields]);
+      const time = siteTimeBody(body, timeFields);
+      if (body.name === undefined && !time) throw badRequest(`Give ${['name', ...timeFields].join(' or ')}`);
       const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => {
         const node = getNode(ctx, id, level);
-        renameNode(ctx, node, body.name);
+        if (body.name !== undefined) renameNode(ctx, node, body.name);
+        if (time) setSiteTime(ctx, node, time);
         return publicRow(node);
       });
       res.json(ok(`${level[0].toUpperCase()}${level.slice(1)} updated`, SuccessCodes.LOCATION_NODE_UPDATED, { version, ...result }));

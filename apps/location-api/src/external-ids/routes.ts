@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { LOCATION_LEVELS, LocationLevel, SuccessCodes, ok } from '@smartlock/contracts';
+import { LOCATION_LEVELS, LocationLevel, SuccessCodes, ok, siteTimeOf } from '@smartlock/contracts';
 import { asyncHandler, badRequest, conflict, notFound } from '@smartlock/http';
 import { companyOf } from '@smartlock/auth';
 import { OBJECT_ID, PLURALS, externalIdProblem } from '../layout/keys';
@@ -9,7 +9,7 @@ import { Deps, runWrite, setExternalId } from '../layout/write';
 const MAX_BULK_ROWS = 1000;
 
 export function publicRow(node: TNode) {
-  return { _id: node._id, name: node.name, external_id: node.external_id, ...ancestorIds(node) };
+  return { _id: node._id, name: node.name, external_id: node.external_id, ...ancestorIds(node), ...(node.level === 'site' ? siteTimeOf(node.time ?? {}) : {}) };
 }
 
 export interface BulkResult {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Connection, Schema, claimOnce, compareAndSet, isDuplicateKeyError } from '@smartlock/db';
 import { OutboxFields, SETTLED, outboxPlugin, owed } from '@smartlock/messaging';
-import { LOCATION_LEVELS, LocationLevel } from '@smartlock/contracts';
+import { LOCATION_LEVELS, LocationLevel, siteTimeOf } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
 import { TNode, Tree, addNode, ancestorIds, emptyTree, nodeOf, pathKey } from './tree';
 
@@ -96,7 +96,7 @@ function chunkEntries(company: string, seq: SeqName, entries: Entry[]): Chunk[] 
 }
 
 function row(node: TNode) {
-  return { name: node.name, _id: node._id, external_id: node.external_id };
+  return { name: node.name, _id: node._id, external_id: node.external_id, ...(node.level === 'site' ? siteTimeOf(node.time ?? {}) : {}) };
 }
 
 /** Every sequence of a layout, sorted by key. */
@@ -106,6 +106,7 @@ function buildSequences(tree: Tree): Record<SeqName, Entry[]> {
     const k = pathKey(tree, node);
     const entry: Entry = { k, _id: node._id, name: node.name, external_id: node.external_id, ...ancestorIds(node), v: node.v };
     if (node.level === 'room' || node.level === 'bed') entry.locks = node.locks;
+    if (node.level === 'site') Object.assign(entry, siteTimeOf(node.time ?? {}));
     seqs[node.level].push(entry);
     seqs.idx.push({ k: node._id, p: k, l: node.level });
     const isRow = node.level === 'bed' || (node.level === 'room' && !(tree.children.get(node._id)?.size ?? 0));
@@ -259,6 +260,7 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
           locks: (e.locks as TNode['locks']) ?? [],
           v: e.v as number,
         } as TNode;
+        if (level === 'site') node.time = siteTimeOf(e as Record<string, string | undefined>);
         for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (!node[f]) delete node[f];
         node.parent = node.room_id ?? node.floor_id ?? node.building_id ?? node.site_id ?? null;
         addNode(t, node);

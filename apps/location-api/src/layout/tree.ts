@@ -1,4 +1,4 @@
-import { LOCATION_LEVELS, LocationLevel, LocationNodeState, LocationPathItem, LockBinding } from '@smartlock/contracts';
+import { LOCATION_LEVELS, LocationLevel, LocationNodeState, LocationPathItem, LockBinding, SiteTime, siteTimeOf } from '@smartlock/contracts';
 import { KEY_SEP, sortComponent } from './keys';
 
 /** One node of a company's layout, in memory. */
@@ -14,6 +14,8 @@ export interface TNode {
   floor_id?: string;
   room_id?: string;
   locks: LockBinding[];
+  /** Sites only: set on every site (defaults for layouts from before site time). */
+  time?: SiteTime;
   /** company version of the node's last change */
   v: number;
 }
@@ -73,7 +75,7 @@ export function removeNode(tree: Tree, id: string): void {
 /** A copy a write may change freely (nodes are copied too: the original stays cached for readers). */
 export function cloneTree(tree: Tree): Tree {
   const copy = emptyTree();
-  for (const node of tree.nodes.values()) addNode(copy, { ...node, locks: node.locks.map((l) => ({ ...l })) });
+  for (const node of tree.nodes.values()) addNode(copy, { ...node, locks: node.locks.map((l) => ({ ...l })), ...(node.time ? { time: { ...node.time } } : {}) });
   return copy;
 }
 
@@ -108,6 +110,7 @@ export function ancestorIds(node: Pick<TNode, 'site_id' | 'building_id' | 'floor
 export function nodeState(node: TNode): LocationNodeState {
   const state: LocationNodeState = { level: node.level, _id: node._id, name: node.name, external_id: node.external_id, ...ancestorIds(node), version: node.v };
   if (node.level === 'room' || node.level === 'bed') state.locks = node.locks.map((l) => ({ ...l }));
+  if (node.level === 'site') Object.assign(state, siteTimeOf(node.time ?? {}));
   return state;
 }
 

@@ -7,7 +7,10 @@ import {
   LocationNodeState,
   LocationPathItem,
   LockBinding,
+  SITE_TIME_FIELDS,
+  SiteTime,
   locationRoutingKey,
+  siteTimeOf,
 } from '@smartlock/contracts';
 import { HttpError, badRequest, conflict, notFound } from '@smartlock/http';
 import type { Broker } from '@smartlock/messaging';
@@ -21,7 +24,7 @@ export interface PendingEvent {
   version: number;
   node: LocationNodeState & { path: LocationPathItem[] };
   lock?: LockBinding;
-  previous?: { name?: string; external_id?: string | null };
+  previous?: LocationEventMessage['previous'];
 }
 
 /** One write in progress: a private copy of the layout and the events it produced so far. */
@@ -165,6 +168,7 @@ export function createNode(ctx: WriteCtx, level: LocationLevel, name: unknown, p
     parent: parent?._id ?? null,
     ...ancestorIdsForChild(parent),
     locks: [],
+    ...(level === 'site' ? { time: siteTimeOf({}) } : {}),
     v: 0,
   };
   addNode(ctx.tree, node);
@@ -182,6 +186,20 @@ export function renameNode(ctx: WriteCtx, node: TNode, name: unknown): boolean {
   node.name = checked;
   ctx.tree.keys.clear();
   emit(ctx, 'node.renamed', node, { previous: { name: previous } });
+  return true;
+}
+
+/**
+ * Sets what `time` gives of a site's time zone and hours (checked by the caller: siteTimeProblem).
+ * Returns false when they are already exactly that.
+ */
+export function setSiteTime(ctx: WriteCtx, node: TNode, time: Partial<SiteTime>): boolean {
+  const before = siteTimeOf(node.time ?? {});
+  const after = { ...before, ...time };
+  const changed = SITE_TIME_FIELDS.filter((f) => before[f] !== after[f]);
+  if (!changed.length) return false;
+  node.time = after;
+  emit(ctx, 'site.time_set', node, { previous: Object.fromEntries(changed.map((f) => [f, before[f]])) });
   return true;
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Request, Response, Router } from 'express';
-import { LocationLevel, SuccessCodes } from '@smartlock/contracts';
+import { LocationLevel, SuccessCodes, siteTimeOf } from '@smartlock/contracts';
 import { asyncHandler, badRequest, notFound } from '@smartlock/http';
 import { companyOf } from '@smartlock/auth';
 import { LEVEL_DEPTH, OBJECT_ID, PLURALS } from '../layout/keys';
@@ -44,12 +44,14 @@ function rowsJson(chunk: Chunk, seq: SeqName): string[] {
   if (!chunk.json) {
     chunk.json = chunk.entries.map((e) => {
       if (seq === 'all') {
-        const row: Record<string, unknown> = { site: e.site, building: e.building, floor: e.floor, room: e.room };
+        const row: Record<string, unknown> = { site: { ...(e.site as object), ...siteTimeOf(e.site as Record<string, string | undefined>) }, building: e.building, floor: e.floor, room: e.room };
         if (e.bed) row.bed = e.bed;
         return JSON.stringify(row);
       }
       const row: Record<string, unknown> = { _id: e._id, name: e.name, external_id: e.external_id };
       for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (e[f]) row[f] = e[f];
+      // Entries of sites written before site time carry none: the defaults.
+      if (seq === 'site') Object.assign(row, siteTimeOf(e as Record<string, string | undefined>));
       return JSON.stringify(row);
     });
   }

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { siteTimeFields } from './site-time';
 
 /** A layout node's name: at most this many characters. */
 export const NAME_MAX = 100;
@@ -30,7 +31,7 @@ const bed = Joi.object({ name, locks });
 const room = Joi.object({ name, locks, beds: Joi.array().items(bed) });
 const floor = Joi.object({ name, rooms: Joi.array().items(room) });
 const building = Joi.object({ name, floors: Joi.array().items(floor) });
-const site = Joi.object({ name, buildings: Joi.array().items(building) });
+const site = Joi.object({ name, ...siteTimeFields, buildings: Joi.array().items(building) });
 
 /** `PUT /admin/v1/companies/:companyId/layout`: the whole layout, matched to the stored one by names. */
 export const layoutImportSchema = Joi.object({ sites: Joi.array().items(site).required() }).required();

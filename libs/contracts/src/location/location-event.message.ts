@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { siteTimeFields } from './site-time';
 
 /** Levels of the layout, top to bottom (SPEC "Location hierarchy"). */
 export const LOCATION_LEVELS = ['site', 'building', 'floor', 'room', 'bed'] as const;
@@ -9,6 +10,8 @@ const LOCATION_EVENT_KINDS = [
   'node.renamed',
   'node.deleted',
   'external_id.set',
+  /** A site's time zone or check-in/check-out hours changed. */
+  'site.time_set',
   'lock.bound',
   'lock.unbound',
   /** The events of some versions could not be published: every replica rebuilds from a snapshot. */
@@ -40,6 +43,10 @@ export interface LocationNodeState {
   floor_id?: string;
   room_id?: string;
   locks?: LockBinding[];
+  /** Sites only (site-time.ts): always present on a site's state. */
+  time_zone?: string;
+  check_in_time?: string;
+  check_out_time?: string;
   version: number;
 }
 
@@ -65,8 +72,8 @@ export interface LocationEventMessage {
   occurred_at: string;
   node?: LocationNodeState & { path: LocationPathItem[] };
   lock?: LockBinding;
-  /** For node.renamed and external_id.set: the values before the change. */
-  previous?: { name?: string; external_id?: string | null };
+  /** For node.renamed, external_id.set and site.time_set: the values before the change. */
+  previous?: { name?: string; external_id?: string | null; time_zone?: string; check_in_time?: string; check_out_time?: string };
   correlation_id: string;
 }
 
@@ -103,6 +110,7 @@ const nodeStateFields = {
   floor_id: id,
   room_id: id,
   locks: Joi.array().items(lockBindingSchema),
+  ...siteTimeFields,
   version: Joi.number().integer().min(1).required(),
 };
 
@@ -124,7 +132,7 @@ export const locationEventMessageSchema = Joi.object<LocationEventMessage>({
       .required(),
   }).when('kind', { is: 'layout.resync', then: Joi.forbidden(), otherwise: Joi.required() }),
   lock: lockBindingSchema.when('kind', { is: Joi.valid('lock.bound', 'lock.unbound'), then: Joi.required(), otherwise: Joi.forbidden() }),
-  previous: Joi.object({ name: Joi.string(), external_id: Joi.string().allow(null) }),
+  previous: Joi.object({ name: Joi.string(), external_id: Joi.string().allow(null), ...siteTimeFields }),
   correlation_id: Joi.string().required(),
 });
 
