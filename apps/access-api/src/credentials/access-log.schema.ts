@@ -25,7 +25,8 @@ export interface AccessLogDoc {
   sequence: number;
   occurred_at: Date;
   credentials: CredentialRecord[];
-  validity: { check_in: string | null; check_out: string | null } | null;
+  /** time_zone: the site's, on access events (the instants resolved in it); null on booking events (the dates as sent). */
+  validity: { check_in: string | null; check_out: string | null; time_zone: string | null } | null;
   reason: string | null;
   /** Access events: the booking's recent lock-cloud operations as the worker told them (each repeats the earlier ones). */
   operations: LockCloudOperation[];
@@ -72,7 +73,7 @@ const accessLogSchema = new Schema<AccessLogDoc>(
     sequence: { type: Number, required: true },
     occurred_at: { type: Date, required: true },
     credentials: { type: [credentialSchema], default: [] },
-    validity: { type: new Schema({ check_in: String, check_out: String }, { _id: false }), default: null },
+    validity: { type: new Schema({ check_in: String, check_out: String, time_zone: String }, { _id: false }), default: null },
     reason: { type: String, default: null },
     operations: { type: Schema.Types.Mixed, default: () => [] },
     provider: { type: String, default: null },

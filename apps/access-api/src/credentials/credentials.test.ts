@@ -76,16 +76,18 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
       return r.status === 200 ? r : undefined;
     }, { what: 'pending booking' });
     expect(pending.data).toMatchObject({ code: 7020, error: false, data: { reference_id: reference, status: 'pending', credentials: [], revoked: [] } });
-    expect(pending.data.data.validity).toEqual({ check_in: '2026-12-01T14:00:00.000Z', check_out: '2026-12-04T10:00:00.000Z' });
+    expect(pending.data.data.validity).toEqual({ check_in: '2026-12-01T14:00:00.000Z', check_out: '2026-12-04T10:00:00.000Z', time_zone: null });
     expect((await v2(`?ref_id=${reference}`)).data).toMatchObject({ code: 7005, error: false, data: [] });
     expect((await v3(reference)).data).toMatchObject({ code: 7021, data: { status: 'pending', locks: [] } });
 
-    await publish(accessEvent(h.a.id, reference, 'access.provisioned', { credentials: allTypes() }));
+    await publish(accessEvent(h.a.id, reference, 'access.provisioned', { credentials: allTypes(), site_time_zone: 'America/New_York' }));
     const res = await until(async () => {
       const r = await v4(reference);
       return r.data.data?.status === 'active' ? r : undefined;
     }, { what: 'active booking' });
     expect(res.status).toBe(200);
+    // The provisioned instants, and the zone of the site they were resolved in (issue 48).
+    expect(res.data.data.validity).toEqual({ check_in: '2026-12-01T14:00:00.000Z', check_out: '2026-12-04T10:00:00.000Z', time_zone: 'America/New_York' });
     expect(res.data.message).toEqual(expect.any(String));
     const creds = res.data.data.credentials;
     expect(creds).toHaveLength(5);

@@ -14,7 +14,7 @@ export interface AccessView {
   status: AccessStatus;
   /** Why the latest provisioning failed (status `failed`), else null. */
   reason: string | null;
-  validity: { check_in: string | null; check_out: string | null } | null;
+  validity: AccessLogDoc['validity'];
   /** Ingest provider of the booking, when a booking event was seen. */
   provider: string | null;
   /** Highest booking version applied by an access event (0 when none yet). */
@@ -46,6 +46,12 @@ function order(a: AccessLogDoc, b: AccessLogDoc): number {
  * - every other credential ever seen is revoked, at the time of the revoke that named it or of the
  *   provision that dropped it from the set.
  */
+/** Entries recorded before validity named the zone have none: null, unknown. */
+function validityOf(entry: AccessLogDoc | undefined): AccessView['validity'] {
+  const v = entry?.validity;
+  return v ? { check_in: v.check_in ?? null, check_out: v.check_out ?? null, time_zone: v.time_zone ?? null } : null;
+}
+
 export function foldAccess(referenceId: string, entries: AccessLogDoc[]): AccessView | null {
   if (entries.length === 0) return null;
   const sorted = [...entries].sort(order);
@@ -89,7 +95,7 @@ export function foldAccess(referenceId: string, entries: AccessLogDoc[]): Access
     reference_id: referenceId,
     status,
     reason: status === 'failed' ? (last?.reason ?? null) : null,
-    validity: latestProvision?.validity ?? latestBooking?.validity ?? null,
+    validity: validityOf(latestProvision?.validity ? latestProvision : latestBooking),
     provider: latestBooking?.provider ?? null,
     sequence: access.reduce((max, e) => Math.max(max, e.sequence), 0),
     updated_at: new Date(Math.max(...sorted.map((e) => e.occurred_at.getTime()))).toISOString(),

@@ -19,7 +19,7 @@ export async function onAccessEvent(log: AccessLog, msg: AccessEventMessage, ctx
     _id: logId({ ...base, occurred_at: msg.occurred_at }),
     occurred_at: new Date(msg.occurred_at),
     credentials: msg.credentials,
-    validity: msg.validity ? { check_in: msg.validity.check_in ?? null, check_out: msg.validity.check_out ?? null } : null,
+    validity: msg.validity ? { check_in: msg.validity.check_in ?? null, check_out: msg.validity.check_out ?? null, time_zone: msg.site_time_zone ?? 'UTC' } : null,
     reason: msg.reason ?? null,
     operations: msg.operations ?? [],
     provider: null,
@@ -46,7 +46,8 @@ export async function onBookingEvent(log: AccessLog, msg: BookingEventMessage, c
     _id: logId({ ...base, occurred_at: msg.received_at }),
     occurred_at: new Date(msg.received_at),
     credentials: [],
-    validity: msg.booking.check_in || msg.booking.check_out ? { check_in: msg.booking.check_in ?? null, check_out: msg.booking.check_out ?? null } : null,
+    // As sent: a date or a zone-less time is the site's local time, resolved once the worker provisions it.
+    validity: msg.booking.check_in || msg.booking.check_out ? { check_in: msg.booking.check_in ?? null, check_out: msg.booking.check_out ?? null, time_zone: null } : null,
     reason: null,
     operations: [],
     provider: msg.provider,

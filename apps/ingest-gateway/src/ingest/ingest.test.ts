@@ -117,7 +117,8 @@ describe('ingest: POST /webhook/t/:token and /webhook/generic', () => {
       room: '12',
       bed: 'B',
       room_id: 'EXT-R12',
-      check_in: '2026-12-01T00:00:00.000Z',
+      // A date alone is forwarded as sent: the worker resolves it in the site's time (issue 48).
+      check_in: '2026-12-01',
       check_out: '2026-12-03T09:00:00.000Z',
       access_types: ['CARD'],
       card_id: 'CARD-77',

@@ -85,8 +85,8 @@ describe('booking event validation (SPEC "Ingest" and "Errors")', () => {
     expect(v.ok && v.value.booking).toEqual({
       room: '12',
       bed: 'A',
-      check_in: '2026-12-01T00:00:00.000Z',
-      check_out: '2026-12-02T00:00:00.000Z',
+      check_in: '2026-12-01',
+      check_out: '2026-12-02',
       access_types: ['EKEY'],
     });
   });
@@ -106,10 +106,18 @@ describe('booking event validation (SPEC "Ingest" and "Errors")', () => {
     expect(errorsOf({ ...valid, check_in: undefined, start_date: d })).toEqual([Errors.badDate('start_date')]);
   });
 
-  it('dates with offsets become UTC; a time without an offset is UTC', () => {
+  it("dates with offsets become UTC; a date alone or a time without an offset stays the site's local time", () => {
     expect(parseIsoDate('2026-12-01T15:00:00+02:00')).toBe('2026-12-01T13:00:00.000Z');
-    expect(parseIsoDate('2026-12-01T15:00')).toBe('2026-12-01T15:00:00.000Z');
+    expect(parseIsoDate('2026-12-01T15:00')).toBe('2026-12-01T15:00:00.000');
+    expect(parseIsoDate('2026-12-01')).toBe('2026-12-01');
     expect(parseIsoDate('2026-12-01T15:00:00.123Z')).toBe('2026-12-01T15:00:00.123Z');
+  });
+
+  it('leaves to the worker what only the site time can order', () => {
+    expect(errorsOf({ ...valid, check_in: '2026-12-01', check_out: '2026-12-01' })).toEqual([]);
+    expect(errorsOf({ ...valid, check_in: '2026-12-02', check_out: '2026-12-01' })).toEqual([Errors.checkOutBeforeCheckIn]);
+    expect(errorsOf({ ...valid, check_in: '2026-12-01T15:00', check_out: '2026-12-01T11:00' })).toEqual([Errors.checkOutBeforeCheckIn]);
+    expect(errorsOf({ ...valid, check_in: '2026-12-01', check_out: '2026-12-01T11:00:00Z' })).toEqual([]);
   });
 
   it.each(['0612345678', '+0612345678', '+31-abc', '+1234', '31612345678'])('bad phone %p', (phone) => {

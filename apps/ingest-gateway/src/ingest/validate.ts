@@ -9,6 +9,7 @@ import {
   MAX_TEXT_LENGTH,
   ROOM_REQUIRED_FOR,
   eventTypeForAction,
+  isLocalTime,
   isReferenceId,
   normaliseAction,
 } from '@smartlock/contracts';
@@ -33,7 +34,8 @@ export interface ValidBooking {
 
 export type Validation = { ok: true; value: ValidBooking } | { ok: false; errors: string[] };
 
-// YYYY-MM-DD, optionally with THH:MM[:SS[.fff]] and Z or ±HH:MM. Without an offset a time is UTC.
+// YYYY-MM-DD, optionally with THH:MM[:SS[.fff]] and Z or ±HH:MM. A date alone or a time without an
+// offset is the site's local time: the worker resolves it in the site's zone (libs/contracts site-time.ts).
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 // local@domain.tld: no spaces, one @, a dot in the domain; what mail providers accept in practice.
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
@@ -43,7 +45,11 @@ const E164 = /^\+[1-9]\d{6,14}$/;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const absent = (v: unknown) => v === undefined || v === null;
 
-/** An ISO 8601 string to its UTC ISO form, or undefined when it is not a real date. */
+/**
+ * An ISO 8601 string to its canonical form, or undefined when it is not a real date: with `Z` or an
+ * offset, the instant in UTC (`2026-12-01T13:00:00.000Z`); a date alone as it is (`2026-12-01`); a
+ * date-time without offset as the local wall-clock time it names (`2026-12-01T15:00:00.000`).
+ */
 export function parseIsoDate(value: string): string | undefined {
   const m = ISO_DATE.exec(value.trim());
   if (!m) return undefined;
@@ -62,13 +68,28 @@ export function parseIsoDate(value: string): string | undefined {
   ) {
     return undefined;
   }
+  if (!zone) return m[4] === undefined ? `${y}-${mo}-${d}` : check.toISOString().slice(0, -1);
   let offsetMin = 0;
-  if (zone && zone !== 'Z') {
+  if (zone !== 'Z') {
     const z = /^([+-])(\d{2}):?(\d{2})$/.exec(zone);
     if (!z || Number(z[2]) > 23 || Number(z[3]) > 59) return undefined;
     offsetMin = (z[1] === '-' ? -1 : 1) * (Number(z[2]) * 60 + Number(z[3]));
   }
   return new Date(base - offsetMin * 60_000).toISOString();
+}
+
+/**
+ * Whether check_out can be after check_in, as far as the gateway can tell without the site's time:
+ * two instants, or two local date-times, are compared; two dates may be the same day (a site's
+ * check-out hour may be after its check-in hour); a date against a date-time, or a local time against
+ * an instant, is left to the worker, which compares the resolved instants.
+ */
+function stayCanEnd(checkIn: string, checkOut: string): boolean {
+  const dateOnly = (v: string) => v.length === 10;
+  if (isLocalTime(checkIn) !== isLocalTime(checkOut) || dateOnly(checkIn) !== dateOnly(checkOut)) return true;
+  // Canonical local forms sort as they read; instants are compared as instants.
+  if (dateOnly(checkIn)) return checkOut >= checkIn;
+  return isLocalTime(checkIn) ? checkOut > checkIn : Date.parse(checkOut) > Date.parse(checkIn);
 }
 
 /** `+31 6 1234-5678` → `+31612345678`, or undefined when it is not `+<country code><number>`. */
@@ -150,7 +171,7 @@ export function validateBookingEvent(body: unknown): Validation {
   // Cancel needs neither date; an event whose action is missing is held to the general rule.
   const checkIn = date('check_in', 'start_date', !isCancel, SpecErrors.checkInRequired);
   const checkOut = date('check_out', 'end_date', !isCancel, Errors.checkOutRequired);
-  if (checkIn && checkOut && Date.parse(checkOut) <= Date.parse(checkIn)) errors.push(Errors.checkOutBeforeCheckIn);
+  if (checkIn && checkOut && !stayCanEnd(checkIn, checkOut)) errors.push(Errors.checkOutBeforeCheckIn);
 
   let guest: GuestFields | null = null;
   if (!absent(body.guest)) {

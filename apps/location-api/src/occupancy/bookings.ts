@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BookingEventMessage, EventType } from '@smartlock/contracts';
+import { isLocalTime, resolveStayTime, type BookingEventMessage, type EventType } from '@smartlock/contracts';
 import { Connection, Model, Schema, insertOnce } from '@smartlock/db';
 import type { MessageContext } from '@smartlock/messaging';
 import { TNode, Tree } from '../layout/tree';
@@ -60,6 +60,16 @@ export function bookingPlacesModel(db: Connection): Model<BookingPlaceEntry> {
 const nameKey = (siteId: string, name: string) => `name:${siteId}:${name.toLowerCase()}`;
 const extKey = (externalId: string) => `ext:${externalId}`;
 
+/**
+ * A local check-out (a date, or a time without offset) is resolved by the worker in the site's zone;
+ * the site may be renamed or re-zoned before this entry is read, so the place counts as occupied
+ * until the latest instant it can mean: that day's end in the zone furthest west (UTC-12).
+ */
+function latestCheckOut(value: string): Date {
+  if (!isLocalTime(value)) return new Date(value);
+  return new Date(resolveStayTime(value, 'check_out', { time_zone: 'Etc/GMT+12', check_in_time: '23:59', check_out_time: '23:59' }));
+}
+
 /** booking.events → one entry (a redelivery is a duplicate key), lingering as occupancy.ts's entries do. */
 export async function onBookingEvent(model: Model<BookingPlaceEntry>, msg: BookingEventMessage, ctx: MessageContext, lingerMs = 0): Promise<void> {
   const b = msg.booking;
@@ -75,7 +85,7 @@ export async function onBookingEvent(model: Model<BookingPlaceEntry>, msg: Booki
     room_id: b.room_id ?? null,
     bed: b.bed ?? null,
     bed_id: b.bed_id ?? null,
-    check_out: b.check_out ? new Date(b.check_out) : null,
+    check_out: b.check_out ? latestCheckOut(b.check_out) : null,
     room_keys,
     received_at: new Date(),
   }, { lingerMs });

@@ -1,5 +1,5 @@
 import { PermanentError } from '@smartlock/messaging';
-import { EventFailureMessages, type BookingEventMessage } from '@smartlock/contracts';
+import { EventFailureMessages, resolveStayTime, type BookingEventMessage } from '@smartlock/contracts';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import type { BookingDoc, CredentialPlace } from '../models';
 import type { LayoutLookup, LockRef } from '../layout/lookup';
@@ -76,8 +76,9 @@ async function provision(
   const takesTypes = fresh || msg.event_type === 'BOOKING_CREATE' || msg.event_type === 'BOOKING_UPDATE';
   const { site, room, bed, places } = await withFreshLayout(layout, company, () => resolvePlaces(layout, b, msg));
 
-  const checkIn = e.check_in ?? b.check_in;
-  const checkOut = e.check_out ?? b.check_out;
+  // A date or a zone-less time is the site's local time (libs/contracts site-time.ts); the booking keeps the instants.
+  const checkIn = e.check_in ? resolveStayTime(e.check_in, 'check_in', site.time) : b.check_in;
+  const checkOut = e.check_out ? resolveStayTime(e.check_out, 'check_out', site.time) : b.check_out;
   if (!checkIn || !checkOut) throw new PermanentError('check_in and check_out are required to provision access');
   if (Date.parse(checkOut) <= Date.parse(checkIn)) throw new PermanentError('check_out must be after check_in');
   const accessTypes = takesTypes ? e.access_types : b.access_types;
@@ -102,7 +103,7 @@ async function provision(
     // The resolved `_id` (the event may name the site by its external id); for a known booking, its own site (applyEvent).
     site_id: site.id,
     site_name: site.name,
-    site_time_zone: site.timeZone ?? null,
+    site_time_zone: site.time.time_zone,
     room,
     bed,
     check_in: checkIn,

@@ -1,3 +1,5 @@
+import type { SiteTime } from '@smartlock/contracts';
+
 /**
  * What the worker asks of its layout replica. Ids are the replica's (location-api's) ids; the
  * customer's own ids are `externalId`. Room locks are `door`, bed locks `cabinet`.
@@ -5,7 +7,8 @@
 export interface SiteRef {
   id: string;
   name: string;
-  timeZone?: string;
+  /** The site's IANA zone and the local hours a date-only stay starts and ends at (libs/contracts site-time.ts). */
+  time: SiteTime;
 }
 
 export interface PlaceRef {

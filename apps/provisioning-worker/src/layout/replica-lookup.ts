@@ -1,4 +1,4 @@
-import type { LockBinding } from '@smartlock/contracts';
+import { siteTimeOf, type LockBinding } from '@smartlock/contracts';
 import { AmbiguousLocationError, LayoutReplica, ReplicaNode } from '@smartlock/layout';
 import { freshReads } from '@smartlock/db';
 import { PermanentError } from '@smartlock/messaging';
@@ -31,7 +31,7 @@ export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): Layo
     site: (companyId, siteId) =>
       cached(companyId, ['site', siteId], async () => {
         const s = await replica.findSite(companyId, siteId);
-        return s ? { id: s._id, name: s.name } : null;
+        return s ? { id: s._id, name: s.name, time: siteTimeOf(s) } : null;
       }),
     room: (companyId, siteId, by) =>
       cached(companyId, ['room', siteId, by.externalId, by.name], async () => {

@@ -138,15 +138,16 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
     /**
      * A site with rooms (each with a door lock, on floor `floor` or "1") and optional beds (each with
      * a cabinet lock). Published on location.events and awaited in the worker's replica (`db`);
-     * `{ publish: false }` leaves it to the snapshot route (a company the worker has never seen).
+     * `{ publish: false }` leaves it to the snapshot route (a company the worker has never seen);
+     * `site` gives the site's fields (its time zone and hours).
      */
     async seed(
       db: Connection,
       companyId: string,
       rooms: { name: string; externalId?: string; floor?: string; beds?: string[] }[],
-      { publish = true }: { publish?: boolean } = {},
+      { publish = true, site: siteFields = {} }: { publish?: boolean; site?: Partial<LocationNodeState> } = {},
     ) {
-      const site = await add(companyId, 'site', 'Main site', null, {}, publish);
+      const site = await add(companyId, 'site', 'Main site', null, siteFields, publish);
       const building = await add(companyId, 'building', 'Main', site, {}, publish);
       const floors = new Map<string, LocationNodeState>();
       const locks: Record<string, string> = {};

@@ -21,6 +21,7 @@ export interface BookingEventMessage {
     bed?: string;
     room_id?: string;
     bed_id?: string;
+    /** ISO 8601: an instant (`Z`), or the site's local date (`2030-03-09`) or date-time (`2030-03-09T15:00:00.000`), resolved by the worker. */
     check_in?: string;
     check_out?: string;
     access_types: AccessType[];
@@ -29,6 +30,8 @@ export interface BookingEventMessage {
   guest?: { name?: string; email?: string; phone?: string };
   correlation_id: string;
 }
+
+const localOrInstant = Joi.string().isoDate().prefs({ convert: false });
 
 export const bookingEventMessageSchema = Joi.object<BookingEventMessage>({
   event_id: Joi.string().required(),
@@ -47,8 +50,9 @@ export const bookingEventMessageSchema = Joi.object<BookingEventMessage>({
     bed: Joi.string(),
     room_id: Joi.string(),
     bed_id: Joi.string(),
-    check_in: Joi.string().isoDate(),
-    check_out: Joi.string().isoDate(),
+    // As the gateway forwards them: a date or a zone-less time stays the site's local time (not converted to UTC).
+    check_in: localOrInstant,
+    check_out: localOrInstant,
     access_types: Joi.array()
       .items(Joi.string().valid(...ACCESS_TYPES))
       .min(1)
