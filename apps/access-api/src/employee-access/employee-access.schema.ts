@@ -8,12 +8,17 @@ const OBJECT_ID = /^[0-9a-fA-F]{24}$/;
 
 const details = (error: Joi.ValidationError) => error.details.map((d) => ({ path: d.path.map(String), message: d.message.replace(/"/g, '') }));
 
+/** A date alone (YYYY-MM-DD) as it is, or null for a date-time. */
+export const dayOf = (value: string): string | null => (/^\d{4}-\d{2}-\d{2}$/.test(value) ? value : null);
+
 /** Validates, or throws the SPEC validation failure `{ error, details: [{ path, message }] }` (400). */
 export function parseEmployeeAccess(body: unknown): EmployeeAccessInput {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Validation failed', [{ path: [], message: 'the body must be a JSON object' }]);
   const { value, error } = employeeAccessSchema.validate(body, { abortEarly: false, convert: false });
   const problems = error ? details(error) : [];
-  if (!error && value.type === 'TIMED' && value.startDate && value.endDate && Date.parse(value.endDate) <= Date.parse(value.startDate)) {
+  // Two dates are whole days: a schedule of one day ends the day it starts.
+  const days = !error && dayOf(value.startDate ?? '') !== null && dayOf(value.endDate ?? '') !== null;
+  if (!error && value.type === 'TIMED' && value.startDate && value.endDate && (days ? value.endDate < value.startDate : Date.parse(value.endDate) <= Date.parse(value.startDate))) {
     problems.push({ path: ['endDate'], message: 'endDate must be after startDate' });
   }
   if (problems.length) throw new HttpError(400, 'Validation failed', undefined, problems);

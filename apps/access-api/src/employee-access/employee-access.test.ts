@@ -219,6 +219,19 @@ describe('access-api: employee access schedules (real broker and database)', () 
     expect(res.data.data.employee_id).toMatch(/^[0-9a-f]{24}$/);
   });
 
+  it('TIMED with dates alone: the message names the days, for the worker to cover whole local days of each site; one day is allowed', async () => {
+    const body = { ref_id: refId(), type: 'TIMED', startDate: '2030-03-09', endDate: '2030-03-10', contact: 'porter@example.com', access_locations: [{ room_id: R21._id }] };
+    const res = await post(body);
+    expect(res.status).toBe(201);
+    const msg = await until(async () => published.find((m) => m.schedule_id === res.data.data.schedule_id), { what: 'schedule message' });
+    expect(msg).toMatchObject({ schedule_type: 'TIMED', start_day: '2030-03-09', end_day: '2030-03-10' });
+    expect((await post({ ...body, ref_id: refId(), endDate: '2030-03-09' })).status).toBe(201);
+    expect((await post({ ...body, ref_id: refId(), endDate: '2030-03-08' })).status).toBe(400);
+    // A date-time is an instant: no days.
+    const timed = await post({ ...body, ref_id: refId(), startDate: '2030-03-09T08:00:00Z', endDate: '2030-03-10T18:00:00Z' });
+    expect(await until(async () => published.find((m) => m.schedule_id === timed.data.data.schedule_id), { what: 'schedule message' })).toMatchObject({ start_day: null, end_day: null });
+  });
+
   describe('SPEC rule semantics', () => {
     it('1. only the levels given are considered: a building id and a room id on it', async () => {
       expect(await grants([{ building_id: BA._id, room_id: R14._id }])).toEqual(['14']);

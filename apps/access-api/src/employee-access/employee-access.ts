@@ -4,7 +4,7 @@ import { Model, Types, isDuplicateKeyError } from '@smartlock/db';
 import { asyncHandler, HttpError, notFound } from '@smartlock/http';
 import type { Broker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
-import { parseEmployeeAccess, parseListQuery, scheduleIdParam } from './employee-access.schema';
+import { dayOf, parseEmployeeAccess, parseListQuery, scheduleIdParam } from './employee-access.schema';
 import type { LayoutReplica } from '@smartlock/layout';
 import { layoutRowsOr503 } from './layout';
 import { owedSchedule, publishSchedule } from './publish';
@@ -80,6 +80,8 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
             access_type: input.access_type,
             start,
             end,
+            start_day: input.type === 'TIMED' ? dayOf(input.startDate as string) : null,
+            end_day: input.type === 'TIMED' ? dayOf(input.endDate as string) : null,
             rules: input.access_locations,
             locations: resolved.grants,
             status: 'active',

@@ -16,6 +16,8 @@ function scheduleMessage(doc: ScheduleDoc, correlationId: string): EmployeeSched
     access_types: [doc.access_type],
     start: doc.start.toISOString(),
     end: doc.end.toISOString(),
+    start_day: doc.start_day ?? null,
+    end_day: doc.end_day ?? null,
     locations: doc.locations.map((g) => ({ site_id: g.site._id, room_id: g.room._id, bed_id: g.bed?._id ?? null })),
     version: doc.version,
     occurred_at: new Date().toISOString(),

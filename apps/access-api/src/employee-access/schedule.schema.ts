@@ -14,6 +14,9 @@ export interface ScheduleDoc extends OutboxFields {
   access_type: AccessType;
   start: Date;
   end: Date;
+  /** TIMED startDate / endDate sent as a date alone: whole local days of each lock's site (the worker resolves them); else null. */
+  start_day: string | null;
+  end_day: string | null;
   /** The rules as given: re-resolved when the layout changes. */
   rules: Rule[];
   /** What the rules grant today (the last resolution). */
@@ -37,6 +40,8 @@ const scheduleSchema = new Schema<ScheduleDoc>(
     access_type: { type: String, required: true },
     start: { type: Date, required: true },
     end: { type: Date, required: true },
+    start_day: { type: String, default: null },
+    end_day: { type: String, default: null },
     rules: { type: [new Schema({ site_id: String, building_id: String, floor_id: String, room_id: String, bed_id: String }, { _id: false })], default: [] },
     locations: { type: [new Schema({ site: named, room: named, bed: { type: named, default: null } }, { _id: false })], default: [] },
     status: { type: String, required: true, default: 'active' },

@@ -1,8 +1,9 @@
-import type { EmployeeScheduleMessage } from '@smartlock/contracts';
+import { DateTime } from 'luxon';
+import { localInstant, siteTimeOf, type EmployeeScheduleMessage, type SiteTime } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import { Broker, DeadLetterInfo, MessageContext, TransientError } from '@smartlock/messaging';
-import type { CredentialPlace, ScheduleDoc, WorkerModels } from '../models';
+import type { CredentialPlace, DesiredCredential, ScheduleDoc, WorkerModels } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, reconcile } from '../credentials/reconcile';
 import { desiredCredentials } from '../credentials/desired';
@@ -48,15 +49,17 @@ async function claim(deps: ScheduleDeps, id: string): Promise<Date | null> {
   }
 }
 
-/** The locks of the schedule's resolved locations: room doors, and bed cabinets for bed entries. */
-async function placesOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promise<CredentialPlace[]> {
+/** The locks of the schedule's resolved locations (room doors, and bed cabinets for bed entries), and the time of each one's site. */
+async function placesOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promise<{ places: CredentialPlace[]; siteTimes: Map<string, SiteTime> }> {
   const company = msg.company_id;
   const places = new Map<string, CredentialPlace>();
+  const siteTimes = new Map<string, SiteTime>();
   for (const loc of msg.locations) {
     const site = await deps.layout.site(company, loc.site_id);
     const room = await deps.layout.roomById(company, loc.room_id);
     // access-api resolved these against its own replica: ours is behind, so retry until it catches up.
     if (!site || !room) throw new TransientError(`location ${loc.room_id} of site ${loc.site_id} not in the layout replica yet`);
+    siteTimes.set(site.id, site.time);
     const base = { siteId: site.id, siteName: site.name, roomId: room.id, roomName: room.name };
     for (const l of await deps.layout.locks(company, { roomId: room.id })) {
       if (!places.has(l.lockId)) places.set(l.lockId, { ...base, lockId: l.lockId, lockLocationType: 'door', roomNumber: room.name, bedId: null, bedNumber: null });
@@ -69,7 +72,36 @@ async function placesOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promi
       }
     }
   }
-  return [...places.values()];
+  return { places: [...places.values()], siteTimes };
+}
+
+/**
+ * The schedule's desired credentials. A date-only start_day / end_day covers whole local days of
+ * each lock's site: from 00:00 of the start day to 00:00 after the end day in the site's zone, so a
+ * rule over sites in several zones gives each lock its own instants (one computation per site).
+ */
+async function desiredOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage, previous: DesiredCredential[]): Promise<DesiredCredential[]> {
+  const { places, siteTimes } = await placesOf(deps, msg);
+  const bySite = new Map<string, CredentialPlace[]>();
+  for (const p of places) bySite.set(p.siteId, [...(bySite.get(p.siteId) ?? []), p]);
+  return [...bySite].flatMap(([siteId, sitePlaces]) => {
+    const zone = siteTimeOf(siteTimes.get(siteId) ?? {}).time_zone;
+    const validFrom = msg.start_day ? localInstant(`${msg.start_day}T00:00`, zone) : DateTime.fromISO(msg.start);
+    const validTo = msg.end_day ? localInstant(`${DateTime.fromISO(msg.end_day, { zone: 'UTC' }).plus({ days: 1 }).toISODate()}T00:00`, zone) : DateTime.fromISO(msg.end);
+    return desiredCredentials(
+      {
+        places: sitePlaces,
+        types: msg.access_types,
+        receiver: msg.contact ?? `employee-${msg.employee_id ?? msg.ref_id}`,
+        cardId: null,
+        validFrom: validFrom.toUTC().toISO() as string,
+        validTo: validTo.toUTC().toISO() as string,
+        version: msg.version,
+        previous,
+      },
+      deps.caps,
+    );
+  });
 }
 
 async function ensureSchedule(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promise<ScheduleDoc> {
@@ -82,6 +114,11 @@ async function ensureSchedule(deps: ScheduleDeps, msg: EmployeeScheduleMessage):
   });
   return deps.vault.open(await Schedule.findOne(filter).lean<ScheduleDoc>()) as ScheduleDoc;
 }
+
+const spanOf = (desired: DesiredCredential[]) =>
+  desired.length
+    ? { check_in: desired.map((d) => d.validFrom).reduce((a, b) => (b < a ? b : a)), check_out: desired.map((d) => d.validTo).reduce((a, b) => (b > a ? b : a)) }
+    : undefined;
 
 const eventIdOf = (msg: EmployeeScheduleMessage) => `schedule:${msg.schedule_id}:v${msg.version}`;
 
@@ -108,21 +145,7 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
     const told = s.published;
     if (fresh) {
       const revoked = msg.type === 'schedule.revoked';
-      const desired = revoked
-        ? []
-        : desiredCredentials(
-            {
-              places: await placesOf(deps, msg),
-              types: msg.access_types,
-              receiver: msg.contact ?? `employee-${msg.employee_id ?? msg.ref_id}`,
-              cardId: null,
-              validFrom: new Date(msg.start).toISOString(),
-              validTo: new Date(msg.end).toISOString(),
-              version: msg.version,
-              previous: s.desired,
-            },
-            deps.caps,
-          );
+      const desired = revoked ? [] : await desiredOf(deps, msg, s.desired);
       const change = { ref_id: msg.ref_id, state: revoked ? ('revoked' as const) : ('active' as const), desired, model_version: msg.version };
       await Schedule.updateOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }, { $set: deps.vault.seal(msg.company_id, change) });
       s = { ...s, ...change };
@@ -141,7 +164,8 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
       event_id: eventIdOf(msg),
       sequence: msg.version,
       subject: 'employee' as const,
-      validity: { check_in: new Date(msg.start).toISOString(), check_out: new Date(msg.end).toISOString() },
+      // Whole local days differ per site: from the earliest start to the latest end of its credentials.
+      validity: spanOf(s.desired) ?? { check_in: new Date(msg.start).toISOString(), check_out: new Date(msg.end).toISOString() },
       correlation_id: ctx.correlationId,
     };
     if (result.active.length) {

@@ -87,6 +87,43 @@ describe('provisioning-worker: employee schedules converge the locks (real broke
     const sent = (await sim.sim.get('/calls', { params: { path: '/v3/key/send' } })).data.calls as { lockId?: string }[];
     expect(sent.filter((c) => [locks.A, locks['A/1'], locks.B].includes(c.lockId as string))).toHaveLength(3);
   });
+  it('a TIMED schedule of whole days covers the local days of each lock\'s site: New York (across its spring forward) and Tokyo', async () => {
+    const other = companyId();
+    const ny = await layout.seed(app.ctx.db, other, [{ name: 'N' }], { site: { time_zone: 'America/New_York', check_in_time: '15:00', check_out_time: '11:00' } });
+    const tokyo = await layout.seed(app.ctx.db, other, [{ name: 'T' }], { site: { time_zone: 'Asia/Tokyo', check_in_time: '15:00', check_out_time: '11:00' } });
+    const refId = `emp-${randomUUID().slice(0, 8)}`;
+    const m: EmployeeScheduleMessage = {
+      type: 'schedule.upserted',
+      company_id: other,
+      schedule_id: randomUUID(),
+      ref_id: refId,
+      employee_id: 'emp-2',
+      contact: 'porter@example.com',
+      schedule_type: 'TIMED',
+      access_types: ['EKEY'],
+      // What access-api stores for startDate 2030-03-09 and endDate 2030-03-10 (UTC midnights), with the days as sent.
+      start: '2030-03-09T00:00:00.000Z',
+      end: '2030-03-10T00:00:00.000Z',
+      start_day: '2030-03-09',
+      end_day: '2030-03-10',
+      locations: [
+        { site_id: ny.siteId, room_id: ny.ids.N, bed_id: null },
+        { site_id: tokyo.siteId, room_id: tokyo.ids.T, bed_id: null },
+      ],
+      version: 1,
+      occurred_at: new Date().toISOString(),
+      correlation_id: randomUUID(),
+    };
+    await pub.publish(EXCHANGES.employeeSchedules.name, m.type, m, { correlationId: m.correlation_id });
+    const provisioned = await waitFor(() => t.access.find((a) => a.reference_id === refId && a.type === 'access.provisioned'), { what: 'access.provisioned' });
+    const key = async (lockId: string) => ((await sim.sim.get(`/locks/${lockId}`)).data.ekeys as { keyName: string; validFrom: string; validTo: string }[]).find((k) => k.keyName.startsWith(refId));
+    // New York: 00:00 EST on the 9th to 00:00 EDT after the 10th (the clocks went forward on the 10th).
+    expect(await key(ny.locks.N)).toMatchObject({ validFrom: '2030-03-09T05:00:00.000Z', validTo: '2030-03-11T04:00:00.000Z' });
+    // Tokyo (UTC+9): its own midnights.
+    expect(await key(tokyo.locks.T)).toMatchObject({ validFrom: '2030-03-08T15:00:00.000Z', validTo: '2030-03-10T15:00:00.000Z' });
+    expect(provisioned?.validity).toEqual({ check_in: '2030-03-08T15:00:00.000Z', check_out: '2030-03-11T04:00:00.000Z' });
+  });
+
   it('a revoke whose first attempt failed on one lock: access.revoked names every lock once the retry applies it', async () => {
     const { siteId, ids, locks } = await layout.seed(app.ctx.db, company, [{ name: 'C' }, { name: 'D' }]);
     const refId = `emp-${randomUUID().slice(0, 8)}`;

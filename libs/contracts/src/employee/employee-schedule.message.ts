@@ -19,6 +19,13 @@ export interface EmployeeScheduleMessage {
   access_types: AccessType[];
   start: string;
   end: string;
+  /**
+   * A TIMED schedule's startDate / endDate sent as a date alone (YYYY-MM-DD), else null: the worker
+   * covers whole local days of each lock's site (00:00 of start_day to the end of end_day) instead
+   * of `start` / `end`.
+   */
+  start_day?: string | null;
+  end_day?: string | null;
   locations: { site_id: string; room_id: string; bed_id: string | null }[];
   /** Grows with every change of this schedule: older messages are ignored. */
   version: number;
@@ -40,6 +47,8 @@ export const employeeScheduleMessageSchema = Joi.object<EmployeeScheduleMessage>
     .required(),
   start: Joi.string().isoDate().required(),
   end: Joi.string().isoDate().required(),
+  start_day: Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).allow(null),
+  end_day: Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).allow(null),
   locations: Joi.array()
     .items(Joi.object({ site_id: Joi.string().required(), room_id: Joi.string().required(), bed_id: Joi.string().allow(null).required() }))
     .required(),
