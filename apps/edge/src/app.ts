@@ -91,6 +91,14 @@ export async function start(config: Config, logger: Logger) {
         else res.destroy();
       });
       req.pipe(proxied);
+      // An app that answers before reading the whole body (a 401, a 413): the rest of the client's
+      // body is read and dropped, so a kept-alive connection serves its next request instead of
+      // hanging, paused, until REQUEST_TIMEOUT_MS (and holding stop() as long).
+      res.on('finish', () => {
+        if (req.complete) return;
+        req.unpipe(proxied);
+        req.resume();
+      });
     },
   );
   server.keepAliveTimeout = 65_000;

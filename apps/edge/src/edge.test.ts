@@ -105,6 +105,38 @@ describe('edge: X-Forwarded-For', () => {
   });
 });
 
+describe('edge: an app that answers before the body is read', () => {
+  it("passes the answer on and drops the rest of the body: the client's connection serves its next request", async () => {
+    // As an app refusing a request unread (a 401): answers at once, before the body is through.
+    const upstream = http.createServer((_req, res) => {
+      res.writeHead(401, { 'Content-Type': 'application/json' }).end('{"error":true}');
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const { logger } = captureLogger('edge');
+    const edge = await start(readConfig({ PORT: '0', LOCATION_API_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}` }), logger);
+    // One kept-alive connection, as a browser's.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method: string, body: Buffer) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(`${edge.url}/portal/api/layout`, { method, agent, timeout: 5000, headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } }, (res) => {
+          res.resume().on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      expect(await send('PUT', Buffer.alloc(16 * 1024 * 1024, '{'))).toBe(401);
+      // Before, the edge stopped reading the rest of the first body: the connection hung until REQUEST_TIMEOUT_MS.
+      expect(await send('GET', Buffer.alloc(0))).toBe(401);
+    } finally {
+      agent.destroy();
+      await edge.stop();
+      upstream.close();
+    }
+  });
+});
+
 describe('edge: paths, slow clients and connections', () => {
   let upstream: http.Server;
   let upstreamUrl: string;

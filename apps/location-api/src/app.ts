@@ -34,11 +34,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   let store: LayoutStore;
   let auth: Auth;
   let relay: OutboxRelay | undefined;
-  const mayImport = (req: Request) =>
-    auth.verifyPortalSession(portalCookie(req)).then(
-      (session) => session.companyId !== null && session.capabilities.includes('layout'),
-      () => false,
-    );
+  // A missing, unknown, revoked or expired session is refused (401) before its body is read.
+  const mayImport = async (req: Request) => {
+    const session = await auth.verifyPortalSession(portalCookie(req));
+    return session.companyId !== null && session.capabilities.includes('layout');
+  };
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -50,7 +50,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     // The larger limit only for a caller who may import, known before the body is read: the admin
     // token (libs/http refuses any other body to /admin/* unread), or a live portal session with
-    // `layout`. Anyone else (a made-up cookie) keeps 256 kB.
+    // `layout`; a session without it keeps 256 kB, a made-up one gets its 401 at once.
     largeBodies: {
       match: async (req) => req.method === 'PUT' && LAYOUT_IMPORT.test(req.path) && (!req.path.startsWith('/portal/') || (await mayImport(req))),
       limit: config.LAYOUT_IMPORT_BODY_LIMIT,

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import axios from 'axios';
 import { createPortalSession, identityModels, portalCsrfToken } from '@smartlock/auth';
-import { PORTAL_SESSION_COOKIE } from '@smartlock/contracts';
+import { PORTAL_SESSION_COOKIE, PortalErrors } from '@smartlock/contracts';
 import { Connection, Types, connectDb } from '@smartlock/db';
 import { captureLogger, createVhost, dropDatabases, LaunchedApp, launchApp, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 import { ADMIN_TOKEN, property } from './test-support/harness';
@@ -75,14 +75,27 @@ describe('location-api: no work that grows with the body before the caller is kn
     expect((await axios.get(`${edge.url}/portal/api/layout`, { headers: editor, validateStatus: () => true, timeout: 5000 })).status).toBe(200);
   }
 
-  it('16 MB of `{` with an unknown session cookie of the right shape: a quick 413 through the edge and directly, and both keep answering', async () => {
+  it('16 MB of `{` with an unknown session cookie of the right shape: a quick 401 through the edge and directly, and both keep answering', async () => {
     const forged = { Cookie: `${PORTAL_SESSION_COOKIE}=${new Types.ObjectId().toHexString()}.${'A'.repeat(43)}` };
     for (const base of [edge.url, location.url]) {
       const res = await put(`${base}/portal/api/layout`, forged, SIXTEEN_MB_OF_BRACES);
-      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status: 413, body: { message: 'Request body exceeds the 256kb limit', code: 4130, error: true, data: null } });
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status: 401, body: { message: PortalErrors.sessionRequired, code: 4010, error: true, data: null } });
       expect(res.ms).toBeLessThan(5000);
       await stillAnswering();
     }
+  });
+
+  it("a session without `layout` keeps 256 kB: its 16 MB is a quick 413", async () => {
+    const { cookie } = await createPortalSession(identityModels(identity), {
+      company_id: new Types.ObjectId(),
+      capabilities: ['view'],
+      link_id: new Types.ObjectId(),
+      issued_to: null,
+      expires_at: new Date(Date.now() + 3_600_000),
+    });
+    const res = await put(`${edge.url}/portal/api/layout`, { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}`, 'X-CSRF-Token': portalCsrfToken(cookie) }, SIXTEEN_MB_OF_BRACES);
+    expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status: 413, body: { message: 'Request body exceeds the 256kb limit', code: 4130, error: true, data: null } });
+    await stillAnswering();
   });
 
   it("a session that may import gets the large limit, and its 16 MB of `{` is refused for its depth in bounded memory", async () => {

@@ -39,7 +39,8 @@ export interface HttpAppOptions {
   /**
    * Requests allowed a larger JSON body than BODY_LIMIT (a whole layout in one import): their body
    * is parsed with `limit` instead. `match` runs before the body is read and must authenticate the
-   * caller (a credential's shape is not enough): anyone else keeps BODY_LIMIT.
+   * caller (a credential's shape is not enough): anyone else keeps BODY_LIMIT. A rejection (a 401)
+   * is the answer, before the body is read.
    */
   largeBodies?: { match: (req: Request) => boolean | Promise<boolean>; limit: string };
   /**
