@@ -1,4 +1,5 @@
-import type { AccessEventMessage, CredentialRecord } from '@smartlock/contracts';
+import { IANAZone } from 'luxon';
+import { formatSiteTime, type AccessEventMessage, type CredentialRecord } from '@smartlock/contracts';
 
 export interface EmailContent {
   subject: string;
@@ -10,22 +11,7 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }
 
-/** "22 Nov 2026, 15:00" in the site's zone when known, UTC otherwise; the zone is always named. */
-function formatWhen(iso: string, timeZone: string): string {
-  const d = new Date(iso);
-  const fmt = new Intl.DateTimeFormat('en-GB', { timeZone, day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', hour12: false });
-  return fmt.format(d);
-}
-
-function validZone(zone: string | undefined): string | undefined {
-  if (!zone) return undefined;
-  try {
-    new Intl.DateTimeFormat('en-GB', { timeZone: zone });
-    return zone;
-  } catch {
-    return undefined;
-  }
-}
+const validZone = (zone: string | undefined): string | undefined => (zone && IANAZone.isValidZone(zone) ? zone : undefined);
 
 function where(c: CredentialRecord): string {
   const parts = [c.siteName];
@@ -64,8 +50,9 @@ function summarise(msg: AccessEventMessage, linkBase: string): Summary {
   const tz = zone ?? 'UTC';
   const from = msg.validity?.check_in ?? msg.credentials[0]?.validFrom;
   const to = msg.validity?.check_out ?? msg.credentials[0]?.validTo;
-  const zoneNote = zone ? `${zone} time` : 'UTC (site time zone unknown)';
-  const whenLine = from && to ? `${formatWhen(from, tz)} to ${formatWhen(to, tz)}, ${zoneNote}` : 'for the dates of your booking';
+  const zoneNote = zone ? `${zone} time` : 'site time zone unknown';
+  // Each end with its own abbreviation: a stay across a change of the clocks says so (15:00 EST to 11:00 EDT).
+  const whenLine = from && to ? `${formatSiteTime(from, tz)} to ${formatSiteTime(to, tz)} (${zoneNote})` : 'for the dates of your booking';
   const link = keyLinkFor(linkBase, msg);
   return {
     greeting: msg.guest?.name ? `Hello ${msg.guest.name},` : 'Hello,',

@@ -136,7 +136,7 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     expect(mail.text).toContain('Content-Type: text/html');
     expect(mail.text).toContain('Hello Ada Lovelace,');
     expect(mail.text).toContain('Where: Harbour House, room 101, bed B, cabinet');
-    expect(mail.text).toContain('When: 1 Dec 2026, 14:00 to 4 Dec 2026, 10:00, UTC (site time zone unknown)');
+    expect(mail.text).toContain('When: 1 Dec 2026, 14:00 UTC to 4 Dec 2026, 10:00 UTC (site time zone unknown)');
     expect(mail.text).toContain(`How: ${how}`);
     expect(mail.text).toContain('<b>Where:</b> Harbour House, room 101, bed B, cabinet');
 
@@ -154,7 +154,16 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     const g = guest();
     await publish(accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: g, site_time_zone: 'America/New_York' }));
     const mail = await mailTo(g.email);
-    expect(mail.text).toContain('When: 1 Dec 2026, 09:00 to 4 Dec 2026, 05:00, America/New_York time');
+    expect(mail.text).toContain('When: 1 Dec 2026, 09:00 EST to 4 Dec 2026, 05:00 EST (America/New_York time)');
+  });
+
+  it("the issue's New York stay: the e-mail and the SMS say 15:00 EST on 9 March to 11:00 EDT on 11 March", async () => {
+    const g = guest();
+    const validity = { check_in: '2030-03-09T20:00:00.000Z', check_out: '2030-03-11T15:00:00.000Z' };
+    await publish(accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: g, site_time_zone: 'America/New_York', validity }));
+    const when = '9 Mar 2030, 15:00 EST to 11 Mar 2030, 11:00 EDT (America/New_York time)';
+    expect((await mailTo(g.email)).text).toContain(`When: ${when}`);
+    expect((await smsTo(g.phone)).body).toContain(`: ${when}.`);
   });
 
   it('revocation sends a short notice; a failed provisioning sends the guest nothing', async () => {

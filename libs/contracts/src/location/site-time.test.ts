@@ -1,4 +1,4 @@
-import { localInstant, resolveStayTime, siteTimeProblem } from './site-time';
+import { formatSiteTime, localInstant, resolveStayTime, siteTimeProblem } from './site-time';
 
 const site = (time_zone: string) => ({ time_zone, check_in_time: '15:00', check_out_time: '11:00' });
 const utc = (wall: string, zone: string) => localInstant(wall, zone).toUTC().toISO();
@@ -33,6 +33,14 @@ describe('site time', () => {
     expect(utc('2030-06-01T12:00', 'Asia/Tokyo')).toBe('2030-06-01T03:00:00.000Z');
     expect(utc('2030-03-10T03:00', 'America/New_York')).toBe('2030-03-10T07:00:00.000Z');
     expect(utc('2030-11-03T02:00', 'America/New_York')).toBe('2030-11-03T07:00:00.000Z');
+  });
+
+  it("says an instant in the site's time with the zone's abbreviation, or its offset", () => {
+    expect(formatSiteTime('2030-03-09T20:00:00.000Z', 'America/New_York')).toBe('9 Mar 2030, 15:00 EST');
+    expect(formatSiteTime('2030-03-11T15:00:00.000Z', 'America/New_York')).toBe('11 Mar 2030, 11:00 EDT');
+    expect(formatSiteTime('2030-07-01T13:00:00.000Z', 'Europe/Berlin')).toBe('1 Jul 2030, 15:00 CEST');
+    expect(formatSiteTime('2030-07-01T06:00:00.000Z', 'Asia/Tokyo')).toBe('1 Jul 2030, 15:00 GMT+9');
+    expect(formatSiteTime('2030-07-01T06:00:00.000Z', 'UTC')).toBe('1 Jul 2030, 06:00 UTC');
   });
 
   it('names the field of an unknown zone or a malformed time', () => {

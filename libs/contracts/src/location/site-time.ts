@@ -93,3 +93,14 @@ export function resolveStayTime(value: string, end: 'check_in' | 'check_out', si
   const wall = DATE_ONLY.test(value) ? `${value}T${end === 'check_in' ? site.check_in_time : site.check_out_time}` : value;
   return localInstant(wall, site.time_zone).toUTC().toISO() as string;
 }
+
+/**
+ * An instant as a guest or a member of staff reads it at the site: "9 Mar 2030, 15:00 EST". The
+ * abbreviation is the runtime's (ICU): its US names, else its British ones (CET, BST), else the
+ * offset (GMT+9), which is never ambiguous.
+ */
+export function formatSiteTime(iso: string, zone: string): string {
+  const at = DateTime.fromISO(iso, { zone: 'UTC' }).setZone(zone);
+  const named = ['en-US', 'en-GB'].map((l) => at.setLocale(l).toFormat('ZZZZ')).find((n) => !/^GMT[+-]/.test(n)) ?? at.setLocale('en-US').toFormat('ZZZZ');
+  return `${at.setLocale('en-GB').toFormat('d LLL yyyy, HH:mm')} ${named}`;
+}
