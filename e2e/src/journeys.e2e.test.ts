@@ -65,7 +65,7 @@ describe('customer journeys (every app as a process)', () => {
   const post = (body: BookingEvent) => sendBooking(ingest, token, body);
 
   /** Its status once settled; no 5 s first wait in a test. */
-  const settled = (eventId: string) => waitForEvent(ingest, eventId, { firstCheckAfterMs: 0, intervalMs: 200, timeoutMs: 30_000 });
+  const settled = (eventId: string) => waitForEvent(ingest, eventId, { timeoutMs: 30_000 });
 
   const access = (referenceId: string) => api.GET('/api/v4/bookings/{referenceId}/access', { params: { path: { referenceId } } });
   const lockData = (referenceId: string) => api.GET('/api/v3/booking/getLockData/{referenceId}', { params: { path: { referenceId } } });
@@ -321,7 +321,7 @@ describe('customer journeys (every app as a process)', () => {
     const rivalToken = (await admin.post(`/admin/v1/companies/${rival}/ingest-tokens`, { site_id: rivalSite })).data.token as string;
     const rivalIngest = ingestClient(sys.webhookUrl, { apikey: (await admin.post(`/admin/v1/companies/${rival}/api-keys`, { name: 'pms' })).data.key });
     const sent = await sendBooking(rivalIngest, rivalToken, { reference_id: 'RIVAL-1', action: 'create', room_number: '9', check_in: day(40), check_out: day(41), access_type: ['EKEY', 'PASSCODE'] });
-    expect(['COMPLETED', 'FAILED']).toContain((await waitForEvent(rivalIngest, sent.eventId, { firstCheckAfterMs: 0, intervalMs: 200, timeoutMs: 30_000 })).status);
+    expect(['COMPLETED', 'FAILED']).toContain((await waitForEvent(rivalIngest, sent.eventId, { timeoutMs: 30_000 })).status);
     const after = (await lock('L-101')) as Lock;
     expect([after.ekeys?.length, after.passcodes?.length]).toEqual([before.ekeys?.length, before.passcodes?.length]);
   });

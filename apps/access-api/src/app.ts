@@ -12,13 +12,13 @@ import {
 } from '@smartlock/contracts';
 import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
 import type { Logger } from '@smartlock/observability';
-import { RunningService, apiEnvelope, employeeEnvelope, startService } from '@smartlock/http';
+import { LongPoll, RunningService, apiEnvelope, employeeEnvelope, longPoll, startService } from '@smartlock/http';
 import { EXCHANGES, OutboxRelay, QUEUES, outboxLeaseModel, startOutboxRelay } from '@smartlock/messaging';
 import type { Config } from './config';
 import { accessLogModel } from './credentials/access-log.schema';
 import { onAccessEvent, onBookingEvent } from './credentials/on-access-event';
 import { replayRoutes } from './credentials/replay';
-import { bookingAccessRoutes } from './booking-access/booking-access';
+import { ACCESS_ROUTE, bookingAccessRoutes, bookingWaitId } from './booking-access/booking-access';
 import { lockDataRoutes } from './lock-data/lock-data';
 import { legacyAccessRoutes } from './legacy-access/legacy-access';
 import { employeeAccessRoutes } from './employee-access/employee-access';
@@ -54,6 +54,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   let sweep: NodeJS.Timeout | undefined;
   // One replica per process (its gap check timer), built in setup, once the broker exists.
   let replica!: LayoutReplica;
+  // `GET /api/v4/bookings/:referenceId/access?wait=`: woken by the access events this process records.
+  let accessWaits!: LongPoll;
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -72,7 +74,12 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       await ctx.broker.declareExchanges([EXCHANGES.employeeSchedules]);
       // Schedules wait in the worker's queue even if no worker has ever started.
       await ctx.broker.declareQueues([QUEUES.provisioningEmployeeSchedules]);
-      await ctx.broker.consume<AccessEventMessage>(QUEUES.accessApiAccessEvents, (msg, mctx) => onAccessEvent(log, openAccessEvent(msg, messageKey), mctx), {
+      accessWaits = longPoll({ route: ACCESS_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics });
+      const onAccess = async (msg: AccessEventMessage, mctx: Parameters<typeof onAccessEvent>[2]) => {
+        await onAccessEvent(log, openAccessEvent(msg, messageKey), mctx);
+        accessWaits.wake(bookingWaitId(msg.company_id, msg.reference_id));
+      };
+      await ctx.broker.consume<AccessEventMessage>(QUEUES.accessApiAccessEvents, onAccess, {
         schema: accessEventSchema,
         prefetch: 64,
       });
@@ -111,7 +118,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
       // The administration portal's read of a booking's access: a company's portal session (the edge routes /portal/api/bookings/:ref/access here).
       const deps = { log: { model: accessLogModel(ctx.db), secretsKey }, apiKey: auth.apiKey(), portalView: auth.portal('view') };
-      app.use(bookingAccessRoutes(deps));
+      app.use(bookingAccessRoutes({ ...deps, waits: accessWaits }));
       app.use(lockDataRoutes(deps));
       app.use(legacyAccessRoutes(deps));
       app.use(replayRoutes({ log: deps.log, broker: ctx.broker, messageKey, logger, admin: auth.admin(config.ADMIN_TOKEN) }));

@@ -1,6 +1,6 @@
-import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
+import { BaseConfig, Joi, RateLimitConfig, WaitConfig, rateLimitEnv, waitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 
-export interface Config extends BaseConfig, RateLimitConfig {
+export interface Config extends BaseConfig, RateLimitConfig, WaitConfig {
   PORT: number;
   MONGO_DB: string;
   IDENTITY_DB: string;
@@ -20,6 +20,7 @@ export interface Config extends BaseConfig, RateLimitConfig {
 export const configSchema = Joi.object<Config>({
   ...baseEnv,
   ...rateLimitEnv,
+  ...waitEnv,
   ...portEnv(8082),
   ...identityDbEnv,
   ...adminTokenEnv,

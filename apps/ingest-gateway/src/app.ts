@@ -1,7 +1,7 @@
 import { rateLimits } from '@smartlock/config';
 import { createAuth } from '@smartlock/auth';
 import { eventStatusMessageSchema, EventStatusMessage, ingestDocument } from '@smartlock/contracts';
-import { RunningService, apiDocs, apiEnvelope, ingestEnvelope, startService } from '@smartlock/http';
+import { RunningService, apiDocs, apiEnvelope, ingestEnvelope, longPoll, startService } from '@smartlock/http';
 import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
 import { EXCHANGES, OutboxRelay, QUEUES, outboxLeaseModel, startOutboxRelay } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
@@ -19,7 +19,7 @@ import { unsettledEvents } from './publish/unsettled';
 import { replayRoutes } from './replay/replay';
 import { retryRoutes } from './retry/routes';
 import { applyStatus } from './status/apply-status';
-import { portalTrackingRoutes, trackingRoutes } from './tracking/routes';
+import { EVENT_ROUTE, portalTrackingRoutes, trackingRoutes } from './tracking/routes';
 
 export const SERVICE = 'ingest-gateway';
 
@@ -69,6 +69,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         knownSite: siteChecker(replica, logger),
         metrics: gatewayMetrics(ctx.metrics),
         unsettled: unsettledEvents({ afterMs: settleAfterMs }),
+        eventWaits: longPoll({ route: EVENT_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics }),
       };
       // Published events whose worker has not reported in time are settled (publish/unsettled.ts).
       settling = setInterval(() => {
@@ -82,6 +83,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         QUEUES.ingestEventStatus,
         async (report, mctx) => {
           await applyStatus(deps, report, mctx);
+          deps.eventWaits.wake(report.event_id);
         },
         { schema: eventStatusMessageSchema },
       );

@@ -1,6 +1,6 @@
-import { BaseConfig, Joi, RateLimitConfig, heavyRateLimitEnv, rateLimitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, portEnv, trustedProxiesEnv } from '@smartlock/config';
+import { BaseConfig, Joi, RateLimitConfig, WaitConfig, heavyRateLimitEnv, waitEnv, rateLimitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, portEnv, trustedProxiesEnv } from '@smartlock/config';
 
-export interface Config extends BaseConfig, RateLimitConfig {
+export interface Config extends BaseConfig, RateLimitConfig, WaitConfig {
   /** POST /webhook/retry, layout imports and re-syncs: per caller (key, or company), per hour. */
   RATE_LIMIT_HEAVY_PER_HOUR: number;
   PORT: number;
@@ -35,6 +35,7 @@ export const configSchema = Joi.object<Config>({
   // {webhook_url} is this app itself: its clients connect directly, so no hop is believed by default.
   ...trustedProxiesEnv(''),
   ...heavyRateLimitEnv,
+  ...waitEnv,
   ...portEnv(8090),
   ...identityDbEnv,
   ...adminTokenEnv,

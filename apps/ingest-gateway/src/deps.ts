@@ -1,4 +1,5 @@
 import type { Auth } from '@smartlock/auth';
+import type { LongPoll } from '@smartlock/http';
 import type { Broker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import type { Config } from './config';
@@ -25,4 +26,6 @@ export interface Deps {
   metrics: GatewayMetrics;
   /** Events published here whose worker has not reported yet (publish/unsettled.ts). */
   unsettled: UnsettledEvents;
+  /** `GET /webhook/events/:eventId?wait=`: woken by the status reports this instance applies. */
+  eventWaits: LongPoll;
 }

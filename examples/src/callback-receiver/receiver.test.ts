@@ -23,7 +23,7 @@ describe('the example callback receiver, called by the running system', () => {
   const stay = { check_in: '2027-04-01T15:00:00Z', check_out: '2027-04-02T11:00:00Z' };
   const book = async (reference_id: string) => {
     const accepted = await sendBooking(it$.ingest, it$.token, { reference_id, action: 'create', room_number: '101', ...stay });
-    expect(await waitForEvent(it$.ingest, accepted.eventId, { firstCheckAfterMs: 0, intervalMs: 200, timeoutMs: 30_000 })).toMatchObject({ status: 'COMPLETED' });
+    expect(await waitForEvent(it$.ingest, accepted.eventId, { timeoutMs: 30_000 })).toMatchObject({ status: 'COMPLETED' });
   };
   const recorded = (referenceId: string) =>
     waitFor(async () => (await journal.entries()).filter((e) => e.referenceId === referenceId && e.event === 'access.provisioned').at(0), {

@@ -32,7 +32,7 @@ export async function bookAndRetrieve(it: Integration, booking: Omit<BookingEven
   const accepted = await sendBooking(it.ingest, it.token, { ...booking, action: 'create', room_number: room });
   log(`2. accepted: event ${accepted.eventId} (${accepted.status})`);
 
-  // 3. Poll: about 5 s, then every second until the event settles.
+  // 3. The outcome: `?wait=` answers as soon as the event settles (no polling loop).
   const event = await waitForEvent(it.ingest, accepted.eventId, wait);
   log(`3. event ${event.eventId}: ${event.status}${event.message ? ` (${event.message})` : ''}`);
   if (event.status !== 'COMPLETED') throw new Error(`the booking did not complete: ${event.status} ${event.message ?? ''}`);

@@ -50,29 +50,33 @@ export function sendBookingWithKey(
 }
 
 export interface WaitOptions {
-  /** Before the first check: SPEC's "about 5 seconds" in production, by default. */
-  firstCheckAfterMs?: number;
-  /** Between checks (default 1 s). */
-  intervalMs?: number;
   /** Gives up after this long, counted from the call (default 60 s). */
   timeoutMs?: number;
 }
 
+/** The longest one request waits (`wait`, seconds). */
+const WAIT_MAX_S = 30;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Waits for an accepted event to settle: about 5 s, then a check every second until its status is
- * COMPLETED (the credential exists), FAILED or DEAD_LETTER (`message` says why) or DUPLICATE.
+ * Waits for an accepted event to settle, without a polling loop: `GET /webhook/events/{eventId}?wait=`
+ * answers as soon as its status is COMPLETED (the credential exists), FAILED or DEAD_LETTER
+ * (`message` says why) or DUPLICATE, each request waiting at most 30 s; asked again until
+ * `timeoutMs`. A 429 (this key's waits at their cap) is retried after its `Retry-After`.
  */
 export async function waitForEvent(ingest: IngestClient, eventId: string, options: WaitOptions = {}): Promise<EventStatus> {
-  const { firstCheckAfterMs = 5_000, intervalMs = 1_000, timeoutMs = 60_000 } = options;
+  const { timeoutMs = 60_000 } = options;
   const deadline = Date.now() + timeoutMs;
-  await sleep(Math.min(firstCheckAfterMs, timeoutMs));
   for (;;) {
-    const { data, error, response } = await ingest.GET('/webhook/events/{eventId}', { params: { path: { eventId } } });
+    const wait = Math.max(0, Math.min(WAIT_MAX_S, Math.ceil((deadline - Date.now()) / 1000)));
+    const { data, error, response } = await ingest.GET('/webhook/events/{eventId}', { params: { path: { eventId }, query: { wait } } });
+    if (response.status === 429 && Date.now() < deadline) {
+      await sleep(Math.min(deadline - Date.now(), 1000 * (Number(response.headers.get('Retry-After')) || 1)));
+      continue;
+    }
     if (!data) throw ApiError.of(response, error);
     if (SETTLED_STATUSES.includes(data.status)) return data;
-    if (Date.now() + intervalMs > deadline) throw new Error(`event ${eventId} is still ${data.status} after ${timeoutMs} ms`);
-    await sleep(intervalMs);
+    if (Date.now() >= deadline) throw new Error(`event ${eventId} is still ${data.status} after ${timeoutMs} ms`);
   }
 }

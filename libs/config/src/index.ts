@@ -246,6 +246,22 @@ export const heavyRateLimitEnv = {
     .description('heavy routes per caller (API key, administrator or portal session; or company) per hour: `POST /webhook/retry`, layout imports and occupancy re-syncs, test callbacks'),
 };
 
+/** `?wait=` on the routes that answer once an outcome is final (libs/http longPoll). */
+export interface WaitConfig {
+  WAIT_PER_KEY: number;
+  WAIT_POLL_MS: number;
+}
+
+export const waitEnv = {
+  WAIT_PER_KEY: Joi.number().integer().min(1).default(10).description('requests of one API key waiting (`?wait=`) at once in each instance; one more is answered 429 with `Retry-After`'),
+  WAIT_POLL_MS: Joi.number()
+    .integer()
+    .min(50)
+    .max(30_000)
+    .default(1000)
+    .description("between two reads of a waiting request's outcome: an outcome this instance handles answers at once, one another instance handles within this"),
+};
+
 export interface RateLimitConfig {
   RATE_LIMIT_INSTANCES: number;
   RATE_LIMIT_API_PER_MIN: number;

@@ -15,3 +15,5 @@ export type { RateLimitSpec } from './rate-limit';
 export { apiDocs } from './docs';
 export type { ApiDocs } from './docs';
 export { portalCookie } from './portal-cookie';
+export { WAIT_MAX_SECONDS, longPoll, waitParam } from './long-poll';
+export type { LongPoll } from './long-poll';

@@ -156,6 +156,14 @@ export const METRICS = {
     help: 'Guest e-mails and SMS refused, rate limited or dead-lettered',
     labels: ['channel', 'outcome'],
   }),
+
+  // libs/http long-poll (ingest-gateway's event status, access-api's booking access): `?wait=`
+  httpWaitingRequests: def({
+    type: 'gauge',
+    name: 'http_waiting_requests',
+    help: 'Requests of this process waiting (?wait=) for an outcome, by route',
+    labels: ['route'],
+  }),
 } as const;
 
 export type MetricName = (typeof METRICS)[keyof typeof METRICS]['name'];

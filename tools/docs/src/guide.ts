@@ -9,7 +9,7 @@ export interface GuideTarget {
   /** {webhook_url}, e.g. http://127.0.0.1:8090 */
   webhookUrl: string;
   adminToken: string;
-  /** How the walk polls (SPEC's 5 s first wait by default). */
+  /** How long the walk waits for the event to settle (`waitForEvent`). */
   wait?: WaitOptions;
 }
 
@@ -158,7 +158,7 @@ export async function renderGuide(t: GuideTarget): Promise<string> {
   out(
     '## 3. Poll the event',
     '',
-    'Wait about 5 seconds, then ask every second until the status is final: `COMPLETED` (the credential exists), `FAILED` or `DEAD_LETTER` (`message` says why: see [errors.md](errors.md)). The typed client does this in `waitForEvent` (libs/client).',
+    'Ask with `?wait=` (seconds, at most 30): the answer comes as soon as the status is final, `COMPLETED` (the credential exists), `FAILED` or `DEAD_LETTER` (`message` says why: see [errors.md](errors.md)), or when the wait ends with the current status; no polling loop. `GET /api/v4/bookings/{referenceId}/access?wait=` likewise answers with the booking\'s first outcome. The typed client does this in `waitForEvent` (libs/client).',
     '',
     last(),
     '',
@@ -170,7 +170,7 @@ export async function renderGuide(t: GuideTarget): Promise<string> {
   out(
     '## 4. Retrieve the credential',
     '',
-    'Pull it with the booking\'s `reference_id`, or receive it pushed to your callback URL (signed: see `examples/callback-receiver`) and, when the booking named the guest\'s e-mail or phone, sent to the guest. Credential values are masked here.',
+    'Pull it with the booking\'s `reference_id`, or receive it pushed to your callback URL (signed: verify with any [Standard Webhooks](https://www.standardwebhooks.com) library, e.g. `new Webhook(secret).verify(body, headers)` of npm `standardwebhooks`; see `examples/callback-receiver`) and, when the booking named the guest\'s e-mail or phone, sent to the guest. Credential values are masked here.',
     '',
     last(),
     '',

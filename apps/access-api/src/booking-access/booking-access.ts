@@ -1,7 +1,7 @@
 import { Router, RequestHandler } from 'express';
 import { companyOf, hasCapability } from '@smartlock/auth';
 import { CredentialRecord, LockCloudOperation, SuccessCodes, ok } from '@smartlock/contracts';
-import { asyncHandler, notFound } from '@smartlock/http';
+import { LongPoll, asyncHandler, notFound, waitParam } from '@smartlock/http';
 import type { AccessLog, AccessLogDoc } from '../credentials/access-log.schema';
 import { AccessView, foldAccess } from '../credentials/fold';
 import { referenceParam } from '../credentials/params';
@@ -89,20 +89,37 @@ function lockOperations(entries: AccessLogDoc[]) {
     .map((op) => ({ id: op.id, at: op.at, action: op.action, type: op.type, lock_id: op.lockId, outcome: op.outcome, errcode: op.errcode, message: op.message, latency_ms: op.latency_ms }));
 }
 
+export const ACCESS_ROUTE = '/api/v4/bookings/:referenceId/access';
+
+/** What a wait on a booking's access is woken by: an access event of the booking. */
+export const bookingWaitId = (companyId: string, referenceId: string) => `${companyId}/${referenceId}`;
+
 /**
- * `GET /api/v4/bookings/:referenceId/access`: the booking's credentials, shape in README. The
+ * `GET /api/v4/bookings/:referenceId/access`: the booking's credentials, shape in README. With
+ * `?wait=`, answered once the booking has an outcome (`active`, `failed` or `revoked`), or when the
+ * wait ends; an unknown booking answers 404 at once, as the event route does (its booking event
+ * reaches this log within milliseconds of the ingest's 202). The
  * portal's `GET /portal/api/bookings/:referenceId/access` (a company's session, `view`) answers the
  * same and what happened, in order; the secrets (lockData, passcodes, card numbers) only to a session
  * with `credentials`, else masked (null, and `masked: true`).
  */
-export function bookingAccessRoutes(deps: { log: AccessLog; apiKey: RequestHandler; portalView: RequestHandler }): Router {
+export function bookingAccessRoutes(deps: { log: AccessLog; apiKey: RequestHandler; portalView: RequestHandler; waits: LongPoll }): Router {
   const router = Router();
   router.get(
-    '/api/v4/bookings/:referenceId/access',
+    ACCESS_ROUTE,
     deps.apiKey,
     asyncHandler(async (req, res) => {
       const referenceId = referenceParam(req.params.referenceId, 'referenceId');
-      const view = await findAccess(deps.log, { companyId: companyOf(req), referenceId });
+      const seconds = waitParam(req.query.wait);
+      const companyId = companyOf(req);
+      const view = await deps.waits.until({
+        key: req.principal?.kind === 'company' ? req.principal.keyId : companyId,
+        id: bookingWaitId(companyId, referenceId),
+        seconds,
+        read: () => findAccess(deps.log, { companyId, referenceId }),
+        final: (v) => v === null || v.status !== 'pending',
+        res,
+      });
       // Another company's reference and an unknown one get the same answer: no existence leak.
       if (!view) throw notFound(`Booking ${referenceId} not found`);
       res.json(ok('Booking access retrieved', SuccessCodes.BOOKING_ACCESS_RETRIEVED, accessData(view, false)));

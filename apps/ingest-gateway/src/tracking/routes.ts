@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { companyOf } from '@smartlock/auth';
 import { EVENT_STATUSES, EventStatus, REFERENCE_ID, REFERENCE_ID_RULE } from '@smartlock/contracts';
-import { asyncHandler, badRequest } from '@smartlock/http';
+import { asyncHandler, badRequest, waitParam } from '@smartlock/http';
 import type { EventDoc, StatusHistoryDoc } from '../events/event.schema';
 import type { Deps } from '../deps';
 import { RECORD_PROJECTION, RecordFields, toRecordView, toRecordViewWithoutMessage } from '../events/event.views';
@@ -9,6 +9,10 @@ import { MAX_ID_LENGTH } from '../ingest/validate';
 
 const PAGE_SIZE_DEFAULT = 20;
 const PAGE_SIZE_MAX = 100;
+/** The statuses `?wait=` answers at once: the event's outcome is known. */
+const FINAL: ReadonlySet<EventStatus> = new Set(['COMPLETED', 'FAILED', 'DEAD_LETTER', 'DUPLICATE']);
+export const EVENT_ROUTE = '/webhook/events/:eventId';
+
 /** A booking's history is short; this bounds the answer of the reference listing. */
 const REFERENCE_LIST_MAX = 1000;
 
@@ -105,13 +109,17 @@ export function trackingRoutes(deps: Deps): Router {
   );
 
   r.get(
-    '/webhook/events/:eventId',
+    EVENT_ROUTE,
     asyncHandler(async (req, res) => {
       const companyId = companyOf(req);
       const eventId = req.params.eventId;
+      const seconds = waitParam(req.query.wait);
       // A primary-key lookup, then the company check: unknown and another company's id answer alike
-      // (404), so ids of other companies cannot be probed.
-      const doc = await Event.findById(eventId, { status: 1, message: 1, company_id: 1 }).lean();
+      // (404), so ids of other companies cannot be probed. With ?wait=, read again on each status
+      // report this instance applies (and every WAIT_POLL_MS) until the status is final.
+      const read = () => Event.findById(eventId, { status: 1, message: 1, company_id: 1 }).lean();
+      const key = req.principal?.kind === 'company' ? req.principal.keyId : companyId;
+      const doc = await deps.eventWaits.until({ key, id: eventId, seconds, read, final: (d) => !d || d.company_id !== companyId || FINAL.has(d.status), res });
       if (!doc || doc.company_id !== companyId) {
         res.status(404).json({ success: false, eventId, status: null, message: TrackingMessages.notFound });
         return;

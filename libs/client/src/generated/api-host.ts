@@ -483,7 +483,7 @@ export interface paths {
         };
         /**
          * A booking's credentials (passcode, mobile key, card, remote)
-         * @description Poll the event until COMPLETED (SPEC: wait about 5 s first), then read the credentials here.
+         * @description With `wait`, answered as soon as the booking has its first outcome (`status` active, failed or revoked), or when the wait ends with its current state; an unknown booking answers 404 at once. Without `wait`: poll the event until COMPLETED (SPEC: wait about 5 s first), then read the credentials here.
          */
         get: operations["getBookingAccess"];
         put?: never;
@@ -1816,6 +1816,8 @@ export interface webhooks {
          *     2. `X-Service-Timestamp` (unix seconds) and `X-Service-Signature-V2` = hex HMAC-SHA256(secret, `<timestamp>.<raw body>`), for receivers that refuse replays.
          *     3. During a secret rotation accept a signature by the new or the previous secret.
          *
+         *     Beside them, the [Standard Webhooks](https://www.standardwebhooks.com) headers, which the `standardwebhooks` library of each language verifies with the same secret as shown (`whsec_<base64>`), refusing a timestamp more than 5 minutes away: `webhook-id` (the delivery's id, the same on every attempt), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature`: `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>`, the key being the bytes the secret's base64 part decodes to, one signature per secret valid at the attempt (newest first, space-separated), so during a rotation a receiver holding either secret verifies. A secret issued before standard base64 is base64url: replace `-` with `+` and `_` with `/` (or rotate) before handing it to a library.
+         *
          *     Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried. Deliveries can repeat: granting granted access or revoking revoked access is a no-op.
          */
         post: operations["callback_access_provisioned"];
@@ -1842,6 +1844,8 @@ export interface webhooks {
          *     2. `X-Service-Timestamp` (unix seconds) and `X-Service-Signature-V2` = hex HMAC-SHA256(secret, `<timestamp>.<raw body>`), for receivers that refuse replays.
          *     3. During a secret rotation accept a signature by the new or the previous secret.
          *
+         *     Beside them, the [Standard Webhooks](https://www.standardwebhooks.com) headers, which the `standardwebhooks` library of each language verifies with the same secret as shown (`whsec_<base64>`), refusing a timestamp more than 5 minutes away: `webhook-id` (the delivery's id, the same on every attempt), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature`: `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>`, the key being the bytes the secret's base64 part decodes to, one signature per secret valid at the attempt (newest first, space-separated), so during a rotation a receiver holding either secret verifies. A secret issued before standard base64 is base64url: replace `-` with `+` and `_` with `/` (or rotate) before handing it to a library.
+         *
          *     Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried. Deliveries can repeat: granting granted access or revoking revoked access is a no-op.
          */
         post: operations["callback_access_revoked"];
@@ -1867,6 +1871,8 @@ export interface webhooks {
          *     1. `X-Service-Signature` = hex HMAC-SHA256(secret, raw body bytes). Verify it over the exact bytes received, before parsing, with a constant-time comparison.
          *     2. `X-Service-Timestamp` (unix seconds) and `X-Service-Signature-V2` = hex HMAC-SHA256(secret, `<timestamp>.<raw body>`), for receivers that refuse replays.
          *     3. During a secret rotation accept a signature by the new or the previous secret.
+         *
+         *     Beside them, the [Standard Webhooks](https://www.standardwebhooks.com) headers, which the `standardwebhooks` library of each language verifies with the same secret as shown (`whsec_<base64>`), refusing a timestamp more than 5 minutes away: `webhook-id` (the delivery's id, the same on every attempt), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature`: `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>`, the key being the bytes the secret's base64 part decodes to, one signature per secret valid at the attempt (newest first, space-separated), so during a rotation a receiver holding either secret verifies. A secret issued before standard base64 is base64url: replace `-` with `+` and `_` with `/` (or rotate) before handing it to a library.
          *
          *     Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried. Deliveries can repeat: granting granted access or revoking revoked access is a no-op.
          */
@@ -6286,7 +6292,10 @@ export interface operations {
     };
     getBookingAccess: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Seconds to wait for the final outcome: answered as soon as it is known, or when the wait ends with the current state (same body). At most WAIT_PER_KEY (10) waits of one API key at once per instance; one more is 429 with `Retry-After`. */
+                wait?: number;
+            };
             header?: {
                 /** @description Optional: when sent, it must be the company of the API key (else 403). */
                 "X-Company-Id"?: string;
@@ -6325,7 +6334,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            /** @description An invalid `referenceId`, or `wait` not a whole number from 0 to 30. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6377,7 +6386,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
-            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            /** @description Too many waiting requests of this API key (or the rate limit); see `Retry-After`. */
             429: {
                 headers: {
                     /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
@@ -9698,6 +9707,12 @@ export interface operations {
                     sites: {
                         /** @description 1 to 100 characters, no leading or trailing whitespace, no control characters; unique among siblings ignoring case */
                         name: string;
+                        /** @description IANA time zone of the site (e.g. America/New_York); default UTC */
+                        time_zone?: string;
+                        /** @description local time a date-only check_in/start_date begins at, HH:mm; default 15:00 */
+                        check_in_time?: string;
+                        /** @description local time a date-only check_out/end_date ends at, HH:mm; default 11:00 */
+                        check_out_time?: string;
                         buildings?: {
                             /** @description 1 to 100 characters, no leading or trailing whitespace, no control characters; unique among siblings ignoring case */
                             name: string;
@@ -16818,6 +16833,12 @@ export interface operations {
                     sites: {
                         /** @description 1 to 100 characters, no leading or trailing whitespace, no control characters; unique among siblings ignoring case */
                         name: string;
+                        /** @description IANA time zone of the site (e.g. America/New_York); default UTC */
+                        time_zone?: string;
+                        /** @description local time a date-only check_in/start_date begins at, HH:mm; default 15:00 */
+                        check_in_time?: string;
+                        /** @description local time a date-only check_out/end_date ends at, HH:mm; default 11:00 */
+                        check_out_time?: string;
                         buildings?: {
                             /** @description 1 to 100 characters, no leading or trailing whitespace, no control characters; unique among siblings ignoring case */
                             name: string;
@@ -17886,6 +17907,12 @@ export interface operations {
                 "X-Service-Timestamp"?: string;
                 /** @description hex HMAC-SHA256 of `<timestamp>.<raw body>` (hmac only). */
                 "X-Service-Signature-V2"?: string;
+                /** @description Standard Webhooks message id: the delivery's `deliveryId`, the same on every attempt (hmac only). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks timestamp: unix seconds of this attempt (hmac only). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks signatures: `v1,<base64>` per secret valid at the attempt, newest first, space-separated (hmac only). */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17927,6 +17954,12 @@ export interface operations {
                 "X-Service-Timestamp"?: string;
                 /** @description hex HMAC-SHA256 of `<timestamp>.<raw body>` (hmac only). */
                 "X-Service-Signature-V2"?: string;
+                /** @description Standard Webhooks message id: the delivery's `deliveryId`, the same on every attempt (hmac only). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks timestamp: unix seconds of this attempt (hmac only). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks signatures: `v1,<base64>` per secret valid at the attempt, newest first, space-separated (hmac only). */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;
@@ -17968,6 +18001,12 @@ export interface operations {
                 "X-Service-Timestamp"?: string;
                 /** @description hex HMAC-SHA256 of `<timestamp>.<raw body>` (hmac only). */
                 "X-Service-Signature-V2"?: string;
+                /** @description Standard Webhooks message id: the delivery's `deliveryId`, the same on every attempt (hmac only). */
+                "webhook-id"?: string;
+                /** @description Standard Webhooks timestamp: unix seconds of this attempt (hmac only). */
+                "webhook-timestamp"?: string;
+                /** @description Standard Webhooks signatures: `v1,<base64>` per secret valid at the attempt, newest first, space-separated (hmac only). */
+                "webhook-signature"?: string;
             };
             path?: never;
             cookie?: never;

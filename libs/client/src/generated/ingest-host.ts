@@ -45,7 +45,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The status of one event */
+        /**
+         * The status of one event
+         * @description With `wait`, answered as soon as the status is final (COMPLETED, FAILED, DEAD_LETTER, DUPLICATE), or when the wait ends with the current status: no polling loop needed. An unknown id answers 404 at once.
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -516,7 +519,10 @@ export interface operations {
     };
     getEvent: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Seconds to wait for the final outcome: answered as soon as it is known, or when the wait ends with the current state (same body). At most WAIT_PER_KEY (10) waits of one API key at once per instance; one more is 429 with `Retry-After`. */
+                wait?: number;
+            };
             header?: {
                 /** @description Optional: when sent, it must be the company of the API key (else 403). */
                 "X-Company-Id"?: string;
@@ -545,6 +551,15 @@ export interface operations {
                         /** @description The reason when FAILED or DEAD_LETTER. */
                         message: string | null;
                     };
+                };
+            };
+            /** @description `wait` is not a whole number from 0 to 30. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestError"];
                 };
             };
             /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
@@ -598,7 +613,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            /** @description Too many waiting requests of this API key (or the rate limit); see `Retry-After`. */
             429: {
                 headers: {
                     /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */

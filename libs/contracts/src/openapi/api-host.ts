@@ -11,6 +11,7 @@ import {
   COMPANY_HEADER,
   CORRELATION_HEADER,
   OBJECT_ID_SCHEMA,
+  WAIT_PARAM,
   body,
   envelope,
   errorResponses,
@@ -402,9 +403,10 @@ function accessPaths(): Record<string, unknown> {
         tags: ['Access'],
         operationId: 'getBookingAccess',
         summary: 'A booking\'s credentials (passcode, mobile key, card, remote)',
-        description: 'Poll the event until COMPLETED (SPEC: wait about 5 s first), then read the credentials here.',
+        description:
+          'With `wait`, answered as soon as the booking has its first outcome (`status` active, failed or revoked), or when the wait ends with its current state; an unknown booking answers 404 at once. Without `wait`: poll the event until COMPLETED (SPEC: wait about 5 s first), then read the credentials here.',
         security: apiKey,
-        parameters: [pathParam('referenceId', referenceId), COMPANY_HEADER, CORRELATION_HEADER],
+        parameters: [pathParam('referenceId', referenceId), WAIT_PARAM, COMPANY_HEADER, CORRELATION_HEADER],
         responses: {
           '200': json(
             'Booking access retrieved (code 7020).',
@@ -413,7 +415,11 @@ function accessPaths(): Record<string, unknown> {
               obj({ reference_id: str(), status: ref('AccessStatus'), reason: nullable(str()), validity: ref('Validity'), updated_at: dateTime(), credentials: arr(ref('BookingCredential')), revoked: arr(ref('RevokedCredential')) }),
             ),
           ),
-          ...notFound,
+          ...errorResponses('api', ['400', '401', '403', '404', '503'], {
+            '400': 'An invalid `referenceId`, or `wait` not a whole number from 0 to 30.',
+            '404': 'No such booking for the key\'s company (`Booking <referenceId> not found`).',
+            '429': 'Too many waiting requests of this API key (or the rate limit); see `Retry-After`.',
+          }),
         },
       },
     },

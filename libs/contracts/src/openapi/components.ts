@@ -138,6 +138,13 @@ export const securitySchemes = {
   },
 };
 
+/** `?wait=` of the routes that answer once an outcome is final (libs/http longPoll). */
+export const WAIT_PARAM = queryParam(
+  'wait',
+  int({ minimum: 0, maximum: 30, default: 0 }),
+  'Seconds to wait for the final outcome: answered as soon as it is known, or when the wait ends with the current state (same body). At most WAIT_PER_KEY (10) waits of one API key at once per instance; one more is 429 with `Retry-After`.',
+);
+
 export const COMPANY_HEADER = headerParam('X-Company-Id', str(), 'Optional: when sent, it must be the company of the API key (else 403).');
 // Any value is taken: one that does not match the pattern is replaced by a generated id (libs/http).
 export const CORRELATION_HEADER = headerParam('X-Correlation-Id', str(), 'Optional trace id, echoed in the response and in logs when it matches `^[A-Za-z0-9._:-]{1,128}$`; any other value is replaced by a generated id.');

@@ -3,7 +3,7 @@ import { IngestSpecErrors, MAX_ID_LENGTH, MAX_TEXT_LENGTH } from '../booking/ing
 import { REFERENCE_ID, REFERENCE_ID_RULE } from '../booking/reference-id';
 import { AuthErrors } from '../envelopes/auth-errors';
 import { EVENT_STATUSES } from '../events/statuses';
-import { CORRELATION_HEADER, COMPANY_HEADER, OBJECT_ID_SCHEMA, body, errorResponses, headerParam, json, pageParams, pathParam, queryParam, securitySchemes, sharedSchemas } from './components';
+import { CORRELATION_HEADER, COMPANY_HEADER, OBJECT_ID_SCHEMA, WAIT_PARAM, body, errorResponses, headerParam, json, pageParams, pathParam, queryParam, securitySchemes, sharedSchemas } from './components';
 import { JsonSchema, arr, constant, dateTime, int, nullable, obj, oneOf, pattern, str } from './schema';
 
 const apiKey = [{ apikey: [] }];
@@ -96,7 +96,7 @@ export function buildIngestDocument(): Record<string, unknown> {
         '',
         '1. Map locations with the API host (`{base_url}/docs`): the room names are what `room_number` matches.',
         '2. POST the event: 202 with an `eventId`.',
-        '3. Wait about 5 s, then poll `GET /webhook/events/{eventId}` until COMPLETED (or FAILED with a reason); then read the credentials on the API host, or receive them by callback.',
+        '3. `GET /webhook/events/{eventId}?wait=30` answers once the event is COMPLETED (or FAILED with a reason); without `wait`, wait about 5 s, then poll. Then read the credentials on the API host, or receive them by callback.',
         '',
         'Errors: `{ success: false, errors: string[], message }`. Every request may be rate limited (429 with `Retry-After`).',
       ].join('\n'),
@@ -139,12 +139,14 @@ export function buildIngestDocument(): Record<string, unknown> {
           tags: ['Event tracking'],
           operationId: 'getEvent',
           summary: 'The status of one event',
+          description:
+            'With `wait`, answered as soon as the status is final (COMPLETED, FAILED, DEAD_LETTER, DUPLICATE), or when the wait ends with the current status: no polling loop needed. An unknown id answers 404 at once.',
           security: apiKey,
-          parameters: [pathParam('eventId', str()), COMPANY_HEADER, CORRELATION_HEADER],
+          parameters: [pathParam('eventId', str()), WAIT_PARAM, COMPANY_HEADER, CORRELATION_HEADER],
           responses: {
             '200': json('The event\'s status.', obj({ success: constant(true), eventId: str(), status: oneOf(EVENT_STATUSES), message: nullable(str({ description: 'The reason when FAILED or DEAD_LETTER.' })) })),
             '404': json('Unknown eventId (or another company\'s).', obj({ success: constant(false), eventId: str(), status: { type: 'null' }, message: str() })),
-            ...ingestErrors(['401', '403', '503']),
+            ...ingestErrors(['400', '401', '403', '503'], { '400': '`wait` is not a whole number from 0 to 30.', '429': 'Too many waiting requests of this API key (or the rate limit); see `Retry-After`.' }),
           },
         },
       },
