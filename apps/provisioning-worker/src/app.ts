@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { BookingEventMessage, EmployeeScheduleMessage, bookingEventMessageSchema, employeeScheduleMessageSchema } from '@smartlock/contracts';
-import { Logger, METRICS, counter, createMetrics } from '@smartlock/observability';
+import { Logger, METRICS, collectedGauge, counter, createMetrics } from '@smartlock/observability';
 import { RunningService, startService } from '@smartlock/http';
 import { identityModels, ownedLocksCheck, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
-import { createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
+import { createAccountCircuit, createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
 import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
 import type { Config } from './config';
 import { workerModels } from './models';
@@ -29,6 +29,16 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   const metrics = createMetrics(SERVICE);
   const cloud = createTtlockLockCloud(lockCloudConfigFromEnv(config), { logger, metrics });
   const delays = config.PROVISIONING_RETRY_DELAYS_MS;
+  // The operator's service account is today's only vendor account: one circuit.
+  const circuit = createAccountCircuit({
+    account: 'service',
+    distinctLocks: config.LOCK_CLOUD_PAUSE_AFTER_LOCKS,
+    windowMs: config.LOCK_CLOUD_PAUSE_WINDOW_MS,
+    probeIntervalMs: config.LOCK_CLOUD_PROBE_INTERVAL_MS,
+    probe: (lockId) => cloud.getLock(lockId),
+    logger,
+  });
+  collectedGauge(metrics, METRICS.lockCloudPausedAccounts, async () => [{ labels: { provider: cloud.provider }, value: circuit.isOpen() ? 1 : 0 }]);
   let replica: LayoutReplica | undefined;
   return startService({
     name: SERVICE,
@@ -74,6 +84,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         orderWaits: counter(metrics, METRICS.bookingOrderWaits),
         processingReportAfterMs: config.PROCESSING_REPORT_AFTER_MS,
         parkQueue: retryQueueName(QUEUES.provisioningBookingEvents.name, delays[0]),
+        circuit,
       };
       await broker.consume<BookingEventMessage>(QUEUES.provisioningBookingEvents, (msg, mctx) => onBookingEvent(bookingDeps, msg, mctx), {
         schema: bookingEventMessageSchema,
@@ -99,6 +110,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       await layout.consume(QUEUES.provisioningLocationEvents);
     },
     teardown: async () => {
+      circuit.stop();
       replica?.stop();
       await cloud.close();
     },

@@ -17,6 +17,12 @@ export interface Config extends BaseConfig, LockCloudEnv {
   IDENTITY_DB: string;
   /** How long the set of a company's locks is taken as current by the check before every vendor call. */
   LOCK_OWNER_CACHE_MS: number;
+  /** Distinct locks failing with outage errors (no success between) that pause the vendor account. */
+  LOCK_CLOUD_PAUSE_AFTER_LOCKS: number;
+  /** Outage failures older than this no longer count toward the pause. */
+  LOCK_CLOUD_PAUSE_WINDOW_MS: number;
+  /** While paused, the vendor is probed this often; the first success resumes. */
+  LOCK_CLOUD_PROBE_INTERVAL_MS: number;
   /** Messages handled at once per queue by this process. */
   PREFETCH: number;
   /** Delay before retry 1, 2, …; its length is the number of retries (SPEC: 3). */
@@ -52,6 +58,14 @@ export const configSchema = Joi.object({
     .max(3_600_000)
     .default(60_000)
     .description("how long the set of a company's locks, read at once, is taken as current by the check before every vendor call (a lock missing from it is read again at once; a lock is released only once unbound); 0 reads it for every booking"),
+  LOCK_CLOUD_PAUSE_AFTER_LOCKS: Joi.number()
+    .integer()
+    .min(1)
+    .max(1000)
+    .default(3)
+    .description('distinct locks whose vendor calls fail as in an outage (server errors, HTTP 5xx or 429, timeouts, network), with no success between, that pause the vendor account: its booking events then wait in their queue without spending retries until a probe succeeds'),
+  LOCK_CLOUD_PAUSE_WINDOW_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000).description('outage failures older than this no longer count toward a pause'),
+  LOCK_CLOUD_PROBE_INTERVAL_MS: Joi.number().integer().min(100).max(600_000).default(5000).description('while the vendor account is paused, one lock detail call this often; its first success resumes the account'),
   PREFETCH: Joi.number().integer().min(1).max(1000).default(50).description('booking events handled at once per process'),
   PROVISIONING_RETRY_DELAYS_MS: delays
     .default('2000,10000,30000')

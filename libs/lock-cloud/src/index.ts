@@ -31,6 +31,8 @@ export {
   classifyNetworkCode,
 } from './errors';
 export type { LockCloudErrorKind, LockCloudErrorCategory, LockCloudErrorInit } from './errors';
+export { createAccountCircuit, isVendorOutage } from './circuit';
+export type { AccountCircuit } from './circuit';
 export { lockCloudEnv, lockCloudConfigFromEnv, LOCK_CLOUD_DEV_DEFAULTS } from './config';
 export type { LockCloudConfig, LockCloudEnv } from './config';
 export { HOUR_MS, widenToHours } from './time';

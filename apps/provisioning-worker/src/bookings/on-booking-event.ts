@@ -1,6 +1,6 @@
 import type { BookingEventMessage, LockCloudOperation } from '@smartlock/contracts';
 import { insertOnce } from '@smartlock/db';
-import type { LockCapabilities } from '@smartlock/lock-cloud';
+import { AccountCircuit, LockCapabilities, isVendorOutage } from '@smartlock/lock-cloud';
 import { PermanentError } from '@smartlock/messaging';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
 import type { Counter } from 'prom-client';
@@ -32,10 +32,14 @@ export interface BookingDeps {
   processingReportAfterMs: number;
   /** Where an early event waits (the first retry queue: back to the work queue after its delay). */
   parkQueue: string;
+  /** The vendor account's circuit: while it is open, events wait in the park queue without spending a retry. */
+  circuit: AccountCircuit;
 }
 
 /** Set on an event parked for order: when it first waited (epoch ms). */
 const WAITING_SINCE = 'x-order-waiting-since';
+/** Set on an event parked after a run that reached the vendor: it may have stored its booking. */
+const RAN_BEFORE = 'x-ran-before';
 
 /** A booking never seen before, as its first stored document would be (the schema's defaults). */
 function newBooking(msg: BookingEventMessage): BookingDoc {
@@ -90,13 +94,24 @@ export function onBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx:
   // A booking's first event, on its first delivery, finds no booking: it skips the read (if the
   // booking does exist, a copy published twice, its first operation's intent or its insert fails,
   // and it starts over with the read).
-  const surelyNew = msg.sequence === 1 && ctx.retryCount === 0 && !ctx.redelivered;
+  const surelyNew = msg.sequence === 1 && ctx.retryCount === 0 && !ctx.redelivered && ctx.headers[RAN_BEFORE] === undefined;
   return handleBookingEvent(deps, msg, ctx, surelyNew);
+}
+
+/** Back to the work queue after the park queue's delay, its retry count as it was. */
+async function park(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext, headers: Record<string, unknown> = {}): Promise<void> {
+  await deps.broker.sendToQueue(deps.parkQueue, msg, {
+    messageId: ctx.messageId,
+    correlationId: ctx.correlationId,
+    headers: { ...ctx.headers, 'x-original-routing-key': ctx.routingKey, ...headers },
+  });
 }
 
 async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext, surelyNew: boolean): Promise<void> {
   const { Booking } = deps.models;
   const log = ctx.logger.child({ eventId: msg.event_id, referenceId: msg.reference_id, sequence: msg.sequence });
+  // The vendor is down across locks: nothing to do for this event but wait, not read its booking.
+  if (deps.circuit.isOpen()) return park(deps, msg, ctx);
   const id = bookingId(msg.company_id, msg.reference_id);
   const found = surelyNew ? null : deps.vault.open(await Booking.findById(id).lean<BookingDoc>());
   // A new booking is stored once, when its first event settles (one insert, not an insert and an
@@ -111,12 +126,7 @@ async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, c
       deps.orderWaits.inc({ outcome: turn ? 'turn' : 'parked' });
       if (!turn) {
         log.info('earlier event of the booking not settled yet; parked', { appliedSequence: b.applied_sequence });
-        await deps.broker.sendToQueue(deps.parkQueue, msg, {
-          messageId: ctx.messageId,
-          correlationId: ctx.correlationId,
-          headers: { ...ctx.headers, 'x-original-routing-key': ctx.routingKey, [WAITING_SINCE]: since },
-        });
-        return;
+        return park(deps, msg, ctx, { [WAITING_SINCE]: since });
       }
       b = turn;
       stored = true;
@@ -188,6 +198,7 @@ async function provision(
       },
       log,
     );
+    deps.circuit.succeeded();
     return await publishAndSettle(deps, msg, ctx, { b, stored, told, unsettled, log }, result, processing);
   } catch (err) {
     if (err instanceof SeenBefore) {
@@ -196,6 +207,13 @@ async function provision(
     }
     // The dead-letter path settles the event on the stored booking, so the booking's next event runs.
     if (!stored) await insertBooking(deps, { ...b, ...(result ? { actual: result.active, operations: withOperations(b, result.operations) } : progress) });
+    // A call naming no lock (the account's token) counts on the lock the booking needed.
+    if (isVendorOutage(err)) deps.circuit.outage(err.lockId ?? b.desired[0]?.lockId);
+    if (isVendorOutage(err) && deps.circuit.isOpen()) {
+      // What this run did is saved (above, or by saveProgress): the event runs again once the vendor answers.
+      log.warn('lock cloud paused for the account: the event waits without spending a retry', { retryCount: ctx.retryCount, err });
+      return park(deps, msg, ctx, { [RAN_BEFORE]: 1 });
+    }
     throw err;
   }
 }
