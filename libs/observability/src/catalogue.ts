@@ -101,6 +101,14 @@ export const METRICS = {
     labels: ['outbox'],
   }),
 
+  // provisioning-worker: vendor accounts whose work is paused (their cloud failing across locks), read at scrape time
+  lockCloudPausedAccounts: def({
+    type: 'gauge',
+    name: 'lock_cloud_paused_accounts',
+    help: 'Vendor accounts whose booking work this worker has paused because their cloud fails across locks (events wait without spending retries), by provider',
+    labels: ['provider'],
+  }),
+
   // libs/lock-cloud: every call to the vendor (provisioning-worker)
   lockCloudCalls: def({
     type: 'counter',
