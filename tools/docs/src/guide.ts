@@ -90,6 +90,9 @@ const LAYOUT = {
   sites: [
     {
       name: 'Guide Hotel',
+      time_zone: 'America/New_York',
+      check_in_time: '15:00',
+      check_out_time: '11:00',
       buildings: [{ name: 'Main', floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'GUIDE-101', lock_mac: 'AA:00:00:00:0C:01' }] }, { name: '102', locks: [{ lock_id: 'GUIDE-102', lock_mac: 'AA:00:00:00:0C:02' }] }] }] }],
     },
   ],
@@ -148,6 +151,8 @@ export async function renderGuide(t: GuideTarget): Promise<string> {
     '## 2. Create a booking',
     '',
     'POST the booking event to the ingest token\'s URL (no other credential), or to `/webhook/generic` with `apikey`, `X-Company-Id` and `X-Site-Id`. The answer is 202 with an `eventId`: provisioning runs asynchronously. The same `reference_id` and action again within 60 s answers the original `eventId` and is not processed twice.',
+    '',
+    "Dates are the site's time. A date alone (`\"check_in\": \"2030-03-09\"`) is the site's `check_in_time` that day in its `time_zone` (a `check_out` date its `check_out_time`), a date-time without offset (`2030-03-09T15:00:00`) the site's local time, and one with `Z` or an offset that instant. A site in `America/New_York` with the default hours that receives `2030-03-09` to `2030-03-11` opens from 15:00 EST on 9 March to 11:00 EDT on 11 March. The zone's rules apply on the nights the clocks change: a local time that does not exist (spring forward) moves forward to the first valid instant (02:30 becomes 03:00), one that occurs twice (fall back) is the earlier of the two. The operator sets a site's zone and hours in the layout (fields of the site object) or with `PATCH /admin/v1/companies/{companyId}/sites/{siteId}`; the defaults are `UTC`, `15:00` and `11:00`.",
     '',
     last(),
     '',

@@ -1051,7 +1051,10 @@ export interface paths {
         delete: operations["deleteSite"];
         options?: never;
         head?: never;
-        /** Rename a site */
+        /**
+         * Rename a site, or set its time zone and check-in/check-out hours
+         * @description Any of `name`, `time_zone`, `check_in_time` and `check_out_time` (at least one). An unknown zone or a time not `HH:mm` is a 400 whose message starts with the field.
+         */
         patch: operations["renameSite"];
         trace?: never;
     };
@@ -1980,15 +1983,27 @@ export interface components {
             _id: string;
             external_id: string | null;
         };
+        /** @description The site of a location row: as LocationLevelRef, with the site's time zone and hours. */
+        LocationSiteRef: {
+            name: string;
+            _id: string;
+            external_id: string | null;
+            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+            time_zone: string;
+            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+            check_in_time: string;
+            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+            check_out_time: string;
+        };
         /** @description One Site → Bed path; `bed` is absent for a door-only room. */
         LocationRow: {
-            site: components["schemas"]["LocationLevelRef"];
+            site: components["schemas"]["LocationSiteRef"];
             building: components["schemas"]["LocationLevelRef"];
             floor: components["schemas"]["LocationLevelRef"];
             room: components["schemas"]["LocationLevelRef"];
             bed?: components["schemas"]["LocationLevelRef"];
         };
-        /** @description A node of one level, with the `_id` of each ancestor. */
+        /** @description A node of one level, with the `_id` of each ancestor; a site also has its time zone and hours. */
         LocationNode: {
             _id: string;
             name: string;
@@ -1997,6 +2012,12 @@ export interface components {
             building_id?: string;
             floor_id?: string;
             room_id?: string;
+            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+            time_zone?: string;
+            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+            check_in_time?: string;
+            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+            check_out_time?: string;
         };
         Pagination: {
             currentPage: number;
@@ -2036,8 +2057,12 @@ export interface components {
             bed: components["schemas"]["Named"] | null;
         };
         Validity: {
+            /** @description The instant access starts (ISO 8601 UTC) once provisioned; while pending, as sent (a date or a zone-less time is the site's local time). */
             check_in: string | null;
+            /** @description The instant access ends, as check_in. */
             check_out: string | null;
+            /** @description The site's IANA time zone the stay was resolved in (its dates and local times); null while pending. */
+            time_zone: string | null;
         } | null;
         /**
          * @description pending: accepted, not provisioned yet; active; revoked; failed (see reason).
@@ -10748,6 +10773,12 @@ export interface operations {
                                 floor_id?: string;
                                 room_id?: string;
                                 locks?: components["schemas"]["Lock"][];
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone?: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time?: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time?: string;
                             }[];
                         };
                     };
@@ -10870,6 +10901,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -11113,7 +11150,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    name: string;
+                    name?: string;
+                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                    time_zone?: string;
+                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                    check_in_time?: string;
+                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                    check_out_time?: string;
                 };
             };
         };
@@ -11140,6 +11183,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -11281,6 +11330,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -11551,6 +11606,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -11692,6 +11753,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -11962,6 +12029,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -12103,6 +12176,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -12373,6 +12452,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -12514,6 +12599,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -12784,6 +12875,12 @@ export interface operations {
                             building_id?: string;
                             floor_id?: string;
                             room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };
@@ -16711,6 +16808,12 @@ export interface operations {
                                 floor_id?: string;
                                 room_id?: string;
                                 locks?: components["schemas"]["Lock"][];
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone?: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time?: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time?: string;
                             }[];
                         };
                     };

@@ -215,13 +215,13 @@ export interface operations {
                     room_id?: string | null;
                     /** @description The bed's external id. */
                     bed_id?: string | null;
-                    /** @description Check-in: required except for cancel. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z); a time without an offset is UTC. */
+                    /** @description Check-in: required except for cancel. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant. */
                     check_in?: string | null;
-                    /** @description Alias of check_in. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z); a time without an offset is UTC. */
+                    /** @description Alias of check_in. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant. */
                     start_date?: string | null;
-                    /** @description Check-out, after check-in: required except for cancel. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z); a time without an offset is UTC. */
+                    /** @description Check-out, after check-in: required except for cancel. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant. */
                     check_out?: string | null;
-                    /** @description Alias of check_out. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z); a time without an offset is UTC. */
+                    /** @description Alias of check_out. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant. */
                     end_date?: string | null;
                     guest?: ({
                         name?: string | null;
@@ -369,13 +369,13 @@ export interface operations {
                     room_id?: string | null;
                     /** @description The bed's external id. */
                     bed_id?: string | null;
-                    /** @description Check-in: required except for cancel. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z); a time without an offset is UTC. */
+                    /** @description Check-in: required except for cancel. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant. */
                     check_in?: string | null;
-                    /** @description Alias of check_in. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z); a time without an offset is UTC. */
+                    /** @description Alias of check_in. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant. */
                     start_date?: string | null;
-                    /** @description Check-out, after check-in: required except for cancel. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z); a time without an offset is UTC. */
+                    /** @description Check-out, after check-in: required except for cancel. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant. */
                     check_out?: string | null;
-                    /** @description Alias of check_out. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z); a time without an offset is UTC. */
+                    /** @description Alias of check_out. ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant. */
                     end_date?: string | null;
                     guest?: ({
                         name?: string | null;

@@ -7,6 +7,7 @@ import { callbackEndpointSchema, companyListQuerySchema, createApiKeySchema, cre
 import { PORTAL_CAPABILITIES, PORTAL_ON_CALL, PORTAL_SESSION_COOKIE, createPortalLinkSchema, openPortalSessionSchema } from '../identity/portal.requests';
 import { layoutImportSchema } from '../location/layout-import.request';
 import { LOCATION_LEVELS, LocationLevel } from '../location/location-event.message';
+import { SITE_TIME_FIELDS } from '../location/site-time';
 import {
   COMPANY_HEADER,
   CORRELATION_HEADER,
@@ -27,6 +28,12 @@ import { webhooks, webhookSchemas } from './webhooks';
 import { CSRF_HEADER, callbackTestPaths, deliveriesListing, onCallDeadLetterPaths, onCallLinkPaths, portalDataPaths, portalErrors, portalLayoutPaths, portalOp, portalSession } from './portal';
 
 const PLURAL: Record<LocationLevel, string> = { site: 'sites', building: 'buildings', floor: 'floors', room: 'rooms', bed: 'beds' };
+/** A site's time (libs/contracts site-time.ts). */
+const SITE_TIME_SCHEMA = {
+  time_zone: str({ maxLength: 64, description: 'IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time.' }),
+  check_in_time: str({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:mm: when a stay sent as a date begins (default 15:00).' }),
+  check_out_time: str({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:mm: when a stay sent as a date ends (default 11:00).' }),
+};
 const LEVEL_CODE: Record<LocationLevel, number> = {
   site: SuccessCodes.SITES_RETRIEVED,
   building: SuccessCodes.BUILDINGS_RETRIEVED,
@@ -95,15 +102,16 @@ const schemas: Record<string, JsonSchema> = {
   ...webhookSchemas,
   Named: obj({ name: str(), _id: str() }, [], { description: 'A place: its name and `_id`.' }),
   LocationLevelRef: obj({ name: str(), _id: str(), external_id: nullable(str()) }, [], { description: 'One level of a location row: `{ name, _id }` and the customer\'s external id (or null).' }),
+  LocationSiteRef: obj({ name: str(), _id: str(), external_id: nullable(str()), ...SITE_TIME_SCHEMA }, [], { description: "The site of a location row: as LocationLevelRef, with the site's time zone and hours." }),
   LocationRow: obj(
-    { site: ref('LocationLevelRef'), building: ref('LocationLevelRef'), floor: ref('LocationLevelRef'), room: ref('LocationLevelRef'), bed: ref('LocationLevelRef') },
+    { site: ref('LocationSiteRef'), building: ref('LocationLevelRef'), floor: ref('LocationLevelRef'), room: ref('LocationLevelRef'), bed: ref('LocationLevelRef') },
     ['bed'],
     { description: 'One Site → Bed path; `bed` is absent for a door-only room.' },
   ),
   LocationNode: obj(
-    { _id: str(), name: str(), external_id: nullable(str()), site_id: str(), building_id: str(), floor_id: str(), room_id: str() },
-    ['site_id', 'building_id', 'floor_id', 'room_id'],
-    { description: 'A node of one level, with the `_id` of each ancestor.' },
+    { _id: str(), name: str(), external_id: nullable(str()), site_id: str(), building_id: str(), floor_id: str(), room_id: str(), ...SITE_TIME_SCHEMA },
+    ['site_id', 'building_id', 'floor_id', 'room_id', ...SITE_TIME_FIELDS],
+    { description: 'A node of one level, with the `_id` of each ancestor; a site also has its time zone and hours.' },
   ),
   Pagination: obj({ currentPage: int(), totalPages: int(), hasNext: bool(), hasPrevious: bool() }),
   Lock: obj({ lock_id: str(), lock_mac: str(), name: nullable(str()), provider: nullable(str()), lockLocationType: oneOf(['door', 'cabinet']) }),
@@ -111,7 +119,13 @@ const schemas: Record<string, JsonSchema> = {
   LockPlacement: obj({ lock_id: str(), level: oneOf(LOCATION_LEVELS), _id: str() }),
   LockRef: obj({ lockId: str(), lockMac: str(), lockLocationType: oneOf(['door', 'cabinet']) }),
   Place: obj({ site: nullableNamed, room: nullableNamed, bed: nullableNamed }),
-  Validity: nullable(obj({ check_in: nullable(str()), check_out: nullable(str()) })),
+  Validity: nullable(
+    obj({
+      check_in: nullable(str({ description: "The instant access starts (ISO 8601 UTC) once provisioned; while pending, as sent (a date or a zone-less time is the site's local time)." })),
+      check_out: nullable(str({ description: 'The instant access ends, as check_in.' })),
+      time_zone: nullable(str({ description: "The site's IANA time zone the stay was resolved in (its dates and local times); null while pending." })),
+    }),
+  ),
   AccessStatus: oneOf(['pending', 'active', 'revoked', 'failed'], { description: 'pending: accepted, not provisioned yet; active; revoked; failed (see reason).' }),
   EmployeeAccess: obj({
     employee_id: OBJECT_ID_SCHEMA,
@@ -248,8 +262,8 @@ function adminLocationPaths(): Record<string, unknown> {
   });
   const withVersion = (props: Record<string, JsonSchema>, optional: string[] = []) => obj({ version: int({ description: 'The layout version this change made.' }), ...props }, optional);
   const nodeWithVersion = withVersion(
-    { _id: str(), name: str(), external_id: nullable(str()), site_id: str(), building_id: str(), floor_id: str(), room_id: str() },
-    ['site_id', 'building_id', 'floor_id', 'room_id'],
+    { _id: str(), name: str(), external_id: nullable(str()), site_id: str(), building_id: str(), floor_id: str(), room_id: str(), ...SITE_TIME_SCHEMA },
+    ['site_id', 'building_id', 'floor_id', 'room_id', ...SITE_TIME_FIELDS],
   );
   const importReport = {
     created: arr(obj({ level: oneOf(LOCATION_LEVELS), _id: str(), name: str(), parent_id: nullable(str()) })),
@@ -357,8 +371,8 @@ function adminLocationPaths(): Record<string, unknown> {
                 version: int(),
                 nodes: arr(
                   obj(
-                    { level: oneOf(LOCATION_LEVELS), _id: str(), name: str(), external_id: nullable(str()), version: int(), site_id: str(), building_id: str(), floor_id: str(), room_id: str(), locks: arr(ref('Lock')) },
-                    ['site_id', 'building_id', 'floor_id', 'room_id', 'locks'],
+                    { level: oneOf(LOCATION_LEVELS), _id: str(), name: str(), external_id: nullable(str()), version: int(), site_id: str(), building_id: str(), floor_id: str(), room_id: str(), locks: arr(ref('Lock')), ...SITE_TIME_SCHEMA },
+                    ['site_id', 'building_id', 'floor_id', 'room_id', 'locks', ...SITE_TIME_FIELDS],
                   ),
                 ),
               }),
@@ -380,9 +394,10 @@ function adminLocationPaths(): Record<string, unknown> {
       }),
     };
     paths[`${base}/${PLURAL[level]}/{id}`] = {
-      patch: adminOp('Layout administration', `rename${Level}`, `Rename a ${level}`, {
+      patch: adminOp('Layout administration', `rename${Level}`, level === 'site' ? "Rename a site, or set its time zone and check-in/check-out hours" : `Rename a ${level}`, {
+        ...(level === 'site' ? { description: 'Any of `name`, `time_zone`, `check_in_time` and `check_out_time` (at least one). An unknown zone or a time not `HH:mm` is a 400 whose message starts with the field.' } : {}),
         parameters: [companyParam, pathParam('id', OBJECT_ID_SCHEMA)],
-        requestBody: body(obj({ name: str({ minLength: 1, maxLength: 100 }) })),
+        requestBody: body(level === 'site' ? obj({ name: str({ minLength: 1, maxLength: 100 }), ...SITE_TIME_SCHEMA }, ['name', ...SITE_TIME_FIELDS]) : obj({ name: str({ minLength: 1, maxLength: 100 }) })),
         responses: write(SuccessCodes.LOCATION_NODE_UPDATED, nodeWithVersion),
       }),
       delete: adminOp('Layout administration', `delete${Level}`, `Delete a ${level} and everything under it`, {

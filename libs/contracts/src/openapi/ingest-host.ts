@@ -11,7 +11,8 @@ const ACTION_DESCRIPTION = `The action; casing, \`_\` and \`-\` are ignored. ${E
   .map((t) => `${t}: ${Object.keys(ACTION_MAPPING).filter((a) => ACTION_MAPPING[a] === t).join(', ')}`)
   .join('; ')}; anything else: BOOKING_UPDATE.`;
 const text = (max: number, description?: string): JsonSchema => nullable(str({ maxLength: max, ...(description ? { description } : {}) }));
-const date = (description: string) => text(64, `${description} ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z); a time without an offset is UTC.`);
+const date = (description: string) =>
+  text(64, `${description} ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant.`);
 
 /**
  * The booking event body (SPEC "Ingest"). ingest-gateway validates it field by field to answer with
