@@ -6,7 +6,7 @@ import { RunningService, startService } from '@smartlock/http';
 import { identityModels, ownedLocksCheck, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
 import { createAccountCircuit, createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
-import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
+import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher, waitableFetcher } from '@smartlock/layout';
 import type { Config } from './config';
 import { workerModels } from './models';
 import { replicaLayout } from './layout/replica-lookup';
@@ -52,7 +52,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     models: (ctx) => [...Object.values(workerModels(ctx.db)), ...createLayoutReplica({ db: ctx.db, logger }).models],
     setup: async (ctx) => {
       const { broker } = ctx;
-      const layout = createLayoutReplica({ db: ctx.db, broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
+      const layout = createLayoutReplica({ db: ctx.db, broker, logger, fetchSnapshot: waitableFetcher(httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN), logger) });
       replica = layout;
       const models = workerModels(ctx.db);
       await broker.declareExchanges([EXCHANGES.eventStatus, EXCHANGES.accessEvents]);
@@ -85,6 +85,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         processingReportAfterMs: config.PROCESSING_REPORT_AFTER_MS,
         parkQueue: retryQueueName(QUEUES.provisioningBookingEvents.name, delays[0]),
         circuit,
+        replicaMaxWaitMs: config.PROVISIONING_REPLICA_MAX_WAIT_MS,
       };
       await broker.consume<BookingEventMessage>(QUEUES.provisioningBookingEvents, (msg, mctx) => onBookingEvent(bookingDeps, msg, mctx), {
         schema: bookingEventMessageSchema,

@@ -34,6 +34,8 @@ export interface Config extends BaseConfig, LockCloudEnv {
   PROVISIONING_ORDER_WAIT_MS: number;
   /** After this long waiting for an earlier event that never comes, an event is applied anyway. */
   PROVISIONING_ORDER_MAX_WAIT_MS: number;
+  /** How long an event waits parked for its company's layout replica before its retries count. */
+  PROVISIONING_REPLICA_MAX_WAIT_MS: number;
   /** PROCESSING is reported once a booking event's processing has lasted this long, or failed; 0: at once. */
   PROCESSING_REPORT_AFTER_MS: number;
 }
@@ -80,6 +82,11 @@ export const configSchema = Joi.object({
     .min(0)
     .default(600_000)
     .description('after waiting this long for an earlier event that never comes, an event is applied anyway'),
+  PROVISIONING_REPLICA_MAX_WAIT_MS: Joi.number()
+    .integer()
+    .min(0)
+    .default(600_000)
+    .description("how long a booking event waits, parked in the first retry queue without spending a retry, for its company's layout replica to become current (a large import being applied, location-api unreachable); after that its retries count as for any error"),
   PROCESSING_REPORT_AFTER_MS: Joi.number()
     .integer()
     .min(0)

@@ -52,6 +52,22 @@ export class ReplicaUnavailableError extends Error {
   readonly permanent = false;
 }
 
+/** What a customer reads when the snapshot could not be fetched (the cause, with hosts, is for the logs). */
+export const REPLICA_FETCH_FAILED = 'Temporary failure: the layout could not be read';
+
+/**
+ * `fetch` whose failures (location-api down or slow) are ReplicaUnavailableError with a stable
+ * reason, for a caller that waits them out instead of failing (the worker parks its bookings); the
+ * failure itself, with its hosts, goes to the log.
+ */
+export function waitableFetcher(fetch: FetchSnapshot, logger: Logger): FetchSnapshot {
+  return (companyId) =>
+    fetch(companyId).catch((err: unknown) => {
+      logger.warn('layout snapshot not fetched', { company: companyId, err });
+      throw new ReplicaUnavailableError(REPLICA_FETCH_FAILED, { cause: err });
+    });
+}
+
 /**
  * The snapshot fetcher consuming apps use: `GET {LOCATION_API_URL}/admin/v1/companies/:id/snapshot`
  * with the admin token.
@@ -279,14 +295,18 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       await drain(m.company_id);
     },
 
-    /** Replaces the company's replica with its snapshot (when the snapshot is newer than what is applied). */
-    async rebuild(companyId: string, fetchSnapshot: FetchSnapshot | undefined = opts.fetchSnapshot): Promise<void> {
+    /**
+     * Replaces the company's replica with its snapshot (when the snapshot is newer than what is applied).
+     * `waitMs`: how long to wait for a claim another process holds before ReplicaUnavailableError; a
+     * caller that can wait elsewhere (a booking parked in its queue) gives a short one.
+     */
+    async rebuild(companyId: string, fetchSnapshot: FetchSnapshot | undefined = opts.fetchSnapshot, rebuildOpts: { waitMs?: number } = {}): Promise<void> {
       if (!fetchSnapshot) throw new ReplicaUnavailableError('no fetchSnapshot given');
       // While another process holds the company's claim (or a crashed one did, which claim() takes
       // over after claimTimeout), wait for it instead of failing at once: a caller's retries
       // (a booking's 2 + 10 + 30 s) are shorter than a takeover, and seen in a fault test a worker
       // killed mid-rebuild dead-lettered every booking of its company this way.
-      const deadline = Date.now() + claimTimeout + rebuildWaitSlackMs;
+      const deadline = Date.now() + (rebuildOpts.waitMs ?? claimTimeout + rebuildWaitSlackMs);
       for (;;) {
         const applied = (await state(companyId))?.version ?? 0;
         const claimed = await claimAfter(companyId, applied);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Broker } from '@smartlock/messaging';
 import { FAILURE_REASONS } from '@smartlock/messaging';
+import { REPLICA_FETCH_FAILED } from '@smartlock/layout';
 import type { RunningService } from '@smartlock/http';
 import { captureLogger, createVhost, dropDatabases, freePort, MONGO_URL, startTcpProxy, TcpProxy, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import { start } from '../app';
@@ -85,12 +86,13 @@ describe('failure reports: stable reasons, made once the database is back', () =
   it("a snapshot fetch that gets no answer (an unseen company, location-api unreachable) ends DEAD_LETTER with the stable reason, not the client's error", async () => {
     const closed = await freePort(); // nothing listens there
     const otherDb = uniqueDbName('provfr_b');
-    const other = await start(workerTestConfig({ vhost, dbName: otherDb, simUrl: sim.url, layoutUrl: `http://127.0.0.1:${closed}` }), logger);
+    // Past its wait for the layout (0 here, 10 min by default: replica-wait.test.ts), the event's retries count.
+    const other = await start(workerTestConfig({ vhost, dbName: otherDb, simUrl: sim.url, layoutUrl: `http://127.0.0.1:${closed}` }, { PROVISIONING_REPLICA_MAX_WAIT_MS: '0' }), logger);
     try {
       await app.stop(); // only `other` consumes now
       const ev = await publishEvent(pub, bookingEvent(companyId(), companyId(), `fr-${randomUUID().slice(0, 8)}`, 1, 'BOOKING_CREATE', { room: '101' }));
       const final = await waitFinal(t, ev.event_id, 30_000);
-      expect(final).toMatchObject({ status: 'DEAD_LETTER', message: FAILURE_REASONS.service });
+      expect(final).toMatchObject({ status: 'DEAD_LETTER', message: REPLICA_FETCH_FAILED });
       expect(JSON.stringify(final)).not.toContain(String(closed));
       expect(text()).toContain(`127.0.0.1:${closed}`); // operators still read the error itself
     } finally {

@@ -1,6 +1,7 @@
 import type { BookingEventMessage, LockCloudOperation } from '@smartlock/contracts';
 import { insertOnce } from '@smartlock/db';
 import { AccountCircuit, LockCapabilities, isVendorOutage } from '@smartlock/lock-cloud';
+import { ReplicaUnavailableError } from '@smartlock/layout';
 import { PermanentError } from '@smartlock/messaging';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
 import type { Counter } from 'prom-client';
@@ -34,12 +35,16 @@ export interface BookingDeps {
   parkQueue: string;
   /** The vendor account's circuit: while it is open, events wait in the park queue without spending a retry. */
   circuit: AccountCircuit;
+  /** How long an event waits parked for its company's layout replica (an import being applied, location-api down) before its retries count. */
+  replicaMaxWaitMs: number;
 }
 
 /** Set on an event parked for order: when it first waited (epoch ms). */
 const WAITING_SINCE = 'x-order-waiting-since';
 /** Set on an event parked after a run that reached the vendor: it may have stored its booking. */
 const RAN_BEFORE = 'x-ran-before';
+/** Set on an event parked while its company's layout replica could not be made current: when it first waited (epoch ms). */
+const REPLICA_WAITING_SINCE = 'x-replica-waiting-since';
 
 /** A booking never seen before, as its first stored document would be (the schema's defaults). */
 function newBooking(msg: BookingEventMessage): BookingDoc {
@@ -175,6 +180,13 @@ async function provision(
     try {
       change = await applyEvent(deps.layout, deps.caps, b, msg);
     } catch (err) {
+      // Waiting for the layout is not a failure: parked (nothing was done yet), it comes back after the
+      // park queue's delay without spending a retry, until replicaMaxWaitMs.
+      const since = Number(ctx.headers[REPLICA_WAITING_SINCE]) || Date.now();
+      if (err instanceof ReplicaUnavailableError && Date.now() - since < deps.replicaMaxWaitMs) {
+        log.info('layout replica of the company not current yet; the event waits', { reason: err.message, waitingMs: Date.now() - since });
+        return park(deps, msg, ctx, { [REPLICA_WAITING_SINCE]: since });
+      }
       // The dead-letter path settles the event on the stored booking, so the booking's next event runs.
       if (!stored && !(await insertBooking(deps, b)) && surelyNew) return handleBookingEvent(deps, msg, ctx, false);
       throw err;

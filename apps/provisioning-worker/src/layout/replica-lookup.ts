@@ -7,12 +7,15 @@ import type { LayoutLookup, LockRef } from './lookup';
 /**
  * LayoutLookup over the libs/layout replica (fed by location.events, rebuilt from location-api's
  * snapshot). A company the replica has never seen is fetched first (`ensureCompany`); while that is
- * impossible the replica throws ReplicaUnavailableError, which is not permanent: the event is
- * retried. Two places of the same name are never guessed: FAILED with the replica's message.
+ * impossible the replica throws ReplicaUnavailableError, which is not permanent: the event waits
+ * parked in its queue (bookings/on-booking-event.ts) without spending a retry. Two places of the same name are never guessed: FAILED with the replica's message.
  *
  * Answers are kept in process per company and replica version (see versionCache): a booking event
  * costs one read of the company's version instead of the five to eight reads of its look-ups.
  */
+/** How long a booking's refresh waits for a claim another process holds before it is parked. */
+const REFRESH_WAIT_MS = 2000;
+
 export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): LayoutLookup {
   const cached = versionCache(replica, maxEntries);
   const unambiguous = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -56,7 +59,9 @@ export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): Layo
         return b?.room_id ? { id: b._id, name: b.name, roomId: b.room_id } : null;
       }),
     async refresh(companyId) {
-      await replica.rebuild(companyId);
+      // Another process applying the company's changes holds the claim: the booking waits parked in
+      // its queue (ReplicaUnavailableError), not here, where it would hold a slot other companies need.
+      await replica.rebuild(companyId, undefined, { waitMs: REFRESH_WAIT_MS });
     },
     locks: (companyId, target) => {
       const [id, type] = 'roomId' in target ? ([target.roomId, 'door'] as const) : ([target.bedId, 'cabinet'] as const);

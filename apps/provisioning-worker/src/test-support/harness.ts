@@ -86,10 +86,17 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
     if (!c) companies.set(id, (c = { version: 0, nodes: new Map() }));
     return c;
   };
+  // While set, the snapshot route answers 503 (location-api down or overloaded).
+  let snapshotsDown = false;
   const server: Server = createServer((req, res) => {
     const m = /^\/admin\/v1\/companies\/([0-9a-f]{24})\/snapshot$/.exec(req.url ?? '');
     const c = m && companies.get(m[1]);
     res.setHeader('content-type', 'application/json');
+    if (snapshotsDown) {
+      res.statusCode = 503;
+      res.end(JSON.stringify({ message: 'unavailable', code: 5030, error: true, data: null }));
+      return;
+    }
     if (!c || req.headers.authorization !== `Bearer ${ADMIN_TOKEN}`) {
       res.statusCode = 404;
       res.end(JSON.stringify({ success: false, code: 'NOT_FOUND' }));
@@ -135,6 +142,10 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
 
   return {
     url,
+    /** The snapshot route answers 503 while `down` (location-api unavailable), as before once not. */
+    snapshotsAvailable(available: boolean) {
+      snapshotsDown = !available;
+    },
     /**
      * A site with rooms (each with a door lock, on floor `floor` or "1") and optional beds (each with
      * a cabinet lock). Published on location.events and awaited in the worker's replica (`db`);
