@@ -1,5 +1,5 @@
 import { Connection, Types, connectDb, ensureIndexes } from '@smartlock/db';
-import { LayoutSnapshot, LocationEventMessage, LocationNodeState } from '@smartlock/contracts';
+import { LayoutSnapshot, LocationEventMessage, LocationNodeState, siteTimeOf } from '@smartlock/contracts';
 import { captureLogger, dropDatabases, MONGO_URL, startTcpProxy, uniqueDbName, waitFor } from '@smartlock/testing';
 import { AmbiguousLocationError, createLayoutReplica } from './index';
 
@@ -24,6 +24,8 @@ function source(company: string) {
         n[`${parent.level}_id` as 'site_id'] = parent._id;
       }
       if (level === 'room' || level === 'bed') n.locks = n.locks ?? [];
+      // As location-api publishes every site: with its time zone and hours.
+      if (level === 'site') Object.assign(n, siteTimeOf(n));
       nodes.set(n._id, n);
       emit('node.created', n);
       return n;
@@ -31,6 +33,10 @@ function source(company: string) {
     rename(n: LocationNodeState, name: string) {
       n.name = name;
       emit('node.renamed', n);
+    },
+    setTime(n: LocationNodeState, time: Partial<LocationNodeState>) {
+      Object.assign(n, time);
+      emit('site.time_set', n);
     },
     remove(n: LocationNodeState) {
       nodes.delete(n._id);
@@ -75,10 +81,13 @@ describe('libs/layout: the layout replica', () => {
     const room = src.add('room', '204', floor, { locks: [{ lock_id: 'L1', lock_mac: 'AA', name: null, provider: null, lockLocationType: 'door' }] });
     const bed = src.add('bed', 'A', room);
     src.rename(room, 'Room 204');
+    src.setTime(site, { time_zone: 'America/New_York', check_in_time: '16:00' });
     const shuffled = [...src.messages].reverse();
     await Promise.all(shuffled.map((m) => replica.apply(m)));
     await Promise.all(src.messages.map((m) => replica.apply(m))); // duplicates
-    expect(await replica.version(company)).toBe(6);
+    expect(await replica.version(company)).toBe(7);
+    // A site's time zone and hours (issue 48), as its last message says.
+    expect(await replica.findSite(company, site._id)).toMatchObject({ time_zone: 'America/New_York', check_in_time: '16:00', check_out_time: '11:00' });
     const snap = await src.snapshot();
     expect(await contents(replica, company)).toEqual(snap.nodes.map((n) => ({ ...n, external_id: null })).sort((a, b) => a._id.localeCompare(b._id)));
 
