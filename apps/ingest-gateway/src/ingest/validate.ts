@@ -80,15 +80,14 @@ export function parseIsoDate(value: string): string | undefined {
 
 /**
  * Whether check_out can be after check_in, as far as the gateway can tell without the site's time:
- * two instants, or two local date-times, are compared; two dates may be the same day (a site's
- * check-out hour may be after its check-in hour); a date against a date-time, or a local time against
- * an instant, is left to the worker, which compares the resolved instants.
+ * two instants, two local date-times or two dates are compared (a stay of dates ends on a later
+ * day); a date against a date-time, or a local time against an instant, is left to the worker, which
+ * compares the resolved instants.
  */
 function stayCanEnd(checkIn: string, checkOut: string): boolean {
   const dateOnly = (v: string) => v.length === 10;
   if (isLocalTime(checkIn) !== isLocalTime(checkOut) || dateOnly(checkIn) !== dateOnly(checkOut)) return true;
   // Canonical local forms sort as they read; instants are compared as instants.
-  if (dateOnly(checkIn)) return checkOut >= checkIn;
   return isLocalTime(checkIn) ? checkOut > checkIn : Date.parse(checkOut) > Date.parse(checkIn);
 }
 
