@@ -11,6 +11,7 @@ import { onIdentityEvent } from './endpoints/on-identity-event';
 import { onAccessEvent } from './deliveries/on-access-event';
 import { WorkMessage, deliver, destinations, onDeliveryDeadLetter } from './deliveries/deliver';
 import { failingEndpoints } from './deliveries/failing';
+import { EndpointHealth, endpointHealth } from './deliveries/health';
 import { createLimiter } from './deliveries/limiter';
 import { recentlyEnqueued } from './deliveries/enqueued';
 import { createEmailSender, createSmsSender } from './guest/channels';
@@ -30,6 +31,7 @@ export const SERVICE = 'callback-dispatcher';
  *   callback-dispatcher.guest-messages → guest/send          (e-mail and SMS)
  *   /admin/v1/…deliveries…, /portal/api/deliveries… → admin/routes
  *   /admin/v1/companies/:id/callback/test, /portal/api/callback/test → test-event/ (a test callback, its answer)
+ *   …/callback/health, …/callback/enable → admin/routes (the endpoint's state; enable it again, recover)
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   const key = secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
@@ -64,6 +66,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
 
   // Callbacks connect only to the addresses the policy allows (checked on each connection).
   const outbound = destinations(callbackPolicy(config));
+  // Built in setup (its models and gauge), used by the deliveries and by the admin routes' enable.
+  let health!: EndpointHealth;
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -79,6 +83,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const { broker, metrics } = ctx;
       const endpoints = endpointCache(models);
       const enqueued = recentlyEnqueued();
+      health = endpointHealth(models, logger, metrics, { disableAfterMs: config.CALLBACK_DISABLE_AFTER_MS });
       const deliveriesPrefetch = Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4);
       const deliverDeps = {
         models,
@@ -101,6 +106,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         deadLettered: counter(metrics, METRICS.callbackDeliveriesDeadLettered),
         latency: histogram(metrics, METRICS.callbackAttemptDuration),
         failing: failingEndpoints(metrics, logger),
+        health,
         enqueued,
       };
       const guestDeps = {
@@ -161,7 +167,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     },
     routes: (app, ctx) => {
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
-      const adminDeps = { models: dispatcherModels(ctx.db), broker: ctx.broker, key };
+      const adminDeps = { models: dispatcherModels(ctx.db), broker: ctx.broker, key, health };
       const testDeps = {
         models: adminDeps.models,
         key,

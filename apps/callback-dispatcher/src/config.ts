@@ -25,6 +25,8 @@ export interface Config extends BaseConfig, RateLimitConfig {
   CALLBACK_CONCURRENCY_PER_ENDPOINT: number;
   CALLBACK_CONCURRENCY_TOTAL: number;
   CALLBACK_QUEUE_PER_ENDPOINT: number;
+  /** An endpoint still failing this long after a delivery first ran out of retries is disabled. */
+  CALLBACK_DISABLE_AFTER_MS: number;
   SMTP_HOST?: string;
   SMTP_PORT: number;
   SMTP_USER?: string;
@@ -67,6 +69,11 @@ export const configSchema = Joi.object({
   CALLBACK_CONCURRENCY_PER_ENDPOINT: Joi.number().integer().min(1).default(8).description("attempts running at once to one company's endpoint, per process"),
   CALLBACK_CONCURRENCY_TOTAL: Joi.number().integer().min(1).default(64).description("attempts running at once per process (the delivery queue's prefetch is 4× this)"),
   CALLBACK_QUEUE_PER_ENDPOINT: Joi.number().integer().min(0).default(16).description('messages a slow endpoint may keep waiting in memory; the rest are parked in the broker'),
+  CALLBACK_DISABLE_AFTER_MS: Joi.number()
+    .integer()
+    .min(0)
+    .default(5 * 24 * 3_600_000)
+    .description("an endpoint is `failing` once a delivery ran out of retries (the portal and the `endpoint.failing` alert warn); still failing this long after, at its next exhausted delivery it is `disabled`: its deliveries are recorded dead (kept) and not sent until it is enabled again (`callback/enable`, optionally re-delivering what failed since)"),
   SMTP_HOST: Joi.string().description('SMTP server of guest e-mail (nodemailer); unset, e-mail is disabled (logged at start)'),
   SMTP_PORT: Joi.number().port().default(587).description('SMTP port'),
   SMTP_USER: Joi.string().description('SMTP user (none: no authentication)'),

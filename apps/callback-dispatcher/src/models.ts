@@ -52,6 +52,22 @@ export interface AttemptRecord {
 export type GuestChannel = 'email' | 'sms';
 export type GuestMessageStatus = 'pending' | 'sent' | 'failed' | 'dead';
 
+export type EndpointState = 'healthy' | 'failing' | 'disabled';
+
+/**
+ * The health of a company's callback endpoint (`_id` the company): `failing` since a delivery ran out
+ * of retries with no success after it, `disabled` (its deliveries not sent, recorded dead: kept for
+ * its recovery) after failing for CALLBACK_DISABLE_AFTER_MS or on a 410 Gone. No record: healthy.
+ */
+export interface EndpointHealthDoc {
+  _id: string;
+  state: EndpointState;
+  failing_since: Date | null;
+  last_failure: string | null;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+}
+
 /** One e-mail or SMS to a guest; `_id` from (eventId, event, channel). */
 export interface GuestMessageDoc {
   _id: string;
@@ -127,6 +143,18 @@ function build(conn: Connection) {
   // POST …/redeliver-dead: a company's dead-lettered deliveries
   delivery.index({ company_id: 1, status: 1 });
 
+  const health = new Schema<EndpointHealthDoc>({
+    _id: { type: String },
+    state: { type: String, required: true },
+    failing_since: { type: Date, default: null },
+    last_failure: { type: String, default: null },
+    disabled_at: { type: Date, default: null },
+    disabled_reason: { type: String, default: null },
+  });
+  health.plugin(basePlugin);
+  // callback_endpoint_states: the endpoints in each state, counted at scrape time
+  health.index({ state: 1 });
+
   const guest = new Schema<GuestMessageDoc>({
     _id: { type: String },
     company_id: { type: String, required: true },
@@ -148,6 +176,7 @@ function build(conn: Connection) {
     Endpoint: conn.model<EndpointDoc>('CallbackEndpoint', endpoint, 'callback_endpoints'),
     Delivery: conn.model<DeliveryDoc>('Delivery', delivery, 'deliveries'),
     GuestMessage: conn.model<GuestMessageDoc>('GuestMessage', guest, 'guest_messages'),
+    EndpointHealth: conn.model<EndpointHealthDoc>('EndpointHealth', health, 'endpoint_health'),
   };
 }
 

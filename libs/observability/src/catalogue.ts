@@ -158,6 +158,12 @@ export const METRICS = {
     help: "Callback endpoints whose last attempts from this process all failed (3 or more in a row, the last within 15 minutes); which ones: the log line 'callback endpoint failing'",
     labels: [],
   }),
+  callbackEndpointStates: def({
+    type: 'gauge',
+    name: 'callback_endpoint_states',
+    help: 'Callback endpoints failing (a delivery ran out of retries, none delivered since) and disabled (not sent to until re-enabled), read from the database at scrape time',
+    labels: ['state'],
+  }),
   guestMessagesFailed: def({
     type: 'counter',
     name: 'guest_messages_failed_total',

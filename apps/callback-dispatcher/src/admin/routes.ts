@@ -8,11 +8,13 @@ import { redact, redactQuery } from '@smartlock/observability';
 import type { DeliveryDoc, DispatcherModels, GuestMessageDoc } from '../models';
 import type { WorkMessage } from '../deliveries/deliver';
 import { revokedSince, storedBody } from '../deliveries/revoked';
+import type { EndpointHealth } from '../deliveries/health';
 
 export interface AdminDeps {
   models: DispatcherModels;
   broker: Broker;
   key: SecretKey;
+  health: EndpointHealth;
 }
 
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -34,6 +36,42 @@ async function notRedeliverable(deps: AdminDeps, d: DeliveryDoc): Promise<string
 async function requeue(deps: AdminDeps, id: string, company: string, correlationId: string) {
   const msg: WorkMessage = { id, company, trigger: 'manual' };
   await deps.broker.sendToQueue(QUEUES.dispatcherDeliveries.name, msg, { correlationId, messageId: `${id}:manual:${randomUUID()}` });
+}
+
+/**
+ * Sends again every dead-lettered delivery of the company that `filter` selects, but never one whose
+ * credentials were revoked since. Only the caller that flips dead → pending requeues it: two
+ * concurrent calls never double it.
+ */
+async function redeliverDead(deps: AdminDeps, companyId: string, filter: Record<string, unknown>, correlationId: string): Promise<string[]> {
+  const dead = await deps.models.Delivery.find({ company_id: companyId, status: 'dead', ...filter }, { attempt_log: 0 }).lean<DeliveryDoc[]>();
+  const ids: string[] = [];
+  for (const delivery of dead) {
+    const { _id } = delivery;
+    if (await notRedeliverable(deps, delivery)) continue;
+    const flipped = await deps.models.Delivery.updateOne({ _id, status: 'dead' }, { $set: { status: 'pending', dead_at: null, dead_reason: null } });
+    if (flipped.modifiedCount === 1) {
+      await requeue(deps, _id, companyId, correlationId);
+      ids.push(_id);
+    }
+  }
+  return ids;
+}
+
+function healthView(h: Awaited<ReturnType<EndpointHealth['read']>>) {
+  return { state: h.state, failingSince: iso(h.failing_since), lastFailure: h.last_failure, disabledAt: iso(h.disabled_at), disabledReason: h.disabled_reason };
+}
+
+/** `{ "recover_since": "<date-time>" }`, optional: the dead deliveries to send again, those dead since then. */
+function recoverSince(body: unknown): Date | null {
+  const b = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  const unknown = Object.keys(b).filter((k) => k !== 'recover_since');
+  if (unknown.length) throw badRequest('Invalid request body', unknown.map((k) => ({ path: [k], message: `"${k}" is not allowed` })));
+  const v = b.recover_since;
+  if (v === undefined || v === null) return null;
+  const at = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) ? new Date(v) : null;
+  if (!at || Number.isNaN(at.getTime())) throw badRequest('Invalid request body', [{ path: ['recover_since'], message: '"recover_since" must be a date-time (ISO 8601)' }]);
+  return at;
 }
 
 /** The operator's company in the path: any id the dispatcher may have records of (not only an ObjectId). */
@@ -130,21 +168,31 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
     scope.path('/deliveries/redeliver-dead'),
     ...scope.may('bookings'),
     asyncHandler(async (req, res) => {
-      const companyId = scope.companyId(req);
-      const dead = await models.Delivery.find({ company_id: companyId, status: 'dead' }, { attempt_log: 0 }).lean<DeliveryDoc[]>();
-      const ids: string[] = [];
-      for (const delivery of dead) {
-        const { _id } = delivery;
-        // Its credentials revoked since: it stays dead (the single redelivery says why).
-        if (await notRedeliverable(deps, delivery)) continue;
-        // Only the caller that flips dead → pending requeues it: two concurrent calls never double it.
-        const flipped = await models.Delivery.updateOne({ _id, status: 'dead' }, { $set: { status: 'pending', dead_at: null, dead_reason: null } });
-        if (flipped.modifiedCount === 1) {
-          await requeue(deps, _id, companyId, req.correlationId);
-          ids.push(_id);
-        }
-      }
+      const ids = await redeliverDead(deps, scope.companyId(req), {}, req.correlationId);
       res.status(202).json(ok('Redelivery queued', SuccessCodes.REDELIVERY_QUEUED, { redelivered: ids.length, deliveryIds: ids }));
+    }),
+  );
+
+  // The endpoint's state, as the portal warns of it: healthy, failing since when, disabled and why.
+  r.get(
+    scope.path('/callback/health'),
+    ...scope.may('view'),
+    asyncHandler(async (req, res) => {
+      const h = await deps.health.read(scope.companyId(req));
+      res.json(ok('Callback endpoint health retrieved', SuccessCodes.CALLBACK_HEALTH_RETRIEVED, healthView(h)));
+    }),
+  );
+
+  // Enabled again (the customer fixed it), and what failed since `recover_since` delivered again (Svix's recover).
+  r.post(
+    scope.path('/callback/enable'),
+    ...scope.may('callback'),
+    asyncHandler(async (req, res) => {
+      const companyId = scope.companyId(req);
+      const since = recoverSince(req.body);
+      await deps.health.enable(companyId);
+      const ids = since ? await redeliverDead(deps, companyId, { dead_at: { $gte: since } }, req.correlationId) : [];
+      res.json(ok('Callback endpoint enabled', SuccessCodes.CALLBACK_ENABLED, { ...healthView(await deps.health.read(companyId)), redelivered: ids.length, deliveryIds: ids }));
     }),
   );
   return r;

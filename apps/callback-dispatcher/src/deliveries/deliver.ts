@@ -8,10 +8,14 @@ import { redactQuery } from '@smartlock/observability';
 import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels, EndpointDoc } from '../models';
 import type { EndpointCache } from '../endpoints/cache';
 import type { FailingEndpoints } from './failing';
+import type { EndpointHealth } from './health';
 import { Limiter, PARKED } from './limiter';
 import type { RecentlyEnqueued } from './enqueued';
 import { revokedSince } from './revoked';
 import { EVENT_HEADER, USER_AGENT, authHeaders } from './sign';
+
+/** The start of the dead reason of a delivery not sent because its endpoint is disabled. */
+const ENDPOINT_DISABLED = 'endpoint disabled: kept for recovery';
 
 /** What a delivery's record starts with; its message carries it until the record is stored. */
 export type NewDelivery = Pick<DeliveryDoc, '_id' | 'company_id' | 'reference_id' | 'event' | 'event_id' | 'body'> & { occurred_at: string };
@@ -48,6 +52,8 @@ export interface DeliverDeps {
   deadLettered: Counter<string>;
   latency: Histogram<string>;
   failing: FailingEndpoints;
+  /** Each endpoint's stored state: a disabled one is not sent to (deliveries/health.ts). */
+  health: EndpointHealth;
   /** Deliveries this process just enqueued (on-access-event): a first attempt sends them without a read. */
   enqueued: RecentlyEnqueued;
 }
@@ -228,6 +234,9 @@ async function send(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): P
   if (delivery.attempts > 0 && (await revokedSince(deps.models, deps.key, delivery))) throw new PermanentError('credentials revoked since: not delivered again');
   const found = endpoint ?? (await deps.endpoints.get(delivery.company_id));
   if (!found) throw new PermanentError('the company has no callback endpoint any more');
+  // Not sent to a disabled endpoint: recorded dead with this reason, kept for `callback/enable`'s recovery.
+  const disabled = await deps.health.disabled(delivery.company_id);
+  if (disabled !== null) throw new PermanentError(`${ENDPOINT_DISABLED} (${disabled})`);
   const config = found.config;
   const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';
   const at = new Date();
@@ -251,6 +260,9 @@ async function record(deps: DeliverDeps, { delivery, attempt }: Sent, ctx: Messa
   if (!first || !(await insertOnce(deps.models.Delivery, first))) {
     await deps.models.Delivery.updateOne({ _id: delivery._id }, { $set: settled, $inc: { attempts: 1 }, $push: { attempt_log: attempt } });
   }
+  if (outcome === 'delivered') await deps.health.delivered(delivery.company_id);
+  // 410: the receiver says the endpoint is gone; the delivery is kept (dead) for a recovery.
+  if (outcome === 'gone') await deps.health.disable(delivery.company_id, 'endpoint answered 410 Gone');
   if (outcome === 'delivered') {
     ctx.logger.info('callback delivered', { deliveryId: delivery._id, attempt: attempt.attempt, statusCode, latencyMs });
     return;
@@ -275,6 +287,8 @@ export async function onDeliveryDeadLetter(deps: DeliverDeps, msg: WorkMessage |
     if (!dead && msg.delivery && (await insertOnce(deps.models.Delivery, { ...startingRecord(msg.delivery), ...death }))) companyId = msg.delivery.company_id;
   }
   deps.deadLettered.inc();
+  // The retry schedule exhausted: the endpoint is failing (a warning), then disabled if it stays so.
+  if (companyId && !reason.startsWith(ENDPOINT_DISABLED)) await deps.health.deadLettered(companyId, reason);
   ctx.logger.error('callback delivery dead-lettered', {
     alert: 'access.failed',
     deliveryId: msg?.id,

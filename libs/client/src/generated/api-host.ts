@@ -1668,6 +1668,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/companies/{companyId}/callback/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The callback endpoint's health: healthy, failing since when, or disabled and why */
+        get: operations["getCallbackHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/companies/{companyId}/callback/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enable the callback endpoint again, and deliver again what failed since a time */
+        post: operations["enableCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/callback/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The callback endpoint's health: healthy, failing since when, or disabled and why
+         * @description Capability `view`.
+         */
+        get: operations["portalGetCallbackHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/callback/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable the callback endpoint again, and deliver again what failed since a time
+         * @description Capability `callback`.
+         */
+        post: operations["portalEnableCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/portal/api/layout": {
         parameters: {
             query?: never;
@@ -16719,6 +16793,522 @@ export interface operations {
             };
             /** @description The company has no callback endpoint (`No callback endpoint is set for this company`). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    getCallbackHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint's state (code 7083). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7083;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            /**
+                             * @description `failing`: a delivery ran out of retries and none was delivered since (a warning: the endpoint is disabled if it is still failing CALLBACK_DISABLE_AFTER_MS later); `disabled`: after that, or on a 410 Gone; its deliveries are recorded dead (kept) and not sent until it is enabled again.
+                             * @enum {unknown}
+                             */
+                            state: "healthy" | "failing" | "disabled";
+                            /** Format: date-time */
+                            failingSince: string | null;
+                            /** @description Why the last delivery died. */
+                            lastFailure: string | null;
+                            /** Format: date-time */
+                            disabledAt: string | null;
+                            disabledReason: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    enableCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Deliver again what died since then (Svix's recover).
+                     */
+                    recover_since?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Enabled (code 7084); with `recover_since`, the deliveries that died since then are queued again (not those whose credentials were revoked since). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7084;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            /**
+                             * @description `failing`: a delivery ran out of retries and none was delivered since (a warning: the endpoint is disabled if it is still failing CALLBACK_DISABLE_AFTER_MS later); `disabled`: after that, or on a 410 Gone; its deliveries are recorded dead (kept) and not sent until it is enabled again.
+                             * @enum {unknown}
+                             */
+                            state: "healthy" | "failing" | "disabled";
+                            /** Format: date-time */
+                            failingSince: string | null;
+                            /** @description Why the last delivery died. */
+                            lastFailure: string | null;
+                            /** Format: date-time */
+                            disabledAt: string | null;
+                            disabledReason: string | null;
+                            redelivered: number;
+                            deliveryIds: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalGetCallbackHealth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint's state (code 7083). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7083;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            /**
+                             * @description `failing`: a delivery ran out of retries and none was delivered since (a warning: the endpoint is disabled if it is still failing CALLBACK_DISABLE_AFTER_MS later); `disabled`: after that, or on a 410 Gone; its deliveries are recorded dead (kept) and not sent until it is enabled again.
+                             * @enum {unknown}
+                             */
+                            state: "healthy" | "failing" | "disabled";
+                            /** Format: date-time */
+                            failingSince: string | null;
+                            /** @description Why the last delivery died. */
+                            lastFailure: string | null;
+                            /** Format: date-time */
+                            disabledAt: string | null;
+                            disabledReason: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalEnableCallback: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+                /** @description The session's `csrf_token` (from `GET /portal/api/session`): required on every write. */
+                "X-CSRF-Token": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Deliver again what died since then (Svix's recover).
+                     */
+                    recover_since?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Enabled (code 7084); with `recover_since`, the deliveries that died since then are queued again (not those whose credentials were revoked since). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7084;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            /**
+                             * @description `failing`: a delivery ran out of retries and none was delivered since (a warning: the endpoint is disabled if it is still failing CALLBACK_DISABLE_AFTER_MS later); `disabled`: after that, or on a 410 Gone; its deliveries are recorded dead (kept) and not sent until it is enabled again.
+                             * @enum {unknown}
+                             */
+                            state: "healthy" | "failing" | "disabled";
+                            /** Format: date-time */
+                            failingSince: string | null;
+                            /** @description Why the last delivery died. */
+                            lastFailure: string | null;
+                            /** Format: date-time */
+                            disabledAt: string | null;
+                            disabledReason: string | null;
+                            redelivered: number;
+                            deliveryIds: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -45,6 +45,10 @@ export const SuccessCodes = {
   REDELIVERY_QUEUED: 7081,
   /** callback-dispatcher: a test event sent to the company's endpoint, its answer in data */
   CALLBACK_TEST_SENT: 7082,
+  /** callback-dispatcher: the state of the company's endpoint (healthy, failing, disabled) */
+  CALLBACK_HEALTH_RETRIEVED: 7083,
+  /** callback-dispatcher: the company's endpoint enabled again (and what failed since redelivered) */
+  CALLBACK_ENABLED: 7084,
 } as const;
 
 export const ErrorCodes = {

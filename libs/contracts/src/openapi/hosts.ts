@@ -16,15 +16,16 @@ export const API_HOST_ROUTES: { pattern: RegExp; app: ApiHostApp }[] = [
   { pattern: /^\/admin\/v1\/companies\/[^/]+\/(layout|sites|buildings|floors|rooms|beds|locks|snapshot|occupancy)(\/|$|\?)/, app: 'location-api' },
   // callback deliveries and their attempts belong to the dispatcher
   { pattern: /^\/admin\/v1\/(companies\/[^/]+\/)?deliveries(\/|$|\?)/, app: 'callback-dispatcher' },
-  // a test callback: sent, signed and checked against the destination policy by the dispatcher
-  { pattern: /^\/admin\/v1\/companies\/[^/]+\/callback\/test(\/|$|\?)/, app: 'callback-dispatcher' },
+  // a test callback (sent, signed and checked against the destination policy by the dispatcher), the
+  // endpoint's health and its re-enabling: the dispatcher's
+  { pattern: /^\/admin\/v1\/companies\/[^/]+\/callback\/(test|health|enable)(\/|$|\?)/, app: 'callback-dispatcher' },
   { pattern: /^\/admin\/v1(\/|$)/, app: 'admin-api' },
   // the administration portal's routes of the apps that own their data (a portal session, libs/auth):
   // events and their retry (ingest-gateway), a booking's credentials and lock-cloud operations (access-api), callback deliveries
   // and test events (callback-dispatcher), the layout (location-api)
   { pattern: /^\/portal\/api\/events(\/|$|\?)/, app: 'ingest-gateway' },
   { pattern: /^\/portal\/api\/bookings\/[^/]+\/(access|lock-operations)(\/|$|\?)/, app: 'access-api' },
-  { pattern: /^\/portal\/api\/(deliveries|callback\/test)(\/|$|\?)/, app: 'callback-dispatcher' },
+  { pattern: /^\/portal\/api\/(deliveries|callback\/(test|health|enable))(\/|$|\?)/, app: 'callback-dispatcher' },
   { pattern: /^\/portal\/api\/layout(\/|$|\?)/, app: 'location-api' },
   // the administration portal: its pages and the rest of its session-scoped API (/portal/api)
   { pattern: /^\/portal(\/|$)/, app: 'admin-api' },

@@ -303,6 +303,52 @@ export function onCallDeadLetterPaths(paths: Record<string, Record<string, Recor
 }
 
 /**
+ * The callback endpoint's health and its re-enabling (callback-dispatcher, which keeps the state):
+ * the operator's routes (admin token, the company in the path) and the portal's (`view`, `callback`).
+ */
+export function callbackHealthPaths(): Record<string, unknown> {
+  const state = {
+    state: oneOf(['healthy', 'failing', 'disabled'], {
+      description:
+        '`failing`: a delivery ran out of retries and none was delivered since (a warning: the endpoint is disabled if it is still failing CALLBACK_DISABLE_AFTER_MS later); `disabled`: after that, or on a 410 Gone; its deliveries are recorded dead (kept) and not sent until it is enabled again.',
+    }),
+    failingSince: nullable(dateTime()),
+    lastFailure: nullable(str({ description: 'Why the last delivery died.' })),
+    disabledAt: nullable(dateTime()),
+    disabledReason: nullable(str()),
+  };
+  const health = json(`The endpoint's state (code ${SuccessCodes.CALLBACK_HEALTH_RETRIEVED}).`, envelope(SuccessCodes.CALLBACK_HEALTH_RETRIEVED, obj(state)));
+  const enabled = json(
+    `Enabled (code ${SuccessCodes.CALLBACK_ENABLED}); with \`recover_since\`, the deliveries that died since then are queued again (not those whose credentials were revoked since).`,
+    envelope(SuccessCodes.CALLBACK_ENABLED, obj({ ...state, redelivered: int(), deliveryIds: arr(str()) })),
+  );
+  const enableBody = body(obj({ recover_since: dateTime({ description: 'Deliver again what died since then (Svix\'s recover).' }) }, ['recover_since']), undefined, false);
+  const summaries = { health: 'The callback endpoint\'s health: healthy, failing since when, or disabled and why', enable: 'Enable the callback endpoint again, and deliver again what failed since a time' };
+  return {
+    '/admin/v1/companies/{companyId}/callback/health': {
+      get: { tags: ['Callback deliveries'], operationId: 'getCallbackHealth', summary: summaries.health, security: [{ adminToken: [] }], parameters: [pathParam('companyId', str())], responses: { '200': health, ...errors(['400', '401', '503']) } },
+    },
+    '/admin/v1/companies/{companyId}/callback/enable': {
+      post: {
+        tags: ['Callback deliveries'],
+        operationId: 'enableCallback',
+        summary: summaries.enable,
+        security: [{ adminToken: [] }],
+        parameters: [pathParam('companyId', str())],
+        requestBody: enableBody,
+        responses: { '200': enabled, ...errors(['400', '401', '413', '503']) },
+      },
+    },
+    '/portal/api/callback/health': {
+      get: portalOp('getCallbackHealth', summaries.health, false, { description: 'Capability `view`.', responses: { '200': health, ...errors(['400', '503']) } }),
+    },
+    '/portal/api/callback/enable': {
+      post: portalOp('enableCallback', summaries.enable, true, { description: 'Capability `callback`.', requestBody: enableBody, responses: { '200': enabled, ...errors(['400', '413', '503']) } }),
+    },
+  };
+}
+
+/**
  * "Send a test event" (callback-dispatcher, which signs callbacks and checks their destinations): the
  * operator's route (admin token, the company in the path) and the portal's (`callback`).
  */
