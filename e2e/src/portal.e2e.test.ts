@@ -52,6 +52,8 @@ describe('the administration portal in a browser', () => {
     await admin.put(`/admin/v1/companies/${hotel}/layout`, LAYOUT);
     const snapshot = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes as { _id: string; level: string }[];
     site = snapshot.find((n) => n.level === 'site')?._id as string;
+    // A hotel in New York (issue 48): set long before its first booking, so the worker's replica has it.
+    await admin.patch(`/admin/v1/companies/${hotel}/sites/${site}`, { time_zone: 'America/New_York' });
   }, 120_000);
 
   afterAll(async () => {
@@ -239,7 +241,8 @@ describe('the administration portal in a browser', () => {
     const token = (await admin.post(`/admin/v1/companies/${hotel}/ingest-tokens`, { site_id: site })).data.token;
     const key = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'timeline checker' })).data.key;
     const events = async (ref: string) => (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events as { status: string }[];
-    const booking = { reference_id: 'PORTAL-T1', action: 'create', room_number: '102', check_in: '2031-04-01T15:00:00Z', check_out: '2031-04-03T11:00:00Z', guest: { name: 'Ada', email: 'ada@guest.example' } };
+    // Dates as hotels send them, across New York's change to daylight saving time (9 March 2031).
+    const booking = { reference_id: 'PORTAL-T1', action: 'create', room_number: '102', check_in: '2031-03-08', check_out: '2031-03-10', guest: { name: 'Ada', email: 'ada@guest.example' } };
     // The endpoint set just now reaches the dispatcher's replica by identity.events: wait until a test booking's callback shows it is there.
     sys.receiver.respond(500);
     // The lock cloud refuses the first e-key (a transient errcode): the retry issues it.
@@ -275,6 +278,12 @@ describe('the administration portal in a browser', () => {
     await timeline.getByText(/^Callback access.provisioned: attempt 1, answered 500 in \d+ ms$/).waitFor();
     await timeline.getByText(/^Callback access.provisioned: attempt 2, answered 200 in \d+ ms$/).waitFor();
     await waitFor(async () => (await timeline.getByText('Guest e-mail sent (access.provisioned)').count()) === 1 || (await page.reload(), false), { timeoutMs: 30_000, what: 'the guest e-mail in the timeline' });
+    // The stay in the hotel's time, with each end's abbreviation, and the UTC instant on hover.
+    const stay = page.getByRole('definition').filter({ hasText: 'America/New_York' });
+    // (The date's wording is the browser's locale: 15:00 or 03:00 PM.)
+    expect(await stay.innerText()).toMatch(/^.*8.*2031.*(15:00|03:00\sPM) EST to .*10.*2031.*11:00(\sAM)? EDT \(America\/New_York\)$/);
+    expect(await stay.locator('time').first().getAttribute('title')).toBe('2031-03-08 20:00 UTC');
+    expect(await stay.locator('time').last().getAttribute('title')).toBe('2031-03-10 15:00 UTC');
     // A session without `credentials` sees what was issued, not the secret.
     const creds = page.getByRole('region', { name: 'Credentials' });
     await creds.getByText('Secrets (lock data, passcodes, card numbers) are hidden').waitFor();

@@ -135,7 +135,8 @@ export interface BookingAccess {
   reference_id: string;
   status: 'pending' | 'active' | 'revoked' | 'failed';
   reason: string | null;
-  validity: { check_in: string | null; check_out: string | null } | null;
+  /** time_zone: the site's, once provisioned (the instants resolved in it); null while pending. */
+  validity: { check_in: string | null; check_out: string | null; time_zone: string | null } | null;
   updated_at: string;
   credentials: AccessCredential[];
   revoked: (AccessCredential & { revoked_at: string })[];

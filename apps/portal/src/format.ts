@@ -3,6 +3,28 @@ const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', time
 /** A date-time of the API for people, in their locale and time zone; '—' for none. */
 export const when = (iso: string | null | undefined): string => (iso ? DATE_TIME.format(new Date(iso)) : '—');
 
+/** A zone's abbreviation at an instant: the US name (EST), else the British one (CET), else the offset (GMT+9). */
+function zoneName(d: Date, timeZone: string): string {
+  const names = ['en-US', 'en-GB'].map((l) => new Intl.DateTimeFormat(l, { timeZone, timeZoneName: 'short' }).formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? timeZone);
+  return names.find((n) => !/^GMT[+-]/.test(n)) ?? names[0];
+}
+
+/**
+ * A stay's date-time as the property reads it: in its site's zone with the zone's abbreviation
+ * ("9 Mar 2030, 15:00 EST"), and the same instant in UTC (for a title). An instant without a zone
+ * (an entry from before site time) is in the reader's own time, as `when`.
+ */
+export function atSite(iso: string | null | undefined, timeZone: string | null | undefined): { text: string; utc: string } {
+  if (!iso) return { text: '—', utc: '' };
+  // A date or a zone-less time as the hotel sent it (pending): the site's local time, shown as sent.
+  if (!/(?:Z|[+-]\d{2}:?\d{2})$/i.test(iso)) return { text: `${iso.slice(0, 16).replace('T', ' ')} (site time)`, utc: '' };
+  const d = new Date(iso);
+  const utc = `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  if (!timeZone) return { text: when(iso), utc };
+  const local = new Intl.DateTimeFormat(undefined, { timeZone, day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit' }).format(d);
+  return { text: `${local} ${zoneName(d, timeZone)}`, utc };
+}
+
 const TO_THE_SECOND = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 /** The same to the second: what happened within a minute, in order (a booking's timeline). */
 export const whenExact = (iso: string | null | undefined): string => (iso ? TO_THE_SECOND.format(new Date(iso)) : '—');

@@ -1,6 +1,7 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
 import { AccessCredential, BookingAccess, Deliveries, LockOperation, PageProps, TimelineEvent, portalApi } from '../api';
 import { ErrorNotice } from '../components/Notice';
+import { SiteTime } from '../components/SiteTime';
 import { PageTitle, errorText } from '../components/PageTitle';
 import { Status, Tone, toneOf } from '../components/Status';
 import { when, whenExact } from '../format';
@@ -194,7 +195,8 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
             <>
               <dt>Stay</dt>
               <dd>
-                {when(access.validity.check_in)} to {when(access.validity.check_out)}
+                <SiteTime iso={access.validity.check_in} zone={access.validity.time_zone} /> to <SiteTime iso={access.validity.check_out} zone={access.validity.time_zone} />
+                {access.validity.time_zone ? ` (${access.validity.time_zone})` : ''}
               </dd>
             </>
           )}
@@ -290,7 +292,7 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
                       </td>
                       <td data-label="Place">{place(c) || '—'}</td>
                       <td data-label="Valid">
-                        {when(c.valid_from)} to {when(c.valid_to)}
+                        <SiteTime iso={c.valid_from} zone={access.validity?.time_zone} /> to <SiteTime iso={c.valid_to} zone={access.validity?.time_zone} />
                       </td>
                       <td data-label="Secret">
                         <Secret c={c} masked={access.masked} />
