@@ -4,7 +4,7 @@ import type Joi from 'joi';
 import { Headers, MAX_RETRIES } from '@smartlock/contracts';
 import { Logger, METRICS, Registry, collectedGauge, counter, histogram } from '@smartlock/observability';
 import { brokerUrls, closeQuietly, connectAny, safeUrl } from './connection';
-import { BrokerUnavailableError, PermanentError, PublishError, isPermanent } from './errors';
+import { BrokerUnavailableError, PermanentError, PublishError, TransientError, isPermanent } from './errors';
 import { detailOf, stableReason } from './reasons';
 import { SIGNATURE_HEADER, signBody, verifyBody } from './signature';
 import {
@@ -161,6 +161,18 @@ interface Pending {
 }
 
 const DEFAULT_DELAYS = [1000, 5000, 30000];
+
+/**
+ * The wait before retry `retryCount + 1`: the schedule's, or for a handler that was asked to wait
+ * longer (TransientError.retryAfterMs) the shortest declared delay at least that long, at most the
+ * longest one (only declared delay queues exist).
+ */
+function retryDelay(delays: number[], declared: number[], retryCount: number, err: unknown): number {
+  const scheduled = delays[Math.min(retryCount, delays.length - 1)];
+  const asked = err instanceof TransientError ? err.retryAfterMs : undefined;
+  if (asked === undefined || asked <= scheduled) return scheduled;
+  return declared.find((d) => d >= asked) ?? Math.max(...declared);
+}
 
 function withHeartbeat(url: string): string {
   return /[?&]heartbeat=/.test(url) ? url : `${url}${url.includes('?') ? '&' : '?'}heartbeat=10`;
@@ -531,7 +543,7 @@ export function createBroker(opts: BrokerOptions): Broker {
           const permanent = verdict?.permanent ?? (err instanceof SyntaxError || isPermanent(err));
           try {
             if (!verdict && !permanent && ctx.retryCount < maxRetries) {
-              const delay = delays[Math.min(ctx.retryCount, delays.length - 1)];
+              const delay = retryDelay(delays, delays.slice(0, Math.max(1, maxRetries)), ctx.retryCount, err);
               ctx.logger.warn('handler failed; retrying', { queue: queue.name, retry: ctx.retryCount + 1, delayMs: delay, reason, err: detail });
               await publishRaw('', retryQueueName(retriedIn.name, delay), msg.content, {
                 ...msg.properties,

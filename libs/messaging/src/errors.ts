@@ -11,9 +11,15 @@ export class PermanentError extends Error {
 export class TransientError extends Error {
   /** A stated verdict: its message is written for customers (reasons.ts). */
   readonly permanent = false;
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * The other side asked to be retried no sooner (an HTTP Retry-After): the retry waits the shortest
+   * delay of the schedule that is at least this long (at most the schedule's longest).
+   */
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
     super(message, options);
     this.name = 'TransientError';
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

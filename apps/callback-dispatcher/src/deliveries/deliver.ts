@@ -111,6 +111,15 @@ export interface Answer {
   latencyMs: number;
   contentType: string | null;
   body: string | null;
+  /** A 429's or 503's Retry-After (seconds or an HTTP date), in ms: the retry waits at least that. */
+  retryAfterMs: number | null;
+}
+
+/** Retry-After of a 429 or 503 (RFC 9110: delay-seconds or an HTTP-date), in ms from `now`. */
+function retryAfter(status: number, value: unknown, now: number): number | null {
+  if ((status !== 429 && status !== 503) || typeof value !== 'string') return null;
+  const ms = /^\d{1,9}$/.test(value.trim()) ? Number(value.trim()) * 1000 : Date.parse(value) - now;
+  return Number.isFinite(ms) && ms > 0 ? ms : null;
 }
 
 /**
@@ -151,9 +160,10 @@ export async function postCallback(
       latencyMs: Math.round(performance.now() - started),
       contentType: typeof contentType === 'string' ? contentType : null,
       body: typeof res.data === 'string' ? res.data : null,
+      retryAfterMs: retryAfter(res.status, res.headers['retry-after'], Date.now()),
     };
   } catch (err) {
-    return { statusCode: null, error: describe(err, timeoutMs), latencyMs: Math.round(performance.now() - started), contentType: null, body: null };
+    return { statusCode: null, error: describe(err, timeoutMs), latencyMs: Math.round(performance.now() - started), contentType: null, body: null, retryAfterMs: null };
   }
 }
 
@@ -217,6 +227,7 @@ async function current(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
 interface Sent {
   delivery: Current;
   attempt: AttemptRecord;
+  retryAfterMs: number | null;
 }
 
 /** Checks and POSTs; undefined when the delivery is settled already (nothing sent). */
@@ -240,15 +251,15 @@ async function send(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): P
   const config = found.config;
   const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';
   const at = new Date();
-  const { statusCode, error, latencyMs } = await postCallback(deps, config, { id: delivery._id, event: delivery.event, body: decryptSecret(delivery.body, deps.key) }, at);
-  return { delivery, attempt: { attempt: delivery.attempts + 1, at, trigger, url: redactQuery(config.url), status_code: statusCode, latency_ms: latencyMs, error } };
+  const { statusCode, error, latencyMs, retryAfterMs } = await postCallback(deps, config, { id: delivery._id, event: delivery.event, body: decryptSecret(delivery.body, deps.key) }, at);
+  return { delivery, retryAfterMs, attempt: { attempt: delivery.attempts + 1, at, trigger, url: redactQuery(config.url), status_code: statusCode, latency_ms: latencyMs, error } };
 }
 
 /**
  * One write records the attempt and settles the delivery: the first attempt's inserts the record with
  * it, a later one updates the record. A failed attempt then throws for the retry schedule.
  */
-async function record(deps: DeliverDeps, { delivery, attempt }: Sent, ctx: MessageContext): Promise<void> {
+async function record(deps: DeliverDeps, { delivery, attempt, retryAfterMs }: Sent, ctx: MessageContext): Promise<void> {
   const { status_code: statusCode, error, latency_ms: latencyMs } = attempt;
   const outcome = statusCode !== null && statusCode >= 200 && statusCode < 300 ? 'delivered' : statusCode === 410 ? 'gone' : 'failed';
   deps.attempts.inc({ outcome });
@@ -268,7 +279,8 @@ async function record(deps: DeliverDeps, { delivery, attempt }: Sent, ctx: Messa
     return;
   }
   if (outcome === 'gone') throw new PermanentError('endpoint answered 410 Gone');
-  throw new TransientError(error ?? 'callback failed');
+  // A 429 or 503 with Retry-After: the retry waits at least that (up to the schedule's longest delay).
+  throw new TransientError(error ?? 'callback failed', retryAfterMs === null ? undefined : { retryAfterMs });
 }
 
 /**

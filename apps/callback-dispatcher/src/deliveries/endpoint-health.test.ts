@@ -39,7 +39,8 @@ describe('callback-dispatcher: endpoint health (healthy, failing, disabled), kep
         SECRETS_KEY: TEST_SECRETS_KEY,
         IDENTITY_EVENTS_KEY: TEST_IDENTITY_EVENTS_KEY,
         MESSAGE_KEY: TEST_MESSAGE_KEY,
-        CALLBACK_RETRY_DELAYS_MS: '100,200',
+        // A long second delay: a Retry-After of 1 s waits it, where the schedule's first is 100 ms.
+        CALLBACK_RETRY_DELAYS_MS: '100,1500',
         CALLBACK_TIMEOUT_MS: '1000',
         // Disabled at the second exhausted delivery after the first made it failing.
         CALLBACK_DISABLE_AFTER_MS: '0',
@@ -123,7 +124,7 @@ describe('callback-dispatcher: endpoint health (healthy, failing, disabled), kep
     const { r, companyId } = await company(() => answer);
     await publish(companyId);
     await dead(companyId, 1);
-    expect(r.hits()).toBe(3); // the first attempt and its two retries
+    await waitFor(() => r.hits() === 3, { what: 'the first attempt and its two retries' });
     const failing = await inState(companyId, 'failing');
     expect(failing).toMatchObject({ state: 'failing', failingSince: expect.any(String), lastFailure: expect.stringContaining('500'), disabledAt: null });
     expect(text()).toMatch(/"alert":"endpoint.failing"[^\n]*/);
@@ -143,6 +144,19 @@ describe('callback-dispatcher: endpoint health (healthy, failing, disabled), kep
     await publish(companyId);
     await dead(companyId, 3);
     expect(await inState(companyId, 'disabled')).toMatchObject({ state: 'disabled', disabledReason: expect.stringMatching(/^failing since \d{4}-.*503/) });
+  });
+
+  it('honours Retry-After of a 429 and a 503: the retry waits at least that long, not the schedule\'s 100 ms', async () => {
+    const at: number[] = [];
+    const replies: Reply[] = [{ status: 503, headers: { 'Retry-After': '1' } }, { status: 429, headers: { 'Retry-After': '1' } }, 200];
+    const { r, companyId } = await company(() => (at.push(Date.now()), replies[at.length - 1] ?? 200));
+    await publish(companyId);
+    await waitFor(() => r.received.length === 1, { what: 'delivered after two Retry-After answers', timeoutMs: 15_000 });
+    expect(at).toHaveLength(3);
+    expect(at[1] - at[0]).toBeGreaterThanOrEqual(1000);
+    expect(at[2] - at[1]).toBeGreaterThanOrEqual(1000);
+    const delivery = await waitFor(() => models().Delivery.findOne({ company_id: companyId, status: 'delivered' }).lean(), { what: 'the delivery recorded delivered' });
+    expect(delivery?.attempt_log.map((a) => a.status_code)).toEqual([503, 429, 200]);
   });
 
   it('validates enable (400 on another field or a bad date) and answers a portal-less caller 401', async () => {

@@ -21,7 +21,8 @@ export function verifySignature(raw: Buffer, signature: string | undefined, secr
   return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
 }
 
-export type Reply = number | 'hang';
+/** A status, a status with headers (a Retry-After), or 'hang'. */
+export type Reply = number | { status: number; headers: Record<string, string> } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -64,8 +65,10 @@ export async function startReceiver(
         return;
       }
       const answer = () => {
-        if (reply >= 200 && reply < 300) received.push(cb);
-        res.statusCode = reply;
+        const status = typeof reply === 'number' ? reply : reply.status;
+        if (status >= 200 && status < 300) received.push(cb);
+        res.statusCode = status;
+        if (typeof reply === 'object') for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
         res.end();
       };
       const after = opts.answerAfterMs?.(n) ?? 0;

@@ -1895,7 +1895,7 @@ export interface webhooks {
          *
          *     Beside them, the [Standard Webhooks](https://www.standardwebhooks.com) headers, which the `standardwebhooks` library of each language verifies with the same secret as shown (`whsec_<base64>`), refusing a timestamp more than 5 minutes away: `webhook-id` (the delivery's id, the same on every attempt), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature`: `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>`, the key being the bytes the secret's base64 part decodes to, one signature per secret valid at the attempt (newest first, space-separated), so during a rotation a receiver holding either secret verifies. A secret issued before standard base64 is base64url: replace `-` with `+` and `_` with `/` (or rotate) before handing it to a library.
          *
-         *     Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried. Deliveries can repeat: granting granted access or revoking revoked access is a no-op.
+         *     Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried (a 429 or 503 with `Retry-After` no sooner than it asks, within the retry schedule). `410 Gone` disables the endpoint: its deliveries are kept and sent again when it is enabled (`…/callback/enable`). Deliveries can repeat: granting granted access or revoking revoked access is a no-op.
          */
         post: operations["callback_access_provisioned"];
         delete?: never;
@@ -1923,7 +1923,7 @@ export interface webhooks {
          *
          *     Beside them, the [Standard Webhooks](https://www.standardwebhooks.com) headers, which the `standardwebhooks` library of each language verifies with the same secret as shown (`whsec_<base64>`), refusing a timestamp more than 5 minutes away: `webhook-id` (the delivery's id, the same on every attempt), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature`: `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>`, the key being the bytes the secret's base64 part decodes to, one signature per secret valid at the attempt (newest first, space-separated), so during a rotation a receiver holding either secret verifies. A secret issued before standard base64 is base64url: replace `-` with `+` and `_` with `/` (or rotate) before handing it to a library.
          *
-         *     Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried. Deliveries can repeat: granting granted access or revoking revoked access is a no-op.
+         *     Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried (a 429 or 503 with `Retry-After` no sooner than it asks, within the retry schedule). `410 Gone` disables the endpoint: its deliveries are kept and sent again when it is enabled (`…/callback/enable`). Deliveries can repeat: granting granted access or revoking revoked access is a no-op.
          */
         post: operations["callback_access_revoked"];
         delete?: never;
@@ -1951,7 +1951,7 @@ export interface webhooks {
          *
          *     Beside them, the [Standard Webhooks](https://www.standardwebhooks.com) headers, which the `standardwebhooks` library of each language verifies with the same secret as shown (`whsec_<base64>`), refusing a timestamp more than 5 minutes away: `webhook-id` (the delivery's id, the same on every attempt), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature`: `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>`, the key being the bytes the secret's base64 part decodes to, one signature per secret valid at the attempt (newest first, space-separated), so during a rotation a receiver holding either secret verifies. A secret issued before standard base64 is base64url: replace `-` with `+` and `_` with `/` (or rotate) before handing it to a library.
          *
-         *     Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried. Deliveries can repeat: granting granted access or revoking revoked access is a no-op.
+         *     Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried (a 429 or 503 with `Retry-After` no sooner than it asks, within the retry schedule). `410 Gone` disables the endpoint: its deliveries are kept and sent again when it is enabled (`…/callback/enable`). Deliveries can repeat: granting granted access or revoking revoked access is a no-op.
          */
         post: operations["callback_access_failed"];
         delete?: never;
@@ -18619,6 +18619,13 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Gone: the endpoint is disabled (see `…/callback/health`); its deliveries are kept for `…/callback/enable`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Recorded: the delivery is done. */
             "2XX": {
                 headers: {
@@ -18626,7 +18633,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Not recorded: the delivery is retried. */
+            /** @description Not recorded: the delivery is retried (after `Retry-After` on a 429 or 503). */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -18666,6 +18673,13 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Gone: the endpoint is disabled (see `…/callback/health`); its deliveries are kept for `…/callback/enable`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Recorded: the delivery is done. */
             "2XX": {
                 headers: {
@@ -18673,7 +18687,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Not recorded: the delivery is retried. */
+            /** @description Not recorded: the delivery is retried (after `Retry-After` on a 429 or 503). */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -18713,6 +18727,13 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Gone: the endpoint is disabled (see `…/callback/health`); its deliveries are kept for `…/callback/enable`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Recorded: the delivery is done. */
             "2XX": {
                 headers: {
@@ -18720,7 +18741,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Not recorded: the delivery is retried. */
+            /** @description Not recorded: the delivery is retried (after `Retry-After` on a 429 or 503). */
             default: {
                 headers: {
                     [name: string]: unknown;

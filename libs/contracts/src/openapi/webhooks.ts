@@ -74,7 +74,7 @@ export const webhooks = Object.fromEntries(
           '',
           `Beside them, the [Standard Webhooks](https://www.standardwebhooks.com) headers, which the \`standardwebhooks\` library of each language verifies with the same secret as shown (\`whsec_<base64>\`), refusing a timestamp more than 5 minutes away: \`${CALLBACK_HEADERS.webhookId}\` (the delivery's id, the same on every attempt), \`${CALLBACK_HEADERS.webhookTimestamp}\` (unix seconds of the attempt) and \`${CALLBACK_HEADERS.webhookSignature}\`: \`v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>\`, the key being the bytes the secret's base64 part decodes to, one signature per secret valid at the attempt (newest first, space-separated), so during a rotation a receiver holding either secret verifies. A secret issued before standard base64 is base64url: replace \`-\` with \`+\` and \`_\` with \`/\` (or rotate) before handing it to a library.`,
           '',
-          'Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried. Deliveries can repeat: granting granted access or revoking revoked access is a no-op.',
+          'Other strategies send `Authorization: Bearer`, `Authorization: Basic` or a static API-key header instead. Reply 2xx only after durably recording the event; anything else is retried (a 429 or 503 with `Retry-After` no sooner than it asks, within the retry schedule). `410 Gone` disables the endpoint: its deliveries are kept and sent again when it is enabled (`…/callback/enable`). Deliveries can repeat: granting granted access or revoking revoked access is a no-op.',
         ].join('\n'),
         parameters: [
           { name: CALLBACK_HEADERS.signature, ...header('hex HMAC-SHA256 of the raw body (hmac only).', str({ pattern: '^[0-9a-f]{64}$' }), false) },
@@ -91,7 +91,8 @@ export const webhooks = Object.fromEntries(
         requestBody: body({ allOf: [{ $ref: '#/components/schemas/CallbackBody' }], properties: { event: constant(event) } }),
         responses: {
           '2XX': { description: 'Recorded: the delivery is done.' },
-          default: { description: 'Not recorded: the delivery is retried.' },
+          '410': { description: 'Gone: the endpoint is disabled (see `…/callback/health`); its deliveries are kept for `…/callback/enable`.' },
+          default: { description: 'Not recorded: the delivery is retried (after `Retry-After` on a 429 or 503).' },
         },
       },
     },
