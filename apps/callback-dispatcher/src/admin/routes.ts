@@ -64,11 +64,13 @@ function healthView(h: Awaited<ReturnType<EndpointHealth['read']>>) {
 
 /** `{ "recover_since": "<date-time>" }`, optional: the dead deliveries to send again, those dead since then. */
 function recoverSince(body: unknown): Date | null {
-  const b = body && typeof body === 'object' ? (body as Record<string, unknown>) : {};
+  if (body === undefined) return null;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Invalid request body', [{ path: [], message: 'the body must be an object' }]);
+  const b = body as Record<string, unknown>;
   const unknown = Object.keys(b).filter((k) => k !== 'recover_since');
   if (unknown.length) throw badRequest('Invalid request body', unknown.map((k) => ({ path: [k], message: `"${k}" is not allowed` })));
   const v = b.recover_since;
-  if (v === undefined || v === null) return null;
+  if (v === undefined) return null;
   const at = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) ? new Date(v) : null;
   if (!at || Number.isNaN(at.getTime())) throw badRequest('Invalid request body', [{ path: ['recover_since'], message: '"recover_since" must be a date-time (ISO 8601)' }]);
   return at;

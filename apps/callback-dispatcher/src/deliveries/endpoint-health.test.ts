@@ -161,7 +161,7 @@ describe('callback-dispatcher: endpoint health (healthy, failing, disabled), kep
 
   it('validates enable (400 on another field or a bad date) and answers a portal-less caller 401', async () => {
     const companyId = `co-${randomUUID().slice(0, 8)}`;
-    for (const body of [{ recover_since: 'yesterday' }, { recover_since: 5 }, { since: '2026-01-01T00:00:00Z' }]) {
+    for (const body of [{ recover_since: 'yesterday' }, { recover_since: 5 }, { recover_since: null }, { since: '2026-01-01T00:00:00Z' }, [], 'false']) {
       expect((await axios.post(`${app.url}/admin/v1/companies/${companyId}/callback/enable`, body, admin)).status).toBe(400);
     }
     expect((await axios.get(`${app.url}/admin/v1/companies/${companyId}/callback/health`, { validateStatus: () => true })).status).toBe(401);
