@@ -34,7 +34,7 @@ export const configSchema = Joi.object<Config>({
   ADMIN_API_URL: upstream(8083, 'admin-api'),
   CALLBACK_DISPATCHER_URL: upstream(8084, 'callback-dispatcher'),
   INGEST_GATEWAY_URL: upstream(8090, "ingest-gateway, for the portal's event routes only (`/portal/api/events…`); `{webhook_url}` stays the gateway's own host"),
-  UPSTREAM_TIMEOUT_MS: Joi.number().integer().min(100).default(30000).description('upstream timeout (502 in the envelope after it)'),
+  UPSTREAM_TIMEOUT_MS: Joi.number().integer().min(100).default(40000).description('upstream timeout (502 in the envelope after it); above the longest ?wait= (30 s) an app may hold a request for'),
   // A client that has not sent its headers within this is cut off (slowloris).
   HEADERS_TIMEOUT_MS: Joi.number().integer().min(100).default(10000).description('a client must send its headers within this (slow clients are cut off, checked every second)'),
   // The whole request, body included (a 16 MB layout import on a slow line fits).
