@@ -99,8 +99,8 @@ const deep = (n: number): string => `\u0001DEEP:${n}\u0001`;
 const MAX_NESTING = 32;
 /** Whether `value`, set `at` levels below the body's top, makes the body nest past MAX_NESTING. */
 const tooDeep = (value: unknown, at: number) => {
-  const n = typeof value === 'string' ? /^\u0001DEEP:(\d+)\u0001$/.exec(value)?.[1] : undefined;
-  return n !== undefined && at + Number(n) > MAX_NESTING;
+  const levels = typeof value === 'string' && value.startsWith('\u0001DEEP:') ? Number(value.slice('\u0001DEEP:'.length, -1)) : 0;
+  return at + levels > MAX_NESTING;
 };
 const toText = (value: unknown) =>
   JSON.stringify(value).replace(/"\\u0001DEEP:(\d+)\\u0001"/g, (_, n: string) => `${'{"a":'.repeat(Number(n))}1${'}'.repeat(Number(n))}`);
