@@ -62,7 +62,8 @@ describe('the example callback receiver, called by the running system', () => {
     await book('RCV-1');
     first = await recorded('RCV-1');
     expect(first).toMatchObject({ signedWith: 'current', event: 'access.provisioned' });
-    const [delivery] = await deliveries('RCV-1');
+    // The dispatcher records the answer after the receiver has it: read until it has.
+    const delivery = await waitFor(async () => (await deliveries('RCV-1')).find((d: { deliveredAt: string | null }) => d.deliveredAt), { timeoutMs: 20_000, what: 'the delivery of RCV-1 recorded as delivered' });
     expect(delivery).toMatchObject({ deliveryId: first.deliveryId, lastStatusCode: 200, deliveredAt: expect.any(String) });
 
     // The same signature over other bytes: refused, nothing recorded.
