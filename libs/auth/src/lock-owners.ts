@@ -56,6 +56,8 @@ export function ownedLocksCheck(models: IdentityModels, opts: { ttlMs: number; m
   }
   return {
     async notOwned(companyId, lockIds) {
+      // A checkout or cancel wants no credential: nothing to check, nothing to read.
+      if (!lockIds.length) return [];
       const t = now();
       const cached = sets.get(companyId);
       const fresh = cached && cached.until > t ? cached.locks : undefined;
