@@ -106,6 +106,42 @@ describe('libs/layout: the layout replica', () => {
     expect((await replica.path(company, await nodeOf(bed._id))).map((n) => n.name)).toEqual(['Site X', 'Main', '2', 'Room 204']);
   });
 
+  it('tells onSiteTimeChange before it takes a site\'s new time, by a message or a snapshot; a failure leaves the old time, told again on the retry', async () => {
+    const company = oid();
+    const src = source(company);
+    const told: unknown[] = [];
+    let fail = true;
+    const replica = createLayoutReplica({
+      db,
+      logger,
+      fetchSnapshot: src.snapshot,
+      gapGraceMs: 300,
+      onSiteTimeChange: async (change) => {
+        told.push(change);
+        if (fail) throw new Error('the re-timing could not be queued');
+      },
+    });
+    const site = src.add('site', 'Harbour');
+    src.add('room', '101', site);
+    for (const m of src.messages) await replica.apply(m);
+    expect(told).toEqual([]); // a site seen for the first time changes nobody's time
+    src.setTime(site, { time_zone: 'America/New_York' });
+    const change = src.messages[src.messages.length - 1];
+    await expect(replica.apply(change)).rejects.toThrow('the re-timing could not be queued');
+    expect(await replica.findSite(company, site._id)).toMatchObject({ time_zone: 'UTC' });
+    fail = false;
+    await replica.apply(change);
+    const expected = { company_id: company, site_id: site._id, version: change.version, before: { time_zone: 'UTC', check_in_time: '15:00', check_out_time: '11:00' }, after: { time_zone: 'America/New_York', check_in_time: '15:00', check_out_time: '11:00' } };
+    expect(told).toEqual([expected, expected]);
+    expect(await replica.findSite(company, site._id)).toMatchObject({ time_zone: 'America/New_York' });
+    // A change the replica learns from a snapshot (its message lost) is told as well; a rename is not a change of time.
+    src.rename(site, 'Harbour House');
+    src.setTime(site, { check_out_time: '10:00' });
+    await replica.rebuild(company);
+    expect(told).toHaveLength(3);
+    expect(told[2]).toMatchObject({ version: src.messages.length, before: { check_out_time: '11:00' }, after: { time_zone: 'America/New_York', check_out_time: '10:00' } });
+  });
+
   it('same name on two floors of a site is ambiguous; an exact match beats a case-insensitive one', async () => {
     const { company, src, replica } = await setup();
     const site = src.add('site', 'S');

@@ -8,6 +8,8 @@ import {
   LockBinding,
   layoutSnapshotSchema,
   locationEventMessageSchema,
+  SITE_TIME_FIELDS,
+  SiteTime,
   siteTimeOf,
 } from '@smartlock/contracts';
 import type { Broker, ConsumeOptions, QueueDef } from '@smartlock/messaging';
@@ -34,6 +36,20 @@ export interface LayoutReplicaOptions {
   rebuildThreshold?: number;
   /** A claim older than this belongs to a crashed applier and is taken over. */
   claimTimeoutMs?: number;
+  /**
+   * Told before the replica takes a site's new time zone or hours (by a message or a snapshot), so
+   * that a failure leaves the old time in place and the change is seen again when it is retried.
+   */
+  onSiteTimeChange?: (change: SiteTimeChange) => Promise<void>;
+}
+
+/** A site's time as the replica had it and as it is now; `version`: the site's version that carries the change. */
+export interface SiteTimeChange {
+  company_id: string;
+  site_id: string;
+  version: number;
+  before: SiteTime;
+  after: SiteTime;
 }
 
 /** Several rooms (beds) of that name match: the caller must not guess. */
@@ -203,7 +219,14 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (node[f]) doc[f] = node[f];
     if (node.level === 'room' || node.level === 'bed') doc.locks = node.locks ?? [];
     // A site's time (site-time.ts); a location-api from before site time publishes none: the defaults.
-    if (node.level === 'site') Object.assign(doc, siteTimeOf(node));
+    if (node.level === 'site') {
+      Object.assign(doc, siteTimeOf(node));
+      const had = opts.onSiteTimeChange ? await Nodes.collection.findOne<ReplicaNode>({ _id: node._id as never }) : null;
+      const [before, after] = had ? [siteTimeOf(had), siteTimeOf(node)] : [];
+      if (before && after && SITE_TIME_FIELDS.some((f) => before[f] !== after[f])) {
+        await opts.onSiteTimeChange?.({ company_id: company, site_id: node._id, version: node.version, before, after });
+      }
+    }
     const old = await Nodes.collection.findOneAndReplace({ _id: node._id as never }, doc as never, { upsert: true, returnDocument: 'before' });
     const before = old ? keysOf(old as unknown as ReplicaNode) : [];
     const after = keysOf(doc);
