@@ -51,20 +51,28 @@ async function persist<T>(deps: Deps, what: string, eventId: string, op: () => P
   }
 }
 
-/** Publishes one event to booking.events with publisher confirms; resolves once the broker has it. */
-export async function publishEvent(deps: Deps, e: EventDoc): Promise<void> {
+/**
+ * Publishes one event to booking.events with publisher confirms; resolves once the broker has it,
+ * with the time it was handed to the broker: when it entered QUEUED, which its history records. The
+ * confirm comes later, and a worker may have begun its run by then.
+ */
+export async function publishEvent(deps: Deps, e: EventDoc): Promise<Date> {
+  const sentAt = deps.now();
   await deps.broker.publish(EXCHANGES.bookingEvents.name, bookingRoutingKey(e.event_type), toMessage(e), {
     correlationId: e.correlation_id,
     headers: { [Headers.eventId]: e._id, [Headers.retryCount]: 0 },
   });
+  return sentAt;
 }
 
 /**
  * An owed QUEUED event (a re-queue, or one the relay publishes again) or a FAILED publish → QUEUED,
  * once the broker confirmed; the event owes nothing more (one write). `entered`: false when the
- * event's history has this QUEUED already.
+ * event's history has this QUEUED already; `sentAt`: when it was published (publishEvent), the
+ * history entry's time.
  */
-export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], extra: Record<string, unknown> = {}, entered = true) {
+export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], opts: { extra?: Record<string, unknown>; entered?: boolean; sentAt?: Date } = {}) {
+  const { extra = {}, entered = true } = opts;
   const now = deps.now();
   // One event by `_id`: on FerretDB 1.x a multi-id filter reads the whole collection.
   const done = await persist(deps, 'QUEUED', e._id, () =>
@@ -77,7 +85,7 @@ export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], e
     ).exec(),
   );
   // When the update did not land the event stays owed: the relay publishes it again (at least once).
-  if (done?.matchedCount && entered) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED');
+  if (done?.matchedCount && entered) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED', { at: opts.sentAt });
   if (done) {
     // The worker may have finished the event meanwhile, and on FerretDB 1.x this update (a read, then
     // a whole-document write) can land over its COMPLETED or FAILED: put that back. Any failure
@@ -138,14 +146,15 @@ export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStat
  * history records QUEUED. A failed publish: FAILED, retried by the relay.
  */
 export async function publishNew(deps: Deps, e: EventDoc): Promise<boolean> {
+  let sentAt: Date;
   try {
-    await publishEvent(deps, e);
+    sentAt = await publishEvent(deps, e);
   } catch (err) {
     if (!isPublishFailure(err)) throw err;
     await markPublishFailed(deps, e, ['QUEUED'], 0, err.message, true);
     return false;
   }
-  statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED');
+  statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED', { at: sentAt });
   if (!deps.unsettled.add(e)) await settleQueued(deps, e);
   return true;
 }

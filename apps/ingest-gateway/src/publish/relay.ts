@@ -1,3 +1,4 @@
+import { inTransitionOrder } from '@smartlock/contracts';
 import { compareAndSet } from '@smartlock/db';
 import { SETTLED } from '@smartlock/messaging';
 import type { Deps } from '../deps';
@@ -20,28 +21,30 @@ export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
   const log = deps.logger.child({ correlationId: e.correlation_id });
   if (e.status === 'QUEUED') {
     // Stored but never confirmed or settled (a crash, a lost confirm), or a re-queue that did not finish.
+    let sentAt: Date;
     try {
-      await publishEvent(deps, e);
+      sentAt = await publishEvent(deps, e);
     } catch (err) {
       if (!isPublishFailure(err)) throw err;
       await markPublishFailed(deps, e, ['QUEUED'], 0, err.message);
       return;
     }
     log.info('relay published a pending event', { eventId: e._id });
-    await markQueued(deps, e, ['QUEUED'], {}, !(await queuedInHistory(deps, e)));
+    await markQueued(deps, e, ['QUEUED'], { entered: !(await queuedInHistory(deps, e)), sentAt });
     return;
   }
   if (e.status === 'FAILED' && e.failure === 'publish') {
     const retry = e.retry_count + 1;
+    let sentAt: Date;
     try {
-      await publishEvent(deps, e);
+      sentAt = await publishEvent(deps, e);
     } catch (err) {
       if (!isPublishFailure(err)) throw err;
       await markPublishFailed(deps, e, ['FAILED'], retry, err.message);
       return;
     }
     log.info('publish retry succeeded', { eventId: e._id, retry });
-    await markQueued(deps, e, ['FAILED'], { retry_count: retry });
+    await markQueued(deps, e, ['FAILED'], { extra: { retry_count: retry }, sentAt });
     return;
   }
   // Anything else (the worker reported meanwhile) owes nothing: clear the stale marker.
@@ -56,6 +59,5 @@ export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
  */
 async function queuedInHistory(deps: Deps, e: EventDoc): Promise<boolean> {
   const entries = await deps.models.StatusHistory.find({ event_id: e._id }, { status: 1, at: 1 }).lean();
-  const latest = entries.reduce<(typeof entries)[number] | undefined>((l, h) => (!l || h.at > l.at ? h : l), undefined);
-  return latest?.status === 'QUEUED';
+  return inTransitionOrder(entries).at(-1)?.status === 'QUEUED';
 }

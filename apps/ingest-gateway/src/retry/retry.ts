@@ -46,8 +46,9 @@ export async function retryFailed(deps: Deps, which: RetryScope): Promise<{ retr
       { $set: { status: 'QUEUED', message: null, failure: null, ...owed(pendingUntil), updated_at: now } },
     ).exec();
     if (took.matchedCount === 0) return;
+    let sentAt: Date;
     try {
-      await publishEvent(deps, before);
+      sentAt = await publishEvent(deps, before);
     } catch (err) {
       if (!isPublishFailure(err)) throw err;
       failed += 1;
@@ -76,7 +77,7 @@ export async function retryFailed(deps: Deps, which: RetryScope): Promise<{ retr
     }
     retried += 1;
     deps.logger.info('event re-queued by retry', { eventId: id, correlationId: before.correlation_id });
-    await markQueued(deps, before, ['QUEUED']);
+    await markQueued(deps, before, ['QUEUED'], { sentAt });
   }
 
   const queue = [...ids];

@@ -126,6 +126,28 @@ describe('portal: events, a booking\'s timeline, retry', () => {
     }
   });
 
+  it("a run that began before the gateway recorded its QUEUED (a worker's clock behind, a late confirm): the history still says QUEUED, then PROCESSING", async () => {
+    const viewer = await session(a, ['view']);
+    const ref = `PT-${new Types.ObjectId()}`;
+    const created = await ingest(a, booking({ reference_id: ref }));
+    const queued = await waitFor(() => gw.deps.models.StatusHistory.findOne({ event_id: created, status: 'QUEUED' }).lean(), { what: 'the QUEUED entry' });
+    // One report, as a worker done before PROCESSING_REPORT_AFTER_MS sends it: the run began 5 ms
+    // before the QUEUED entry's time, by the worker's clock.
+    const since = new Date(queued.at.getTime() - 5);
+    await publishStatus(vhost.url, { event_id: created, company_id: a.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString(), processing_since: since.toISOString() });
+    const res = await waitFor(
+      async () => {
+        const r = await request(gw.url).get(`/portal/api/events/reference/${ref}`).set(viewer.read);
+        return r.body.events?.[0]?.history.length === 4 ? r : undefined;
+      },
+      { what: 'the timeline with COMPLETED' },
+    );
+    const history = res.body.events[0].history as { status: string; at: string }[];
+    expect(history.map((h) => h.status)).toEqual(['RECEIVED', 'QUEUED', 'PROCESSING', 'COMPLETED']);
+    // each at the time it was recorded: the PROCESSING at its run's beginning
+    expect(history[2].at).toBe(since.toISOString());
+  });
+
   it('the events list takes SPEC\'s filters (status, referenceId, page, pageSize) and refuses what SPEC refuses', async () => {
     const viewer = await session(a, ['view']);
     const ref = `PL-${new Types.ObjectId()}`;

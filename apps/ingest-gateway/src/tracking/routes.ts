@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { companyOf } from '@smartlock/auth';
-import { EVENT_STATUSES, EventStatus, REFERENCE_ID, REFERENCE_ID_RULE } from '@smartlock/contracts';
+import { EVENT_STATUSES, EventStatus, REFERENCE_ID, REFERENCE_ID_RULE, inTransitionOrder } from '@smartlock/contracts';
 import { asyncHandler, badRequest, waitParam } from '@smartlock/http';
 import type { EventDoc, StatusHistoryDoc } from '../events/event.schema';
 import type { Deps } from '../deps';
@@ -137,9 +137,14 @@ export function trackingRoutes(deps: Deps): Router {
   return r;
 }
 
-/** An event of a booking's timeline: the record, the action as sent, and every status it entered, oldest first. */
+/**
+ * An event of a booking's timeline: the record, the action as sent, and every status it entered, in
+ * the order it went through them (a worker's PROCESSING is recorded at the time its run began, which
+ * can be before the gateway recorded the QUEUED that preceded it: libs/contracts inTransitionOrder).
+ */
 function timelineEvent(e: EventDoc, history: StatusHistoryDoc[]) {
-  const received = { status: e.duplicate_of ? 'DUPLICATE' : 'RECEIVED', message: null, retry_count: 0, at: new Date(e.received_at).toISOString() };
+  const first = e.duplicate_of ? 'DUPLICATE' : 'RECEIVED';
+  const received = { status: first, message: null, retry_count: 0, at: new Date(e.received_at).toISOString() };
   return {
     ...toRecordView(e),
     action: e.action,
@@ -147,9 +152,7 @@ function timelineEvent(e: EventDoc, history: StatusHistoryDoc[]) {
     duplicate_of: e.duplicate_of,
     history: [
       received,
-      ...history
-        .sort((a, b) => a.at.getTime() - b.at.getTime())
-        .map((h) => ({ status: h.status, message: h.message, retry_count: h.retry_count, at: h.at.toISOString() })),
+      ...inTransitionOrder(history, first).map((h) => ({ status: h.status, message: h.message, retry_count: h.retry_count, at: h.at.toISOString() })),
     ],
   };
 }
