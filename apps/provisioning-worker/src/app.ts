@@ -15,6 +15,7 @@ import { createTurns } from './bookings/order';
 import { credentialVault } from './credentials/vault';
 import { onBookingDeadLetter, onBookingEvent } from './bookings/on-booking-event';
 import { onEmployeeSchedule, onEmployeeScheduleDeadLetter } from './schedules/on-employee-schedule';
+import { RetimeMessage, onSiteRetime, queueSiteRetime, retimeMessageSchema } from './retime/on-site-retime';
 
 export const SERVICE = 'provisioning-worker';
 
@@ -23,7 +24,8 @@ export const SERVICE = 'provisioning-worker';
  *
  *   booking.events   → bookings/on-booking-event  (order per booking, apply, reconcile, report)
  *   employee.schedules → schedules/on-employee-schedule (newest version wins, reconcile, report)
- *   location.events  → libs/layout replica         (LayoutLookup: layout/replica-lookup)
+ *   location.events  → libs/layout replica         (LayoutLookup: layout/replica-lookup); a site's
+ *                      new time zone or hours → site-retimes → retime/on-site-retime (bookings sent as local time)
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   const metrics = createMetrics(SERVICE);
@@ -52,7 +54,13 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     models: (ctx) => [...Object.values(workerModels(ctx.db)), ...createLayoutReplica({ db: ctx.db, logger }).models],
     setup: async (ctx) => {
       const { broker } = ctx;
-      const layout = createLayoutReplica({ db: ctx.db, broker, logger, fetchSnapshot: waitableFetcher(httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN), logger) });
+      const layout = createLayoutReplica({
+        db: ctx.db,
+        broker,
+        logger,
+        fetchSnapshot: waitableFetcher(httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN), logger),
+        onSiteTimeChange: (change) => queueSiteRetime(broker, change),
+      });
       replica = layout;
       const models = workerModels(ctx.db);
       await broker.declareExchanges([EXCHANGES.eventStatus, EXCHANGES.accessEvents]);
@@ -107,6 +115,13 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         retryDelaysMs: delays,
         maxRetries: delays.length,
         onDeadLetter: (msg, mctx, info) => onEmployeeScheduleDeadLetter(scheduleDeps, msg, mctx, info),
+      });
+      const retimeDeps = { ...bookingDeps, site: (companyId: string, siteId: string) => layout.node(companyId, siteId) };
+      await broker.consume<RetimeMessage>(QUEUES.provisioningSiteRetimes, (msg, mctx) => onSiteRetime(retimeDeps, msg, mctx), {
+        schema: retimeMessageSchema,
+        prefetch: config.PREFETCH,
+        retryDelaysMs: delays,
+        maxRetries: delays.length,
       });
       await layout.consume(QUEUES.provisioningLocationEvents);
     },

@@ -88,8 +88,16 @@ export interface BookingDoc {
   site_time_zone: string | null;
   room: { id: string; name: string } | null;
   bed: { id: string; name: string } | null;
+  /** Instants (ISO 8601 UTC), resolved in the site's time from what was sent. */
   check_in: string | null;
   check_out: string | null;
+  /**
+   * What was sent, when it was the site's local time (a date, or a date-time without offset); null
+   * when it was an instant. Resolved again by every later event, and when the site's zone or hours
+   * change (retime/); an instant never moves. Absent on bookings stored before: null.
+   */
+  check_in_local?: string | null;
+  check_out_local?: string | null;
   access_types: AccessType[];
   /** The guest's card number: stored null, its value in `sealed_card_id` (credentials/vault.ts). */
   card_id: string | null;
@@ -201,6 +209,8 @@ function build(conn: Connection) {
       bed: { type: Schema.Types.Mixed, default: null },
       check_in: { type: String, default: null },
       check_out: { type: String, default: null },
+      check_in_local: { type: String, default: null },
+      check_out_local: { type: String, default: null },
       access_types: { type: [String], default: [] },
       card_id: { type: String, default: null },
       sealed_card_id: { type: Schema.Types.Mixed, default: null },

@@ -40,8 +40,8 @@ export const APP_BROKER_ACCESS = {
   'provisioning-worker': {
     publishes: [EXCHANGES.eventStatus, EXCHANGES.accessEvents],
     declares: [QUEUES.ingestEventStatus, QUEUES.accessApiAccessEvents, QUEUES.dispatcherAccessEvents, QUEUES.locationApiAccessEvents],
-    consumes: [QUEUES.provisioningBookingEvents, QUEUES.provisioningEmployeeSchedules, QUEUES.provisioningLocationEvents],
-    sendsTo: [],
+    consumes: [QUEUES.provisioningBookingEvents, QUEUES.provisioningEmployeeSchedules, QUEUES.provisioningLocationEvents, QUEUES.provisioningSiteRetimes],
+    sendsTo: [QUEUES.provisioningSiteRetimes],
   },
   'callback-dispatcher': {
     publishes: [],

@@ -57,6 +57,9 @@ const DISPATCHER_WORK: ExchangeDef = { name: 'callback-dispatcher.work', type: '
  * back at once holds up its own and other retries, never a first attempt. Its dead letters are the
  * deliveries queue's.
  */
+/** Internal to provisioning-worker (it sends to its own queue by name); no other app binds here. */
+const WORKER_WORK: ExchangeDef = { name: 'provisioning-worker.work', type: 'direct' };
+
 const DISPATCHER_DELIVERY_RETRIES: QueueDef = { name: 'callback-dispatcher.delivery-retries', exchange: DISPATCHER_WORK, bindings: [], laneOf: 'callback-dispatcher.deliveries' };
 
 export const QUEUES = {
@@ -70,6 +73,11 @@ export const QUEUES = {
   },
   /** provisioning-worker: its layout replica */
   provisioningLocationEvents: { name: 'provisioning-worker.location-events', exchange: EXCHANGES.locationEvents, bindings: ['#'] },
+  /**
+   * provisioning-worker's own work: a site's time zone or hours changed (its replica saw it), then one
+   * message per booking of the site to re-time, each retried apart (retime/).
+   */
+  provisioningSiteRetimes: { name: 'provisioning-worker.site-retimes', exchange: WORKER_WORK, bindings: ['retime'] },
   /** ingest-gateway: its layout replica (is the X-Site-Id of a generic ingest the company's?) */
   ingestLocationEvents: { name: 'ingest-gateway.location-events', exchange: EXCHANGES.locationEvents, bindings: ['#'] },
   /** ingest-gateway: worker reports applied to the event records it owns */

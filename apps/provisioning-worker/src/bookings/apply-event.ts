@@ -1,5 +1,5 @@
 import { PermanentError } from '@smartlock/messaging';
-import { EventFailureMessages, resolveStayTime, type BookingEventMessage } from '@smartlock/contracts';
+import { EventFailureMessages, isLocalTime, resolveStayTime, type BookingEventMessage, type SiteTime } from '@smartlock/contracts';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import type { BookingDoc, CredentialPlace } from '../models';
 import type { LayoutLookup, LockRef } from '../layout/lookup';
@@ -76,9 +76,16 @@ async function provision(
   const takesTypes = fresh || msg.event_type === 'BOOKING_CREATE' || msg.event_type === 'BOOKING_UPDATE';
   const { site, room, bed, places } = await withFreshLayout(layout, company, () => resolvePlaces(layout, b, msg));
 
-  // A date or a zone-less time is the site's local time (libs/contracts site-time.ts); the booking keeps the instants.
-  const checkIn = e.check_in ? resolveStayTime(e.check_in, 'check_in', site.time) : b.check_in;
-  const checkOut = e.check_out ? resolveStayTime(e.check_out, 'check_out', site.time) : b.check_out;
+  // A date or a zone-less time is the site's local time (libs/contracts site-time.ts): what was sent
+  // is kept with the instants, and a value the event does not carry is resolved again in the site's
+  // time as it is now (stayInstants).
+  const sent = {
+    check_in: e.check_in || b.check_in,
+    check_out: e.check_out || b.check_out,
+    check_in_local: e.check_in ? localOrNull(e.check_in) : (b.check_in_local ?? null),
+    check_out_local: e.check_out ? localOrNull(e.check_out) : (b.check_out_local ?? null),
+  };
+  const { check_in: checkIn, check_out: checkOut } = stayInstants(sent, site.time);
   if (!checkIn || !checkOut) throw new PermanentError('check_in and check_out are required to provision access');
   if (Date.parse(checkOut) <= Date.parse(checkIn)) throw new PermanentError('check_out must be after check_in');
   const accessTypes = takesTypes ? e.access_types : b.access_types;
@@ -108,11 +115,29 @@ async function provision(
     bed,
     check_in: checkIn,
     check_out: checkOut,
+    check_in_local: sent.check_in_local,
+    check_out_local: sent.check_out_local,
     access_types: accessTypes,
     card_id: cardId ?? null,
     guest: guest ?? null,
     desired,
   };
+}
+
+const localOrNull = (value: string) => (isLocalTime(value) ? value : null);
+
+/**
+ * A booking's check-in and check-out in its site's time: a value sent as local time (a date, or a
+ * date-time without offset) is resolved in `time`; one sent as an instant stays as it is. Null where
+ * the booking has none.
+ */
+export function stayInstants(
+  b: Pick<BookingDoc, 'check_in' | 'check_out' | 'check_in_local' | 'check_out_local'>,
+  time: SiteTime,
+): { check_in: string | null; check_out: string | null } {
+  const resolve = (end: 'check_in' | 'check_out', local: string | null | undefined, value: string | null) =>
+    local ? resolveStayTime(local, end, time) : value && resolveStayTime(value, end, time);
+  return { check_in: resolve('check_in', b.check_in_local, b.check_in), check_out: resolve('check_out', b.check_out_local, b.check_out) };
 }
 
 /** A place the event names is not in the worker's replica of the layout. */

@@ -61,6 +61,8 @@ function newBooking(msg: BookingEventMessage): BookingDoc {
     bed: null,
     check_in: null,
     check_out: null,
+    check_in_local: null,
+    check_out_local: null,
     access_types: [],
     card_id: null,
     guest: null,
@@ -83,7 +85,7 @@ const insertBooking = (deps: BookingDeps, b: BookingDoc): Promise<boolean> => in
 /** How many of a booking's lock-cloud operations it keeps (and each access event repeats): a booking's story, not an audit log. */
 const OPERATIONS_KEPT = 50;
 // A booking stored before operations were recorded has none (`?? []`), a database from before this field included.
-const withOperations = (b: BookingDoc, more: LockCloudOperation[]) => [...(b.operations ?? []), ...more].slice(-OPERATIONS_KEPT);
+export const withOperations = (b: BookingDoc, more: LockCloudOperation[]) => [...(b.operations ?? []), ...more].slice(-OPERATIONS_KEPT);
 
 function bookingSubject(b: BookingDoc, firstSight: boolean): Subject {
   return { key: `booking|${b.company_id}|${b.reference_id}`, companyId: b.company_id, label: b.reference_id, desired: b.desired, actual: b.actual, firstSight };

@@ -187,6 +187,27 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
       }
       return { siteId: site._id, locks, ids };
     },
+    /** A site's new time zone or hours, published as location-api does (`site.time_set`, the values before in `previous`). */
+    async setSiteTime(companyId: string, siteId: string, time: Partial<Pick<LocationNodeState, 'time_zone' | 'check_in_time' | 'check_out_time'>>) {
+      const c = companyOf(companyId);
+      const site = c.nodes.get(siteId);
+      if (!site) throw new Error(`test layout: no site ${siteId}`);
+      const previous = { time_zone: site.time_zone, check_in_time: site.check_in_time, check_out_time: site.check_out_time };
+      const node: LocationNodeState = { ...site, ...time, version: ++c.version };
+      c.nodes.set(siteId, node);
+      const msg: LocationEventMessage = {
+        company_id: companyId,
+        kind: 'site.time_set',
+        version: node.version,
+        commit_first: node.version,
+        commit_last: node.version,
+        occurred_at: new Date().toISOString(),
+        node: { ...node, path: [] },
+        previous,
+        correlation_id: randomUUID(),
+      };
+      await broker.publish(EXCHANGES.locationEvents.name, locationRoutingKey('site.time_set'), msg, { correlationId: msg.correlation_id });
+    },
     close: async () => {
       await broker.close(0);
       await new Promise((r) => server.close(r));
