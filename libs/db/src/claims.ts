@@ -30,6 +30,20 @@ export async function claimOnce(model: Model<any>, key: string, fields: Record<s
 }
 
 /**
+ * Creates a document unless a unique index already holds its key (e.g. one endpoint per company):
+ * the document as stored (the schema's defaults and timestamps applied), or null when another holds
+ * the key. The same guarantee as claimOnce for any unique index, on both servers.
+ */
+export async function insertUnlessHeld<T>(model: Model<T>, doc: Partial<T>): Promise<T | null> {
+  try {
+    return (await model.create(doc)).toObject() as T;
+  } catch (err) {
+    if (isDuplicateKeyError(err)) return null;
+    throw err;
+  }
+}
+
+/**
  * Claim-once for many keys in one statement: inserts each `{ _id, ...fields }` not claimed yet
  * (unordered: one duplicate does not stop the others) and returns the `_id`s this call claimed;
  * a key claimed already, by anyone, is simply not in the result. The same guarantee as claimOnce,
