@@ -7,7 +7,7 @@ import { RunningService, startService } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import type { Config } from './config';
 import { apiKeyRoutes } from './api-keys/api-keys';
-import { callbackEndpointModel } from './callback/callback-endpoint.schema';
+import { callbackEndpointModel, callbackEndpointVersions } from './callback/callback-endpoint.schema';
 import { callbackRepublishRoutes, callbackRoutes } from './callback/callback';
 import { companyRoutes, operatorScope } from './companies/companies';
 import { currentKeyRoutes } from './current-key/current-key';
@@ -39,7 +39,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    models: (ctx) => [...Object.values(identityModels(ctx.db)), callbackEndpointModel(ctx.db), operationModel(ctx.db)],
+    models: (ctx) => [...Object.values(identityModels(ctx.db)), callbackEndpointModel(ctx.db), callbackEndpointVersions(ctx.db), operationModel(ctx.db)],
     setup: async (ctx) => {
       await ctx.broker.declareExchanges([EXCHANGES.identityEvents]);
       // The dispatcher's replica of callback endpoints learns of changes made before it first ran.
@@ -49,6 +49,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
       deps = {
         models: auth.models,
         CallbackEndpoint: callbackEndpointModel(ctx.db),
+        CallbackEndpointVersions: callbackEndpointVersions(ctx.db),
         auth,
         events: identityEvents(ctx.broker, logger, parseSecretsKey(config.IDENTITY_EVENTS_KEY)),
         logger,

@@ -6,8 +6,8 @@ import { RunningService, rateLimiter, startService } from '@smartlock/http';
 import { callbackPolicy, rateLimits } from '@smartlock/config';
 import type { Config } from './config';
 import { dispatcherModels } from './models';
-import { endpointCache } from './endpoints/cache';
-import { onIdentityEvent } from './endpoints/on-identity-event';
+import { EndpointCache, endpointCache } from './endpoints/cache';
+import { adoptSingleDocumentReplica, onIdentityEvent } from './endpoints/on-identity-event';
 import { onAccessEvent } from './deliveries/on-access-event';
 import { WorkMessage, deliver, destinations, onDeliveryDeadLetter } from './deliveries/deliver';
 import { failingEndpoints } from './deliveries/failing';
@@ -68,6 +68,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   const outbound = destinations(callbackPolicy(config));
   // Built in setup (its models and gauge), used by the deliveries and by the admin routes' enable.
   let health!: EndpointHealth;
+  // Built in setup, used by the deliveries and by the test event (which signs as a delivery does).
+  let endpoints!: EndpointCache;
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -80,8 +82,10 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     models: (ctx) => Object.values(dispatcherModels(ctx.db)),
     setup: async (ctx) => {
       const models = dispatcherModels(ctx.db);
+      const adopted = await adoptSingleDocumentReplica(models);
+      if (adopted) logger.info('callback endpoint replica moved to its version log', { adopted });
       const { broker, metrics } = ctx;
-      const endpoints = endpointCache(models);
+      endpoints = endpointCache(models);
       const enqueued = recentlyEnqueued();
       health = endpointHealth(models, logger, metrics, { disableAfterMs: config.CALLBACK_DISABLE_AFTER_MS });
       const deliveriesPrefetch = Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4);
@@ -169,7 +173,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
       const adminDeps = { models: dispatcherModels(ctx.db), broker: ctx.broker, key, health };
       const testDeps = {
-        models: adminDeps.models,
+        endpoints,
         key,
         destinations: outbound,
         timeoutMs: config.CALLBACK_TIMEOUT_MS,

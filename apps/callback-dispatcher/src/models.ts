@@ -1,8 +1,12 @@
 import { Connection, Schema, basePlugin } from '@smartlock/db';
 import type { AccessEventType, CallbackEndpointConfig, EncryptedSecret } from '@smartlock/contracts';
 
-/** The replica of a company's callback endpoint (fed by identity.events `callback.*`). */
+/**
+ * One version of a company's callback endpoint in the replica (fed by identity.events `callback.*`):
+ * `_id` is `<company>:<version>`; the company's endpoint is its highest version (currentEndpoint).
+ */
 export interface EndpointDoc {
+  _id?: string;
   company_id: string;
   version: number;
   config: CallbackEndpointConfig;
@@ -99,13 +103,15 @@ export function dispatcherModels(conn: Connection) {
 
 function build(conn: Connection) {
   const endpoint = new Schema<EndpointDoc>({
+    _id: { type: String },
     company_id: { type: String, required: true },
     version: { type: Number, required: true },
     config: { type: Schema.Types.Mixed, required: true },
   });
   endpoint.plugin(basePlugin);
-  // One endpoint per company; the conditional upsert on version relies on it to ignore older versions.
-  endpoint.index({ company_id: 1 }, { unique: true });
+  // A company's current endpoint: its highest version (versions are inserted, never updated: two
+  // versions arriving at once cannot overwrite each other, on FerretDB 1.x as on MongoDB).
+  endpoint.index({ company_id: 1, version: -1 });
 
   const attemptSchema = new Schema<AttemptRecord>(
     {
@@ -173,7 +179,7 @@ function build(conn: Connection) {
   guest.index({ company_id: 1, reference_id: 1, created_at: 1 });
 
   return {
-    Endpoint: conn.model<EndpointDoc>('CallbackEndpoint', endpoint, 'callback_endpoints'),
+    Endpoint: conn.model<EndpointDoc>('CallbackEndpoint', endpoint, 'callback_endpoint_versions'),
     Delivery: conn.model<DeliveryDoc>('Delivery', delivery, 'deliveries'),
     GuestMessage: conn.model<GuestMessageDoc>('GuestMessage', guest, 'guest_messages'),
     EndpointHealth: conn.model<EndpointHealthDoc>('EndpointHealth', health, 'endpoint_health'),

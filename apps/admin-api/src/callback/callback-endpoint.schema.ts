@@ -1,5 +1,5 @@
 import type { CallbackEndpointConfig, EncryptedSecret } from '@smartlock/contracts';
-import { Connection, Model, Schema, Types, basePlugin } from '@smartlock/db';
+import { Connection, Model, Schema, Types, VersionDoc, basePlugin, versionModel } from '@smartlock/db';
 
 /** A callback secret as stored: AES-256-GCM ciphertext (SECRETS_KEY), never the plaintext. */
 export interface StoredHmacSecret {
@@ -42,6 +42,11 @@ export type CallbackEndpointModel = Model<CallbackEndpointDoc>;
 
 export function callbackEndpointModel(conn: Connection): CallbackEndpointModel {
   return (conn.models.CallbackEndpoint as CallbackEndpointModel | undefined) ?? conn.model<CallbackEndpointDoc>('CallbackEndpoint', schema, 'callback_endpoints');
+}
+
+/** `<endpoint>:<version>`: whoever inserts it makes that version of the endpoint (libs/db nextVersion). */
+export function callbackEndpointVersions(conn: Connection): Model<VersionDoc> {
+  return versionModel(conn, 'callback_endpoint_versions');
 }
 
 /** Secrets that still count: the current one and rotated-out ones whose window is open. */

@@ -2,7 +2,7 @@ import type { Request, Router } from 'express';
 import { randomBytes } from 'node:crypto';
 import { encryptSecret, hasCapability } from '@smartlock/auth';
 import { CallbackAuthInput, PORTAL_ISSUING_NEEDS, callbackEndpointSchema } from '@smartlock/contracts';
-import { Types, isDuplicateKeyError } from '@smartlock/db';
+import { ConcurrentChangeError, Types, insertUnlessHeld, nextVersion } from '@smartlock/db';
 import { HttpError, asyncHandler, badRequest, checkDestination, conflict } from '@smartlock/http';
 import { redactQuery } from '@smartlock/observability';
 import type { Deps } from '../shared/deps';
@@ -26,35 +26,36 @@ interface Change {
 }
 
 /**
- * Writes a company's endpoint with version + 1 (optimistic: the update matches the version read,
- * so two concurrent changes never both win). `build` is called again on a lost race.
+ * Writes a company's endpoint as its next version. The first write creates version 1 (the unique
+ * company index settles two first writes racing: the loser changes the winner's endpoint); every
+ * later one goes through libs/db nextVersion, so concurrent changes (two rotations, a rotation and a
+ * URL change) each make a version of their own, one on top of the other, and the secret this call
+ * shows is the one its version holds. `build` is called again after a lost race, on what won.
  */
 async function changeEndpoint(
   deps: Deps,
   companyId: Types.ObjectId,
   build: (current: CallbackEndpointDoc | null, now: Date) => Change,
 ): Promise<{ doc: CallbackEndpointDoc; secret?: string; now: Date }> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await deps.CallbackEndpoint.findOne({ company_id: companyId }).lean();
-    const now = deps.now();
-    const change = build(current, now);
-    if (!current) {
-      try {
-        const doc = (await deps.CallbackEndpoint.create({ company_id: companyId, url: change.url, auth: change.auth, version: 1 })).toObject();
-        return { doc, secret: change.secret, now };
-      } catch (err) {
-        if (isDuplicateKeyError(err)) continue;
-        throw err;
-      }
-    }
-    const doc = await deps.CallbackEndpoint.findOneAndUpdate(
-      { _id: current._id, version: current.version },
-      { $set: { url: change.url, auth: change.auth, version: current.version + 1 } },
-      { new: true },
-    ).lean();
-    if (doc) return { doc, secret: change.secret, now };
+  const now = deps.now();
+  let current = await deps.CallbackEndpoint.findOne({ company_id: companyId }).lean();
+  if (!current) {
+    const first = build(null, now);
+    const created = await insertUnlessHeld(deps.CallbackEndpoint, { company_id: companyId, url: first.url, auth: first.auth, version: 1 });
+    if (created) return { doc: created, secret: first.secret, now };
+    current = await deps.CallbackEndpoint.findOne({ company_id: companyId }).lean();
+    if (!current) throw conflict('The callback endpoint was changed concurrently; retry');
   }
-  throw conflict('The callback endpoint was changed concurrently; retry');
+  let made: Change | undefined;
+  const doc = await nextVersion({ records: deps.CallbackEndpoint, versions: deps.CallbackEndpointVersions }, current._id, (latest) => {
+    made = build(latest, now);
+    return { url: made.url, auth: made.auth };
+  }).catch((err: unknown) => {
+    if (err instanceof ConcurrentChangeError) throw conflict('The callback endpoint was changed concurrently; retry');
+    throw err;
+  });
+  if (!doc || !made) throw conflict('The callback endpoint was changed concurrently; retry');
+  return { doc, secret: made.secret, now };
 }
 
 function storedAuth(deps: Deps, input: CallbackAuthInput, current: CallbackEndpointDoc | null, now: Date): { auth: StoredCallbackAuth; secret?: string } {

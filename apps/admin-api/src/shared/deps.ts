@@ -1,5 +1,6 @@
 import type { Auth, IdentityModels, SecretKey } from '@smartlock/auth';
 import type { OutboundPolicy } from '@smartlock/http';
+import type { Model, VersionDoc } from '@smartlock/db';
 import type { Logger } from '@smartlock/observability';
 import type { CallbackEndpointModel } from '../callback/callback-endpoint.schema';
 import type { IdentityEvents } from './identity-events';
@@ -8,6 +9,8 @@ import type { IdentityEvents } from './identity-events';
 export interface Deps {
   models: IdentityModels;
   CallbackEndpoint: CallbackEndpointModel;
+  /** One record per version of an endpoint: decides which of concurrent changes makes each version. */
+  CallbackEndpointVersions: Model<VersionDoc>;
   auth: Auth;
   events: IdentityEvents;
   logger: Logger;

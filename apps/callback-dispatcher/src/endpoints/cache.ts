@@ -1,6 +1,6 @@
 import type { CallbackEndpointConfig, IdentityEventMessage } from '@smartlock/contracts';
 import type { DispatcherModels, EndpointDoc } from '../models';
-import { CALLBACK_EVENTS } from './on-identity-event';
+import { CALLBACK_EVENTS, currentEndpoint } from './on-identity-event';
 
 /** A safety net only: events keep entries current; an entry this old is read again all the same. */
 const ENTRY_TTL_MS = 60_000;
@@ -36,7 +36,7 @@ export function endpointCache(models: DispatcherModels, now: () => number = Date
       const hit = entries.get(companyId);
       if (hit && now() - hit.at < ENTRY_TTL_MS) return hit.endpoint;
       const started = generation;
-      const read = (await models.Endpoint.findOne({ company_id: companyId }).lean()) as EndpointDoc | null;
+      const read = await currentEndpoint(models, companyId);
       // An event applied while the read was on its way is newer than what it found.
       const meanwhile = entries.get(companyId);
       if (meanwhile && meanwhile !== hit && versionOf(meanwhile.endpoint) > versionOf(read)) return meanwhile.endpoint;

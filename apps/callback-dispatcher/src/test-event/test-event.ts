@@ -3,14 +3,15 @@ import { Router } from 'express';
 import type { RouteScope } from '@smartlock/auth';
 import { CALLBACK_TEST_EVENT, CallbackTestBody, SuccessCodes, ok } from '@smartlock/contracts';
 import { asyncHandler, notFound, rateLimiter } from '@smartlock/http';
-import type { DispatcherModels } from '../models';
+import type { EndpointCache } from '../endpoints/cache';
 import { DeliverDeps, postCallback } from '../deliveries/deliver';
 
 /** How much of the receiver's answer is shown: enough to read an error page's first lines. */
 const ANSWER_SHOWN_MAX = 2048;
 
 export interface TestEventDeps extends Pick<DeliverDeps, 'destinations' | 'key' | 'timeoutMs'> {
-  models: DispatcherModels;
+  /** This process's endpoints, as its deliveries sign with them. */
+  endpoints: EndpointCache;
   /** Test events per company per hour, across the instances. */
   limit: ReturnType<typeof rateLimiter>;
 }
@@ -20,7 +21,7 @@ export interface TestEventDeps extends Pick<DeliverDeps, 'destinations' | 'key' 
  * exactly as a delivery is (postCallback: the configured authentication, the destination policy, no
  * redirect, the timeout), and the receiver's answer returned: status, latency, the recorded error,
  * the start of its body. Nothing is stored and nothing is retried: it concerns no booking.
- * The endpoint is the dispatcher's replica, the one deliveries use.
+ * The endpoint is the one this process's deliveries use (its endpoint cache, over the replica).
  */
 export function testEventRoutes(deps: TestEventDeps, scope: RouteScope): Router {
   const r = Router();
@@ -30,7 +31,7 @@ export function testEventRoutes(deps: TestEventDeps, scope: RouteScope): Router 
     deps.limit.consume((req) => scope.companyId(req)),
     asyncHandler(async (req, res) => {
       const companyId = scope.companyId(req);
-      const endpoint = await deps.models.Endpoint.findOne({ company_id: companyId }).lean();
+      const endpoint = await deps.endpoints.get(companyId);
       if (!endpoint) throw notFound('No callback endpoint is set for this company');
       const id = randomUUID().replace(/-/g, '');
       const at = new Date();
