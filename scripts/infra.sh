@@ -192,6 +192,9 @@ if [ "$MONGO" = "$LOCAL_URL" ] && command -v psql >/dev/null 2>&1 &&
   say "mongo: PostgreSQL indexes for FerretDB's equality filters in place"
 fi
 
+# Vhosts and databases of killed test runs, older than TEST_LEFTOVER_MAX_AGE_H (6): gone.
+say "$(node "$ROOT/scripts/sweep-test-leftovers.mjs" "$MONGO" "$MGMT")"
+
 AMQP="${AMQP_URL:-amqp://guest:guest@$AMQP_HOST:$AMQP_PORT}"
 cat >"$DATA/infra.env" <<EOF
 MONGO_URL=$MONGO

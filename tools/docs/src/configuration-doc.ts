@@ -153,6 +153,7 @@ const NOT_IN_SCHEMAS = [
   '| `FERRETDB_PG_POOL` | `npm run infra` | `90` | FerretDB\'s PostgreSQL connection pool (its own default is 50; FerretDB 1.x stalls for good when every pooled connection is held) |',
   '| `FERRETDB_GOMAXPROCS` | `npm run infra`, `npm run bench:system` | `1` | FerretDB\'s Go scheduler threads (`GOMAXPROCS`); one costs less CPU per booking here than one per core, see scripts/infra.sh |',
   '| `FERRETDB_BIN`, `FERRETDB_VERSION`, `MONGO_PORT` | `npm run infra` | `$(go env GOPATH)/bin/ferretdb-<version>`, `v1.24.2`, `27017` | the FerretDB binary and version, the local MongoDB-wire port |',
+  '| `TEST_LEFTOVER_MAX_AGE_H` | `npm run infra` | `6` | test vhosts and databases older than this many hours (left by killed test runs) are removed |',
   '| `MONGO_URL` | `npm run infra` | | a MongoDB-wire server to use if it answers a ping |',
   '| `SMARTLOCK_URL` | CLI, seed | `http://127.0.0.1:8080` | the admin API (the edge) |',
   '| `SMARTLOCK_WEBHOOK_URL` | seed | `http://127.0.0.1:8090` | the printed ingest URL\'s host |',
