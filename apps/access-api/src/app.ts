@@ -10,7 +10,7 @@ import {
   bookingEventMessageSchema,
   locationEventMessageSchema,
 } from '@smartlock/contracts';
-import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
+import { LayoutReplica, REPLICATION_PREFETCH, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
 import type { Logger } from '@smartlock/observability';
 import { LongPoll, RunningService, apiEnvelope, employeeEnvelope, longPoll, startService } from '@smartlock/http';
 import { EXCHANGES, OutboxRelay, QUEUES, outboxLeaseModel, startOutboxRelay } from '@smartlock/messaging';
@@ -90,7 +90,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const follower = layoutFollower({ schedules: scheduleModel(ctx.db), versions: versionModel(ctx.db), replica, broker: ctx.broker, logger });
       await ctx.broker.consume<LocationEventMessage>(QUEUES.accessApiLocationEvents, (msg, mctx) => follower.onLocationEvent(msg, mctx), {
         schema: locationEventMessageSchema,
-        prefetch: 16,
+        prefetch: REPLICATION_PREFETCH,
       });
       // Finishes versions a lost message held back (rebuilding from the snapshot after the grace time).
       replica.start();

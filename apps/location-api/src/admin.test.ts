@@ -23,8 +23,9 @@ describe('location-api: external ids and layout administration', () => {
       const all = (await A.api.get('/api/v4/location/all')).data.data.locations;
       expect(all.filter((r: { room: { external_id: string } }) => r.room.external_id === 'PMS-101')).toHaveLength(1);
       expect((await A.api.get('/api/v4/location/rooms?limit=1')).data.data.rooms[0].external_id).toBe('PMS-101');
-      const event = await waitFor(() => h.events.find((e) => e.kind === 'external_id.set' && e.node?._id === rooms[0]._id));
-      expect(event).toMatchObject({ company_id: A.id, previous: { external_id: null }, node: { level: 'room', external_id: 'PMS-101', path: [{ level: 'site' }, { level: 'building' }, { level: 'floor' }] } });
+      // One layout.committed for the change: one version, the room as it is now.
+      const event = await waitFor(() => h.events.find((e) => e.kind === 'layout.committed' && e.changes?.nodes.some((n) => n._id === rooms[0]._id && n.external_id === 'PMS-101')));
+      expect(event).toMatchObject({ company_id: A.id, commit_first: event.commit_last, version: event.commit_last, changes: { deleted: [], nodes: [{ level: 'room', _id: rooms[0]._id, external_id: 'PMS-101' }] } });
       const cleared = await A.api.patch(`/api/v4/location/rooms/${rooms[0]._id}`, { external_id: null });
       expect(cleared.data.data.external_id).toBeNull();
     });
@@ -176,10 +177,11 @@ describe('location-api: external ids and layout administration', () => {
       expect(forced.data.data.removed).toHaveLength(5);
       expect(forced.data.data.removed.at(-1)).toMatchObject({ level: 'site', name: 'Annex' });
       expect((await A.api.get(`/api/v4/location/rooms?site_id=${site.data.data._id}`)).data.data.total).toBe(0);
-      await waitFor(() => h.events.filter((e) => e.kind === 'node.deleted' && e.company_id === A.id).length === 5);
-      expect(h.events.find((e) => e.kind === 'node.deleted' && e.node?._id === r1.data.data._id)?.node?.locks).toEqual([
-        { lock_id: 'LOCK-G1', lock_mac: 'AA:01', name: null, provider: null, lockLocationType: 'door' },
-      ]);
+      // The forced delete is one commit: one message naming the five ids, locks and all gone with them.
+      const removedIds = forced.data.data.removed.map((n: { _id: string }) => n._id).sort();
+      const deletion = await waitFor(() => h.events.find((e) => e.kind === 'layout.committed' && e.company_id === A.id && (e.changes?.deleted.length ?? 0) > 0));
+      expect({ deleted: [...(deletion.changes?.deleted ?? [])].sort(), nodes: deletion.changes?.nodes, versions: deletion.commit_last - deletion.commit_first + 1 }).toEqual({ deleted: removedIds, nodes: [], versions: 5 });
+      expect(removedIds).toContain(r1.data.data._id);
     });
 
     it('binds a lock to a bed as a cabinet lock, moves it, unbinds it', async () => {
@@ -188,11 +190,13 @@ describe('location-api: external ids and layout administration', () => {
       expect(first.data.data.lock).toEqual({ lock_id: 'CAB-1', lock_mac: 'CC:01', name: null, provider: 'ttlock', lockLocationType: 'cabinet' });
       const moved = await h.admin.put(`${A.base}/locks/CAB-1`, { bed_id: beds[1]._id, lock_mac: 'CC:01', provider: 'ttlock' });
       expect(moved.data.data.node._id).toBe(beds[1]._id);
-      const kinds = await waitFor(() => {
-        const ks = h.events.filter((e) => e.lock?.lock_id === 'CAB-1').map((e) => `${e.kind}:${e.node?._id}`);
-        return ks.length === 3 && ks;
+      // Two commits: the bind (bed 0 holds it), then the move (bed 0 without it, bed 1 with it) in one message.
+      const holders = await waitFor(() => {
+        const commits = h.events.filter((e) => e.kind === 'layout.committed' && e.changes?.nodes.some((n) => n.locks?.some((l) => l.lock_id === 'CAB-1')));
+        const hs = commits.map((e) => (e.changes?.nodes ?? []).map((n) => `${n._id}:${(n.locks ?? []).map((l) => l.lock_id).join(',')}`).sort());
+        return hs.length === 2 && hs;
       });
-      expect(kinds).toEqual([`lock.bound:${beds[0]._id}`, `lock.unbound:${beds[0]._id}`, `lock.bound:${beds[1]._id}`]);
+      expect(holders).toEqual([[`${beds[0]._id}:CAB-1`], [`${beds[0]._id}:`, `${beds[1]._id}:CAB-1`].sort()]);
       expect((await h.admin.put(`${A.base}/locks/CAB-2`, { bed_id: beds[0]._id, room_id: rooms[0]._id, lock_mac: 'x' })).status).toBe(400);
       // an empty name or provider would be published and refused by every replica's message schema
       for (const empty of [{ name: '' }, { provider: '' }]) {

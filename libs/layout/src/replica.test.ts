@@ -9,6 +9,8 @@ const oid = () => new Types.ObjectId().toHexString();
 function source(company: string) {
   const nodes = new Map<string, LocationNodeState>();
   let version = 0;
+  /** The version up to which commit() has covered the changes. */
+  let committed = 0;
   const messages: LocationEventMessage[] = [];
   const emit = (kind: LocationEventMessage['kind'], node: LocationNodeState) => {
     version += 1;
@@ -43,6 +45,27 @@ function source(company: string) {
       emit('node.deleted', { ...n });
     },
     snapshot: async (): Promise<LayoutSnapshot> => ({ company_id: company, version, nodes: [...nodes.values()].map((n) => ({ ...n })) }),
+    /**
+     * What location-api publishes for the changes since the last commit: one layout.committed (each
+     * changed node's last state, the deleted ids), or one without changes (too large to carry).
+     */
+    commit(carry = true): LocationEventMessage {
+      const first = committed + 1;
+      const last = new Map<string, LocationEventMessage>();
+      for (const m of messages.slice(committed)) if (m.node) last.set(m.node._id, m);
+      committed = version;
+      const msg: LocationEventMessage = { company_id: company, kind: 'layout.committed', version, commit_first: first, commit_last: version, occurred_at: new Date().toISOString(), correlation_id: 'c' };
+      if (carry) {
+        const changes = { nodes: [] as LocationNodeState[], deleted: [] as string[] };
+        for (const m of last.values()) {
+          const { path: _path, ...node } = m.node as NonNullable<LocationEventMessage['node']>;
+          if (m.kind === 'node.deleted') changes.deleted.push(node._id);
+          else changes.nodes.push(node);
+        }
+        msg.changes = changes;
+      }
+      return msg;
+    },
   };
 }
 
@@ -140,6 +163,53 @@ describe('libs/layout: the layout replica', () => {
     await replica.rebuild(company);
     expect(told).toHaveLength(3);
     expect(told[2]).toMatchObject({ version: src.messages.length, before: { check_out_time: '11:00' }, after: { time_zone: 'America/New_York', check_out_time: '10:00' } });
+  });
+
+  it('one layout.committed per commit: applied in version order whatever order they come in, once each; a lost one and one too large to carry are taken from the snapshot', async () => {
+    const { company, src, replica } = await setup();
+    const site = src.add('site', 'Grand', undefined, { external_id: 'G' });
+    const b = src.add('building', 'Main', site);
+    const f = src.add('floor', '1', b);
+    const rooms = Array.from({ length: 40 }, (_, i) => src.add('room', `1${String(i).padStart(2, '0')}`, f, { locks: [{ lock_id: `L${i}`, lock_mac: 'AA', name: null, provider: null, lockLocationType: 'door' }] }));
+    const c1 = src.commit();
+    src.rename(rooms[0], 'Suite 100');
+    src.remove(rooms[1]);
+    src.add('room', '101', f); // the deleted room's name, on a new room
+    src.setTime(site, { time_zone: 'Europe/Berlin' });
+    const c2 = src.commit();
+    src.rename(b, 'Main House');
+    const c3 = src.commit();
+    const expected = async () => (await src.snapshot()).nodes.map((n) => ({ ...n, external_id: n.external_id ?? null })).sort((x, y) => x._id.localeCompare(y._id));
+    for (const m of [c3, c1, c2, c1, c3]) await replica.apply(m);
+    expect(await replica.version(company)).toBe(c3.commit_last);
+    expect(await contents(replica, company)).toEqual(await expected());
+    expect((await replica.findRoomByName(company, site._id, 'suite 100'))?._id).toBe(rooms[0]._id);
+    expect(await replica.findRoomByName(company, site._id, '100')).toBeNull();
+    expect((await replica.findRoomByName(company, site._id, '101'))?._id).not.toBe(rooms[1]._id);
+    expect((await replica.findSite(company, 'G'))?.time_zone).toBe('Europe/Berlin');
+
+    // c4 is lost: c5 waits for it, then the gap check takes the snapshot.
+    src.add('room', '200', f);
+    src.commit();
+    src.remove(rooms[2]);
+    const c5 = src.commit();
+    await replica.apply(c5);
+    expect(await replica.version(company)).toBe(c3.commit_last);
+    replica.start();
+    try {
+      await waitFor(async () => (await replica.version(company)) === c5.commit_last, { what: 'the rebuild after a lost commit' });
+    } finally {
+      replica.stop();
+    }
+    expect(await contents(replica, company)).toEqual(await expected());
+
+    // A commit too large to carry names its versions only: the replica takes the snapshot at once.
+    for (const r of rooms.slice(3, 20)) src.remove(r);
+    const big = src.commit(false);
+    await replica.apply(big);
+    expect(await replica.version(company)).toBe(big.commit_last);
+    expect(await contents(replica, company)).toEqual(await expected());
+    expect(await replica.findRoomByName(company, site._id, rooms[10].name)).toBeNull();
   });
 
   it('same name on two floors of a site is ambiguous; an exact match beats a case-insensitive one', async () => {

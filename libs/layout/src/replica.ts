@@ -1,6 +1,7 @@
 import axios from 'axios';
 import { Connection, Schema, claimOnce, isDuplicateKeyError } from '@smartlock/db';
 import {
+  LayoutChanges,
   LayoutSnapshot,
   LocationEventMessage,
   LocationLevel,
@@ -39,6 +40,7 @@ export interface LayoutReplicaOptions {
   /**
    * Told before the replica takes a site's new time zone or hours (by a message or a snapshot), so
    * that a failure leaves the old time in place and the change is seen again when it is retried.
+   * The one place a site's time change is observed: writeChanges, for messages and snapshots alike.
    */
   onSiteTimeChange?: (change: SiteTimeChange) => Promise<void>;
 }
@@ -130,11 +132,26 @@ nodeSchema.index({ company_id: 1, room_id: 1, level: 1 });
 nodeSchema.index({ company_id: 1, level: 1 });
 
 // Lookup keys (`<company>|room-name|<site>|<name>` -> node ids): every lookup of a booking is a get by _id.
-const keySchema = new Schema({ _id: String, ids: [String] }, { versionKey: false });
+// company_id lets a large change read the company's keys in one statement (keys written before it had
+// none: their insert meets a duplicate and is merged one by one).
+const keySchema = new Schema({ _id: String, company_id: String, ids: [String] }, { versionKey: false });
+keySchema.index({ company_id: 1 });
 // A company's applied version. Written only by the holder of the claim on the next version.
 const stateSchema = new Schema({ _id: String, version: Number, rebuilt_at: Date }, { versionKey: false });
 /** How many companies one process remembers as present (ensureCompany): one short string each. */
 const PRESENT_MAX = 100_000;
+/** Up to this many documents are read one by one (`_id` look-ups); more, with one read of the company's. */
+const FEW = 16;
+/** Documents per insert or delete statement. */
+const BATCH = 1000;
+/** Replaces in flight at once. */
+const WINDOW = 16;
+/**
+ * location.events messages a process applies at once: a commit is one message, and a company's are
+ * applied one after another anyway (its claim); the bound keeps replication from taking the
+ * database connections and the event loop the booking consumers need (issue 47).
+ */
+export const REPLICATION_PREFETCH = 4;
 // Messages that arrived before the versions below them.
 const pendingSchema = new Schema({ _id: String, company_id: String, version: Number, message: Schema.Types.Mixed, at: Date }, { versionKey: false });
 // The gap check lists a company's waiting messages.
@@ -213,36 +230,98 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     return 'moved';
   }
 
-  async function setNode(node: LocationNodeState, company: string) {
-    // Only the node's own state is kept (messages also carry the path, which renames above would stale).
-    const doc: ReplicaNode = { level: node.level, _id: node._id, name: node.name, external_id: node.external_id, version: node.version, company_id: company, name_key: node.name.toLowerCase() };
-    for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (node[f]) doc[f] = node[f];
-    if (node.level === 'room' || node.level === 'bed') doc.locks = node.locks ?? [];
-    // A site's time (site-time.ts); a location-api from before site time publishes none: the defaults.
-    if (node.level === 'site') {
-      Object.assign(doc, siteTimeOf(node));
-      const had = opts.onSiteTimeChange ? await Nodes.collection.findOne<ReplicaNode>({ _id: node._id as never }) : null;
-      const [before, after] = had ? [siteTimeOf(had), siteTimeOf(node)] : [];
-      if (before && after && SITE_TIME_FIELDS.some((f) => before[f] !== after[f])) {
-        await opts.onSiteTimeChange?.({ company_id: company, site_id: node._id, version: node.version, before, after });
+  /** Documents of the company by `_id`: each by `_id` when few, else the company's in one (indexed) read. */
+  async function readSome<T extends { _id: string }>(coll: typeof Nodes.collection, company: string, ids: string[], whole = false): Promise<Map<string, T>> {
+    const wanted = new Set(ids);
+    const docs: T[] = [];
+    if (!whole && wanted.size <= FEW) {
+      for (const d of await Promise.all([...wanted].map((id) => coll.findOne<T>({ _id: id as never })))) if (d) docs.push(d as T);
+    } else {
+      for (const d of await coll.find<T>({ company_id: company }).toArray()) if (whole || wanted.has(d._id)) docs.push(d as T);
+    }
+    return new Map(docs.map((d) => [d._id, d]));
+  }
+
+  /**
+   * Writes a company's changed nodes and their lookup keys in bulk, under the company's claim: one
+   * read of what they replace, then inserts of what is new (a statement per thousand), one replace per
+   * node that changed and one delete for what went. `whole`: `nodes` is the company's entire layout
+   * (a snapshot), so every node not in it goes. Keys first, nodes after: a retry after a crash in
+   * between recomputes the keys from the nodes it still finds as they were. Idempotent.
+   */
+  async function writeChanges(company: string, changes: LayoutChanges, whole = false) {
+    const docs = changes.nodes.map((n) => replicaDoc(n, company));
+    const next = new Map(docs.map((d) => [d._id, d]));
+    const old = await readSome<ReplicaNode>(Nodes.collection, company, [...next.keys(), ...changes.deleted], whole);
+    const gone = whole ? [...old.keys()].filter((id) => !next.has(id)) : changes.deleted.filter((id) => old.has(id) && !next.has(id));
+    const added = new Map<string, string[]>();
+    const removed = new Map<string, string[]>();
+    const note = (m: Map<string, string[]>, k: string, id: string) => m.set(k, [...(m.get(k) ?? []), id]);
+    const siteTimes: SiteTimeChange[] = [];
+    for (const d of docs) {
+      const before = old.get(d._id);
+      const was = before ? keysOf(before) : [];
+      const is = keysOf(d);
+      for (const k of was) if (!is.includes(k)) note(removed, k, d._id);
+      for (const k of is) if (!was.includes(k)) note(added, k, d._id);
+      if (before && d.level === 'site') {
+        const [b, a] = [siteTimeOf(before), siteTimeOf(d)];
+        if (SITE_TIME_FIELDS.some((f) => b[f] !== a[f])) siteTimes.push({ company_id: company, site_id: d._id, version: d.version, before: b, after: a });
       }
     }
-    const old = await Nodes.collection.findOneAndReplace({ _id: node._id as never }, doc as never, { upsert: true, returnDocument: 'before' });
-    const before = old ? keysOf(old as unknown as ReplicaNode) : [];
-    const after = keysOf(doc);
-    for (const k of before) if (!after.includes(k)) await Keys.collection.updateOne({ _id: k as never }, { $pull: { ids: node._id } } as never);
-    for (const k of after) await Keys.collection.updateOne({ _id: k as never }, { $addToSet: { ids: node._id } } as never, { upsert: true });
+    for (const id of gone) for (const k of keysOf(old.get(id) as ReplicaNode)) note(removed, k, id);
+    for (const change of siteTimes) await opts.onSiteTimeChange?.(change);
+    await writeKeys(company, added, removed);
+
+    const changed = docs.filter((d) => old.has(d._id) && !sameDoc(old.get(d._id) as ReplicaNode, d));
+    await insertAll(Nodes.collection, docs.filter((d) => !old.has(d._id)), (d) => Nodes.collection.replaceOne({ _id: d._id as never }, d as never, { upsert: true }));
+    for (let i = 0; i < changed.length; i += WINDOW) {
+      await Promise.all(changed.slice(i, i + WINDOW).map((d) => Nodes.collection.replaceOne({ _id: d._id as never }, d as never, { upsert: true })));
+    }
+    // The company's equality is pushed down by FerretDB 1.x, the `$in` is checked on its rows.
+    for (let i = 0; i < gone.length; i += BATCH) await Nodes.collection.deleteMany({ company_id: company, _id: { $in: gone.slice(i, i + BATCH) } } as never);
   }
 
-  async function removeNode(id: string) {
-    const old = await Nodes.collection.findOneAndDelete({ _id: id as never });
-    for (const k of old ? keysOf(old as unknown as ReplicaNode) : []) await Keys.collection.updateOne({ _id: k as never }, { $pull: { ids: id } } as never);
+  /** Key documents after adding and removing node ids: new ones inserted, changed ones replaced, emptied ones deleted. */
+  async function writeKeys(company: string, added: Map<string, string[]>, removed: Map<string, string[]>) {
+    const touched = [...new Set([...added.keys(), ...removed.keys()])];
+    if (!touched.length) return;
+    const old = await readSome<{ _id: string; ids: string[] }>(Keys.collection, company, touched);
+    const idsAfter = (k: string, held: string[]) => {
+      const out = new Set(held);
+      for (const id of removed.get(k) ?? []) out.delete(id);
+      for (const id of added.get(k) ?? []) out.add(id);
+      return [...out];
+    };
+    const fresh: { _id: string; company_id: string; ids: string[] }[] = [];
+    const replace: { _id: string; company_id: string; ids: string[] }[] = [];
+    const emptied: string[] = [];
+    for (const k of touched) {
+      const held = old.get(k);
+      const ids = idsAfter(k, held?.ids ?? []);
+      if (!ids.length) {
+        if (held) emptied.push(k);
+      } else (held ? replace : fresh).push({ _id: k, company_id: company, ids });
+    }
+    // A key stored before keys had company_id is not in the company's read: merged with what it holds.
+    const merge = async (d: { _id: string; company_id: string; ids: string[] }) => {
+      const held = await Keys.collection.findOne<{ ids: string[] }>({ _id: d._id as never });
+      await Keys.collection.replaceOne({ _id: d._id as never }, { ...d, ids: idsAfter(d._id, held?.ids ?? []) } as never, { upsert: true });
+    };
+    await insertAll(Keys.collection, fresh, merge);
+    for (let i = 0; i < replace.length; i += WINDOW) {
+      await Promise.all(replace.slice(i, i + WINDOW).map((d) => Keys.collection.replaceOne({ _id: d._id as never }, d as never, { upsert: true })));
+    }
+    // A `$in` is not pushed down by FerretDB 1.x (it reads the collection): by `_id` when few.
+    if (emptied.length <= FEW) await Promise.all(emptied.map((k) => Keys.collection.deleteOne({ _id: k as never })));
+    else for (let i = 0; i < emptied.length; i += BATCH) await Keys.collection.deleteMany({ _id: { $in: emptied.slice(i, i + BATCH) } } as never);
   }
 
-  async function applyOne(m: LocationEventMessage) {
-    if (!m.node) return;
-    if (m.kind === 'node.deleted') await removeNode(m.node._id);
-    else await setNode(m.node, m.company_id);
+  /** Changes a message carries (a per-node message of an earlier location-api: its one node). */
+  function changesOf(m: LocationEventMessage): LayoutChanges {
+    if (m.changes) return m.changes;
+    if (!m.node) return { nodes: [], deleted: [] };
+    return m.kind === 'node.deleted' ? { nodes: [], deleted: [m.node._id] } : { nodes: [m.node], deleted: [] };
   }
 
   async function rebuildClaimed(company: string, fetch: FetchSnapshot) {
@@ -250,17 +329,15 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     if (snap.company_id !== company) throw new Error(`snapshot of ${snap.company_id} received for ${company}`);
     const current = await state(company);
     if (current && current.version >= snap.version) return;
-    const keep = new Set<string>();
-    for (const n of snap.nodes) {
-      keep.add(n._id);
-      await setNode(n, company);
-    }
-    const existing = await Nodes.collection.find<{ _id: string }>({ company_id: company }, { projection: { _id: 1 } }).toArray();
-    for (const e of existing) if (!keep.has(e._id)) await removeNode(e._id);
+    await writeChanges(company, { nodes: snap.nodes, deleted: [] }, true);
     await States.collection.updateOne({ _id: company as never }, { $set: { version: snap.version, rebuilt_at: new Date() } }, { upsert: true });
     await Pending.collection.deleteMany({ company_id: company, version: { $lte: snap.version } });
     logger.info('layout replica rebuilt from snapshot', { company, version: snap.version, nodes: snap.nodes.length });
   }
+
+  /** Whether a waiting message is applied from the snapshot rather than from itself. */
+  const needsSnapshot = (m: LocationEventMessage, applied: number) =>
+    m.kind === 'layout.resync' || (m.kind === 'layout.committed' && !m.changes) || (m.kind !== 'layout.committed' && m.commit_last - applied > threshold);
 
   /** Applies every waiting message that is next in line; rebuilds when the replica cannot go on by messages. */
   async function drain(company: string, force = false): Promise<void> {
@@ -269,13 +346,13 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       const w = s?.version ?? 0;
       const next = w + 1;
       const p = await Pending.collection.findOne<{ message: LocationEventMessage; at: Date }>({ _id: `${company}:${next}` as never });
-      const farBehind = p && p.message.commit_last - w > threshold;
-      let rebuild = force || !!farBehind || p?.message.kind === 'layout.resync';
+      let rebuild = force || (!!p && needsSnapshot(p.message, w));
       if (!p && !rebuild) {
-        const waiting = await Pending.collection.find<{ version: number; at: Date }>({ company_id: company, version: { $gt: next } }).sort({ version: 1 }).limit(1).toArray();
+        const waiting = await Pending.collection.find<{ version: number; at: Date; message: LocationEventMessage }>({ company_id: company, version: { $gt: next } }).sort({ version: 1 }).limit(1).toArray();
         if (!waiting.length) return;
-        // A company never seen before, or a version that did not come in time: take the snapshot.
-        rebuild = !s || Date.now() - waiting[0].at.getTime() > grace;
+        // A company never seen before, a version that did not come in time, or a commit to be taken
+        // from the snapshot anyway (which holds what is missing too): take the snapshot.
+        rebuild = !s || Date.now() - waiting[0].at.getTime() > grace || needsSnapshot(waiting[0].message, w);
         if (!rebuild) return;
       }
       const claimed = await claimAfter(company, w);
@@ -290,8 +367,9 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
           // A snapshot that brings nothing new (the source is not ahead): stop, the gap check tries later.
           if (!after || (s && after.version <= s.version)) return;
         } else if (p) {
-          await applyOne(p.message);
-          await States.collection.updateOne({ _id: company as never }, { $set: { version: next } }, { upsert: true });
+          const to = spanOf(p.message).to;
+          await writeChanges(company, changesOf(p.message));
+          await States.collection.updateOne({ _id: company as never }, { $set: { version: to } }, { upsert: true });
           await Pending.collection.deleteOne({ _id: `${company}:${next}` as never });
         }
       } finally {
@@ -309,9 +387,10 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       if (error) throw Object.assign(new Error(`invalid location event: ${error.message}`), { permanent: true });
       const m = value as LocationEventMessage;
       const s = await state(m.company_id);
-      if (s && m.version <= s.version) return;
+      const { from, to } = spanOf(m);
+      if (s && to <= s.version) return;
       await Pending.collection
-        .insertOne({ _id: `${m.company_id}:${m.version}`, company_id: m.company_id, version: m.version, message: m, at: new Date() } as never)
+        .insertOne({ _id: `${m.company_id}:${from}`, company_id: m.company_id, version: from, message: m, at: new Date() } as never)
         .catch((err) => {
           if (!isDuplicateKeyError(err)) throw err;
         });
@@ -353,10 +432,13 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       return (await state(companyId))?.version ?? 0;
     },
 
-    /** Consumes the app's location.events queue into the replica, and starts the gap check. */
+    /**
+     * Consumes the app's location.events queue into the replica (on a channel of its own, at most
+     * REPLICATION_PREFETCH messages at once beside the app's booking consumers), and starts the gap check.
+     */
     async consume(queue: QueueDef, consumeOpts: ConsumeOptions<LocationEventMessage> = {}): Promise<void> {
       if (!opts.broker) throw new Error('createLayoutReplica: consume() needs a broker');
-      await opts.broker.consume<LocationEventMessage>(queue, (m) => replica.apply(m), { schema: locationEventMessageSchema, ...consumeOpts });
+      await opts.broker.consume<LocationEventMessage>(queue, (m) => replica.apply(m), { schema: locationEventMessageSchema, prefetch: REPLICATION_PREFETCH, ...consumeOpts });
       replica.start();
     },
 
@@ -469,6 +551,43 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     },
   };
   return replica;
+}
+
+/** The company versions a message covers: a commit's, or a per-node message's one. */
+function spanOf(m: LocationEventMessage): { from: number; to: number } {
+  return m.kind === 'layout.committed' || m.kind === 'layout.resync' ? { from: m.commit_first, to: m.commit_last } : { from: m.version, to: m.version };
+}
+
+/** The replica's document of a node: only the node's own state (messages also carry the path, which renames above would stale). */
+function replicaDoc(node: LocationNodeState, company: string): ReplicaNode {
+  const doc: ReplicaNode = { level: node.level, _id: node._id, name: node.name, external_id: node.external_id, version: node.version, company_id: company, name_key: node.name.toLowerCase() };
+  for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (node[f]) doc[f] = node[f];
+  if (node.level === 'room' || node.level === 'bed') doc.locks = node.locks ?? [];
+  // A site's time (site-time.ts); a location-api from before site time publishes none: the defaults.
+  if (node.level === 'site') Object.assign(doc, siteTimeOf(node));
+  return doc;
+}
+
+function sameDoc(a: ReplicaNode, b: ReplicaNode): boolean {
+  const fields = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...fields].every((f) => JSON.stringify(a[f as keyof ReplicaNode]) === JSON.stringify(b[f as keyof ReplicaNode]));
+}
+
+/**
+ * Inserts documents in statements of BATCH (unordered); one whose `_id` is already there (a retry,
+ * a key written before keys had company_id) goes to `onDuplicate` instead.
+ */
+async function insertAll<T extends { _id: string }>(coll: { insertMany: (docs: never[], o: { ordered: false }) => Promise<unknown> }, docs: T[], onDuplicate: (d: T) => Promise<unknown>) {
+  for (let i = 0; i < docs.length; i += BATCH) {
+    const batch = docs.slice(i, i + BATCH);
+    try {
+      await coll.insertMany(batch as never[], { ordered: false });
+    } catch (err) {
+      const writeErrors = (err as { writeErrors?: { code?: number; index?: number; err?: { code?: number; index?: number } }[] }).writeErrors;
+      if (!writeErrors?.length || !writeErrors.every((w) => (w.code ?? w.err?.code) === 11000)) throw err;
+      for (const w of writeErrors) await onDuplicate(batch[(w.index ?? w.err?.index) as number]);
+    }
+  }
 }
 
 function pick(candidates: ReplicaNode[], name: string, what: string): ReplicaNode | null {

@@ -2,6 +2,7 @@ import { Types } from '@smartlock/db';
 import {
   Exchanges,
   LocationEventKind,
+  LayoutChanges,
   LocationEventMessage,
   LocationLevel,
   LocationNodeState,
@@ -91,32 +92,47 @@ export async function preview<T>(deps: Deps, company: string, mutate: (ctx: Writ
 }
 
 /**
- * Publishes a commit's events in version order (confirms awaited in windows), then marks the commit
- * published. A failure is logged, not returned: the change is committed and stays owed; the relay
- * (relay/relay.ts) then tells every replica to resync.
+ * A commit's changes larger than this are not carried: the message says only which versions it
+ * covers and replicas take the snapshot (one read each), which a commit that large is anyway. At about
+ * 300 bytes a node, this keeps a message under a megabyte (docs/adr/0108).
+ */
+const MAX_CARRIED_NODES = 2000;
+
+/** What a commit changed, node by node: each changed node's final state, and the ids it deleted. */
+function changesOf(events: PendingEvent[]): LayoutChanges {
+  const last = new Map<string, PendingEvent>();
+  for (const e of events) last.set(e.node._id, e);
+  const nodes: LocationNodeState[] = [];
+  const deleted: string[] = [];
+  for (const e of last.values()) {
+    if (e.kind === 'node.deleted') deleted.push(e.node._id);
+    else {
+      const { path: _path, ...state } = e.node;
+      nodes.push(state);
+    }
+  }
+  return { nodes, deleted };
+}
+
+/**
+ * Publishes a commit as one `layout.committed` message (the broker's confirm awaited), then marks the
+ * commit published. A failure is logged, not returned: the change is committed and stays owed; the
+ * relay (relay/relay.ts) then tells every replica to resync.
  */
 async function publishEvents(deps: Deps, company: string, state: CompanyState, events: PendingEvent[], correlationId: string) {
-  const occurredAt = new Date().toISOString();
   try {
-    for (let i = 0; i < events.length; i += 200) {
-      await Promise.all(
-        events.slice(i, i + 200).map((e) => {
-          const message: LocationEventMessage = {
-            company_id: company,
-            kind: e.kind,
-            version: e.version,
-            commit_first: state.first,
-            commit_last: state.last,
-            occurred_at: occurredAt,
-            node: e.node,
-            correlation_id: correlationId,
-          };
-          if (e.lock) message.lock = e.lock;
-          if (e.previous) message.previous = e.previous;
-          return publishOne(deps, message);
-        }),
-      );
-    }
+    const changes = changesOf(events);
+    const message: LocationEventMessage = {
+      company_id: company,
+      kind: 'layout.committed',
+      version: state.last,
+      commit_first: state.first,
+      commit_last: state.last,
+      occurred_at: new Date().toISOString(),
+      correlation_id: correlationId,
+    };
+    if (changes.nodes.length + changes.deleted.length <= MAX_CARRIED_NODES) message.changes = changes;
+    await publishOne(deps, message);
     await deps.store.markPublished(company, state.first);
   } catch (err) {
     deps.logger.error('location events not published; the relay will ask replicas to resync', { company, version: state.last, err });

@@ -16,6 +16,13 @@ const LOCATION_EVENT_KINDS = [
   'lock.unbound',
   /** The events of some versions could not be published: every replica rebuilds from a snapshot. */
   'layout.resync',
+  /**
+   * One commit (versions commit_first..commit_last) in one message: the state of every node it
+   * changed, and the ids it deleted; without `changes` (a commit too large to carry) replicas take
+   * the snapshot. What location-api publishes; the per-node kinds above are what earlier versions
+   * published, still applied by replicas (a rolling upgrade).
+   */
+  'layout.committed',
 ] as const;
 export type LocationEventKind = (typeof LOCATION_EVENT_KINDS)[number];
 
@@ -56,12 +63,19 @@ export interface LocationPathItem {
   name: string;
 }
 
+/** What a `layout.committed` message changed: nodes as they are after the commit, and deleted node ids. */
+export interface LayoutChanges {
+  nodes: LocationNodeState[];
+  deleted: string[];
+}
+
 /**
- * `location.events` (topic), routing key `location.<kind>` (e.g. `location.node.created`): one message
- * per changed node (one per lock for lock.bound / lock.unbound). `version` increases by exactly one per
- * message within a company, so a replica that sees a gap knows it missed something; the versions of one
- * write are `commit_first`..`commit_last` (a replica far behind a large write rebuilds from a snapshot
- * instead of applying thousands of messages).
+ * `location.events` (topic), routing key `location.<kind>`. location-api publishes one
+ * `layout.committed` per commit: it covers the company versions `commit_first`..`commit_last` (a
+ * replica applies it on top of version commit_first - 1, so a gap says a commit was missed), and
+ * `version` is commit_last. Earlier versions published one message per changed node (one per lock for
+ * lock.bound / lock.unbound), `version` increasing by one per message; replicas still apply those.
+ * `layout.resync` (at commit_last) tells every replica to take the snapshot (docs/adr/0108).
  */
 export interface LocationEventMessage {
   company_id: string;
@@ -74,6 +88,8 @@ export interface LocationEventMessage {
   lock?: LockBinding;
   /** For node.renamed, external_id.set and site.time_set: the values before the change. */
   previous?: { name?: string; external_id?: string | null; time_zone?: string; check_in_time?: string; check_out_time?: string };
+  /** layout.committed only; absent when the commit was too large to carry (take the snapshot). */
+  changes?: LayoutChanges;
   correlation_id: string;
 }
 
@@ -130,7 +146,12 @@ export const locationEventMessageSchema = Joi.object<LocationEventMessage>({
     path: Joi.array()
       .items(Joi.object({ level: Joi.string().valid(...LOCATION_LEVELS).required(), _id: id.required(), name: Joi.string().required() }))
       .required(),
-  }).when('kind', { is: 'layout.resync', then: Joi.forbidden(), otherwise: Joi.required() }),
+  }).when('kind', { is: Joi.valid('layout.resync', 'layout.committed'), then: Joi.forbidden(), otherwise: Joi.required() }),
+  changes: Joi.object({ nodes: Joi.array().items(locationNodeStateSchema).required(), deleted: Joi.array().items(id).required() }).when('kind', {
+    is: 'layout.committed',
+    then: Joi.optional(),
+    otherwise: Joi.forbidden(),
+  }),
   lock: lockBindingSchema.when('kind', { is: Joi.valid('lock.bound', 'lock.unbound'), then: Joi.required(), otherwise: Joi.forbidden() }),
   previous: Joi.object({ name: Joi.string(), external_id: Joi.string().allow(null), ...siteTimeFields }),
   correlation_id: Joi.string().required(),
