@@ -1,11 +1,15 @@
 import { Connection, Model, Schema } from '@smartlock/db';
 import { OutboxFields, outboxPlugin } from '@smartlock/messaging';
-import { ACCESS_TYPES, AccessType, EVENT_STATUSES, EVENT_TYPES, EventStatus, EventType } from '@smartlock/contracts';
+import { ACCESS_TYPES, AccessType, EVENT_STATUSES, EVENT_TYPES, EventStatus, EventType, ResolvedStay } from '@smartlock/contracts';
 
 /** Why an event is FAILED or DEAD_LETTER: its publish (retried by the relay) or its processing (reported by the worker; retried only by POST /webhook/retry). */
 export type FailureKind = 'publish' | 'processing';
 
-/** The normalised booking as accepted (aliases resolved, dates as ISO 8601 UTC, access types defaulted). */
+/**
+ * The normalised booking as accepted (aliases resolved, access types defaulted). A date with `Z` or
+ * an offset is stored as its ISO 8601 UTC instant; a date alone or a zone-less date-time as sent (the
+ * site's local time: the worker resolves it, and its report fills the record's `resolved`).
+ */
 export interface BookingFields {
   room?: string;
   bed?: string;
@@ -65,6 +69,8 @@ export interface EventDoc extends OutboxFields {
   queued_at: Date | null;
   /** The worker's processing retry count from its last report. */
   worker_retry_count: number | null;
+  /** What the booking's check-in and check-out resolved to in the site's time, from the worker's COMPLETED; null before, or for an event without dates. */
+  resolved: ResolvedStay | null;
 }
 
 const eventSchema = new Schema<EventDoc>(
@@ -108,6 +114,7 @@ const eventSchema = new Schema<EventDoc>(
     publish_attempts: { type: Number, default: 0 },
     queued_at: { type: Date, default: null },
     worker_retry_count: { type: Number, default: null },
+    resolved: { type: new Schema({ check_in: String, check_out: String, time_zone: String }, { _id: false }), default: null },
   },
   // Timestamps are ours (the injectable clock), not mongoose's.
   { collection: 'events', versionKey: false, timestamps: false },

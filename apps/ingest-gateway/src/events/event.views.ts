@@ -1,3 +1,4 @@
+import type { ResolvedStay } from '@smartlock/contracts';
 import type { EventDoc } from './event.schema';
 
 /** SPEC "Event record": the fields a customer sees, timestamps as ISO 8601 strings. */
@@ -25,6 +26,27 @@ export function toRecordView(doc: RecordFields): EventRecordView {
     updated_at: new Date(doc.updated_at).toISOString(),
     message: doc.message ?? null,
   };
+}
+
+/**
+ * An addition to SPEC's event record (integration guide "Dates and the site's time"): the stay's
+ * check-in and check-out as sent (a date or a zone-less time is the site's local time) and, once the
+ * worker applied the event, the instants they resolved to and the site's zone. Null for an event
+ * that carried neither (a cancel, a checkout).
+ */
+export interface StayView {
+  check_in: string | null;
+  check_out: string | null;
+  resolved: ResolvedStay | null;
+}
+
+export const STAY_PROJECTION = { 'booking.check_in': 1, 'booking.check_out': 1, resolved: 1 } as const;
+
+export function stayView(doc: { booking?: Pick<EventDoc['booking'], 'check_in' | 'check_out'>; resolved?: ResolvedStay | null }): StayView | null {
+  const { check_in = null, check_out = null } = doc.booking ?? {};
+  if (!check_in && !check_out) return null;
+  const r = doc.resolved;
+  return { check_in, check_out, resolved: r ? { check_in: r.check_in ?? null, check_out: r.check_out ?? null, time_zone: r.time_zone } : null };
 }
 
 /** GET /webhook/events/reference/:referenceId lists records without `message` (SPEC). */

@@ -100,6 +100,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     failure: null,
     retry_count: 0,
     worker_retry_count: null,
+    resolved: null,
   };
   const project = { _id: 1, received_at: 1, sequence: 1 };
   const findEvent = async (id: string) => (await Event.findById(id, project).lean()) as Original | null;

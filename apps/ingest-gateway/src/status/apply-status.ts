@@ -138,6 +138,7 @@ async function update(deps: Deps, report: EventStatusMessage): Promise<boolean> 
     updated_at: now,
   };
   if (to === 'QUEUED') set.queued_at = now;
+  if (to === 'COMPLETED' && report.resolved) set.resolved = report.resolved;
   // Through the driver: every value is of its stored type already (the report passed its contract),
   // and Mongoose's cast of this filter and update cost about as much CPU as the driver's whole update
   // (measured warm on FerretDB: 0.56-0.57 ms against 0.99-1.07 through Mongoose).

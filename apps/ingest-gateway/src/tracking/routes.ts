@@ -4,7 +4,7 @@ import { EVENT_STATUSES, EventStatus, REFERENCE_ID, REFERENCE_ID_RULE, inTransit
 import { asyncHandler, badRequest, waitParam } from '@smartlock/http';
 import type { EventDoc, StatusHistoryDoc } from '../events/event.schema';
 import type { Deps } from '../deps';
-import { RECORD_PROJECTION, RecordFields, toRecordView, toRecordViewWithoutMessage } from '../events/event.views';
+import { RECORD_PROJECTION, RecordFields, STAY_PROJECTION, stayView, toRecordView, toRecordViewWithoutMessage } from '../events/event.views';
 import { MAX_ID_LENGTH } from '../ingest/validate';
 
 const PAGE_SIZE_DEFAULT = 20;
@@ -68,23 +68,28 @@ function parseListQuery(q: Record<string, unknown>): ListQuery {
   return out;
 }
 
-/** One page of a company's events, newest first, with SPEC's filters (the tracking list and the portal's). */
-async function listEvents(deps: Deps, companyId: string, q: ListQuery) {
+/**
+ * One page of a company's events, newest first, with SPEC's filters (the tracking list and the
+ * portal's). The portal's (`portal`) also has each event's stay (as sent and as resolved) and the
+ * zone of its site, so the page shows the event's times as the property reads them.
+ */
+async function listEvents(deps: Deps, companyId: string, q: ListQuery, portal = false) {
   const { Event } = deps.models;
   const filter: Record<string, unknown> = { company_id: companyId };
   if (q.status) filter.status = q.status;
   if (q.referenceId) filter.reference_id = q.referenceId;
   const [total, docs] = await Promise.all([
     Event.countDocuments(filter).exec(),
-    Event.find(filter, RECORD_PROJECTION)
+    Event.find(filter, portal ? { ...RECORD_PROJECTION, ...STAY_PROJECTION } : RECORD_PROJECTION)
       .sort({ received_at: -1, _id: -1 })
       .skip((q.page - 1) * q.pageSize)
       .limit(q.pageSize)
       .lean(),
   ]);
+  const records = docs as (RecordFields & Pick<EventDoc, 'booking' | 'resolved'>)[];
   return {
     success: true,
-    events: (docs as RecordFields[]).map(toRecordView),
+    events: portal ? records.map((d) => ({ ...toRecordView(d), stay: stayView(d), site_time_zone: d.resolved?.time_zone ?? null })) : records.map(toRecordView),
     pagination: { page: q.page, pageSize: q.pageSize, total, totalPages: Math.ceil(total / q.pageSize) },
   };
 }
@@ -117,14 +122,15 @@ export function trackingRoutes(deps: Deps): Router {
       // A primary-key lookup, then the company check: unknown and another company's id answer alike
       // (404), so ids of other companies cannot be probed. With ?wait=, read again on each status
       // report this instance applies (and every WAIT_POLL_MS) until the status is final.
-      const read = () => Event.findById(eventId, { status: 1, message: 1, company_id: 1 }).lean();
+      const read = () => Event.findById(eventId, { status: 1, message: 1, company_id: 1, ...STAY_PROJECTION }).lean();
       const key = req.principal?.kind === 'company' ? req.principal.keyId : companyId;
       const doc = await deps.eventWaits.until({ key, id: eventId, seconds, read, final: (d) => !d || d.company_id !== companyId || FINAL.has(d.status), res });
       if (!doc || doc.company_id !== companyId) {
         res.status(404).json({ success: false, eventId, status: null, message: TrackingMessages.notFound });
         return;
       }
-      res.json({ success: true, eventId, status: doc.status, message: doc.message ?? null });
+      // `stay`: an addition to SPEC's answer (what was sent, what it resolved to in the site's time).
+      res.json({ success: true, eventId, status: doc.status, message: doc.message ?? null, stay: stayView(doc) });
     }),
   );
 
@@ -171,7 +177,7 @@ export function portalTrackingRoutes(deps: Deps): Router {
     '/portal/api/events',
     view,
     asyncHandler(async (req, res) => {
-      res.json(await listEvents(deps, companyOf(req), parseListQuery(req.query as Record<string, unknown>)));
+      res.json(await listEvents(deps, companyOf(req), parseListQuery(req.query as Record<string, unknown>), true));
     }),
   );
 

@@ -272,7 +272,9 @@ async function publishAndSettle(
     log.info('the booking was stored by another delivery meanwhile; starting over from its record');
     return handleBookingEvent(deps, msg, ctx, false);
   }
-  await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId, await processing.settle());
+  // What the event's dates resolved to in the site's time, for the gateway's event record (a cancel or checkout carries none).
+  const resolved = (msg.booking.check_in || msg.booking.check_out) && b.site_time_zone ? { check_in: b.check_in, check_out: b.check_out, time_zone: b.site_time_zone } : undefined;
+  await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId, await processing.settle(), resolved);
   log.info('booking event completed', {
     eventType: msg.event_type,
     issued: result.issued.length,

@@ -4,6 +4,7 @@ import {
   EventStatus,
   EventStatusMessage,
   LockCloudOperation,
+  ResolvedStay,
   statusRoutingKey,
 } from '@smartlock/contracts';
 import { sealAccessEvent } from '@smartlock/auth';
@@ -20,9 +21,11 @@ export async function reportStatus(
   retryCount: number,
   correlationId: string,
   processingSince?: Date,
+  resolved?: ResolvedStay,
 ): Promise<void> {
   const body: EventStatusMessage = { event_id: e.event_id, company_id: e.company_id, status, message, retry_count: retryCount, at: new Date().toISOString(), received_at: e.received_at };
   if (processingSince) body.processing_since = processingSince.toISOString();
+  if (resolved) body.resolved = resolved;
   await broker.publish(EXCHANGES.eventStatus.name, statusRoutingKey(status), body, { correlationId, headers: { 'x-event-id': e.event_id } });
 }
 

@@ -28,7 +28,10 @@ describe("a site's new time zone or hours re-times the bookings sent in its loca
   async function book(company: string, siteId: string, room: string, check_in: string, check_out: string) {
     const reference = `rt-${++n}-${Date.now()}`;
     const ev = await publishEvent(s.pub, bookingEvent(company, siteId, reference, 1, 'BOOKING_CREATE', { room, check_in, check_out }));
-    expect(await waitFinal(s.t, ev.event_id)).toMatchObject({ status: 'COMPLETED' });
+    const completed = await waitFinal(s.t, ev.event_id);
+    expect(completed).toMatchObject({ status: 'COMPLETED' });
+    // What the dates resolved to, for the gateway's event record (item 2).
+    expect(completed.resolved?.time_zone).toBeTruthy();
     return reference;
   }
   const keysOn = async (lockId: string): Promise<SimKey[]> => (await s.sim.sim.get(`/locks/${lockId}`)).data.ekeys;
@@ -39,6 +42,7 @@ describe("a site's new time zone or hours re-times the bookings sent in its loca
     const company = companyId();
     const { siteId, locks } = await s.layout.seed(s.app.ctx.db, company, [{ name: '101' }, { name: '102' }]);
     const dates = await book(company, siteId, '101', '2030-03-09', '2030-03-11');
+    expect(s.t.statuses.find((r) => r.status === 'COMPLETED' && r.resolved?.check_in === '2030-03-09T15:00:00.000Z')?.resolved).toEqual({ check_in: '2030-03-09T15:00:00.000Z', check_out: '2030-03-11T11:00:00.000Z', time_zone: 'UTC' });
     const instants = await book(company, siteId, '102', '2030-03-09T15:00:00Z', '2030-03-11T11:00:00Z');
     expect(await keysOn(locks['101'])).toEqual([expect.objectContaining({ validFrom: '2030-03-09T15:00:00.000Z', validTo: '2030-03-11T11:00:00.000Z' })]);
     const before102 = await keysOn(locks['102']);

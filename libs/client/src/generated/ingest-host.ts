@@ -550,6 +550,22 @@ export interface operations {
                         status: "RECEIVED" | "QUEUED" | "PROCESSING" | "COMPLETED" | "FAILED" | "DEAD_LETTER" | "DUPLICATE";
                         /** @description The reason when FAILED or DEAD_LETTER. */
                         message: string | null;
+                        /** @description The stay this event carried; null for an event without check_in and check_out (a cancel, a checkout). An addition to SPEC's answer. */
+                        stay: {
+                            /** @description As sent: an instant (ISO 8601 UTC), or a date or zone-less date-time meaning the site's local time. */
+                            check_in: string | null;
+                            /** @description As sent, as check_in. */
+                            check_out: string | null;
+                            /** @description The instants the booking's stay resolved to, once the worker applied the event (COMPLETED); null before. */
+                            resolved: {
+                                /** Format: date-time */
+                                check_in: string | null;
+                                /** Format: date-time */
+                                check_out: string | null;
+                                /** @description The site's IANA zone the dates were resolved in. */
+                                time_zone: string;
+                            } | null;
+                        } | null;
                     };
                 };
             };

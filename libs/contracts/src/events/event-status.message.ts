@@ -20,6 +20,19 @@ export interface EventStatusMessage {
    * at this time. Absent from other producers' reports (the entry is then the report's arrival).
    */
   processing_since?: string;
+  /**
+   * On COMPLETED of an event that left the booking with a stay: its check-in and check-out as the
+   * worker resolved them in the site's time (instants, ISO 8601 UTC) and the site's zone, for the
+   * event record beside what was sent (a date or a zone-less time is the site's local time).
+   */
+  resolved?: ResolvedStay;
+}
+
+/** A stay's check-in and check-out as resolved in the site's time, and the zone they were resolved in. */
+export interface ResolvedStay {
+  check_in: string | null;
+  check_out: string | null;
+  time_zone: string;
 }
 
 export const eventStatusMessageSchema = Joi.object<EventStatusMessage>({
@@ -33,6 +46,7 @@ export const eventStatusMessageSchema = Joi.object<EventStatusMessage>({
   at: Joi.string().isoDate().required(),
   received_at: Joi.string().isoDate(),
   processing_since: Joi.string().isoDate(),
+  resolved: Joi.object({ check_in: Joi.string().isoDate().allow(null).required(), check_out: Joi.string().isoDate().allow(null).required(), time_zone: Joi.string().max(64).required() }),
 });
 
 export function statusRoutingKey(status: EventStatus): string {

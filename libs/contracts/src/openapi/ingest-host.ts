@@ -82,6 +82,22 @@ export const eventRecord = (withMessage: boolean) =>
     ...(withMessage ? { message: nullable(str({ description: 'The reason when FAILED or DEAD_LETTER, else null.' })) } : {}),
   });
 
+/**
+ * An addition to SPEC's event (integration guide "Dates and the site's time"): the stay as sent and,
+ * once the worker applied the event, what it resolved to in the site's time.
+ */
+export const stayRecord = nullable(
+  obj({
+    check_in: nullable(str({ description: 'As sent: an instant (ISO 8601 UTC), or a date or zone-less date-time meaning the site\'s local time.' })),
+    check_out: nullable(str({ description: 'As sent, as check_in.' })),
+    resolved: nullable(
+      obj({ check_in: nullable(dateTime()), check_out: nullable(dateTime()), time_zone: str({ description: 'The site\'s IANA zone the dates were resolved in.' }) }, [], {
+        description: 'The instants the booking\'s stay resolved to, once the worker applied the event (COMPLETED); null before.',
+      }),
+    ),
+  }, [], { description: 'The stay this event carried; null for an event without check_in and check_out (a cancel, a checkout). An addition to SPEC\'s answer.' }),
+);
+
 const admin = [{ adminToken: [] }];
 
 /** The OpenAPI 3.1 document of {webhook_url}: booking ingest, event tracking, retry. */
@@ -145,7 +161,7 @@ export function buildIngestDocument(): Record<string, unknown> {
           security: apiKey,
           parameters: [pathParam('eventId', str()), WAIT_PARAM, COMPANY_HEADER, CORRELATION_HEADER],
           responses: {
-            '200': json('The event\'s status.', obj({ success: constant(true), eventId: str(), status: oneOf(EVENT_STATUSES), message: nullable(str({ description: 'The reason when FAILED or DEAD_LETTER.' })) })),
+            '200': json('The event\'s status.', obj({ success: constant(true), eventId: str(), status: oneOf(EVENT_STATUSES), message: nullable(str({ description: 'The reason when FAILED or DEAD_LETTER.' })), stay: stayRecord })),
             '404': json('Unknown eventId (or another company\'s).', obj({ success: constant(false), eventId: str(), status: { type: 'null' }, message: str() })),
             ...ingestErrors(['400', '401', '403', '503'], { '400': '`wait` is not a whole number from 0 to 30.', '429': 'Too many waiting requests of this API key (or the rate limit); see `Retry-After`.' }),
           },

@@ -6,7 +6,7 @@ import { CALLBACK_HEADERS, CALLBACK_TEST_EVENT } from '../callbacks/callback-bod
 import { SuccessCodes } from '../envelopes/codes';
 import { createOnCallLinkSchema } from '../identity/portal.requests';
 import { COMPANY_HEADER, OBJECT_ID_SCHEMA, body, envelope, errorResponses, headerParam, json, pageParams, pathParam, queryParam } from './components';
-import { eventRecord } from './ingest-host';
+import { eventRecord, stayRecord } from './ingest-host';
 import { JsonSchema, arr, constant, dateTime, fromJoi, int, nullable, obj, oneOf, ref, str } from './schema';
 
 /** A booking's callback deliveries, each with every attempt, and its guest messages: the operator's listing and the portal's. */
@@ -79,7 +79,13 @@ const statusEntry = obj({
 export function portalDataPaths(): Record<string, unknown> {
   const eventsList = obj({
     success: constant(true),
-    events: arr(eventRecord(true)),
+    events: arr(
+      obj({
+        ...(eventRecord(true).properties as Record<string, JsonSchema>),
+        stay: stayRecord,
+        site_time_zone: nullable(str({ description: 'The zone the event\'s stay was resolved in (its site\'s); null until then.' })),
+      }),
+    ),
     pagination: obj({ page: int(), pageSize: int(), total: int(), totalPages: int() }),
   });
   const retried = obj({ success: constant(true), retried: int(), failed: int() });
