@@ -57,8 +57,9 @@ function source(company: string) {
       const msg: LocationEventMessage = { company_id: company, kind: 'layout.committed', version, commit_first: first, commit_last: version, occurred_at: new Date().toISOString(), correlation_id: 'c' };
       if (carry) {
         const changes = { nodes: [] as LocationNodeState[], deleted: [] as string[] };
+        const stateOf = ({ path: _path, ...node }: NonNullable<LocationEventMessage['node']>): LocationNodeState => node;
         for (const m of last.values()) {
-          const { path: _path, ...node } = m.node as NonNullable<LocationEventMessage['node']>;
+          const node = stateOf(m.node as NonNullable<LocationEventMessage['node']>);
           if (m.kind === 'node.deleted') changes.deleted.push(node._id);
           else changes.nodes.push(node);
         }

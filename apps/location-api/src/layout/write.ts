@@ -98,6 +98,9 @@ export async function preview<T>(deps: Deps, company: string, mutate: (ctx: Writ
  */
 const MAX_CARRIED_NODES = 2000;
 
+/** A node's state as a commit carries it: the path is the replicas' to derive (a rename above would stale it). */
+const withoutPath = ({ path: _path, ...state }: PendingEvent['node']): LocationNodeState => state;
+
 /** What a commit changed, node by node: each changed node's final state, and the ids it deleted. */
 function changesOf(events: PendingEvent[]): LayoutChanges {
   const last = new Map<string, PendingEvent>();
@@ -106,10 +109,7 @@ function changesOf(events: PendingEvent[]): LayoutChanges {
   const deleted: string[] = [];
   for (const e of last.values()) {
     if (e.kind === 'node.deleted') deleted.push(e.node._id);
-    else {
-      const { path: _path, ...state } = e.node;
-      nodes.push(state);
-    }
+    else nodes.push(withoutPath(e.node));
   }
   return { nodes, deleted };
 }
