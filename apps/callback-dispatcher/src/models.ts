@@ -148,6 +148,10 @@ function build(conn: Connection) {
   delivery.index({ company_id: 1, reference_id: 1, created_at: 1 });
   // POST …/redeliver-dead: a company's dead-lettered deliveries
   delivery.index({ company_id: 1, status: 1 });
+  // GET /portal/api/deliveries/recent (the portal's overview): a company's latest deliveries, newest
+  // first. MongoDB reads the few entries asked for; FerretDB 1.x does not push a sort down, so it
+  // reads the company's deliveries (its company_id twin) and sorts them: a person's page load, not a hot path.
+  delivery.index({ company_id: 1, created_at: -1 });
 
   const health = new Schema<EndpointHealthDoc>({
     _id: { type: String },

@@ -19,6 +19,7 @@ import { unsettledEvents } from './publish/unsettled';
 import { replayRoutes } from './replay/replay';
 import { retryRoutes } from './retry/routes';
 import { applyStatus } from './status/apply-status';
+import { bookingRoutes } from './bookings/routes';
 import { EVENT_ROUTE, portalTrackingRoutes, trackingRoutes } from './tracking/routes';
 
 export const SERVICE = 'ingest-gateway';
@@ -70,6 +71,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         metrics: gatewayMetrics(ctx.metrics),
         unsettled: unsettledEvents({ afterMs: settleAfterMs }),
         eventWaits: longPoll({ route: EVENT_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics }),
+        siteZone: async (companyId, siteId) => (await replica?.node(companyId, siteId))?.time_zone ?? null,
       };
       // Published events whose worker has not reported in time are settled (publish/unsettled.ts).
       settling = setInterval(() => {
@@ -103,6 +105,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       app.use(ingestRoutes(deps));
       app.use(trackingRoutes(deps));
       app.use(portalTrackingRoutes(deps));
+      app.use(bookingRoutes(deps));
       app.use(retryRoutes(deps));
       app.use(replayRoutes(deps));
     },

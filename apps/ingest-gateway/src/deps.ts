@@ -28,4 +28,6 @@ export interface Deps {
   unsettled: UnsettledEvents;
   /** `GET /webhook/events/:eventId?wait=`: woken by the status reports this instance applies. */
   eventWaits: LongPoll;
+  /** A site's IANA zone from the layout replica (null: none set, or not known here). */
+  siteZone: (companyId: string, siteId: string) => Promise<string | null>;
 }

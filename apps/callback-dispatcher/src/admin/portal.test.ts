@@ -130,6 +130,33 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     expect(delivered.attempts.at(-1)).toMatchObject({ attempt: 4, trigger: 'manual', statusCode: 200, error: null, latencyMs: expect.any(Number) });
   });
 
+  it('the latest deliveries, newest first, without bodies; how many are pending and dead now (the overview)', async () => {
+    const r = await startReceiver({ reply: (_n, cb) => (cb.body.referenceId === 'BK-RECENT-DEAD' ? 503 : 200) });
+    receivers.push(r);
+    const companyId = await company(r.url, { type: 'bearer', token: 't' });
+    const viewer = await session(companyId, ['view']);
+    for (const ref of ['BK-RECENT-1', 'BK-RECENT-DEAD', 'BK-RECENT-2']) {
+      await publish(accessEvent(companyId, 'access.provisioned', { reference_id: ref }));
+      await waitFor(async () => ['delivered', 'dead'].includes((await models().Delivery.findOne({ company_id: companyId, reference_id: ref }).lean())?.status ?? ''), { what: `${ref} settled`, timeoutMs: 20_000 });
+    }
+    const res = await get('/portal/api/deliveries/recent', viewer, { limit: '2' });
+    expect(res.status).toBe(200);
+    expect(res.data.data).toMatchObject({ pending: 0, dead: 1 });
+    expect(res.data.data.deliveries.map((d: { referenceId: string; status: string }) => [d.referenceId, d.status])).toEqual([
+      ['BK-RECENT-2', 'delivered'],
+      ['BK-RECENT-DEAD', 'dead'],
+    ]);
+    expect(res.data.data.deliveries[1]).toMatchObject({ attempts: 3, lastStatusCode: 503, deadReason: expect.any(String) });
+    expect(res.data.data.deliveries[0]).not.toHaveProperty('body');
+    expect((await get('/portal/api/deliveries/recent', viewer)).data.data.deliveries).toHaveLength(3);
+    // Another company's session sees none of them; a limit out of bounds is a 400 in the envelope.
+    const other = await company(r.url, { type: 'bearer', token: 't' });
+    expect((await get('/portal/api/deliveries/recent', await session(other, ['view']))).data.data).toEqual({ pending: 0, dead: 0, deliveries: [] });
+    for (const limit of ['0', '51', 'x']) {
+      expect(await get('/portal/api/deliveries/recent', viewer, { limit })).toMatchObject({ status: 400, data: { error: true, message: 'limit must be an integer from 1 to 50' } });
+    }
+  });
+
   it('redelivers only a failed or dead delivery, and never an access.provisioned whose credentials were revoked since (issue 46)', async () => {
     // Provisioned bodies fail, revoked ones are taken: a stay whose grant died and was then checked out.
     const r = await startReceiver({ reply: (_n, cb) => (cb.body.event === 'access.provisioned' && cb.body.referenceId !== 'BK-DELIVERED' ? 503 : 200) });

@@ -19,6 +19,9 @@ export interface AdminDeps {
 
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const DELIVERY_ID = /^dlv_[0-9a-f]{32}$/;
+/** The latest deliveries GET …/deliveries/recent lists: 10 unless `limit` asks for up to 50. */
+const RECENT_DEFAULT = 10;
+const RECENT_MAX = 50;
 
 function iso(d: Date | null | undefined): string | null {
   return d ? new Date(d).toISOString() : null;
@@ -139,6 +142,46 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
             attempts: g.attempts,
             lastError: g.last_error,
             sentAt: iso(g.sent_at),
+          })),
+        }),
+      );
+    }),
+  );
+
+  // The overview's "last deliveries": the newest few, without bodies, and how many are pending or dead now.
+  r.get(
+    scope.path('/deliveries/recent'),
+    ...scope.may('view'),
+    asyncHandler(async (req, res) => {
+      const companyId = scope.companyId(req);
+      const raw = req.query.limit;
+      if (raw !== undefined && (typeof raw !== 'string' || !/^\d{1,2}$/.test(raw) || Number(raw) < 1 || Number(raw) > RECENT_MAX)) {
+        throw badRequest(`limit must be an integer from 1 to ${RECENT_MAX}`);
+      }
+      const limit = raw === undefined ? RECENT_DEFAULT : Number(raw);
+      const project = { body: 0, attempt_log: 0 };
+      const [recent, pending, dead] = await Promise.all([
+        models.Delivery.find({ company_id: companyId }, project).sort({ created_at: -1 }).limit(limit).lean<DeliveryDoc[]>(),
+        models.Delivery.countDocuments({ company_id: companyId, status: 'pending' }),
+        models.Delivery.countDocuments({ company_id: companyId, status: 'dead' }),
+      ]);
+      res.json(
+        ok('Deliveries retrieved', SuccessCodes.DELIVERIES_RETRIEVED, {
+          pending,
+          dead,
+          deliveries: recent.map((d) => ({
+            deliveryId: d._id,
+            referenceId: d.reference_id,
+            event: d.event,
+            eventId: d.event_id,
+            status: d.status,
+            attempts: d.attempts,
+            createdAt: iso(d.created_at),
+            deliveredAt: iso(d.delivered_at),
+            deadAt: iso(d.dead_at),
+            deadReason: d.dead_reason,
+            lastStatusCode: d.last_status_code,
+            lastError: d.last_error,
           })),
         }),
       );

@@ -1,6 +1,7 @@
 import { Connection, Model, Schema } from '@smartlock/db';
 import { OutboxFields, outboxPlugin } from '@smartlock/messaging';
 import { ACCESS_TYPES, AccessType, EVENT_STATUSES, EVENT_TYPES, EventStatus, EventType, ResolvedStay } from '@smartlock/contracts';
+import { bookingRowSchema } from '../bookings/booking-row.schema';
 
 /** Why an event is FAILED or DEAD_LETTER: its publish (retried by the relay) or its processing (reported by the worker; retried only by POST /webhook/retry). */
 export type FailureKind = 'publish' | 'processing';
@@ -246,6 +247,7 @@ export function eventModels(conn: Connection) {
     Completion: model(conn, 'Completion', completionSchema),
     Failure: model(conn, 'Failure', failureSchema),
     StatusHistory: model(conn, 'StatusHistory', statusHistorySchema),
+    BookingRow: model(conn, 'BookingRow', bookingRowSchema),
   };
 }
 export type EventModels = ReturnType<typeof eventModels>;

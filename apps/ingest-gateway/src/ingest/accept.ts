@@ -6,6 +6,7 @@ import { SETTLED, owed } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import { publishNew } from '../publish/publisher';
+import { recordBookingRow } from '../bookings/record';
 import type { ValidBooking } from './validate';
 
 /** Who sent the event: from the ingest token, or from the API key and the X-Site-Id header. */
@@ -227,6 +228,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       if (stored === null) await voidClaim(claimId, sequence);
       throw err;
     }
+    await recordBookingRow(deps, doc);
     deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, companyId: company, referenceId: ref, correlationId: source.correlationId });
     const published = await publishNew(deps, doc as unknown as EventDoc);
     return published ? { kind: 'queued', eventId: claimId } : { kind: 'publish-delayed', eventId: claimId };

@@ -3,7 +3,8 @@
  * import it). Infrastructure (vhost, database names, logger) comes from libs/testing in the tests.
  */
 import amqp, { Channel, ChannelModel } from 'amqplib';
-import { generateApiKey, generateIngestToken, identityModels } from '@smartlock/auth';
+import { createPortalSession, generateApiKey, generateIngestToken, identityModels, portalCsrfToken } from '@smartlock/auth';
+import { PORTAL_SESSION_COOKIE } from '@smartlock/contracts';
 import { Connection, Types, connectDb } from '@smartlock/db';
 import { EXCHANGES, closeQuietly } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
@@ -186,4 +187,17 @@ export async function eventually<T>(fn: () => Promise<T | undefined | null>, wha
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The headers of a browser holding a portal session of `company` with `capabilities`: `read`, and `write` with the CSRF token. */
+export async function portalHeaders(identity: Connection, company: TestCompany, capabilities: string[]) {
+  const { cookie } = await createPortalSession(identityModels(identity), {
+    company_id: new Types.ObjectId(company.companyId),
+    capabilities,
+    link_id: new Types.ObjectId(),
+    issued_to: null,
+    expires_at: new Date(Date.now() + 3_600_000),
+  });
+  const read = { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` };
+  return { read, write: { ...read, 'X-CSRF-Token': portalCsrfToken(cookie) } };
 }

@@ -25,6 +25,7 @@ import {
 } from './components';
 import { JsonSchema, arr, bool, constant, dateTime, fromJoi, int, nullable, obj, oneOf, pattern, ref, str } from './schema';
 import { webhooks, webhookSchemas } from './webhooks';
+import { portalOverviewPaths } from './portal-overview';
 import { CSRF_HEADER, callbackHealthPaths, callbackTestPaths, deliveriesListing, onCallDeadLetterPaths, onCallLinkPaths, portalDataPaths, portalErrors, portalLayoutPaths, portalOp, portalSession } from './portal';
 
 const PLURAL: Record<LocationLevel, string> = { site: 'sites', building: 'buildings', floor: 'floors', room: 'rooms', bed: 'beds' };
@@ -957,7 +958,7 @@ export function buildApiDocument(): Record<string, unknown> {
   }
   Object.assign(paths, accessPaths(), employeePaths(), adminApiPaths(), adminLocationPaths(), deadLetterPaths(), portalSessionPaths(), companyIdentityPaths(PORTAL));
   const built = paths as Parameters<typeof onCallDeadLetterPaths>[0];
-  Object.assign(paths, portalDataPaths(), callbackTestPaths(), callbackHealthPaths(), portalLayoutPaths(built), onCallLinkPaths(), onCallDeadLetterPaths(built));
+  Object.assign(paths, portalDataPaths(), portalOverviewPaths(), callbackTestPaths(), callbackHealthPaths(), portalLayoutPaths(built), onCallLinkPaths(), onCallDeadLetterPaths(built));
   return {
     openapi: '3.1.0',
     info: {

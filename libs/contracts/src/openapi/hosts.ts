@@ -21,9 +21,11 @@ export const API_HOST_ROUTES: { pattern: RegExp; app: ApiHostApp }[] = [
   { pattern: /^\/admin\/v1\/companies\/[^/]+\/callback\/(test|health|enable)(\/|$|\?)/, app: 'callback-dispatcher' },
   { pattern: /^\/admin\/v1(\/|$)/, app: 'admin-api' },
   // the administration portal's routes of the apps that own their data (a portal session, libs/auth):
-  // events and their retry (ingest-gateway), a booking's credentials and lock-cloud operations (access-api), callback deliveries
+  // events and their retry, the bookings list and the overview (ingest-gateway), a booking's credentials and lock-cloud operations (access-api), callback deliveries
   // and test events (callback-dispatcher), the layout (location-api)
   { pattern: /^\/portal\/api\/events(\/|$|\?)/, app: 'ingest-gateway' },
+  // the bookings list and the overview's booking side: the gateway keeps a row per booking (its latest event)
+  { pattern: /^\/portal\/api\/(bookings|overview)($|\?)/, app: 'ingest-gateway' },
   { pattern: /^\/portal\/api\/bookings\/[^/]+\/(access|lock-operations)(\/|$|\?)/, app: 'access-api' },
   { pattern: /^\/portal\/api\/(deliveries|callback\/(test|health|enable))(\/|$|\?)/, app: 'callback-dispatcher' },
   { pattern: /^\/portal\/api\/layout(\/|$|\?)/, app: 'location-api' },

@@ -19,4 +19,5 @@ export function ingestDocument(): OpenApiDocument {
 export { findOperation, operationsOf, routeDocumented } from './operations';
 export type { DocumentedOperation, OpenApiDocument } from './operations';
 export { API_HOST_ROUTES, apiHostAppFor } from './hosts';
+export { BOOKING_LIST_STATUSES } from './portal-overview';
 export type { ApiHostApp } from './hosts';
