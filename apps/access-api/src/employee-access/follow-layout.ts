@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { LocationEventMessage } from '@smartlock/contracts';
+import { localDayBound, type LocationEventMessage } from '@smartlock/contracts';
 import type { Model } from '@smartlock/db';
 import type { LayoutReplica } from '@smartlock/layout';
 import type { Broker, MessageContext } from '@smartlock/messaging';
@@ -20,15 +20,38 @@ export interface FollowDeps extends VersionDeps {
 const hasWildcard = (s: ScheduleDoc) => s.rules.some((r) => Object.values(r).includes('*'));
 
 /**
+ * A schedule of whole local days (`end_day`) holds its last day's UTC midnight in `end`; the day ends
+ * later in every zone, at the latest 36 h later (UTC-12). Schedules that old are read, and decided
+ * by their sites' zones (stillRunning).
+ */
+const LAST_DAY_SLACK_MS = 36 * 3600_000;
+
+/**
+ * Whether the schedule is not over: its `end`, or, for one of whole local days, the end of its last
+ * day in the zone of any of its sites (the sites of its grants and rules), as the worker gives each
+ * lock (libs/contracts localDayBound). A site the replica does not know counts as UTC.
+ */
+async function stillRunning(replica: LayoutReplica, s: ScheduleDoc, now: number): Promise<boolean> {
+  if (!s.end_day) return s.end.getTime() > now;
+  const sites = new Set([...s.locations.map((g) => String(g.site._id)), ...s.rules.map((r) => r.site_id).filter((id): id is string => !!id && id !== '*')]);
+  if (!sites.size) return s.end.getTime() + LAST_DAY_SLACK_MS > now;
+  const zones = await Promise.all([...sites].map(async (id) => (await replica.node(s.company_id, id))?.time_zone ?? 'UTC'));
+  return zones.some((zone) => localDayBound(s.end_day as string, 'end', zone).toMillis() > now);
+}
+
+/**
  * Schedules follow the layout: the company's active schedules with a `*` rule (PERMANENT, and TIMED
- * ones not yet over) are resolved again against the replica; each whose rooms and beds changed gets a
+ * ones not yet over: for whole local days, not before their last day ended in their sites' zones) are resolved again against the replica; each whose rooms and beds changed gets a
  * new version (decided by nextVersion's insert, so several access-api processes handling events of one
  * company publish each version once), published through the outbox.
  */
 export async function reresolveCompany(deps: FollowDeps, companyId: string, correlationId: string): Promise<number> {
   // The `*` test is done here: FerretDB 1.x and MongoDB differ on $elemMatch over several fields.
-  const active = await deps.schedules.find({ company_id: companyId, status: 'active', end: { $gt: new Date() } }).lean<ScheduleDoc[]>();
-  const following = active.filter(hasWildcard);
+  const now = Date.now();
+  const active = await deps.schedules.find({ company_id: companyId, status: 'active', end: { $gt: new Date(now - LAST_DAY_SLACK_MS) } }).lean<ScheduleDoc[]>();
+  const wildcards = active.filter(hasWildcard);
+  const running = await Promise.all(wildcards.map((s) => stillRunning(deps.replica, s, now)));
+  const following = wildcards.filter((_, i) => running[i]);
   if (!following.length) return 0;
   const rows = await layoutRows(deps.replica, companyId);
   let changed = 0;

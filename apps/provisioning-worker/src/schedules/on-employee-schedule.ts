@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { localInstant, siteTimeOf, type EmployeeScheduleMessage, type SiteTime } from '@smartlock/contracts';
+import { localDayBound, siteTimeOf, type EmployeeScheduleMessage, type SiteTime } from '@smartlock/contracts';
 import { isDuplicateKeyError } from '@smartlock/db';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import { Broker, DeadLetterInfo, MessageContext, TransientError } from '@smartlock/messaging';
@@ -86,8 +86,8 @@ async function desiredOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage, previ
   for (const p of places) bySite.set(p.siteId, [...(bySite.get(p.siteId) ?? []), p]);
   return [...bySite].flatMap(([siteId, sitePlaces]) => {
     const zone = siteTimeOf(siteTimes.get(siteId) ?? {}).time_zone;
-    const validFrom = msg.start_day ? localInstant(`${msg.start_day}T00:00`, zone) : DateTime.fromISO(msg.start);
-    const validTo = msg.end_day ? localInstant(`${DateTime.fromISO(msg.end_day, { zone: 'UTC' }).plus({ days: 1 }).toISODate()}T00:00`, zone) : DateTime.fromISO(msg.end);
+    const validFrom = msg.start_day ? localDayBound(msg.start_day, 'start', zone) : DateTime.fromISO(msg.start);
+    const validTo = msg.end_day ? localDayBound(msg.end_day, 'end', zone) : DateTime.fromISO(msg.end);
     return desiredCredentials(
       {
         places: sitePlaces,

@@ -83,6 +83,15 @@ export function localInstant(wall: string, zone: string): DateTime {
 }
 
 /**
+ * Whole local days in a zone (a schedule sent as dates alone): 00:00 of `day` (`start`), or 00:00
+ * after it (`end`: the end of the day), as the zone's rules make them.
+ */
+export function localDayBound(day: string, bound: 'start' | 'end', zone: string): DateTime {
+  const date = bound === 'start' ? day : DateTime.fromISO(day, { zone: 'UTC' }).plus({ days: 1 }).toISODate();
+  return localInstant(`${date}T00:00`, zone);
+}
+
+/**
  * A booking's check-in or check-out as the gateway forwards it, resolved in its site's time
  * (SPEC "Dates and the site's time"): a date alone is the site's check-in (or check-out) hour of
  * that day in its zone, a date-time without offset is the site's local time, one with `Z` or an
