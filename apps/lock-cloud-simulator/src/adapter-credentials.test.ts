@@ -33,7 +33,7 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
   it('creates a lock on first use and reads its lockMac, but never its administrator lockData', async () => {
     const lockId = lock();
     const info = await cloud.getLock(lockId);
-    expect(info).toEqual({ lockId, lockMac: expect.stringMatching(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/), name: expect.any(String), hasGateway: true });
+    expect(info).toEqual({ lockId, lockMac: expect.stringMatching(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/), name: expect.any(String), hasGateway: true, battery: { percent: 100, low: false } });
     expect((await inspect(lockId)).lock).toMatchObject({ lockId, lockMac: info.lockMac });
   });
 

@@ -11,16 +11,20 @@ import { passcodeOperations } from './passcodes/passcodes';
 import { cardOperations } from './cards/cards';
 import { lockOperations } from './locks/locks';
 import { userOperations } from './users/users';
+import { NukiModels, nukiModels } from './nuki/models';
+import { nukiRouter } from './nuki/web-api';
+import { nukiControls } from './nuki/controls';
 
 export const SERVICE = 'lock-cloud-simulator';
 
 /** The vendor subset, one folder per credential kind (apps/lock-cloud-simulator/README.md). */
 const OPERATIONS = [tokenOperation, ...userOperations, ...lockOperations, ...ekeyOperations, ...passcodeOperations, ...cardOperations];
 
-/** A local stand-in for the lock vendor's cloud (TTLock-style API), with test controls. No broker: it is "outside". */
+/** A local stand-in for the lock vendors' clouds (TTLock's Open API and Nuki's Web API), with test controls. No broker: it is "outside". */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   const controls = createControls(config.SIM_LATENCY_MS);
   let models: SimModels;
+  let nuki: NukiModels;
   return startService({
     name: SERVICE,
     port: config.PORT,
@@ -29,11 +33,14 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     // The vendor API is form-encoded; the test controls under /sim take JSON.
     formBodies: (req) => !req.path.startsWith('/sim'),
-    models: (ctx) => Object.values((models = simModels(ctx.db))),
+    models: (ctx) => [...Object.values((models = simModels(ctx.db))), ...Object.values((nuki = nukiModels(ctx.db)))],
     routes: (app) => {
       const store = { models, cache: createCache() };
+      const nukiDeps = { models: nuki, confirmDelayMs: config.SIM_NUKI_CONFIRM_DELAY_MS };
       app.use(vendorRouter(OPERATIONS, { ...store, config }, controls, logger));
-      app.use('/sim', controlRoutes(store, controls, config.SIM_USERNAME));
+      app.use(nukiRouter(nukiDeps, controls));
+      app.use('/sim/nuki', nukiControls(nukiDeps));
+      app.use('/sim', controlRoutes(store, controls, config.SIM_USERNAME, nuki));
     },
   });
 }

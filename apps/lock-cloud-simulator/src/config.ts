@@ -9,6 +9,7 @@ export interface Config extends BaseConfig {
   SIM_PASSWORD: string;
   SIM_TOKEN_TTL_MS: number;
   SIM_LATENCY_MS: number;
+  SIM_NUKI_CONFIRM_DELAY_MS: number;
 }
 
 /** The account the simulator accepts: development defaults (the same as libs/lock-cloud's), required elsewhere. */
@@ -32,6 +33,11 @@ export const configSchema = Joi.object<Config>({
     .default(90 * 24 * 3600 * 1000)
     .description('access token lifetime (90 days, as the vendor; tests shorten it to exercise the refresh)'),
   SIM_LATENCY_MS: Joi.number().integer().min(0).default(0).description('latency added to every vendor call at start (see `PUT /sim/latency`)'),
+  SIM_NUKI_CONFIRM_DELAY_MS: Joi.number()
+    .integer()
+    .min(0)
+    .default(1500)
+    .description('how long a Nuki keypad code (or its change) takes to reach an online lock after the Web API accepted it (a lock may say otherwise: `PUT /sim/nuki/smartlocks/:id`)'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

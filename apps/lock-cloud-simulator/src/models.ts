@@ -157,10 +157,15 @@ tokenSchema.index({ refreshToken: 1 }, { unique: true });
  */
 const idClaimSchema = new Schema<{ _id: string }>({ _id: String }, { versionKey: false });
 
-/** The models on a connection, compiled once per connection (tests call this again on the app's). */
-export function simModels(conn: Connection) {
-  const model = <T>(name: string, schema: Schema<T>, collection: string) =>
+/** A model on a connection, compiled once per connection (tests ask again on the app's). */
+export const modelOn =
+  (conn: Connection) =>
+  <T>(name: string, schema: Schema<T>, collection: string): Model<T> =>
     (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema, collection);
+
+/** The models on a connection. */
+export function simModels(conn: Connection) {
+  const model = modelOn(conn);
   return {
     Lock: model<LockDoc>('Lock', lockSchema, 'locks'),
     Ekey: model<EkeyDoc>('Ekey', ekeySchema, 'ekeys'),

@@ -1,5 +1,5 @@
 import { isPermanent, PermanentError, TransientError } from '@smartlock/messaging';
-import { LockCloudError, classifyErrcode, classifyHttpStatus, classifyNetworkCode, isTransient } from './index';
+import { LockCloudError, classifyErrcode, classifyHttpStatus, classifyNetworkCode, classifyNukiStatus, isTransient } from './index';
 
 describe('lock-cloud error classification', () => {
   it.each([
@@ -37,6 +37,22 @@ describe('lock-cloud error classification', () => {
   it('classifies HTTP statuses: 5xx, 429 and 408 transient, other 4xx permanent', () => {
     for (const s of [500, 502, 503, 504, 429, 408]) expect(classifyHttpStatus(s).kind).toBe('transient');
     for (const s of [400, 401, 403, 404, 405, 413]) expect(classifyHttpStatus(s).kind).toBe('permanent');
+  });
+
+  it.each([
+    [400, 'permanent', 'invalid_parameter'],
+    [401, 'permanent', 'auth'],
+    [403, 'permanent', 'no_permission'],
+    [404, 'permanent', 'not_found'],
+    [405, 'permanent', 'unsupported'],
+    [409, 'permanent', 'duplicate'],
+    [410, 'permanent', 'http'],
+    [423, 'transient', 'busy'],
+    [429, 'transient', 'http'],
+    [500, 'transient', 'http'],
+    [503, 'transient', 'http'],
+  ])('Nuki HTTP %i is %s (%s), in the classes TTLock\'s errcodes use', (status, kind, category) => {
+    expect(classifyNukiStatus(status)).toEqual({ kind, category });
   });
 
   it('classifies timeouts and network errors as transient', () => {

@@ -28,6 +28,7 @@ export type LockCloudErrorCategory =
   | 'auth'
   | 'not_found'
   | 'duplicate'
+  | 'unconfirmed'
   | 'unknown';
 
 export interface LockCloudErrorInit {
@@ -131,6 +132,28 @@ export function classifyErrcode(errcode: number): Classification {
 export function classifyHttpStatus(status: number): Classification {
   if (status >= 500 || status === 429 || status === 408) return transient('http');
   return permanent('http');
+}
+
+/**
+ * Nuki Web API answers (FIELD-NOTES "Nuki Web API"; api.nuki.io's swagger): its errors are HTTP
+ * statuses. 401 is a token that no longer works (revoked, or the account's password changed): the
+ * account needs its owner, as TTLock's 10001. 409 is a parameter conflict (a keypad code already on
+ * the lock). 423: the lock is held by another operation (the smartlock's `operationId`), as TTLock's
+ * "busy". Everything else as any HTTP answer: 5xx, 429 (abuse protection) and 408 pass, other 4xx
+ * will not.
+ */
+const NUKI_STATUSES: ReadonlyMap<number, Classification> = new Map([
+  [400, permanent('invalid_parameter')],
+  [401, permanent('auth')],
+  [403, permanent('no_permission')],
+  [404, permanent('not_found')],
+  [405, permanent('unsupported')],
+  [409, permanent('duplicate')],
+  [423, transient('busy')],
+]);
+
+export function classifyNukiStatus(status: number): Classification {
+  return NUKI_STATUSES.get(status) ?? classifyHttpStatus(status);
 }
 
 const TIMEOUT_CODES = new Set(['ECONNABORTED', 'ETIMEDOUT', 'ESOCKETTIMEDOUT']);

@@ -29,6 +29,7 @@ export {
   classifyErrcode,
   classifyHttpStatus,
   classifyNetworkCode,
+  classifyNukiStatus,
 } from './errors';
 export type { LockCloudErrorKind, LockCloudErrorCategory, LockCloudErrorInit } from './errors';
 export { createAccountCircuit, isVendorOutage } from './circuit';
@@ -37,4 +38,6 @@ export { lockCloudEnv, lockCloudConfigFromEnv, LOCK_CLOUD_DEV_DEFAULTS } from '.
 export type { LockCloudConfig, LockCloudEnv } from './config';
 export { HOUR_MS, widenToHours } from './time';
 export { createTtlockLockCloud } from './ttlock/adapter';
+export { createNukiLockCloud } from './nuki/adapter';
+export type { NukiConfig, NukiClientOptions } from './nuki/client';
 export type { TtlockClientOptions } from './ttlock/client';

@@ -29,7 +29,12 @@ export function validityMs(validity: Validity, operation: string): { start: numb
  * time zones offset by a fraction of an hour.
  */
 export function widenToHours(period: { start: number; end: number }): { start: number; end: number } {
-  return { start: Math.floor(period.start / HOUR_MS) * HOUR_MS, end: Math.ceil(period.end / HOUR_MS) * HOUR_MS };
+  return widenTo(period, HOUR_MS);
+}
+
+/** The same, to a vendor's own unit (Nuki: minutes). */
+export function widenTo(period: { start: number; end: number }, unitMs: number): { start: number; end: number } {
+  return { start: Math.floor(period.start / unitMs) * unitMs, end: Math.ceil(period.end / unitMs) * unitMs };
 }
 
 export function iso(ms: number): string {

@@ -8,7 +8,7 @@
 
 export type CredentialType = 'EKEY' | 'PASSCODE' | 'CARD' | 'REMOTE';
 export type TimeInput = Date | string;
-export type LockCloudProvider = 'ttlock';
+export type LockCloudProvider = 'ttlock' | 'nuki';
 
 export interface Validity {
   start: TimeInput;
@@ -29,8 +29,10 @@ export interface LockInfo {
   lockId: string;
   lockMac: string;
   name: string;
-  /** Remote operations (remote unlock, gateway-added passcodes and cards) need one. */
+  /** Remote operations (remote unlock, gateway-added passcodes and cards) need one (Nuki: a bridge or Wi-Fi, the lock online). */
   hasGateway: boolean;
+  /** Where the vendor tells it: the charge in percent (null: not told) and whether it is low. */
+  battery: { percent: number | null; low: boolean } | null;
 }
 
 export interface IssueEkeyInput {
@@ -144,10 +146,20 @@ export interface LockCapabilities {
   passcodeGranularityMs: number;
   /** A generated passcode's period may not exceed this. */
   maxRandomPasscodePeriodMs: number;
-  maxPasscodesPerLock: number;
+  /** null: the vendor documents no limit. */
+  maxPasscodesPerLock: number | null;
   maxCardsPerLock: number;
   /** The vendor's time unit on the wire (converted at the edge). */
   wireTime: 'epoch_ms' | 'epoch_s' | 'iso';
+  /**
+   * The vendor accepts a change at once and applies it on the lock later (Nuki): the adapter
+   * reports a credential issued only once the vendor shows it on the device.
+   */
+  confirmedLater: boolean;
+  /** The longest credential name the vendor keeps (Nuki: 32); a longer one is cut from its start. */
+  maxNameLength: number | null;
+  /** Custom passcode digits the vendor accepts. */
+  passcodeRule: { pattern: RegExp; description: string };
 }
 
 /**

@@ -4,8 +4,11 @@ import { asyncHandler, badRequest, notFound } from '@smartlock/http';
 import type { SimStore } from '../models';
 import { ensureLock } from '../locks/locks';
 import type { Controls } from './state';
+import type { NukiModels } from '../nuki/models';
+import { NUKI_OPERATIONS } from '../nuki/web-api';
 
-const VENDOR_PATH = Joi.string().pattern(/^\/(v3|oauth2)\/[A-Za-z0-9/]{1,80}$/);
+// A TTLock path, or a Nuki operation as the vendor documents it (`PUT /smartlock/{smartlockId}/auth`).
+const VENDOR_PATH = Joi.alternatives(Joi.string().pattern(/^\/(v3|oauth2)\/[A-Za-z0-9/]{1,80}$/), Joi.string().valid(...NUKI_OPERATIONS));
 const LOCK_ID = Joi.string().pattern(/^[A-Za-z0-9_.:-]{1,64}$/);
 
 function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
@@ -54,7 +57,7 @@ const periodView = (p: Period, now: number) => ({
 const lockIdOf = (req: Request) => validate(LOCK_ID.required().label('lockId'), req.params.lockId);
 
 /** Test controls (not part of the vendor API): latency, failure injection, inspection, call log, reset. */
-export function controlRoutes(store: SimStore, controls: Controls, administrator: string): Router {
+export function controlRoutes(store: SimStore, controls: Controls, administrator: string, nuki: NukiModels): Router {
   const { models, cache } = store;
   const r = express.Router();
 
@@ -150,7 +153,11 @@ export function controlRoutes(store: SimStore, controls: Controls, administrator
       controls.reset();
       cache.clear();
       // Id sequences survive a reset, so an id a caller still holds never names a new credential.
-      await Promise.all([models.Lock, models.Ekey, models.Passcode, models.Card, models.Token, models.User].map((m) => (m as { deleteMany(q: object): Promise<unknown> }).deleteMany({})));
+      await Promise.all(
+        [models.Lock, models.Ekey, models.Passcode, models.Card, models.Token, models.User, nuki.NukiAccount, nuki.NukiSmartlock, nuki.NukiAuth].map((m) =>
+          (m as { deleteMany(q: object): Promise<unknown> }).deleteMany({}),
+        ),
+      );
       res.json({ reset: true });
     }),
   );

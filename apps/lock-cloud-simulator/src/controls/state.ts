@@ -87,7 +87,7 @@ export function createControls(defaultLatencyMs: number) {
       if (log.length > MAX_LOG) log = log.slice(-MAX_LOG);
       const c = counts.get(call.path) ?? { total: 0, ok: 0, errors: 0 };
       c.total += 1;
-      if (call.errcode === 0 && call.httpStatus === 200) c.ok += 1;
+      if (call.errcode === 0 && call.httpStatus >= 200 && call.httpStatus < 300) c.ok += 1;
       else c.errors += 1;
       counts.set(call.path, c);
     },

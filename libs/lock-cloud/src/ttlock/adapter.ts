@@ -13,6 +13,7 @@ import type {
   IssuePasscodeInput,
   LockCloud,
   LockCredentials,
+  LockInfo,
   PasscodeOnLock,
   Revoked,
   ValidityChange,
@@ -26,7 +27,6 @@ const VIA_GATEWAY = 2;
 /** keyboardPwdType 3: valid for a period. */
 const PASSCODE_PERIOD = 3;
 const PAGE_SIZE = 200;
-const CUSTOM_PASSCODE = /^\d{4,9}$/;
 /** A guest account's own name: letters and digits only (30002), fixed length, so the vendor's prefix strips off. */
 const ACCOUNT_NAME_LENGTH = 25;
 
@@ -44,6 +44,13 @@ function numberField(body: VendorBody, field: string, operation: string): number
     throw new LockCloudError(`lock cloud ${operation}: no ${field} in the answer`, { kind: 'transient', category: 'bad_response', operation, maybeApplied: true });
   }
   return n;
+}
+
+/** electricQuantity: the charge in percent. "Low" below 20 % is the service's threshold: the vendor gives the percent only. */
+function batteryOf(value: unknown): LockInfo['battery'] {
+  const percent = Number(value);
+  if (value === undefined || value === null || !Number.isFinite(percent)) return null;
+  return { percent, low: percent < 20 };
 }
 
 /**
@@ -165,6 +172,7 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
         lockMac: String(body.lockMac ?? ''),
         name: String(body.lockAlias ?? body.lockName ?? ''),
         hasGateway: Number(body.hasGateway) === 1,
+        battery: batteryOf(body.electricQuantity),
       };
     },
 
@@ -177,7 +185,8 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
       const custom = input?.code !== undefined;
       const op = custom ? '/v3/keyboardPwd/add' : '/v3/keyboardPwd/get';
       requireId(input?.lockId, 'lockId', op);
-      if (custom && !CUSTOM_PASSCODE.test(String(input.code))) throw invalid('a custom passcode is 4 to 9 digits', op);
+      const rule = CAPABILITIES.ttlock.passcodeRule;
+      if (custom && !rule.pattern.test(String(input.code))) throw invalid(rule.description, op);
       const period = widenToHours(validityMs(input.validity, op));
       const common = { lockId: input.lockId, keyboardPwdName: input.name, startDate: period.start, endDate: period.end };
       const { body } = await call({

@@ -1,8 +1,6 @@
-import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
-import http from 'node:http';
-import https from 'node:https';
+import type { AxiosResponse } from 'axios';
 import { createHash } from 'node:crypto';
-import { Logger, METRICS, Registry, counter, histogram } from '@smartlock/observability';
+import type { Logger, Registry } from '@smartlock/observability';
 import type { LockCloudConfig } from '../config';
 import {
   LockCloudError,
@@ -10,8 +8,8 @@ import {
   TTLOCK_TOKEN_EXPIRED,
   classifyErrcode,
   classifyHttpStatus,
-  classifyNetworkCode,
 } from '../errors';
+import { callMeter, noAnswer, perKeyQueue, vendorAxios } from '../http';
 
 export type Params = Record<string, string | number | undefined>;
 export type VendorBody = Record<string, unknown>;
@@ -83,21 +81,10 @@ function form(params: Params): URLSearchParams {
  * config holds the request body).
  */
 export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOptions = {}): TtlockClient {
-  const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
-  const ax: AxiosInstance = axios.create({
-    baseURL: config.baseUrl.replace(/\/+$/, ''),
-    timeout: config.timeoutMs,
-    httpAgent,
-    httpsAgent,
-    validateStatus: () => true,
-    transitional: { clarifyTimeoutError: true, silentJSONParsing: true, forcedJSONParsing: true },
-    maxRedirects: 0,
-  });
+  const { ax, close } = vendorAxios(config.baseUrl, config.timeoutMs);
   const log = opts.logger;
   const serialize = opts.serializePerLock ?? true;
-  const calls = opts.metrics && counter(opts.metrics, METRICS.lockCloudCalls);
-  const latency = opts.metrics && histogram(opts.metrics, METRICS.lockCloudCallDuration);
+  const metered = callMeter(opts.metrics);
 
   let token: Token | undefined;
   let tokenRequest: Promise<Token> | undefined;
@@ -107,23 +94,8 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
    * and category (an errcode in a 200 answer included). Every request is, token requests and the
    * replay after a token refresh too: what the vendor saw.
    */
-  async function send(spec: CallSpec, params: Params): Promise<VendorBody> {
-    if (!calls || !latency) return exchange(spec, params);
-    const started = performance.now();
-    let outcome = 'ok';
-    let category = 'ok';
-    try {
-      const body = await exchange(spec, params);
-      if (isError(body)) ({ kind: outcome, category } = classifyErrcode(Number(body.errcode)));
-      return body;
-    } catch (err) {
-      outcome = err instanceof LockCloudError ? err.kind : 'transient';
-      category = err instanceof LockCloudError ? err.category : 'unknown';
-      throw err;
-    } finally {
-      calls.inc({ operation: spec.path, outcome, category });
-      latency.observe({ operation: spec.path }, (performance.now() - started) / 1000);
-    }
+  function send(spec: CallSpec, params: Params): Promise<VendorBody> {
+    return metered(spec.path, () => exchange(spec, params), (body) => (isError(body) ? classifyErrcode(Number(body.errcode)) : undefined));
   }
 
   async function exchange(spec: CallSpec, params: Params): Promise<VendorBody> {
@@ -135,16 +107,7 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
           ? await ax.get(spec.path, { params: form(params) })
           : await ax.post(spec.path, form(params));
     } catch (err) {
-      const code = (err as AxiosError).code;
-      const c = classifyNetworkCode(code);
-      log?.warn('lock cloud call got no answer', { operation: spec.path, lockId: spec.lockId, code, durationMs: Date.now() - started });
-      throw new LockCloudError(`lock cloud ${spec.path}: ${c.category === 'timeout' ? `no answer within ${config.timeoutMs} ms` : `network error ${code ?? ''}`.trim()}`, {
-        ...c,
-        operation: spec.path,
-        lockId: spec.lockId,
-        // The request may have reached the vendor before the answer was lost.
-        maybeApplied: spec.mutating,
-      });
+      throw noAnswer(err, { operation: spec.path, lockId: spec.lockId, mutating: spec.mutating, timeoutMs: config.timeoutMs, startedAt: started }, log);
     }
     log?.debug('lock cloud call', { operation: spec.path, lockId: spec.lockId, status: res.status, errcode: (res.data as VendorBody)?.errcode, durationMs: Date.now() - started });
     if (res.status !== 200) {
@@ -251,16 +214,10 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
     }
   }
 
-  const queues = new Map<string, Promise<unknown>>();
+  const queue = perKeyQueue();
   function call(spec: CallSpec): Promise<CallResult> {
     if (!serialize || !spec.mutating || !spec.lockId) return callOnce(spec);
-    const key = spec.lockId;
-    const run = (queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => callOnce(spec));
-    queues.set(key, run);
-    void run.catch(() => undefined).finally(() => {
-      if (queues.get(key) === run) queues.delete(key);
-    });
-    return run;
+    return queue(spec.lockId, () => callOnce(spec));
   }
 
   async function checked(spec: CallSpec, params: Params): Promise<VendorBody> {
@@ -277,9 +234,6 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
       const t = await requestToken({ username: account.username, password: md5(account.password) }, true);
       return checked(spec, { clientId: config.clientId, accessToken: t.accessToken, date: Date.now(), ...spec.params });
     },
-    close() {
-      httpAgent.destroy();
-      httpsAgent.destroy();
-    },
+    close,
   };
 }
