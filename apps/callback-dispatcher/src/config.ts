@@ -60,7 +60,7 @@ export const configSchema = Joi.object({
     .integer()
     .min(1)
     .default(2000)
-    .description('guest e-mails, and guest SMS, per company per hour each; past it a message is recorded `failed` with `rate limited: …`, not sent'),
+    .description('guest e-mails, and guest SMS, per company per hour each; past it a message is recorded `not_sent` (reason `rate_limited`), not sent'),
   MONGO_DB: Joi.string().default('smartlock_dispatcher').description("the app's own database (its slice)"),
   CALLBACK_RETRY_DELAYS_MS: delays
     .default('10000,60000,300000,1800000,7200000,21600000')

@@ -1,5 +1,6 @@
 import { Connection, Schema, basePlugin } from '@smartlock/db';
-import type { AccessEventType, CallbackEndpointConfig, EncryptedSecret } from '@smartlock/contracts';
+import { GUEST_CHANNELS, GUEST_MESSAGE_NOT_SENT_REASONS, GUEST_MESSAGE_STATUSES } from '@smartlock/contracts';
+import type { AccessEventType, CallbackEndpointConfig, EncryptedSecret, GuestChannel, GuestMessageNotSentReason, GuestMessageStatus } from '@smartlock/contracts';
 
 /**
  * One version of a company's callback endpoint in the replica (fed by identity.events `callback.*`):
@@ -53,8 +54,6 @@ export interface AttemptRecord {
   error: string | null;
 }
 
-export type GuestChannel = 'email' | 'sms';
-export type GuestMessageStatus = 'pending' | 'sent' | 'failed' | 'dead';
 
 export type EndpointState = 'healthy' | 'failing' | 'disabled';
 
@@ -72,17 +71,23 @@ export interface EndpointHealthDoc {
   disabled_reason: string | null;
 }
 
-/** One e-mail or SMS to a guest; `_id` from (eventId, event, channel). */
+/**
+ * One e-mail or SMS to a guest, or why none was sent (libs/contracts GuestMessageStatus); `_id` from
+ * (eventId, event, channel). An access event whose booking had no contact data leaves one record
+ * without a channel, so the portal tells "no contact data" from "nothing recorded".
+ */
 export interface GuestMessageDoc {
   _id: string;
   company_id: string;
   reference_id: string;
   event: AccessEventType;
   event_id: string;
-  channel: GuestChannel;
-  /** The rendered message, encrypted (it carries the passcode or card number). */
-  content: EncryptedSecret;
+  channel: GuestChannel | null;
+  /** The rendered message, encrypted (it carries the passcode or card number); null when not to be sent. */
+  content: EncryptedSecret | null;
   status: GuestMessageStatus;
+  /** Why it was not sent (status `not_sent`), else null. */
+  reason: GuestMessageNotSentReason | null;
   attempts: number;
   last_error: string | null;
   sent_at: Date | null;
@@ -171,9 +176,10 @@ function build(conn: Connection) {
     reference_id: { type: String, required: true },
     event: { type: String, required: true },
     event_id: { type: String, required: true },
-    channel: { type: String, required: true },
-    content: { type: encrypted, required: true },
-    status: { type: String, required: true, default: 'pending' },
+    channel: { type: String, enum: [...GUEST_CHANNELS, null], default: null },
+    content: { type: encrypted, default: null },
+    status: { type: String, enum: GUEST_MESSAGE_STATUSES, required: true, default: 'pending' },
+    reason: { type: String, enum: [...GUEST_MESSAGE_NOT_SENT_REASONS, null], default: null },
     attempts: { type: Number, default: 0 },
     last_error: { type: String, default: null },
     sent_at: { type: Date, default: null },

@@ -1,4 +1,4 @@
-import type { EventStatus, PORTAL_ISSUING_NEEDS, PortalCapability } from '@smartlock/contracts';
+import type { EventStatus, GuestChannel, GuestMessageNotSentReason, GuestMessageStatus, PORTAL_ISSUING_NEEDS, PortalCapability } from '@smartlock/contracts';
 
 /** An answer of the portal API that is not a 2xx: its status and the envelope's message. */
 export class ApiError extends Error {
@@ -179,12 +179,15 @@ export interface Delivery {
 }
 export interface GuestMessage {
   id: string;
-  channel: 'email' | 'sms';
+  /** Null on the record of an access event whose booking had no contact data. */
+  channel: GuestChannel | null;
   event: string;
   eventId: string;
-  status: string;
+  status: GuestMessageStatus;
+  reason: GuestMessageNotSentReason | null;
   attempts: number;
   lastError: string | null;
+  createdAt: string | null;
   sentAt: string | null;
 }
 export interface Deliveries {

@@ -10,19 +10,20 @@ function zoneName(d: Date, timeZone: string): string {
 }
 
 /**
- * A stay's date-time as the property reads it: in its site's zone with the zone's abbreviation
- * ("9 Mar 2030, 15:00 EST"), and the same instant in UTC (for a title). An instant without a zone
- * (an entry from before site time) is in the reader's own time, as `when`.
+ * A date-time as the property reads it: in its site's zone with the zone's abbreviation
+ * ("9 Mar 2030, 15:00 EST"), and the same instant in UTC (for a title). Until the site has a zone,
+ * in UTC, labelled so. `seconds`: to the second (what happened within a minute, in order: a
+ * booking's timeline).
  */
-export function atSite(iso: string | null | undefined, timeZone: string | null | undefined): { text: string; utc: string } {
+export function atSite(iso: string | null | undefined, timeZone: string | null | undefined, opts: { seconds?: boolean } = {}): { text: string; utc: string } {
   if (!iso) return { text: '—', utc: '' };
   // A date or a zone-less time as the hotel sent it (pending): the site's local time, shown as sent.
   if (!/(?:Z|[+-]\d{2}:?\d{2})$/i.test(iso)) return { text: `${iso.slice(0, 16).replace('T', ' ')} (site time)`, utc: '' };
   const d = new Date(iso);
-  const utc = `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  if (!timeZone) return { text: when(iso), utc };
-  const local = new Intl.DateTimeFormat(undefined, { timeZone, day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit' }).format(d);
-  return { text: `${local} ${zoneName(d, timeZone)}`, utc };
+  const utc = `${d.toISOString().slice(0, opts.seconds ? 19 : 16).replace('T', ' ')} UTC`;
+  const zone = timeZone ?? 'UTC';
+  const local = new Intl.DateTimeFormat(undefined, { timeZone: zone, day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', ...(opts.seconds ? { second: '2-digit' } : {}) }).format(d);
+  return { text: `${local} ${timeZone ? zoneName(d, timeZone) : 'UTC'}`, utc };
 }
 
 const TO_THE_SECOND = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });

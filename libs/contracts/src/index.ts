@@ -10,6 +10,7 @@ export * from './envelopes/codes';
 export * from './exchanges';
 export * from './identity/callback-endpoint';
 export * from './callbacks/callback-body';
+export * from './callbacks/guest-messages';
 export * from './employee/employee-schedule.message';
 export * from './location/location-event.message';
 export * from './employee/employee-access.request';

@@ -167,7 +167,7 @@ export const METRICS = {
   guestMessagesFailed: def({
     type: 'counter',
     name: 'guest_messages_failed_total',
-    help: 'Guest e-mails and SMS refused, rate limited or dead-lettered',
+    help: 'Guest e-mails and SMS refused, rate limited, not sent for want of a configured channel, or dead-lettered',
     labels: ['channel', 'outcome'],
   }),
 

@@ -139,8 +139,11 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
             event: g.event,
             eventId: g.event_id,
             status: g.status,
+            // Records of before reasons were kept: none.
+            reason: g.reason ?? null,
             attempts: g.attempts,
             lastError: g.last_error,
+            createdAt: iso(g.created_at),
             sentAt: iso(g.sent_at),
           })),
         }),

@@ -473,14 +473,21 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     }
   });
 
-  it('a guest contact on a channel this deployment has not configured is logged by booking, without the address, and nothing is queued for it', async () => {
+  it('a guest contact on a channel this deployment has not configured is logged by booking, without the address, recorded not sent (the portal says why), and nothing is queued for it', async () => {
     const company = `co-${randomUUID().slice(0, 6)}`;
     const msg = await publish(accessEvent(company, 'access.provisioned', { guest: { name: 'Ada', email: 'ada@guest.test', phone: '+447001234567' } }));
     const lines = () => text().split('\n').filter((l) => l.includes(msg.reference_id) && l.includes('guest message not sent'));
     await waitFor(() => lines().length === 2, { what: 'one line per unconfigured channel' });
     expect(lines().map((l) => JSON.parse(l).channel).sort()).toEqual(['email', 'sms']);
     expect(lines().join('\n')).not.toMatch(/ada@guest\.test|\+447001234567/);
-    expect(await models().GuestMessage.countDocuments({ reference_id: msg.reference_id })).toBe(0);
+    const records = await waitFor(async () => {
+      const r = await models().GuestMessage.find({ reference_id: msg.reference_id }).lean();
+      return r.length === 2 ? r : undefined;
+    }, { what: 'a record per unconfigured channel' });
+    expect(records.map((r) => [r.channel, r.status, r.reason, r.attempts, r.content]).sort()).toEqual([
+      ['email', 'not_sent', 'channel_not_configured', 0, null],
+      ['sms', 'not_sent', 'channel_not_configured', 0, null],
+    ]);
   });
 
   it("a receiver that hangs for 30 s does not delay another company's callbacks", async () => {

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { AccessEventMessage } from '@smartlock/contracts';
+import type { AccessEventMessage, GuestChannel } from '@smartlock/contracts';
 import { SecretKey, encryptSecret } from '@smartlock/auth';
 import { insertOnce, Model } from '@smartlock/db';
 import { Broker, MessageContext, QUEUES } from '@smartlock/messaging';
-import type { DispatcherModels, GuestChannel, GuestMessageDoc } from '../models';
+import type { DispatcherModels, GuestMessageDoc } from '../models';
+import { channelNotConfigured } from '../guest/channels';
 import type { EndpointCache } from '../endpoints/cache';
 import { composeEmail, composeSms } from '../guest/compose';
 import { deliveryIdFor, serializeCallbackBody } from './body';
@@ -40,7 +41,13 @@ async function recordAndEnqueue(model: Model<GuestMessageDoc>, doc: GuestMessage
   await broker.sendToQueue(QUEUES.dispatcherGuestMessages.name, { id: doc._id, company, trigger: 'scheduled' }, { correlationId, messageId: doc._id });
 }
 
-function guestMessageId(eventId: string, event: string, channel: GuestChannel): string {
+/**
+ * A guest message that is not to be sent (no contact data, its channel not configured), recorded so
+ * the portal tells why: written once, group-committed after a short linger (nobody reads it at once).
+ */
+const NOT_SENT_LINGER_MS = 100;
+
+function guestMessageId(eventId: string, event: string, channel: GuestChannel | 'none'): string {
   return `gst_${createHash('sha256').update(`${eventId}|${event}|${channel}`).digest('hex').slice(0, 32)}`;
 }
 
@@ -90,36 +97,46 @@ async function callback(deps: AccessEventDeps, msg: AccessEventMessage, ctx: Mes
   return broker.sendToQueue(QUEUES.dispatcherDeliveries.name, work, options);
 }
 
+/**
+ * The access event's guest messages: one per channel the booking gave contact data for, recorded and
+ * enqueued; recorded `not_sent` when its channel is not configured, and once without a channel when
+ * the booking had neither an e-mail address nor a phone number. A failed provisioning issued nothing
+ * to send and records nothing.
+ */
 async function guestMessages(deps: AccessEventDeps, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
   const { models, broker, key } = deps;
-  if (msg.type === 'access.failed' || !msg.guest) return;
+  if (msg.type === 'access.failed') return;
+  const record = { company_id: msg.company_id, reference_id: msg.reference_id, event: msg.type, event_id: msg.event_id, attempts: 0, sent_at: null };
   const targets: [GuestChannel, string | undefined, boolean, () => unknown][] = [
-    ['email', msg.guest.email, deps.channels.email, () => composeEmail(msg, deps.keyLinkBase)],
-    ['sms', msg.guest.phone, deps.channels.sms, () => ({ text: composeSms(msg, deps.keyLinkBase) })],
+    ['email', msg.guest?.email, deps.channels.email, () => composeEmail(msg, deps.keyLinkBase)],
+    ['sms', msg.guest?.phone, deps.channels.sms, () => ({ text: composeSms(msg, deps.keyLinkBase) })],
   ];
+  if (!targets.some(([, to]) => to)) {
+    const doc: GuestMessageDoc = { _id: guestMessageId(msg.event_id, msg.type, 'none'), ...record, channel: null, content: null, status: 'not_sent', reason: 'no_contact', last_error: 'the booking had no e-mail address or phone number' };
+    await insertOnce(models.GuestMessage, doc, { lingerMs: NOT_SENT_LINGER_MS });
+    return;
+  }
   for (const [channel, to, enabled, compose] of targets) {
     if (!to) continue;
+    const id = guestMessageId(msg.event_id, msg.type, channel);
     if (!enabled) {
       // Per booking, so that "the guest got nothing" is answered by a search for its reference (the
       // start-up warning says which variable is missing). The address is not logged.
       ctx.logger.info('guest message not sent: its channel is not configured', { channel, event: msg.type, companyId: msg.company_id, referenceId: msg.reference_id });
+      const doc: GuestMessageDoc = { _id: id, ...record, channel, content: null, status: 'not_sent', reason: 'channel_not_configured', last_error: channelNotConfigured(channel) };
+      await insertOnce(models.GuestMessage, doc, { lingerMs: NOT_SENT_LINGER_MS });
       continue;
     }
-    const id = guestMessageId(msg.event_id, msg.type, channel);
     await recordAndEnqueue(
       models.GuestMessage,
       {
         _id: id,
-        company_id: msg.company_id,
-        reference_id: msg.reference_id,
-        event: msg.type,
-        event_id: msg.event_id,
+        ...record,
         channel,
         content: encryptSecret(JSON.stringify({ to, ...(compose() as object) }), key),
         status: 'pending',
-        attempts: 0,
+        reason: null,
         last_error: null,
-        sent_at: null,
       },
       broker,
       ctx.correlationId,

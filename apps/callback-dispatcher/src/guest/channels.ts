@@ -1,10 +1,15 @@
 import axios from 'axios';
 import nodemailer from 'nodemailer';
+import type { GuestChannel } from '@smartlock/contracts';
 import { PermanentError, TransientError } from '@smartlock/messaging';
 import type { EmailContent } from './compose';
 
 export type EmailSender = (to: string, content: EmailContent) => Promise<void>;
 export type SmsSender = (to: string, text: string) => Promise<void>;
+
+/** Why a message of `channel` is not sent when the service has no relay or provider for it (recorded, shown on the portal's booking page). */
+export const channelNotConfigured = (channel: GuestChannel): string =>
+  channel === 'email' ? 'the e-mail channel is not configured (SMTP_HOST unset)' : 'the SMS channel is not configured (SMS_API_URL unset)';
 
 /** A TLS failure of the connection's own checks (nodemailer reports it as a socket error with the TLS message). */
 const CERTIFICATE_ERROR = /certificate|self[- ]signed|unable to verify|hostname|altnames/i;

@@ -104,7 +104,7 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     return waitFor(() => sms.messages.find((m) => m.to === phone) ?? false, { what: `SMS to ${phone}` }) as Promise<SmsStub['messages'][number]>;
   }
 
-  it('a leaked ingest URL is no SMS pump: past RATE_LIMIT_GUEST_MESSAGES_PER_HOUR a company\'s guest messages are recorded failed, not sent', async () => {
+  it('a leaked ingest URL is no SMS pump: past RATE_LIMIT_GUEST_MESSAGES_PER_HOUR a company\'s guest messages are recorded not sent (rate limited)', async () => {
     const company = `co-${randomUUID().slice(0, 6)}`;
     const guests = Array.from({ length: 7 }, guest);
     for (const g of guests) await publish(accessEvent(company, 'access.provisioned', { guest: g, credentials: [credential('PASSCODE')] }));
@@ -112,7 +112,10 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     await waitFor(async () => (await settled()).every((m) => m.status !== 'pending') && (await settled()).length === 7, { what: 'seven SMS settled' });
     const all = await settled();
     expect(all.filter((m) => m.status === 'sent')).toHaveLength(5);
-    expect(all.filter((m) => m.status === 'failed').map((m) => m.last_error)).toEqual([expect.stringMatching(/^rate limited/), expect.stringMatching(/^rate limited/)]);
+    expect(all.filter((m) => m.status === 'not_sent').map((m) => [m.reason, m.last_error])).toEqual([
+      ['rate_limited', 'rate limited: more than 5 guest messages of this channel per hour for the company'],
+      ['rate_limited', 'rate limited: more than 5 guest messages of this channel per hour for the company'],
+    ]);
     expect(sms.messages.filter((m) => guests.some((g) => g.phone === m.to))).toHaveLength(5);
     // another company is not affected
     const other = guest();
@@ -217,8 +220,8 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     });
     expect(res.data.data.guestMessages).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ channel: 'email', status: 'failed', attempts: 1 }),
-        expect.objectContaining({ channel: 'sms', status: 'failed', attempts: 1 }),
+        expect.objectContaining({ channel: 'email', status: 'failed', reason: null, attempts: 1, lastError: expect.stringMatching(/^SMTP: 550 /), sentAt: null }),
+        expect.objectContaining({ channel: 'sms', status: 'failed', reason: null, attempts: 1, lastError: expect.stringMatching(/^SMS provider answered 400/), sentAt: null }),
       ]),
     );
   });
@@ -246,6 +249,95 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
   const text_ = () => text();
 });
 
+/** A dispatcher of its own (vhost, database) with `extra` configuration, and a publisher of sealed access events to it; `cleanups` stops them. */
+async function ownDispatcher(name: string, extra: Record<string, string | undefined>, cleanups: (() => Promise<void>)[]) {
+  const vhost = await createVhost(name);
+  const dbName = uniqueDbName(name.replace(/-/g, '_'));
+  const app = await start(dispatcherConfig(vhost.url, dbName, extra as Record<string, string>), captureLogger('callback-dispatcher').logger);
+  const publisher = createBroker({ url: vhost.url, logger: captureLogger('publisher').logger, connectionName: 'test-publisher' });
+  cleanups.push(async () => {
+    await publisher.close(0);
+    await app.stop();
+    await vhost.remove();
+    await dropDatabases(dbName);
+  });
+  await publisher.declareExchanges([EXCHANGES.accessEvents]);
+  await publisher.connect();
+  const publish = async (msg: AccessEventMessage) => {
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)));
+    return msg;
+  };
+  return { app, publish, models: () => dispatcherModels(app.ctx.db) };
+}
+
+/**
+ * Issue 51: the portal's booking page tells the guest message's real outcome. Each outcome through
+ * the real path (access event on the broker, the dispatcher's consumers, the SMS stand-in), read from
+ * the listing the portal reads: sent with its channel; not sent for want of contact data, or of a
+ * configured channel (an e-mail address given while SMTP_HOST is unset: the page used to say the
+ * booking had no e-mail address).
+ */
+describe('callback-dispatcher: each guest message outcome, as the booking page reads it', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  let sms: SmsStub;
+  let own: Awaited<ReturnType<typeof ownDispatcher>>;
+  beforeAll(async () => {
+    sms = await startSmsStub();
+    own = await ownDispatcher('dispatcher-guest-outcomes', {
+      SMTP_HOST: undefined, // e-mail not configured
+      SMS_API_URL: sms.url,
+      SMS_ACCOUNT_SID: 'AC0123456789',
+      SMS_AUTH_TOKEN: 'sms-auth-token',
+      SMS_FROM: '+15550001111',
+    }, cleanups);
+  });
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c();
+    await sms?.close();
+  });
+
+  const listing = async (companyId: string, referenceId: string) =>
+    (
+      await axios.get(`${own.app.url}/admin/v1/companies/${companyId}/deliveries`, {
+        params: { referenceId },
+        headers: { Authorization: 'Bearer dev-admin-token' },
+      })
+    ).data.data.guestMessages as Record<string, unknown>[];
+  const settledListing = (companyId: string, referenceId: string, count: number) =>
+    waitFor(
+      async () => {
+        const l = await listing(companyId, referenceId);
+        return l.length === count && l.every((m) => m.status !== 'pending') ? l : undefined;
+      },
+      { what: `${count} settled guest messages of ${referenceId}` },
+    );
+
+  it('e-mail given, e-mail channel not configured: recorded not sent (channel_not_configured) with the reason; the SMS beside it sent, with its time', async () => {
+    const companyId = `co-${randomUUID().slice(0, 6)}`;
+    const phone = `+44700${Math.floor(Math.random() * 1e6)}`;
+    const msg = await own.publish(accessEvent(companyId, 'access.provisioned', { guest: { name: 'Ada', email: `ada.${randomUUID().slice(0, 8)}@guest.test`, phone } }));
+    const messages = await settledListing(companyId, msg.reference_id, 2);
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        { id: expect.any(String), channel: 'email', event: 'access.provisioned', eventId: msg.event_id, status: 'not_sent', reason: 'channel_not_configured', attempts: 0, lastError: 'the e-mail channel is not configured (SMTP_HOST unset)', createdAt: expect.any(String), sentAt: null },
+        { id: expect.any(String), channel: 'sms', event: 'access.provisioned', eventId: msg.event_id, status: 'sent', reason: null, attempts: 1, lastError: null, createdAt: expect.any(String), sentAt: expect.any(String) },
+      ]),
+    );
+    expect(sms.messages.filter((m) => m.to === phone)).toHaveLength(1);
+  });
+
+  it('a booking with neither e-mail nor phone: one record, not sent (no_contact), for each access event that issued or revoked; a failed provisioning records nothing', async () => {
+    const companyId = `co-${randomUUID().slice(0, 6)}`;
+    const provisioned = await own.publish(accessEvent(companyId, 'access.provisioned', { guest: { name: 'No Contact' } }));
+    const revoked = await own.publish(accessEvent(companyId, 'access.revoked', { reference_id: provisioned.reference_id }));
+    const failed = await own.publish(accessEvent(companyId, 'access.failed', { reference_id: provisioned.reference_id, guest: { email: 'x@guest.test' } }));
+    const messages = await settledListing(companyId, provisioned.reference_id, 2);
+    const expected = (m: AccessEventMessage) => ({ id: expect.any(String), channel: null, event: m.type, eventId: m.event_id, status: 'not_sent', reason: 'no_contact', attempts: 0, lastError: 'the booking had no e-mail address or phone number', createdAt: expect.any(String), sentAt: null });
+    expect(messages).toEqual(expect.arrayContaining([expected(provisioned), expected(revoked)]));
+    expect(await own.models().GuestMessage.countDocuments({ event_id: failed.event_id })).toBe(0);
+  });
+});
+
 /**
  * Issue 46: with SMTP_PORT=587 a relay that offered no STARTTLS got the guest's passcode in clear, and
  * any certificate was accepted. By default now neither is sent; SMTP_ALLOW_PLAINTEXT (a local relay) sends both.
@@ -260,30 +352,12 @@ describe('callback-dispatcher: guest e-mail goes over verified TLS unless SMTP_A
 
   /** A dispatcher on a relay, its own vhost and database; sends one e-mail and answers how it ended. */
   async function mailThrough(relay: SmtpSink, allowPlaintext: boolean) {
-    const vhost = await createVhost('dispatcher-smtp-tls');
-    const dbName = uniqueDbName('dispatcher_smtp_tls');
-    const app = await start(
-      dispatcherConfig(vhost.url, dbName, {
-        SMTP_PORT: String(relay.port),
-        ...(allowPlaintext ? { SMTP_ALLOW_PLAINTEXT: 'true' } : {}),
-      }),
-      captureLogger('callback-dispatcher').logger,
-    );
-    const publisher = createBroker({ url: vhost.url, logger: captureLogger('publisher').logger, connectionName: 'test-publisher' });
-    cleanups.push(async () => {
-      await publisher.close(0);
-      await app.stop();
-      await vhost.remove();
-      await dropDatabases(dbName);
-    });
-    await publisher.declareExchanges([EXCHANGES.accessEvents]);
-    await publisher.connect();
+    const own = await ownDispatcher('dispatcher-smtp-tls', { SMTP_PORT: String(relay.port), ...(allowPlaintext ? { SMTP_ALLOW_PLAINTEXT: 'true' } : {}) }, cleanups);
     const to = `guest.${randomUUID().slice(0, 8)}@guest.test`;
-    const msg = accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: { email: to }, credentials: [credential('PASSCODE')] });
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)));
+    const msg = await own.publish(accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: { email: to }, credentials: [credential('PASSCODE')] }));
     const settled = await waitFor(
       async () => {
-        const m = await dispatcherModels(app.ctx.db).GuestMessage.findOne({ event_id: msg.event_id, channel: 'email' }).lean();
+        const m = await own.models().GuestMessage.findOne({ event_id: msg.event_id, channel: 'email' }).lean();
         return m && m.status !== 'pending' ? m : undefined;
       },
       { what: 'the e-mail settled', timeoutMs: 20_000 },

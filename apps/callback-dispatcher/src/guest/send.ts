@@ -1,10 +1,11 @@
 import type { Counter } from 'prom-client';
+import type { GuestMessageNotSentReason } from '@smartlock/contracts';
 import { SecretKey, decryptSecret } from '@smartlock/auth';
 import { DeadLetterInfo, MessageContext, PermanentError, isPermanent } from '@smartlock/messaging';
 import type { DispatcherModels, GuestMessageDoc } from '../models';
 import type { WorkMessage } from '../deliveries/deliver';
 import type { EmailContent } from './compose';
-import type { EmailSender, SmsSender } from './channels';
+import { EmailSender, SmsSender, channelNotConfigured } from './channels';
 
 export interface GuestDeps {
   models: DispatcherModels;
@@ -16,10 +17,15 @@ export interface GuestDeps {
   limit: { take(key: string): Promise<boolean>; points: number };
 }
 
+/** A recorded message's decrypted content: the address or number, the SMS text, the e-mail's parts. */
+type GuestContent = { to: string; text: string } & Partial<EmailContent>;
+
 /**
  * One e-mail or SMS to a guest. Transient failures go back to the broker's retry schedule (the same
  * schedule as callbacks, on its own queue, so they never hold a callback). A refused address is
- * permanent: recorded `failed` with the reason, logged as an error and counted, never retried.
+ * permanent: recorded `failed` with the reason, logged as an error and counted, never retried. Past
+ * the company's hourly quota, or with its channel no longer configured, it is recorded `not_sent`
+ * with the reason.
  */
 export async function sendGuestMessage(deps: GuestDeps, msg: WorkMessage, ctx: MessageContext): Promise<void> {
   const { models } = deps;
@@ -28,35 +34,36 @@ export async function sendGuestMessage(deps: GuestDeps, msg: WorkMessage, ctx: M
     ctx.logger.info('guest message unknown or already settled', { guestMessageId: msg.id });
     return;
   }
-  if (!(await deps.limit.take(`${doc.company_id}|${doc.channel}`))) {
-    const reason = `rate limited: more than ${deps.limit.points} guest messages of this channel per hour for the company`;
-    await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { status: 'failed', last_error: reason } });
-    deps.failed.inc({ channel: doc.channel, outcome: 'rate_limited' });
-    ctx.logger.warn('guest message not sent: rate limited', { guestMessageId: doc._id, channel: doc.channel, referenceId: doc.reference_id });
-    return;
+  const channel = doc.channel;
+  if (!channel || !doc.content) throw new PermanentError(`guest message ${doc._id} is pending without a channel or content`);
+  const notSent = async (reason: GuestMessageNotSentReason, text: string, outcome: string) => {
+    await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { status: 'not_sent', reason, last_error: text } });
+    deps.failed.inc({ channel, outcome });
+    ctx.logger.warn(`guest message not sent: ${text}`, { guestMessageId: doc._id, channel, referenceId: doc.reference_id });
+  };
+  const { email, sms } = deps;
+  const send =
+    channel === 'email' ? email && ((c: GuestContent) => email(c.to, c as EmailContent)) : sms && ((c: GuestContent) => sms(c.to, c.text));
+  // Its channel was configured when the message was recorded, and is not now (a restart with another configuration).
+  if (!send) return notSent('channel_not_configured', channelNotConfigured(channel), 'not_configured');
+  if (!(await deps.limit.take(`${doc.company_id}|${channel}`))) {
+    return notSent('rate_limited', `rate limited: more than ${deps.limit.points} guest messages of this channel per hour for the company`, 'rate_limited');
   }
-  const content = JSON.parse(decryptSecret(doc.content, deps.key)) as { to: string; text: string } & Partial<EmailContent>;
   try {
-    if (doc.channel === 'email') {
-      if (!deps.email) throw new PermanentError('e-mail channel disabled (SMTP_HOST unset)');
-      await deps.email(content.to, content as EmailContent);
-    } else {
-      if (!deps.sms) throw new PermanentError('SMS channel disabled (SMS_API_URL unset)');
-      await deps.sms(content.to, content.text);
-    }
+    await send(JSON.parse(decryptSecret(doc.content, deps.key)) as GuestContent);
   } catch (err) {
     const reason = (err as Error).message;
     if (isPermanent(err)) {
       await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { status: 'failed', last_error: reason } });
-      deps.failed.inc({ channel: doc.channel, outcome: 'refused' });
-      ctx.logger.error('guest message refused; not retried', { guestMessageId: doc._id, channel: doc.channel, referenceId: doc.reference_id, reason });
+      deps.failed.inc({ channel, outcome: 'refused' });
+      ctx.logger.error('guest message refused; not retried', { guestMessageId: doc._id, channel, referenceId: doc.reference_id, reason });
       return;
     }
     await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { last_error: reason } });
     throw err;
   }
   await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { status: 'sent', sent_at: new Date(), last_error: null } });
-  ctx.logger.info('guest message sent', { guestMessageId: doc._id, channel: doc.channel, attempt: doc.attempts });
+  ctx.logger.info('guest message sent', { guestMessageId: doc._id, channel, attempt: doc.attempts });
 }
 
 export async function onGuestDeadLetter(deps: GuestDeps, msg: WorkMessage | undefined, ctx: MessageContext, info: DeadLetterInfo) {

@@ -1,8 +1,8 @@
 import { atSite } from '../format';
 
-/** A stay's date-time in its site's zone, the UTC instant on hover. */
-export function SiteTime({ iso, zone }: { iso: string | null | undefined; zone: string | null | undefined }) {
-  const t = atSite(iso, zone);
+/** A date-time in its site's zone (UTC until the site has one), the UTC instant on hover; `seconds`: to the second. */
+export function SiteTime({ iso, zone, seconds }: { iso: string | null | undefined; zone: string | null | undefined; seconds?: boolean }) {
+  const t = atSite(iso, zone, { seconds });
   return iso ? (
     <time dateTime={iso} title={t.utc}>
       {t.text}

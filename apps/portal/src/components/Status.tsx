@@ -19,7 +19,7 @@ const TONES: Record<string, Tone> = {
 
 export const toneOf = (status: string): Tone => TONES[status] ?? 'plain';
 
-/** A status as a badge: the word itself carries the meaning, the colour only repeats it. */
-export function Status({ status, label }: { status: string; label?: string }) {
-  return <span className={`badge tone-${toneOf(status)}`}>{label ?? status}</span>;
+/** A status as a badge: the word itself carries the meaning, the colour only repeats it (`tone`: other than the status's own). */
+export function Status({ status, label, tone }: { status: string; label?: string; tone?: Tone }) {
+  return <span className={`badge tone-${tone ?? toneOf(status)}`}>{label ?? status}</span>;
 }

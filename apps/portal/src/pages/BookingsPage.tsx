@@ -1,10 +1,9 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
-import { AccessCredential, BookingAccess, Deliveries, LockOperation, PageProps, TimelineEvent, portalApi } from '../api';
+import { AccessCredential, BookingAccess, Deliveries, GuestMessage, LockOperation, PageProps, TimelineEvent, portalApi } from '../api';
 import { ErrorNotice } from '../components/Notice';
 import { SiteTime } from '../components/SiteTime';
 import { PageTitle, errorText } from '../components/PageTitle';
 import { Status, Tone, toneOf } from '../components/Status';
-import { when, whenExact } from '../format';
 
 interface Booking {
   reference: string;
@@ -14,12 +13,37 @@ interface Booking {
   deliveries: Deliveries | Error;
 }
 
-/** One line of the merged timeline: when, what, and how it went. */
+/** One line of the merged timeline: when, what, and how it went; `order`: its place by time (at, unless said). */
 interface Item {
   at: string;
+  order?: number;
   what: string;
   detail: string | null;
   tone: Tone;
+}
+
+const CHANNEL_NAMES: Record<string, string> = { email: 'e-mail', sms: 'SMS' };
+const NOT_SENT: Record<string, (g: GuestMessage) => string> = {
+  no_contact: () => 'the booking had no e-mail address or phone number',
+  channel_not_configured: (g) => `the ${CHANNEL_NAMES[g.channel ?? ''] ?? ''} channel is not configured on this service`,
+  rate_limited: () => "the company's hourly quota of guest messages on this channel was used up (rate limited)",
+};
+
+/** What became of a guest message, as a badge and a sentence: sent with its channel, or not and why. */
+function guestOutcome(g: GuestMessage): { label: string; tone: Tone; text: string } {
+  const channel = g.channel ? CHANNEL_NAMES[g.channel] : null;
+  switch (g.status) {
+    case 'sent':
+      return { label: 'sent', tone: 'good', text: `Sent by ${channel}${g.attempts > 1 ? ` on attempt ${g.attempts}` : ''}.` };
+    case 'not_sent':
+      return { label: 'not sent', tone: g.reason === 'no_contact' ? 'plain' : 'bad', text: `Not sent: ${g.reason ? NOT_SENT[g.reason](g) : (g.lastError ?? 'no reason recorded')}.` };
+    case 'failed':
+      return { label: 'failed', tone: 'bad', text: `Failed, not retried: ${g.lastError ?? 'no reason recorded'}.` };
+    case 'dead':
+      return { label: 'gave up', tone: 'bad', text: `Gave up after ${g.attempts} attempts: ${g.lastError ?? 'no reason recorded'}.` };
+    default:
+      return { label: 'sending', tone: 'wait', text: g.lastError ? `Retrying after attempt ${g.attempts}: ${g.lastError}.` : 'Being sent.' };
+  }
 }
 
 const place = (c: AccessCredential) => [c.place.site?.name, c.place.room && `room ${c.place.room.name}`, c.place.bed && `bed ${c.place.bed.name}`].filter(Boolean).join(', ');
@@ -31,13 +55,20 @@ const OPERATION_NAMES: Record<LockOperation['action'], string> = { add: 'add', c
 const operationText = (o: LockOperation) =>
   `Lock cloud: ${OPERATION_NAMES[o.action]} ${CREDENTIAL_NAMES[o.type] ?? o.type} on lock ${o.lock_id}: ${o.outcome === 'ok' ? 'ok' : `failed${o.errcode !== null ? `, errcode ${o.errcode}` : ''}`} in ${o.latency_ms} ms`;
 
-/** Everything that happened to the booking, oldest first, from the services that saw it. */
+/**
+ * Everything that happened to the booking, oldest first, from the services that saw it. An event's
+ * statuses keep the order the service gave them (the order it went through them): a PROCESSING is
+ * at the time its run began, which can be a moment before its QUEUED was recorded, so it is placed
+ * by time no earlier than the status before it.
+ */
 function timelineOf(b: Booking): Item[] {
   const items: Item[] = [];
   if (!(b.events instanceof Error)) {
     for (const e of b.events) {
+      let order = 0;
       for (const h of e.history) {
-        items.push({ at: h.at, what: `Event ${eventLabel(e)}: ${h.status}${h.retry_count ? ` (retry ${h.retry_count})` : ''}`, detail: h.message, tone: toneOf(h.status) });
+        order = Math.max(order, new Date(h.at).getTime());
+        items.push({ at: h.at, order, what: `Event ${eventLabel(e)}: ${h.status}${h.retry_count ? ` (retry ${h.retry_count})` : ''}`, detail: h.message, tone: toneOf(h.status) });
       }
     }
   }
@@ -65,10 +96,14 @@ function timelineOf(b: Booking): Item[] {
       }
     }
     for (const g of b.deliveries.guestMessages) {
-      if (g.sentAt) items.push({ at: g.sentAt, what: `Guest ${g.channel === 'email' ? 'e-mail' : 'SMS'} sent (${g.event})`, detail: null, tone: 'good' });
+      const o = guestOutcome(g);
+      const what = `Guest ${g.channel ? CHANNEL_NAMES[g.channel] : 'message'} ${o.label} (${g.event})`;
+      if (g.status === 'sent') items.push({ at: g.sentAt ?? '', what, detail: null, tone: 'good' });
+      else if (g.status !== 'pending') items.push({ at: g.createdAt ?? '', what, detail: o.text, tone: o.tone });
     }
   }
-  return items.filter((i) => i.at).sort((a, b) => new Date(a.at).getTime() - new Date(b.at).getTime());
+  const order = (i: Item) => i.order ?? new Date(i.at).getTime();
+  return items.filter((i) => i.at).sort((a, b) => order(a) - order(b));
 }
 
 const settle = <T,>(p: Promise<T>): Promise<T | Error> => p.catch((err: unknown) => new Error(errorText(err)));
@@ -176,6 +211,8 @@ function Unavailable({ what, error }: { what: string; error: Error }) {
 function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boolean; act: (what: () => Promise<unknown>, done: string) => Promise<void> }) {
   const { events, access, deliveries } = booking;
   const items = timelineOf(booking);
+  // Every time in the property's zone (UTC until its site has one), the UTC instant on hover.
+  const zone = access && !(access instanceof Error) ? access.validity?.time_zone : null;
   return (
     <div data-testid="booking">
       <section className="card" aria-labelledby="booking-head">
@@ -195,8 +232,8 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
             <>
               <dt>Stay</dt>
               <dd>
-                <SiteTime iso={access.validity.check_in} zone={access.validity.time_zone} /> to <SiteTime iso={access.validity.check_out} zone={access.validity.time_zone} />
-                {access.validity.time_zone ? ` (${access.validity.time_zone})` : ''}
+                <SiteTime iso={access.validity.check_in} zone={zone} /> to <SiteTime iso={access.validity.check_out} zone={zone} />
+                {zone ? ` (${zone})` : ' (the site has no time zone yet)'}
               </dd>
             </>
           )}
@@ -214,7 +251,7 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
           <ol className="timeline" data-testid="timeline">
             {items.map((i, n) => (
               <li key={n} className={`tone-line-${i.tone}`}>
-                <time dateTime={i.at}>{whenExact(i.at)}</time>
+                <SiteTime iso={i.at} zone={zone} seconds />
                 <span className="what">{i.what}</span>
                 {i.detail && <span className="detail">{i.detail}</span>}
               </li>
@@ -242,7 +279,7 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
               <ol className="history" aria-label={`Status history of ${eventLabel(e)}`}>
                 {e.history.map((h, i) => (
                   <li key={i}>
-                    <Status status={h.status} /> <time dateTime={h.at}>{whenExact(h.at)}</time>
+                    <Status status={h.status} /> <SiteTime iso={h.at} zone={zone} seconds />
                     {h.retry_count > 0 && <span className="hint"> retry {h.retry_count}</span>}
                     {h.message && <span className="detail"> {h.message}</span>}
                   </li>
@@ -292,7 +329,7 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
                       </td>
                       <td data-label="Place">{place(c) || '—'}</td>
                       <td data-label="Valid">
-                        <SiteTime iso={c.valid_from} zone={access.validity?.time_zone} /> to <SiteTime iso={c.valid_to} zone={access.validity?.time_zone} />
+                        <SiteTime iso={c.valid_from} zone={zone} /> to <SiteTime iso={c.valid_to} zone={zone} />
                       </td>
                       <td data-label="Secret">
                         <Secret c={c} masked={access.masked} />
@@ -308,7 +345,7 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
                 <ul className="plain">
                   {access.revoked.map((c, i) => (
                     <li key={i}>
-                      {credentialText(c)}, revoked {when(c.revoked_at)}
+                      {credentialText(c)}, revoked <SiteTime iso={c.revoked_at} zone={zone} />
                     </li>
                   ))}
                 </ul>
@@ -350,7 +387,9 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
                         {a.attempt}
                         {a.trigger === 'manual' ? ' (redelivery)' : ''}
                       </th>
-                      <td data-label="When">{whenExact(a.at)}</td>
+                      <td data-label="When">
+                        <SiteTime iso={a.at} zone={zone} seconds />
+                      </td>
                       <td data-label="Answer">{a.statusCode ?? '—'}</td>
                       <td data-label="Latency">{a.latencyMs !== null ? `${a.latencyMs} ms` : '—'}</td>
                       <td data-label="Error">{a.error ?? '—'}</td>
@@ -374,35 +413,42 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
         {deliveries instanceof Error ? (
           <Unavailable what="The guest messages" error={deliveries} />
         ) : deliveries.guestMessages.length === 0 ? (
-          <p>No message was sent to the guest (the booking had no e-mail or phone number, or no credential was issued).</p>
+          <p>
+            {access && !(access instanceof Error) && access.status === 'failed'
+              ? 'No message was sent to the guest: no credential was issued.'
+              : 'No guest message is recorded for this booking yet: one is recorded for each credential issued or revoked.'}
+          </p>
         ) : (
-          <table className="list">
+          <table className="list" data-testid="guest-messages">
             <caption className="visually-hidden">Guest messages</caption>
             <thead>
               <tr>
                 <th scope="col">Channel</th>
                 <th scope="col">About</th>
-                <th scope="col">Status</th>
+                <th scope="col">Outcome</th>
                 <th scope="col">Attempts</th>
-                <th scope="col">Sent</th>
-                <th scope="col">Error</th>
+                <th scope="col">When</th>
               </tr>
             </thead>
             <tbody>
-              {deliveries.guestMessages.map((g) => (
-                <tr key={g.id}>
-                  <th scope="row" data-label="Channel">
-                    {g.channel === 'email' ? 'E-mail' : 'SMS'}
-                  </th>
-                  <td data-label="About">{g.event}</td>
-                  <td data-label="Status">
-                    <Status status={g.status} />
-                  </td>
-                  <td data-label="Attempts">{g.attempts}</td>
-                  <td data-label="Sent">{when(g.sentAt)}</td>
-                  <td data-label="Error">{g.lastError ?? '—'}</td>
-                </tr>
-              ))}
+              {deliveries.guestMessages.map((g) => {
+                const o = guestOutcome(g);
+                return (
+                  <tr key={g.id}>
+                    <th scope="row" data-label="Channel">
+                      {g.channel === 'email' ? 'E-mail' : g.channel === 'sms' ? 'SMS' : 'None'}
+                    </th>
+                    <td data-label="About">{g.event}</td>
+                    <td data-label="Outcome">
+                      <Status status={g.status} label={o.label} tone={o.tone} /> <span className="detail">{o.text}</span>
+                    </td>
+                    <td data-label="Attempts">{g.attempts}</td>
+                    <td data-label="When">
+                      <SiteTime iso={g.sentAt ?? g.createdAt} zone={zone} />
+                    </td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         )}

@@ -9496,12 +9496,23 @@ export interface operations {
                             }[];
                             guestMessages: {
                                 id: string;
-                                channel: string;
+                                channel: ("email" | "sms") | null;
                                 event: string;
                                 eventId: string;
-                                status: string;
+                                /**
+                                 * @description pending (being sent or retried), sent, failed (refused), dead (retries ran out), not_sent (see reason).
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed" | "dead" | "not_sent";
+                                reason: ("no_contact" | "channel_not_configured" | "rate_limited") | null;
                                 attempts: number;
+                                /** @description The reason of the failure, or of the last failed attempt, or why it was not sent. */
                                 lastError: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the access event was handled: the message recorded (or why none is sent).
+                                 */
+                                createdAt: string | null;
                                 /** Format: date-time */
                                 sentAt: string | null;
                             }[];
@@ -16205,12 +16216,23 @@ export interface operations {
                             }[];
                             guestMessages: {
                                 id: string;
-                                channel: string;
+                                channel: ("email" | "sms") | null;
                                 event: string;
                                 eventId: string;
-                                status: string;
+                                /**
+                                 * @description pending (being sent or retried), sent, failed (refused), dead (retries ran out), not_sent (see reason).
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "sent" | "failed" | "dead" | "not_sent";
+                                reason: ("no_contact" | "channel_not_configured" | "rate_limited") | null;
                                 attempts: number;
+                                /** @description The reason of the failure, or of the last failed attempt, or why it was not sent. */
                                 lastError: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the access event was handled: the message recorded (or why none is sent).
+                                 */
+                                createdAt: string | null;
                                 /** Format: date-time */
                                 sentAt: string | null;
                             }[];

@@ -3,6 +3,7 @@ import { ACCESS_TYPES } from '../booking/actions';
 import { MAX_ID_LENGTH } from '../booking/ingest.request';
 import { LOCK_CLOUD_ACTIONS } from '../access/access-event.message';
 import { CALLBACK_HEADERS, CALLBACK_TEST_EVENT } from '../callbacks/callback-body';
+import { GUEST_CHANNELS, GUEST_MESSAGE_NOT_SENT_REASONS, GUEST_MESSAGE_STATUSES } from '../callbacks/guest-messages';
 import { SuccessCodes } from '../envelopes/codes';
 import { createOnCallLinkSchema } from '../identity/portal.requests';
 import { COMPANY_HEADER, OBJECT_ID_SCHEMA, body, envelope, errorResponses, headerParam, json, pageParams, pathParam, queryParam } from './components';
@@ -32,7 +33,20 @@ export function deliveriesListing(): JsonSchema {
           attempts: arr(attempt),
         }),
       ),
-      guestMessages: arr(obj({ id: str(), channel: str(), event: str(), eventId: str(), status: str(), attempts: int(), lastError: nullable(str()), sentAt: nullable(dateTime()) })),
+      guestMessages: arr(
+        obj({
+          id: str(),
+          channel: nullable(oneOf(GUEST_CHANNELS, { description: 'Null on the record of an access event whose booking had no e-mail address or phone number.' })),
+          event: str(),
+          eventId: str(),
+          status: oneOf(GUEST_MESSAGE_STATUSES, { type: 'string', description: 'pending (being sent or retried), sent, failed (refused), dead (retries ran out), not_sent (see reason).' }),
+          reason: nullable(oneOf(GUEST_MESSAGE_NOT_SENT_REASONS, { description: 'Why it was not sent (status not_sent); null otherwise.' })),
+          attempts: int(),
+          lastError: nullable(str({ description: 'The reason of the failure, or of the last failed attempt, or why it was not sent.' })),
+          createdAt: nullable(dateTime({ description: 'When the access event was handled: the message recorded (or why none is sent).' })),
+          sentAt: nullable(dateTime()),
+        }),
+      ),
     }),
   );
 }
@@ -245,6 +259,14 @@ export function portalLayoutPaths(paths: Built): Record<string, unknown> {
     '/portal/api/layout': {
       get: asPortalOp(paths[`${base}/snapshot`].get, 'getLayout', false, 'The session\'s company\'s layout: every node from site to bed, with its locks and external id.'),
       put: asPortalOp(paths[`${base}/layout`].put, 'importLayout', true, 'Capability `layout` (a preview too). Rate limited per company (RATE_LIMIT_HEAVY_PER_HOUR). `force` is the operator\'s only (400 here).', ['force']),
+    },
+    '/portal/api/layout/sites/{id}': {
+      patch: asPortalOp(
+        paths[`${base}/sites/{id}`].patch,
+        'updateSite',
+        true,
+        'Capability `layout`. A new time zone or hours re-time the site\'s live bookings sent as dates or local times (integration guide "Dates and the site\'s time").',
+      ),
     },
   };
 }
