@@ -11,7 +11,7 @@ import { Deps } from './layout/write';
 import { publicReadRoutes } from './read/routes';
 import { earlyState } from './read/pages';
 import { externalIdRoutes } from './external-ids/routes';
-import { adminRoutes } from './admin/routes';
+import { adminRoutes, patchNodeHandler } from './admin/routes';
 import { adoptBoundLocks } from './admin/lock-owners';
 import { importLayoutHandler, snapshotHandler } from './admin/layout';
 import { startLayoutRelay } from './relay/relay';
@@ -99,6 +99,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       // layout read whole, and imported (a preview with ?dry_run=true) with the `layout` capability.
       app.get('/portal/api/layout', auth.portal('view'), snapshotHandler(deps, companyOf));
       app.put('/portal/api/layout', auth.portal('layout'), heavy.consume(companyOf), importLayoutHandler(deps, auth.models, occupancyLogs(ctx.db), companyOf, { binder: 'portal' }));
+      // A site's name, time zone and check-in/check-out hours, as the operator's PATCH of a site.
+      app.patch('/portal/api/layout/sites/:id', auth.portal('layout'), patchNodeHandler(deps, companyOf, 'site'));
     },
     teardown: async () => relay?.stop(),
   });

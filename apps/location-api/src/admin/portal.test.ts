@@ -93,4 +93,30 @@ describe('location-api: the layout in the portal', () => {
     expect((await axios.put(`${h.url}/portal/api/layout`, big, { validateStatus: () => true, maxBodyLength: Infinity })).status).toBe(401);
     expect((await viewer.call('PUT', '/portal/api/layout', big)).status).toBe(413);
   });
+
+  it("sets a site's time zone and hours with `layout` (the operator's PATCH of a site), named in the 400 of a bad value; its own company's sites only", async () => {
+    const A = await h.company('Portal time A');
+    const B = await h.company('Portal time B');
+    expect((await h.admin.put(`${A.base}/layout`, property({ rooms: 1 }))).status).toBe(200);
+    expect((await h.admin.put(`${B.base}/layout`, property({ rooms: 1, prefix: 'B-' }))).status).toBe(200);
+    const siteOf = async (base: string) => (await h.admin.get(`${base}/snapshot`)).data.data.nodes.find((n: { level: string }) => n.level === 'site');
+    const site = await siteOf(A.base);
+    expect(site).toMatchObject({ time_zone: 'UTC', check_in_time: '15:00', check_out_time: '11:00' });
+    const editor = await session(A.id, ['view', 'layout']);
+    const viewer = await session(A.id, ['view']);
+
+    const set = await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { time_zone: 'America/New_York', check_in_time: '16:00' });
+    expect(set).toMatchObject({ status: 200, data: { code: 7032, data: { _id: site._id, time_zone: 'America/New_York', check_in_time: '16:00', check_out_time: '11:00' } } });
+    expect((await editor.call('GET', '/portal/api/layout')).data.data.nodes.find((n: { _id: string }) => n._id === site._id)).toMatchObject({ time_zone: 'America/New_York', check_in_time: '16:00' });
+
+    expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { time_zone: 'Mars/Olympus' })).toMatchObject({ status: 400, data: { message: expect.stringMatching(/^time_zone /) } });
+    expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { check_out_time: '25:00' })).toMatchObject({ status: 400, data: { message: expect.stringMatching(/^check_out_time /) } });
+    expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { time_zone: { $ne: '' } })).toMatchObject({ status: 400 });
+    expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, {})).toMatchObject({ status: 400 });
+    expect(await viewer.call('PATCH', `/portal/api/layout/sites/${site._id}`, { time_zone: 'Europe/Berlin' })).toMatchObject({ status: 403 });
+    const other = await siteOf(B.base);
+    expect((await editor.call('PATCH', `/portal/api/layout/sites/${other._id}`, { time_zone: 'Europe/Berlin' })).status).toBe(404);
+    expect(await siteOf(B.base)).toMatchObject({ time_zone: 'UTC' });
+    expect(await siteOf(A.base)).toMatchObject({ time_zone: 'America/New_York' });
+  });
 });

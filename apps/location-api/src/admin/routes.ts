@@ -46,6 +46,28 @@ function idParam(req: Request): string {
 /** The operator's company: the path's (checked to exist below). */
 const companyInPath = (req: Request) => req.params.companyId;
 
+/**
+ * PATCH of a node: a rename, and a site's time zone and hours. The operator's route (`:levels/:id`)
+ * and the portal's for a site (`level` given; the session's company, capability `layout`).
+ */
+export function patchNodeHandler(deps: Deps, companyOf: (req: Request) => string, fixedLevel?: LocationLevel) {
+  return asyncHandler(async (req, res) => {
+    const level = fixedLevel ?? levelOf(req);
+    const id = idParam(req);
+    const timeFields = level === 'site' ? SITE_TIME_FIELDS : [];
+    const body = objectBody(req, ['name', ...timeFields]);
+    const time = siteTimeBody(body, timeFields);
+    if (body.name === undefined && !time) throw badRequest(`Give ${['name', ...timeFields].join(' or ')}`);
+    const { result, version } = await runWrite(deps, companyOf(req), req.correlationId, (ctx) => {
+      const node = getNode(ctx, id, level);
+      if (body.name !== undefined) renameNode(ctx, node, body.name);
+      if (time) setSiteTime(ctx, node, time);
+      return publicRow(node);
+    });
+    res.json(ok(`${level[0].toUpperCase()}${level.slice(1)} updated`, SuccessCodes.LOCATION_NODE_UPDATED, { version, ...result }));
+  });
+}
+
 /** `/admin/v1/companies/:companyId/...`: the only writer of the layout. */
 export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, resync: OccupancyResync): Router {
   const router = Router({ mergeParams: true });
@@ -125,24 +147,7 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
     }),
   );
 
-  router.patch(
-    '/:levels/:id',
-    asyncHandler(async (req, res) => {
-      const level = levelOf(req);
-      const id = idParam(req);
-      const timeFields = level === 'site' ? SITE_TIME_FIELDS : [];
-      const body = objectBody(req, ['name', ...timeFields]);
-      const time = siteTimeBody(body, timeFields);
-      if (body.name === undefined && !time) throw badRequest(`Give ${['name', ...timeFields].join(' or ')}`);
-      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => {
-        const node = getNode(ctx, id, level);
-        if (body.name !== undefined) renameNode(ctx, node, body.name);
-        if (time) setSiteTime(ctx, node, time);
-        return publicRow(node);
-      });
-      res.json(ok(`${level[0].toUpperCase()}${level.slice(1)} updated`, SuccessCodes.LOCATION_NODE_UPDATED, { version, ...result }));
-    }),
-  );
+  router.patch('/:levels/:id', patchNodeHandler(deps, companyInPath));
 
   router.delete(
     '/:levels/:id',

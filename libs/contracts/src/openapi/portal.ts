@@ -268,6 +268,14 @@ export function portalLayoutPaths(paths: Built): Record<string, unknown> {
         'Capability `layout`. A new time zone or hours re-time the site\'s live bookings sent as dates or local times (integration guide "Dates and the site\'s time").',
       ),
     },
+    '/portal/api/layout/sites/{id}': {
+      patch: asPortalOp(
+        paths[`${base}/sites/{id}`].patch,
+        'updateSite',
+        true,
+        'Capability `layout`. A new time zone or hours re-time the site\'s live bookings sent as dates or local times (integration guide "Dates and the site\'s time").',
+      ),
+    },
   };
 }
 
