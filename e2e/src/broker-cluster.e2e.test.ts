@@ -31,7 +31,7 @@ describe('broker cluster: 3 RabbitMQ nodes, one crashed under load', () => {
       workers: WORKERS,
       vhost: cluster.vhost,
       env: {
-        // production's schedules (README): they, not short test ones, must outlast the failover
+        // production's schedules (docs/configuration.md): they, not short test ones, must outlast the failover
         PROVISIONING_RETRY_DELAYS_MS: '2000,10000,30000',
         PUBLISH_RETRY_DELAYS_MS: '5000,30000,120000',
       },

@@ -16,7 +16,7 @@ describe('broker outage under load (a private RabbitMQ node)', () => {
       workers: 2,
       vhost: rabbit.vhost,
       env: {
-        // production's schedules (README): they, not short test ones, must outlast the outage
+        // production's schedules (docs/configuration.md): they, not short test ones, must outlast the outage
         PROVISIONING_RETRY_DELAYS_MS: '2000,10000,30000',
         PUBLISH_RETRY_DELAYS_MS: '5000,30000,120000',
       },

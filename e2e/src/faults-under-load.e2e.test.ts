@@ -19,7 +19,7 @@ describe('faults under load (database behind a proxy)', () => {
       workers: 2,
       env: {
         MONGO_URL: proxied,
-        // production's schedules (README): they, not short test ones, must outlast these outages
+        // production's schedules (docs/configuration.md): they, not short test ones, must outlast these outages
         PROVISIONING_RETRY_DELAYS_MS: '2000,10000,30000',
         PUBLISH_RETRY_DELAYS_MS: '5000,30000,120000',
       },

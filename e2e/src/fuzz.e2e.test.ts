@@ -553,7 +553,7 @@ describe('bad input at scale (fast-check against the running system)', () => {
           if (key !== null) headers.apikey = key === 'valid' ? ids.key : key;
           if (site !== null) headers['X-Site-Id'] = site === 'valid' ? ids.site : site;
           if (company !== null) headers['X-Company-Id'] = company === 'valid' ? ids.company : company;
-          // The site must be one of the company's (README): junk is malformed (400) or an unknown site (404).
+          // The site must be one of the company's (apps/ingest-gateway/README.md): junk is malformed (400) or an unknown site (404).
           const siteOk = site === 'valid';
           const good = key === 'valid' && siteOk && (company === null || company === 'valid');
           return {

@@ -1,7 +1,7 @@
 import axios from 'axios';
 import { createVhost, dropDatabases, launchApp, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 
-// Every app of ARCHITECTURE.md as its own process: configuration checked at boot, health and
+// The apps (README.md "The apps"), each as its own process: configuration checked at boot, health and
 // readiness served, SIGTERM answered by a graceful stop with exit code 0.
 const APPS = ['ingest-gateway', 'location-api', 'access-api', 'provisioning-worker', 'callback-dispatcher', 'admin-api', 'lock-cloud-simulator'];
 

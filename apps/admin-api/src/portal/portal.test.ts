@@ -12,7 +12,7 @@ const HOUR = 3_600_000;
 
 /**
  * The portal's access by link and its session-scoped routes, against admin-api with a real database
- * and broker (and location-api, asked about an ingest token's site). The browser side is e2e/portal.
+ * and broker (and location-api, asked about an ingest token's site). The browser side is e2e/src/portal.e2e.test.ts.
  */
 describe('admin-api: portal links, sessions and the portal routes', () => {
   const dbName = uniqueDbName('portal');
