@@ -40,6 +40,12 @@ describe('the seed (npm start) against the running system', () => {
     expect((await axios.get(`${sys.baseUrl}/admin/v1/companies?name=Demo%20Hotel`, admin)).data).toHaveLength(1);
     const all = await axios.get(`${sys.baseUrl}/api/v4/location/all`, { headers: { apikey: second.apiKey.key } });
     expect(all.data.data.total).toBe(6); // 101-104, 201/A, 201/B: importing again changed nothing
+    // Issue 51: the demo locks' MAC addresses were `DE:M0:00:00:-1:01`; each is six hex octets, distinct.
+    const snapshot = JSON.stringify((await axios.get(`${sys.baseUrl}/admin/v1/companies/${first.company._id}/snapshot`, admin)).data);
+    const macs = [...snapshot.matchAll(/"lock_mac":"([^"]*)"/g)].map((m) => m[1]);
+    expect(macs).toHaveLength(7); // 101-104, 201, 201/A, 201/B
+    for (const mac of macs) expect(mac).toMatch(/^02(:[0-9A-F]{2}){5}$/);
+    expect(new Set(macs).size).toBe(7);
 
     // the booking the start command prints as an example
     const booking = await axios.post(`${sys.webhookUrl}${second.ingestToken.path}`, {

@@ -1,4 +1,5 @@
 import axios from 'axios';
+import { createHash } from 'node:crypto';
 
 export interface SeedOptions {
   /** {base_url}: the edge, which routes /admin/v1/* to admin-api and location-api. */
@@ -7,7 +8,12 @@ export interface SeedOptions {
   companyName?: string;
 }
 
-const lock = (id: string) => ({ lock_id: id, lock_mac: `DE:M0:00:00:${id.slice(-4, -2)}:${id.slice(-2)}` });
+/**
+ * A demo lock's MAC address: six hex octets, the first `02` (locally administered, so it is no
+ * vendor's), the rest from the lock id's hash: the same on every run, distinct per lock.
+ */
+const demoLockMac = (id: string): string => `02:${createHash('sha256').update(id).digest('hex').slice(0, 10).toUpperCase().match(/../g)?.join(':')}`;
+const lock = (id: string) => ({ lock_id: id, lock_mac: demoLockMac(id) });
 
 /** A small property: door-only rooms, and a shared room whose beds have cabinet locks. */
 const DEMO_LAYOUT = {
