@@ -2,7 +2,7 @@ import { Connection, Model, Schema, Types, basePlugin } from '@smartlock/db';
 
 /**
  * The identity slice (database `smartlock_identity`), written by admin-api. libs/auth reads it
- * directly (the one shared read of ARCHITECTURE.md) so a revoked key fails on the very next request.
+ * directly (the one shared read, README.md "The system") so a revoked key fails on the very next request.
  */
 export interface CompanyDoc {
   _id: Types.ObjectId;

@@ -96,7 +96,7 @@ export const locationApiUrlEnv = {
     .description('location-api, whose admin snapshot route (with `ADMIN_TOKEN`) rebuilds this app\'s layout replica'),
 };
 
-/** The identity database read by libs/auth (ARCHITECTURE: the one shared read). */
+/** The identity database read by libs/auth (README.md "The system": the one shared read). */
 export const identityDbEnv = {
   IDENTITY_DB: Joi.string().default('smartlock_identity').description('the identity database libs/auth reads (API keys, ingest tokens, portal sessions); must name admin-api\'s `MONGO_DB`'),
 };

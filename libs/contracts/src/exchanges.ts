@@ -1,4 +1,4 @@
-/** Exchange names (ARCHITECTURE "Messages"). The queues and their bindings are in libs/messaging topology. */
+/** Exchange names (README.md "The system"). The queues and their bindings are in libs/messaging topology. */
 export const Exchanges = {
   bookingEvents: 'booking.events',
   eventStatus: 'event.status',

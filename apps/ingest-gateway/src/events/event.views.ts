@@ -29,7 +29,7 @@ export function toRecordView(doc: RecordFields): EventRecordView {
 }
 
 /**
- * An addition to SPEC's event record (integration guide "Dates and the site's time"): the stay's
+ * An addition to SPEC's event record (integration guide "2. Create a booking"): the stay's
  * check-in and check-out as sent (a date or a zone-less time is the site's local time) and, once the
  * worker applied the event, the instants they resolved to and the site's zone. Null for an event
  * that carried neither (a cancel, a checkout).

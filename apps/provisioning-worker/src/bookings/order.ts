@@ -3,11 +3,11 @@ import type { CredentialVault } from '../credentials/vault';
 import { BookingDoc, WorkerModels, bookingId } from '../models';
 
 /**
- * Per-booking order with competing workers (ARCHITECTURE: events of one booking take effect in the
- * order received). An event with sequence N runs only once the booking's `applied_sequence` is
- * N - 1: the previous event settled (COMPLETED, FAILED or DEAD_LETTER). Only the holder of that turn
- * writes the booking, so no update here needs to be atomic across processes (FerretDB 1.x's are
- * not). Unrelated bookings never wait for each other.
+ * Per-booking order with competing workers (docs/adr/0105-per-booking-order.md: events of one
+ * booking take effect in the order received). An event with sequence N runs only once the booking's
+ * `applied_sequence` is N - 1: the previous event settled (COMPLETED, FAILED or DEAD_LETTER). Only
+ * the holder of that turn writes the booking, so no update here needs to be atomic across processes
+ * (FerretDB 1.x's are not). Unrelated bookings never wait for each other.
  *
  * An event that arrives early waits here (woken at once when this process settles the previous
  * event, else polling the database with back-off) up to PROVISIONING_ORDER_WAIT_MS; then the caller

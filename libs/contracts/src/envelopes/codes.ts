@@ -1,6 +1,6 @@
 /**
  * Codes of the API-host envelope `{ message, code, error, data }`. SPEC names 7010 and 7005; the
- * others are ours, documented in the README. Success codes are 7xxx, errors mirror the HTTP status.
+ * others are ours, documented in docs/http-conventions.md. Success codes are 7xxx, errors mirror the HTTP status.
  */
 export const SuccessCodes = {
   LOCATIONS_RETRIEVED: 7010,

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { DateTime, FixedOffsetZone, IANAZone } from 'luxon';
 
-/** A site's local time (SPEC "Sites"): its IANA zone and the hours a date-only stay starts and ends at. */
+/** A site's local time (docs/adr/0107-site-local-time.md): its IANA zone and the hours a date-only stay starts and ends at. */
 export interface SiteTime {
   time_zone: string;
   check_in_time: string;
@@ -93,7 +93,7 @@ export function localDayBound(day: string, bound: 'start' | 'end', zone: string)
 
 /**
  * A booking's check-in or check-out as the gateway forwards it, resolved in its site's time
- * (SPEC "Dates and the site's time"): a date alone is the site's check-in (or check-out) hour of
+ * (docs/adr/0107-site-local-time.md): a date alone is the site's check-in (or check-out) hour of
  * that day in its zone, a date-time without offset is the site's local time, one with `Z` or an
  * offset is that instant. Returns the instant as ISO 8601 UTC.
  */

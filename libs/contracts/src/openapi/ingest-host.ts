@@ -83,7 +83,7 @@ export const eventRecord = (withMessage: boolean) =>
   });
 
 /**
- * An addition to SPEC's event (integration guide "Dates and the site's time"): the stay as sent and,
+ * An addition to SPEC's event (integration guide "2. Create a booking"): the stay as sent and,
  * once the worker applied the event, what it resolved to in the site's time.
  */
 export const stayRecord = nullable(
