@@ -265,7 +265,7 @@ export function portalLayoutPaths(paths: Built): Record<string, unknown> {
         paths[`${base}/sites/{id}`].patch,
         'updateSite',
         true,
-        'Capability `layout`. A new time zone or hours re-time the site\'s live bookings sent as dates or local times (integration guide "Dates and the site\'s time").',
+        'Capability `layout`. A new time zone or hours re-time the site\'s live bookings sent as dates or local times (integration guide "2. Create a booking").',
       ),
     },
     '/portal/api/layout/sites/{id}': {
@@ -273,7 +273,7 @@ export function portalLayoutPaths(paths: Built): Record<string, unknown> {
         paths[`${base}/sites/{id}`].patch,
         'updateSite',
         true,
-        'Capability `layout`. A new time zone or hours re-time the site\'s live bookings sent as dates or local times (integration guide "Dates and the site\'s time").',
+        'Capability `layout`. A new time zone or hours re-time the site\'s live bookings sent as dates or local times (integration guide "2. Create a booking").',
       ),
     },
   };
