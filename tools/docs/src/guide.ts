@@ -175,7 +175,7 @@ export async function renderGuide(t: GuideTarget): Promise<string> {
   out(
     '## 4. Retrieve the credential',
     '',
-    'Pull it with the booking\'s `reference_id`, or receive it pushed to your callback URL (signed: verify with any [Standard Webhooks](https://www.standardwebhooks.com) library, e.g. `new Webhook(secret).verify(body, headers)` of npm `standardwebhooks`; see `examples/callback-receiver`) and, when the booking named the guest\'s e-mail or phone, sent to the guest. Credential values are masked here.',
+    'Pull it with the booking\'s `reference_id`, or receive it pushed to your callback URL (signed: verify with any [Standard Webhooks](https://www.standardwebhooks.com) library, e.g. `new Webhook(secret).verify(body, headers)` of npm `standardwebhooks`; see `examples/src/callback-receiver`) and, when the booking named the guest\'s e-mail or phone, sent to the guest. Credential values are masked here.',
     '',
     last(),
     '',
