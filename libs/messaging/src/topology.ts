@@ -51,15 +51,15 @@ export const EXCHANGES: Record<keyof typeof Exchanges, ExchangeDef> = {
 /** Internal to callback-dispatcher (it publishes to its own queues by name); no other app binds here. */
 const DISPATCHER_WORK: ExchangeDef = { name: 'callback-dispatcher.work', type: 'direct' };
 
+/** Internal to provisioning-worker (it sends to its own queue by name); no other app binds here. */
+const WORKER_WORK: ExchangeDef = { name: 'provisioning-worker.work', type: 'direct' };
+
 /**
  * callback-dispatcher: every later attempt of a delivery (retried, or parked for a slow endpoint).
  * Fed only by its retry queues, read with a prefetch window of its own: a company's backlog coming
  * back at once holds up its own and other retries, never a first attempt. Its dead letters are the
  * deliveries queue's.
  */
-/** Internal to provisioning-worker (it sends to its own queue by name); no other app binds here. */
-const WORKER_WORK: ExchangeDef = { name: 'provisioning-worker.work', type: 'direct' };
-
 const DISPATCHER_DELIVERY_RETRIES: QueueDef = { name: 'callback-dispatcher.delivery-retries', exchange: DISPATCHER_WORK, bindings: [], laneOf: 'callback-dispatcher.deliveries' };
 
 export const QUEUES = {
