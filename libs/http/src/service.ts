@@ -101,17 +101,25 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
   logger.info('service started', { port, routes: listRoutes(app) });
 
   let stopping: Promise<void> | undefined;
+  // One deadline for the whole stop (issue 47: under a backlog the steps' own waits added up to 90 s
+  // past a 15 s timeout). Work still in hand at the deadline is abandoned, never lost: its messages
+  // are not acknowledged, so the broker gives them to another consumer (or this one, restarted).
   const stop = () =>
     (stopping ??= (async () => {
       logger.info('shutting down');
+      const deadline = Date.now() + (spec.shutdownTimeoutMs ?? 15_000);
+      const left = () => Math.max(0, deadline - Date.now());
+      const within = (p: Promise<unknown>) => Promise.race([p, new Promise((r) => setTimeout(r, left()).unref())]);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const timeout = spec.shutdownTimeoutMs ?? 15_000;
-      await ctx.broker?.close(timeout);
-      await Promise.race([closed, new Promise((r) => setTimeout(r, timeout).unref())]);
+      // HTTP requests and messages in hand finish side by side, within the same deadline.
+      await Promise.all([ctx.broker ? within(ctx.broker.close(left())) : undefined, within(closed)]);
       server.closeAllConnections();
-      if (spec.teardown) await spec.teardown(ctx);
-      await ctx.db?.close();
+      if (spec.teardown) await within(spec.teardown(ctx).catch((err) => logger.warn('teardown failed', { err })));
+      const late = left() === 0;
+      // Past the deadline, the database's connections are closed without waiting for what is still on them.
+      await within(ctx.db?.close(late) ?? Promise.resolve());
+      if (late) logger.warn('stopped at the shutdown deadline; work in hand was left to be redelivered', { shutdownTimeoutMs: spec.shutdownTimeoutMs ?? 15_000 });
       logger.info('stopped');
     })());
 
