@@ -1,3 +1,5 @@
+import axios from 'axios';
+import { createHash } from 'node:crypto';
 import { LockCloud, LockCloudError, createTtlockLockCloud, isTransient } from '@smartlock/lock-cloud';
 import { captureLogger, dropDatabases, MONGO_URL, uniqueDbName, uniqueName } from '@smartlock/testing';
 import { RunningSimulator, startSimulator } from './sim-harness';
@@ -35,6 +37,33 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
     const info = await cloud.getLock(lockId);
     expect(info).toEqual({ lockId, lockMac: expect.stringMatching(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/), name: expect.any(String), hasGateway: true, battery: { percent: 100, low: false } });
     expect((await inspect(lockId)).lock).toMatchObject({ lockId, lockMac: info.lockMac });
+  });
+
+  it("lists an account's own locks (discovery): a company's TTLock account under the service's application sees its locks, not the others'", async () => {
+    const name = `hotel${Date.now().toString(36)}`;
+    const password = 'company-password';
+    const md5 = createHash('md5').update(password).digest('hex');
+    const form = new URLSearchParams({ clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: name, password: md5, date: String(Date.now()) });
+    const registered = (await axios.post(`${s.url}/v3/user/register`, form)).data;
+    expect(registered.username).toBe(`sim_${name}`);
+    const [a, b, other] = [lock(), lock(), lock()];
+    await s.sim.put(`/locks/${a}`, { owner: registered.username, name: 'Door 101' });
+    await s.sim.put(`/locks/${b}`, { owner: registered.username, name: 'Door 102', hasGateway: false });
+    await cloud.getLock(other);
+    const company = createTtlockLockCloud({ baseUrl: s.url, clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: registered.username, password, timeoutMs: 5000 }, { logger });
+    try {
+      const locks = await company.listLocks();
+      expect(locks.sort((x, y) => x.lockId.localeCompare(y.lockId))).toEqual(
+        [
+          { lockId: a, lockMac: expect.any(String), name: 'Door 101', hasGateway: true, battery: { percent: 100, low: false } },
+          { lockId: b, lockMac: expect.any(String), name: 'Door 102', hasGateway: false, battery: { percent: 100, low: false } },
+        ].sort((x, y) => x.lockId.localeCompare(y.lockId)),
+      );
+      expect((await cloud.listLocks()).map((l) => l.lockId)).toContain(other);
+      expect((await cloud.listLocks()).map((l) => l.lockId)).not.toContain(a);
+    } finally {
+      company.close();
+    }
   });
 
   describe("an e-key's own lockData", () => {

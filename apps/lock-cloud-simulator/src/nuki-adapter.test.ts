@@ -62,6 +62,16 @@ describe('Nuki adapter against the simulator', () => {
     expect((await cloud.getLock(id)).hasGateway).toBe(false);
   });
 
+  it("lists the account's smartlocks (discovery), never another account's", async () => {
+    const other = (await s.sim.post('/nuki/accounts', { name: 'Elsewhere' })).data.apiToken;
+    const mine = await smartlock({ name: 'Cabinet 7', batteryCharge: 80 });
+    const theirs = String(nextLock++);
+    await s.sim.put(`/nuki/smartlocks/${theirs}`, { apiToken: other });
+    const locks = await cloud.listLocks();
+    expect(locks).toContainEqual({ lockId: mine, lockMac: '', name: 'Cabinet 7', hasGateway: true, battery: { percent: 80, low: false } });
+    expect(locks.map((l) => l.lockId)).not.toContain(theirs);
+  });
+
   it('issues a keypad code only once the lock holds it: 6 digits of 1-9, not starting with 12, valid for the stay', async () => {
     const id = await smartlock();
     const started = now();

@@ -39,5 +39,6 @@ export type { LockCloudConfig, LockCloudEnv } from './config';
 export { HOUR_MS, widenToHours } from './time';
 export { createTtlockLockCloud } from './ttlock/adapter';
 export { createNukiLockCloud } from './nuki/adapter';
+export { serviceLockId, vendorLockOf } from './lock-id';
 export type { NukiConfig, NukiClientOptions } from './nuki/client';
 export type { TtlockClientOptions } from './ttlock/client';

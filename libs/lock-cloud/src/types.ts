@@ -170,6 +170,8 @@ export interface LockCloud {
   readonly provider: LockCloudProvider;
   readonly capabilities: LockCapabilities;
   getLock(lockId: string): Promise<LockInfo>;
+  /** Every lock of the account (TTLock: /v3/lock/list; Nuki: GET /smartlock), with the vendor's own ids. */
+  listLocks(): Promise<LockInfo[]>;
   /**
    * A new account of the service's own at the vendor, to receive one guest's e-keys (TTLock:
    * /v3/user/register). Its password is derived from the client secret, never stored.

@@ -94,6 +94,22 @@ describe("location-api: a layout binds only its own company's locks", () => {
     expect(await h.admin.put(`${other.base}/locks/C-NEW/owner`)).toMatchObject({ status: 409, data: { message: 'Lock C-NEW belongs to another company' } });
   });
 
+  it("the operator never claims another vendor's lock: a nuki: id becomes a company's only through its Nuki account (ADR 0109)", async () => {
+    const c = await h.company('Nuki Claims Hotel');
+    expect((await h.admin.put(`${c.base}/layout`, property({ rooms: 1, prefix: 'NK-' }))).status).toBe(200);
+    const [room] = await roomsOf(c.base);
+    const message = "Lock nuki:17000001 is a nuki lock: it becomes a company's only through the company's own nuki account";
+    expect(await h.admin.put(`${c.base}/locks/nuki:17000001/owner`)).toMatchObject({ status: 409, data: { code: 4090, message } });
+    expect(await h.admin.put(`${c.base}/locks/nuki:17000001`, { room_id: room._id, lock_mac: '-' })).toMatchObject({ status: 409, data: { message } });
+    expect(await h.admin.put(`${c.base}/layout`, oneRoom('NK-Site 1', room.name, 'nuki:17000001'))).toMatchObject({ status: 409, data: { message } });
+    expect(await h.identity.LockOwner.findById('nuki:17000001').lean()).toBeNull();
+    // Once the company holds it (found in its Nuki account), the operator and the portal bind it.
+    await h.identity.LockOwner.create({ _id: 'nuki:17000001', company_id: c.id, source: 'assigned', created_at: new Date() });
+    expect((await h.admin.put(`${c.base}/locks/nuki:17000001`, { room_id: room._id, lock_mac: '-' })).status).toBe(200);
+    // A TTLock id (no prefix, or a colon that names no vendor) is claimed as before.
+    expect((await h.admin.put(`${c.base}/locks/NK-A:1/owner`)).status).toBe(201);
+  });
+
   it('releases a lock only once it is unbound, and only the company that holds it', async () => {
     const c = await h.company('Release Hotel');
     const other = await h.company('Not The Owner');

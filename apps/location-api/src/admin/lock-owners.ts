@@ -4,6 +4,7 @@ import { IdentityModels, LockOwnerDoc, claimLocks, lockOwnersOf } from '@smartlo
 import { claimEach } from '@smartlock/db';
 import { HttpError, asyncHandler, badRequest, notFound } from '@smartlock/http';
 import { ErrorCodes } from '@smartlock/contracts';
+import { vendorLockOf } from '@smartlock/lock-cloud';
 import type { Deps } from '../layout/write';
 import { nodeOf } from '../layout/tree';
 
@@ -21,15 +22,28 @@ function refused(lockIds: string[], binder: Binder): HttpError {
 }
 
 /**
+ * The operator claims only TTLock ids no company holds (the service account's locks, as onboarding
+ * always did): another vendor's lock becomes a company's only through the company's own account at
+ * that vendor (docs/adr/0109-lock-ids-across-vendors.md).
+ */
+function refuseUnclaimable(lockIds: string[], owners: Map<string, string>): void {
+  const other = lockIds.filter((id) => !owners.has(id) && vendorLockOf(id).provider !== 'ttlock');
+  if (!other.length) return;
+  const message = (id: string) => `Lock ${id} is a ${vendorLockOf(id).provider} lock: it becomes a company's only through the company's own ${vendorLockOf(id).provider} account`;
+  throw new HttpError(409, message(other[0]), ErrorCodes.CONFLICT, other.map((id) => ({ path: ['locks', id], message: message(id) })), { lock_ids: other });
+}
+
+/**
  * Refuses (409, nothing written) a binding of any lock that is not the company's. The operator's
  * binding claims the locks no company holds (`claim`: false for a preview, which writes nothing).
  */
 export async function requireBindable(identity: IdentityModels, company: string, lockIds: string[], binder: Binder, opts: { claim: boolean }): Promise<void> {
   if (!lockIds.length) return;
   let foreign: string[];
+  const owners = await lockOwnersOf(identity, lockIds);
+  if (binder === 'operator') refuseUnclaimable(lockIds, owners);
   if (binder === 'operator' && opts.claim) foreign = await claimLocks(identity, company, lockIds, 'import');
   else {
-    const owners = await lockOwnersOf(identity, lockIds);
     foreign = [...new Set(lockIds)].filter((id) => (binder === 'operator' ? owners.has(id) && owners.get(id) !== company : owners.get(id) !== company));
   }
   if (foreign.length) throw refused(foreign, binder);
@@ -83,6 +97,7 @@ export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityMo
         res.json(ok('Lock already assigned to this company', SuccessCodes.LOCK_ASSIGNED, { lock_id: lockId, created: false }));
         return;
       }
+      if (before === undefined) refuseUnclaimable([lockId], new Map());
       const foreign = before === undefined ? await claimLocks(identity, company, [lockId], 'assigned') : [lockId];
       if (foreign.length) throw refused(foreign, 'operator');
       res.status(201).json(ok('Lock assigned to the company', SuccessCodes.LOCK_ASSIGNED, { lock_id: lockId, created: true }));

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LockDoc, SimStore, insertRecord, nextId } from '../models';
-import { ERR, OK, VendorError, lockIdParam } from '../vendor/protocol';
+import { ERR, OK, VendorError, lockIdParam, pageOf, paging } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
 
 function randomMac(): string {
@@ -45,7 +45,32 @@ export async function requireGateway(store: SimStore, lockId: string): Promise<v
   if (!lock.hasGateway) throw new VendorError(ERR.NO_GATEWAY, 'The Lock is not connected to any Gateway.');
 }
 
+const lockView = (lock: LockDoc) => ({
+  lockId: lock.lockId,
+  lockName: lock.lockAlias,
+  lockAlias: lock.lockAlias,
+  lockMac: lock.lockMac,
+  hasGateway: lock.hasGateway ? 1 : 0,
+  electricQuantity: 100,
+});
+
 export const lockOperations: VendorOperation[] = [
+  {
+    // The caller's own locks (an account sees the locks it added), a page at a time.
+    method: 'GET',
+    path: '/v3/lock/list',
+    auth: true,
+    anyAccount: true,
+    changes: false,
+    async handle(p, deps, caller) {
+      const pg = paging(p);
+      const [list, total] = await Promise.all([
+        deps.models.Lock.find({ owner: caller }).sort({ lockId: 1 }).skip(pg.skip).limit(pg.pageSize).lean<LockDoc[]>(),
+        deps.models.Lock.countDocuments({ owner: caller }),
+      ]);
+      return pageOf(list.map(lockView), total, pg);
+    },
+  },
   {
     method: 'GET',
     path: '/v3/lock/detail',
@@ -53,15 +78,7 @@ export const lockOperations: VendorOperation[] = [
     changes: false,
     async handle(p, deps) {
       const lock = await ensureLock(deps, lockIdParam(p));
-      return {
-        lockId: lock.lockId,
-        lockName: lock.lockAlias,
-        lockAlias: lock.lockAlias,
-        lockMac: lock.lockMac,
-        lockData: lock.lockData,
-        hasGateway: lock.hasGateway ? 1 : 0,
-        electricQuantity: 100,
-      };
+      return { ...lockView(lock), lockData: lock.lockData };
     },
   },
   {

@@ -15,6 +15,7 @@ const SERVER_OFFLINE = 4;
 const GENERATE_ATTEMPTS = 3;
 
 const OP = {
+  list: 'GET /smartlock',
   smartlock: 'GET /smartlock/{smartlockId}',
   auths: 'GET /smartlock/{smartlockId}/auth',
   createAuth: 'PUT /smartlock/{smartlockId}/auth',
@@ -62,6 +63,20 @@ function generateCode(taken: Set<string>): string {
     const code = Array.from({ length: 6 }, () => String(randomInt(1, 10))).join('');
     if (CAPS.passcodeRule.pattern.test(code) && !taken.has(code)) return code;
   }
+}
+
+/** A smartlock as GET /smartlock and /smartlock/{id} give it. */
+function lockInfo(body: Record<string, unknown>): LockInfo {
+  const state = (typeof body.state === 'object' && body.state !== null ? body.state : undefined) as Record<string, unknown> | undefined;
+  const percent = Number(state?.batteryCharge);
+  return {
+    lockId: String(body.smartlockId ?? ''),
+    // The Web API does not give the lock's Bluetooth address.
+    lockMac: '',
+    name: String(body.name ?? ''),
+    hasGateway: Number(body.serverState) === SERVER_OK,
+    battery: state ? { percent: state.batteryCharge === undefined || !Number.isFinite(percent) ? null : percent, low: state.batteryCritical === true } : null,
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -199,17 +214,13 @@ export function createNukiLockCloud(config: NukiConfig, opts: NukiClientOptions 
 
     async getLock(lockId): Promise<LockInfo> {
       const id = smartlockIdOf(lockId, OP.smartlock);
-      const body = await smartlock(id);
-      const state = (typeof body.state === 'object' && body.state !== null ? body.state : undefined) as Record<string, unknown> | undefined;
-      const percent = Number(state?.batteryCharge);
-      return {
-        lockId: String(body.smartlockId ?? id),
-        // The Web API does not give the lock's Bluetooth address.
-        lockMac: '',
-        name: String(body.name ?? ''),
-        hasGateway: Number(body.serverState) === SERVER_OK,
-        battery: state ? { percent: state.batteryCharge === undefined || !Number.isFinite(percent) ? null : percent, low: state.batteryCritical === true } : null,
-      };
+      return lockInfo(await smartlock(id));
+    },
+
+    async listLocks() {
+      const { data } = await client.call({ method: 'GET', path: '/smartlock', operation: OP.list, mutating: false });
+      if (!Array.isArray(data)) throw new LockCloudError(`lock cloud ${OP.list}: the answer is not a list`, { kind: 'transient', category: 'bad_response', operation: OP.list });
+      return (data as Record<string, unknown>[]).map(lockInfo);
     },
 
     createAccount: refuse('EKEY', 'createAccount'),

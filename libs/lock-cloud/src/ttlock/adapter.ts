@@ -53,6 +53,17 @@ function batteryOf(value: unknown): LockInfo['battery'] {
   return { percent, low: percent < 20 };
 }
 
+/** A lock as /v3/lock/detail and /v3/lock/list give it (never its lockData). */
+function lockInfo(body: VendorBody, lockId: string): LockInfo {
+  return {
+    lockId: String(body.lockId ?? lockId),
+    lockMac: String(body.lockMac ?? ''),
+    name: String(body.lockAlias ?? body.lockName ?? ''),
+    hasGateway: Number(body.hasGateway) === 1,
+    battery: batteryOf(body.electricQuantity),
+  };
+}
+
 /**
  * The TTLock Open API v3 implementation of LockCloud (FIELD-NOTES "TTLock Open API v3"). Also what
  * apps/lock-cloud-simulator implements, so development and tests run this code unchanged.
@@ -65,7 +76,8 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
   const call = (spec: CallSpec) => client.call(spec);
   const revoked = (r: { notFound: boolean }): Revoked => ({ alreadyGone: r.notFound });
 
-  async function listAll(path: string, lockId: string): Promise<VendorBody[]> {
+  /** Every page of a list: a lock's credentials, or (no lockId) the account's locks. */
+  async function listAll(path: string, lockId?: string): Promise<VendorBody[]> {
     const items: VendorBody[] = [];
     for (let pageNo = 1; ; pageNo++) {
       const { body } = await call({ method: 'GET', path, lockId, mutating: false, params: { lockId, pageNo, pageSize: PAGE_SIZE } });
@@ -167,13 +179,11 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
     async getLock(lockId) {
       requireId(lockId, 'lockId', '/v3/lock/detail');
       const { body } = await call({ method: 'GET', path: '/v3/lock/detail', lockId, mutating: false, params: { lockId } });
-      return {
-        lockId: String(body.lockId ?? lockId),
-        lockMac: String(body.lockMac ?? ''),
-        name: String(body.lockAlias ?? body.lockName ?? ''),
-        hasGateway: Number(body.hasGateway) === 1,
-        battery: batteryOf(body.electricQuantity),
-      };
+      return lockInfo(body, lockId);
+    },
+
+    async listLocks() {
+      return (await listAll('/v3/lock/list')).map((l) => lockInfo(l, ''));
     },
 
     issueEkey,
