@@ -17,6 +17,21 @@ set -a
 NODE_ENV="${NODE_ENV:-development}"
 # Callbacks to local receivers (127.0.0.1) in the demo: the development switch, never in production.
 [ "$NODE_ENV" = production ] || CALLBACK_ALLOW_LOOPBACK="${CALLBACK_ALLOW_LOOPBACK:-true}"
+# Guest e-mail and SMS to the simulator's local mail relay and SMS API, shown on its page
+# http://127.0.0.1:8086/sim/guest-messages (SIM_GUEST_SINK): development only, and only where no
+# real relay or provider is set (SMTP_HOST, SMS_API_URL).
+GUEST_SINK=
+if [ "$NODE_ENV" != production ]; then
+  SIM_GUEST_SINK="${SIM_GUEST_SINK:-true}"
+  SIM_SMTP_PORT="${SIM_SMTP_PORT:-2525}"
+  if [ "$SIM_GUEST_SINK" = true ]; then
+    GUEST_SINK=http://127.0.0.1:8086/sim/guest-messages
+    if [ -z "${SMTP_HOST:-}" ]; then SMTP_HOST=127.0.0.1 SMTP_PORT=$SIM_SMTP_PORT SMTP_ALLOW_PLAINTEXT=true; fi
+    if [ -z "${SMS_API_URL:-}" ]; then
+      SMS_API_URL=http://127.0.0.1:8086/sms SMS_ACCOUNT_SID=ACdemo SMS_AUTH_TOKEN=demo-sms-token SMS_FROM=+15550000000
+    fi
+  fi
+fi
 ADMIN_TOKEN="${ADMIN_TOKEN:-dev-admin-token}"
 LOCK_CLOUD_URL="${LOCK_CLOUD_URL:-http://127.0.0.1:8086}"
 set +a
@@ -66,7 +81,8 @@ The system is up.
   {base_url}    http://127.0.0.1:8080   (admin: Authorization: Bearer $( [ "$ADMIN_TOKEN" = dev-admin-token ] && echo dev-admin-token || echo '$ADMIN_TOKEN'))
   {webhook_url} http://127.0.0.1:8090
   lock cloud    $LOCK_CLOUD_URL   (simulator)
-  RabbitMQ      http://127.0.0.1:15672 (guest/guest)
+${GUEST_SINK:+  guest mail    $GUEST_SINK   (the e-mails and SMS guests would get)
+}  RabbitMQ      http://127.0.0.1:15672 (guest/guest)
 Logs in $LOGS. Ctrl-C stops everything.
 MSG
 wait

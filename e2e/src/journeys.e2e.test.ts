@@ -169,8 +169,8 @@ describe('customer journeys (every app as a process)', () => {
     // the guest got the credential by e-mail and by SMS
     const mail = await waitFor(() => sys.smtp.mails.find((m) => m.to.includes(guest.email)), { timeoutMs: 20_000, what: 'guest e-mail' });
     expect(mail.raw.replace(/=\r?\n/g, '')).toContain(passcode as string);
-    const sms = await waitFor(() => sys.sms.messages.find((m) => m.form.To === guest.phone), { timeoutMs: 20_000, what: 'guest SMS' });
-    expect(sms.form.Body).toContain(passcode);
+    const sms = await waitFor(() => sys.sms.messages.find((m) => m.to === guest.phone), { timeoutMs: 20_000, what: 'guest SMS' });
+    expect(sms.body).toContain(passcode);
 
     // checkin is recorded
     await completed((await post({ reference_id: 'STAY-1', action: 'check-in', room_number: '101', check_in: day(0), check_out: day(3) })).eventId);

@@ -74,7 +74,7 @@ export const configSchema = Joi.object({
     .min(0)
     .default(5 * 24 * 3_600_000)
     .description("an endpoint is `failing` once a delivery ran out of retries (the portal and the `endpoint.failing` alert warn); still failing this long after, at its next exhausted delivery it is `disabled`: its deliveries are recorded dead (kept) and not sent until it is enabled again (`callback/enable`, optionally re-delivering what failed since)"),
-  SMTP_HOST: Joi.string().description('SMTP server of guest e-mail (nodemailer); unset, e-mail is disabled (logged at start)'),
+  SMTP_HOST: Joi.string().description('SMTP server of guest e-mail (nodemailer); unset, e-mail is disabled (logged at start, and recorded per message: `not_sent`, `channel_not_configured`). `npm start` sets the lock-cloud simulator\'s local relay (`SIM_GUEST_SINK`) unless it is set'),
   SMTP_PORT: Joi.number().port().default(587).description('SMTP port'),
   SMTP_USER: Joi.string().description('SMTP user (none: no authentication)'),
   SMTP_PASS: Joi.string().description("SMTP user's password"),
@@ -83,7 +83,7 @@ export const configSchema = Joi.object({
   SMTP_ALLOW_PLAINTEXT: Joi.boolean()
     .default(false)
     .description('a local relay only (npm start, tests): e-mail without TLS when the relay offers no STARTTLS, and any certificate. Off, a relay without TLS or with a certificate that does not verify fails the message (never sent in clear)'),
-  SMS_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }).description('Twilio-style SMS API of guest SMS; unset, SMS is disabled (logged at start)'),
+  SMS_API_URL: Joi.string().uri({ scheme: ['http', 'https'] }).description('Twilio-style SMS API of guest SMS; unset, SMS is disabled (logged at start, and recorded per message). `npm start` sets the lock-cloud simulator\'s (`SIM_GUEST_SINK`) unless it is set'),
   SMS_ACCOUNT_SID: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }).description('SMS API account sid (basic auth user and path)'),
   SMS_AUTH_TOKEN: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }).description('SMS API auth token (basic auth password)'),
   SMS_FROM: Joi.string().when('SMS_API_URL', { is: Joi.exist(), then: Joi.required() }).description('sender of guest SMS'),

@@ -14,6 +14,7 @@ import { userOperations } from './users/users';
 import { NukiModels, nukiModels } from './nuki/models';
 import { nukiRouter } from './nuki/web-api';
 import { nukiControls } from './nuki/controls';
+import { startGuestSink } from './guest-sink/guest-sink';
 
 export const SERVICE = 'lock-cloud-simulator';
 
@@ -25,7 +26,9 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   const controls = createControls(config.SIM_LATENCY_MS);
   let models: SimModels;
   let nuki: NukiModels;
-  return startService({
+  const guestSink = await startGuestSink(config);
+  if (guestSink) logger.info('guest messages kept here (SIM_GUEST_SINK): shown at /sim/guest-messages', { smtpPort: config.SIM_SMTP_PORT });
+  const running = await startService({
     name: SERVICE,
     port: config.PORT,
     logger,
@@ -37,10 +40,21 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     routes: (app) => {
       const store = { models, cache: createCache() };
       const nukiDeps = { models: nuki, confirmDelayMs: config.SIM_NUKI_CONFIRM_DELAY_MS };
+      guestSink?.routes(app);
       app.use(vendorRouter(OPERATIONS, { ...store, config }, controls, logger));
       app.use(nukiRouter(nukiDeps, controls));
       app.use('/sim/nuki', nukiControls(nukiDeps));
       app.use('/sim', controlRoutes(store, controls, config.SIM_USERNAME, nuki));
     },
+  }).catch(async (err: unknown) => {
+    await guestSink?.close();
+    throw err;
   });
+  return {
+    ...running,
+    stop: async () => {
+      await running.stop();
+      await guestSink?.close();
+    },
+  };
 }

@@ -10,6 +10,8 @@ export interface Config extends BaseConfig {
   SIM_TOKEN_TTL_MS: number;
   SIM_LATENCY_MS: number;
   SIM_NUKI_CONFIRM_DELAY_MS: number;
+  SIM_GUEST_SINK: boolean;
+  SIM_SMTP_PORT: number;
 }
 
 /** The account the simulator accepts: development defaults (the same as libs/lock-cloud's), required elsewhere. */
@@ -38,6 +40,14 @@ export const configSchema = Joi.object<Config>({
     .min(0)
     .default(1500)
     .description('how long a Nuki keypad code (or its change) takes to reach an online lock after the Web API accepted it (a lock may say otherwise: `PUT /sim/nuki/smartlocks/:id`)'),
+  // Development only: a demo's guests are not real. Refused in production, where no simulator runs.
+  SIM_GUEST_SINK: Joi.boolean()
+    .default(false)
+    .when('NODE_ENV', { is: 'production', then: Joi.valid(false).messages({ 'any.only': 'SIM_GUEST_SINK is for development only' }) })
+    .description(
+      'keep the guest e-mails and SMS the callback-dispatcher sends (a mail relay on 127.0.0.1:`SIM_SMTP_PORT`, a Twilio-style SMS API under `/sms` of this port) and show them at `/sim/guest-messages`; `npm start` turns it on and points the dispatcher at it; refused in production',
+    ),
+  SIM_SMTP_PORT: Joi.number().port().default(2525).description('the port of that mail relay (plain SMTP on loopback; with `SIM_GUEST_SINK`)'),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -2,7 +2,7 @@ export * from './infra';
 export { captureLogger } from './logs';
 export { launchApp, freePort, NO_RATE_LIMITS } from './launcher';
 export type { LaunchedApp } from './launcher';
-export type { CallbackReceiver, ReceivedCallback, SmtpSink, SmsStub, ReceivedMail, ReceivedSms } from './receivers';
+export type { CallbackReceiver, ReceivedCallback } from './receivers';
 export { startCallbackReceiver } from './receivers';
 export { launchSystem } from './system';
 export type { System, SystemOptions } from './system';

@@ -2,7 +2,8 @@ import { apiDocument, ingestDocument } from '@smartlock/contracts';
 import { registerContractHost, unregisterContractHost } from './contract';
 import { createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from './infra';
 import { freePort, LaunchedApp, launchApp } from './launcher';
-import { CallbackReceiver, SmsStub, SmtpSink, startCallbackReceiver, startSmsStub, startSmtpSink } from './receivers';
+import { SmsApi, SmtpSink, startSmsApi, startSmtpSink } from '@smartlock/sinks';
+import { CallbackReceiver, startCallbackReceiver } from './receivers';
 
 const SYSTEM_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const SYSTEM_SECRETS_KEY = 'a1'.repeat(32);
@@ -31,6 +32,12 @@ export interface SystemOptions {
    * seconds; the relays then also poll more often than in production.
    */
   defaultTimings?: boolean;
+  /**
+   * `simulator`: guest e-mail and SMS go to the lock-cloud simulator's sinks (SIM_GUEST_SINK), as
+   * `npm start` wires them, and its /sim/guest-messages page shows them; `sys.smtp` and `sys.sms`
+   * then stay empty. Otherwise they go to sinks in the test's process.
+   */
+  guestSink?: 'simulator';
 }
 
 /**
@@ -41,8 +48,8 @@ export interface SystemOptions {
 export async function launchSystem(opts: SystemOptions = {}) {
   const vhost: TestVhost = opts.vhost ?? (await createVhost('sys'));
   const receiver: CallbackReceiver = await startCallbackReceiver();
-  const smtp: SmtpSink = await startSmtpSink();
-  const sms: SmsStub = await startSmsStub();
+  const smtp: SmtpSink = await startSmtpSink({ refuse: (address) => address.endsWith('@reject.example') });
+  const sms: SmsApi = await startSmsApi();
   const dbs = {
     identity: uniqueDbName('sys_identity'),
     ingest: uniqueDbName('sys_ingest'),
@@ -59,6 +66,7 @@ export async function launchSystem(opts: SystemOptions = {}) {
     ingest: await freePort(),
     access: await freePort(),
     edge: await freePort(),
+    simSmtp: opts.guestSink === 'simulator' ? await freePort() : 0,
   };
   const url = (port: number) => `http://127.0.0.1:${port}`;
   const common: Record<string, string> = {
@@ -76,11 +84,11 @@ export async function launchSystem(opts: SystemOptions = {}) {
     ACCESS_API_URL: url(ports.access),
     LOCK_CLOUD_URL: url(ports.sim),
     SMTP_HOST: smtp.host,
-    SMTP_PORT: String(smtp.port),
+    SMTP_PORT: String(ports.simSmtp || smtp.port),
     // The sink is a local relay without TLS: the documented opt-out.
     SMTP_ALLOW_PLAINTEXT: 'true',
     SMTP_FROM: 'keys@smartlock.test',
-    SMS_API_URL: sms.url,
+    SMS_API_URL: ports.simSmtp ? `${url(ports.sim)}/sms` : sms.url,
     SMS_ACCOUNT_SID: 'ACe2e',
     SMS_AUTH_TOKEN: 'e2e-sms-token',
     SMS_FROM: '+15550000000',
@@ -99,7 +107,7 @@ export async function launchSystem(opts: SystemOptions = {}) {
     ...opts.env,
   };
   const specs: { name: AppName; env: Record<string, string> }[] = [
-    { name: 'lock-cloud-simulator', env: { MONGO_DB: dbs.sim, PORT: String(ports.sim) } },
+    { name: 'lock-cloud-simulator', env: { MONGO_DB: dbs.sim, PORT: String(ports.sim), ...(ports.simSmtp ? { SIM_GUEST_SINK: 'true', SIM_SMTP_PORT: String(ports.simSmtp) } : {}) } },
     { name: 'admin-api', env: { MONGO_DB: dbs.identity, PORT: String(ports.admin), PORTAL_WEBHOOK_URL: url(ports.ingest) } },
     { name: 'location-api', env: { MONGO_DB: dbs.location, PORT: String(ports.location) } },
     { name: 'ingest-gateway', env: { MONGO_DB: dbs.ingest, PORT: String(ports.ingest) } },
@@ -185,7 +193,7 @@ export async function launchSystem(opts: SystemOptions = {}) {
       unregisterContractHost(system.baseUrl);
       unregisterContractHost(system.webhookUrl);
       await Promise.all(running.map((r) => r.app.stop()));
-      await Promise.all([receiver.stop(), smtp.stop(), sms.stop()]);
+      await Promise.all([receiver.stop(), smtp.close(), sms.close()]);
       if (!opts.vhost) await vhost.remove();
       await dropDatabases(...Object.values(dbs));
     },

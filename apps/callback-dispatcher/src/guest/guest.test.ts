@@ -8,7 +8,8 @@ import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, unique
 import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
-import { Receiver, SmsStub, SmtpSink, startReceiver, startSmsStub, startSmtpSink } from '../test-support/receivers';
+import { SmsApi, SmtpSink, startSmsApi, startSmtpSink } from '@smartlock/sinks';
+import { Receiver, startReceiver } from '../test-support/receivers';
 import { TEST_IDENTITY_EVENTS_KEY, TEST_MESSAGE_KEY, TEST_SECRETS_KEY, accessEvent, credential, endpointEvent } from '../test-support/factories';
 
 const key = parseSecretsKey(TEST_SECRETS_KEY);
@@ -37,7 +38,7 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
   let publisher: Broker;
   let app: RunningService;
   let smtp: SmtpSink;
-  let sms: SmsStub;
+  let sms: SmsApi;
   let callbacks: Receiver;
   const smsFailures = new Map<string, number>();
   const dbName = uniqueDbName('dispatcher_guest');
@@ -46,15 +47,17 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
 
   beforeAll(async () => {
     vhost = await createVhost('dispatcher-guest');
-    smtp = await startSmtpSink((address) => address.startsWith('nobody@'));
-    sms = await startSmsStub((to) => {
-      if (to === '+000') return 400;
-      const left = smsFailures.get(to) ?? 0;
-      if (left > 0) {
-        smsFailures.set(to, left - 1);
-        return 500;
-      }
-      return 201;
+    smtp = await startSmtpSink({ refuse: (address) => address.startsWith('nobody@') });
+    sms = await startSmsApi({
+      reply: (to) => {
+        if (to === '+000') return 400;
+        const left = smsFailures.get(to) ?? 0;
+        if (left > 0) {
+          smsFailures.set(to, left - 1);
+          return 500;
+        }
+        return 201;
+      },
     });
     callbacks = await startReceiver();
     app = await start(
@@ -100,8 +103,8 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
   async function mailTo(address: string): Promise<SmtpSink['mails'][number]> {
     return waitFor(() => smtp.mails.find((m) => m.to.includes(address)) ?? false, { what: `mail to ${address}` }) as Promise<SmtpSink['mails'][number]>;
   }
-  async function smsTo(phone: string): Promise<SmsStub['messages'][number]> {
-    return waitFor(() => sms.messages.find((m) => m.to === phone) ?? false, { what: `SMS to ${phone}` }) as Promise<SmsStub['messages'][number]>;
+  async function smsTo(phone: string): Promise<SmsApi['messages'][number]> {
+    return waitFor(() => sms.messages.find((m) => m.to === phone) ?? false, { what: `SMS to ${phone}` }) as Promise<SmsApi['messages'][number]>;
   }
 
   it('a leaked ingest URL is no SMS pump: past RATE_LIMIT_GUEST_MESSAGES_PER_HOUR a company\'s guest messages are recorded not sent (rate limited)', async () => {
@@ -146,7 +149,7 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     const text = await smsTo(g.phone);
     expect(text.from).toBe('+15550001111');
     expect(text.path).toBe('/2010-04-01/Accounts/AC0123456789/Messages.json');
-    expect(text.auth).toBe(`Basic ${Buffer.from('AC0123456789:sms-auth-token').toString('base64')}`);
+    expect(text.authorization).toBe(`Basic ${Buffer.from('AC0123456789:sms-auth-token').toString('base64')}`);
     expect(text.body).toContain(`Booking ${msg.reference_id}`);
     expect(text.body).toContain('Harbour House, room 101, bed B, cabinet');
     expect(text.body).toContain(how);
@@ -279,10 +282,10 @@ async function ownDispatcher(name: string, extra: Record<string, string | undefi
  */
 describe('callback-dispatcher: each guest message outcome, as the booking page reads it', () => {
   const cleanups: (() => Promise<void>)[] = [];
-  let sms: SmsStub;
+  let sms: SmsApi;
   let own: Awaited<ReturnType<typeof ownDispatcher>>;
   beforeAll(async () => {
-    sms = await startSmsStub();
+    sms = await startSmsApi();
     own = await ownDispatcher('dispatcher-guest-outcomes', {
       SMTP_HOST: undefined, // e-mail not configured
       SMS_API_URL: sms.url,
@@ -373,7 +376,7 @@ describe('callback-dispatcher: guest e-mail goes over verified TLS unless SMTP_A
   });
 
   it('a relay whose certificate does not verify: not sent; with the opt-out, sent', async () => {
-    const untrusted = await startSmtpSink(undefined, { starttls: true });
+    const untrusted = await startSmtpSink({ starttls: true });
     relays.push(untrusted);
     expect(await mailThrough(untrusted, false)).toEqual({ status: 'failed', lastError: expect.stringMatching(/^SMTP: the mail relay's TLS certificate does not verify \(.+\): not sent$/), received: 0 });
     expect(await mailThrough(untrusted, true)).toEqual({ status: 'sent', lastError: null, received: 1 });
