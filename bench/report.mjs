@@ -34,11 +34,11 @@ function newest(prefix) {
   return files[0] ? JSON.parse(fs.readFileSync(path.join(OUT, files[0]), 'utf8')) : undefined;
 }
 
-function run(name, script) {
+function run(name, script, env = {}) {
   return new Promise((resolve) => {
     const started = Date.now();
     console.log(`\n== ${name}: node ${script}`);
-    const child = spawn(process.execPath, [script], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c) => {
       out += c;
@@ -106,6 +106,10 @@ report.runs.callbacks = {
   fastP99HangingMs: num(/other company hanging: .*?p99=(\d+)/, callbacks.out),
   addedByHangMs: num(/adds (-?\d+) ms/, callbacks.out),
 };
+// Issue 47: a tenant onboards a property while another books (bench/system/onboarding.ts; its own section below).
+const onboarding = await run('onboarding', 'bench/system/run.mjs', { BENCH_SCENARIOS: 'onboarding' });
+const onboardingJson = onboarding.code === 0 && fs.existsSync(path.join(OUT, 'system-onboarding.json')) ? JSON.parse(fs.readFileSync(path.join(OUT, 'system-onboarding.json'), 'utf8')) : undefined;
+report.runs.onboarding = { exitCode: onboarding.code, results: onboardingJson?.results ?? [] };
 report.rssPeakMb = rss;
 
 fs.writeFileSync(path.join(ROOT, 'bench/report.json'), JSON.stringify(report, null, 2) + '\n');
@@ -130,12 +134,13 @@ Written by \`npm run bench\` (bench/report.mjs) from the benchmarks' own output.
 | Provisioning: the same, each worker limited to PREFETCH=${f(r.provisioning.limitedPrefetch?.prefetch)} (the workers, not the database, the limit) | 1 worker ${f(r.provisioning.limitedPrefetch?.oneWorkerPerSecond, '/s')}, 2 workers ${f(r.provisioning.limitedPrefetch?.twoWorkersPerSecond, '/s')} (×${f(r.provisioning.limitedPrefetch?.scaling)}) | |
 | Location: import of 10,000 beds | ${f(r.location.import10kBedsMs, ' ms')} | seconds |
 ${r.location.reads.map((x) => `| Location: ${x.label}, 20 clients | ${x.requestsPerSecond} req/s, p50 ${x.p50Ms} ms, p99 ${x.p99Ms} ms | p99 < 25 ms |`).join('\n')}
+${r.onboarding.results.map((x) => `| Onboarding: ${x.rooms} rooms imported while another tenant books at ${x.steadyTenant.ratePerS}/s: the import's 200 → its last room COMPLETED; PostgreSQL transactions / broker deliveries per room; the other tenant's 202 p99, 202→COMPLETED p99 | ${f(x.lastRoomCompletedMs, ' ms')}; ${x.perRoom.pgTransactions} / ${x.perRoom.brokerDeliveries}; ${f(x.steadyTenant.ingest202P99Ms, ' ms')}, ${f(x.steadyTenant.toCompletedP99Ms, ' ms')} | ${x.rooms >= 10000 ? '60 s' : '10 s'}; ≤ 5 / -; < 250 ms, < 2 s |`).join('\n')}
 | Callbacks: deliveries/s to a receiver answering at once | ${f(r.callbacks.deliveriesPerSecond)} | ≥ 500 |
 | Callbacks: fast endpoint p99, other company healthy / hanging | ${f(r.callbacks.fastP99HealthyMs, ' ms')} / ${f(r.callbacks.fastP99HangingMs, ' ms')} (added ${f(r.callbacks.addedByHangMs, ' ms')}) | added < 50 ms |
 
 Peak resident memory of each app process during the runs (MB): ${Object.entries(rss).map(([app, mb]) => `${app} ${mb}`).join(', ') || 'no app process seen'}.
 
-Exit codes: ingest ${r.ingest.exitCode}, provisioning ${r.provisioning.exitCode}, location ${r.location.exitCode}, callbacks ${r.callbacks.exitCode}.
+Exit codes: ingest ${r.ingest.exitCode}, provisioning ${r.provisioning.exitCode}, location ${r.location.exitCode}, callbacks ${r.callbacks.exitCode}, onboarding ${r.onboarding.exitCode}.
 `;
 // The sections `npm run bench:system` writes (the benchmark's, the profile's) are kept as they are.
 const previous = fs.existsSync(path.join(ROOT, 'bench/report.md')) ? fs.readFileSync(path.join(ROOT, 'bench/report.md'), 'utf8') : '';
