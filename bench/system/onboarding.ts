@@ -13,7 +13,7 @@ import axios from 'axios';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { MongoClient } from 'mongodb';
 import { launchSystem, MONGO_URL } from '@smartlock/testing';
-import { onboard, percentile, steady } from '../../e2e/src/support/load';
+import { onboard, percentile, Sent, steady } from '../../e2e/src/support/load';
 import { VENDOR, VENDOR_PROCESSES, brokerCounts, cpuMsOf, eachById, snapshot, statementsByApp, totalOf } from './common';
 
 const SIZES = (process.env.BENCH_ONBOARD_ROOMS || '1000,10000').split(',').map(Number);
@@ -50,6 +50,21 @@ function rates(a: Counters, b: Counters) {
   return { xacts: (b.snap.pg.xacts - a.snap.pg.xacts) / s, published: (b.broker.published - a.broker.published) / s, delivered: (b.broker.delivered - a.broker.delivered) / s, at: s };
 }
 
+/** Of the steady tenant's bookings: how many were accepted and COMPLETED, the 202 p99 and the 202→COMPLETED p99 (the gateway's records). */
+async function latencies(client: MongoClient, sys: System, sent: Sent[]) {
+  const accepted = sent.filter((x) => x.status === 202);
+  const events = client.db(sys.dbs.ingest).collection('events');
+  const docs = (await eachById(accepted.map((x) => x.eventId as string), (id) => events.findOne({ _id: id } as never, { projection: { status: 1, received_at: 1, updated_at: 1 } }))).filter((d) => d !== null);
+  const done = docs.filter((d) => d.status === 'COMPLETED');
+  const lat = done.map((d) => new Date(d.updated_at).getTime() - new Date(d.received_at).getTime());
+  return {
+    accepted: accepted.length,
+    completed: done.length,
+    ingest202P99Ms: accepted.length ? Math.round(percentile(accepted.map((x) => x.endedAt - x.startedAt), 99)) : null,
+    toCompletedP99Ms: lat.length ? Math.round(percentile(lat, 99)) : null,
+  };
+}
+
 async function finalOf(sys: System, key: string, eventId: string): Promise<{ status: string; message: string | null }> {
   const res = await axios.get(`${sys.webhookUrl}/webhook/events/${eventId}`, { headers: { apikey: key }, validateStatus: () => true });
   const e = res.data?.event ?? res.data;
@@ -72,6 +87,10 @@ async function main() {
         await sleep(BASELINE_SECONDS * 1000);
         const base1 = await counters(sys);
         const baseline = rates(base0, base1);
+        // Its bookings of that window: what each costs alone, and its p99s before the import (the machine's own noise).
+        const alone = load.sent.filter((x) => x.startedAt >= base0.at && x.startedAt < base1.at);
+        const perBooking = (n: number) => n / Math.max(1, alone.length);
+        const baselineLatency = await latencies(client, sys, alone);
 
         const companyId = (await admin.post('/admin/v1/companies', { name: `Onboarding ${rooms}` })).data._id;
         const key = (await admin.post(`/admin/v1/companies/${companyId}/api-keys`, { name: 'pms' })).data.key;
@@ -86,11 +105,13 @@ async function main() {
         const site = (await axios.get(`${sys.baseUrl}/api/v4/location/sites`, { headers: { apikey: key } })).data.data.sites[0];
         const token = (await admin.post(`/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site._id })).data.token;
         const targets = [rooms, ...Array.from({ length: OTHERS }, (_, i) => Math.max(1, Math.round(((i + 1) * rooms) / (OTHERS + 1))))];
+        const answered202: number[] = [];
         const sent = await Promise.all(
           targets.map(async (room, i) => {
             const body = { reference_id: `ON${rooms}-${i}`, action: 'create', room_number: String(room), check_in: '2031-05-01T15:00:00Z', check_out: '2031-05-04T11:00:00Z' };
             const res = await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, body, { validateStatus: () => true });
             if (res.status !== 202) throw new Error(`a booking to room ${room} was answered ${res.status}: ${JSON.stringify(res.data)}`);
+            answered202[i] = Date.now() - answeredAt;
             return res.data.eventId as string;
           }),
         );
@@ -127,28 +148,25 @@ async function main() {
         await sleep(11_000); // PostgreSQL backends report their last statements up to 10 s after
         await sleep(5500); // and the management API its message counts every 5 s
         const c2 = await counters(sys);
-        const windowS = (c1.at - c0.at) / 1000;
         // Counted up to c2 (the reports' delay), the steady tenant's share over the window taken off.
         const perRoom = (x: number) => +(x / rooms).toFixed(2);
         const xacts = c2.snap.pg.xacts - c0.snap.pg.xacts;
         const published = c2.broker.published - c0.broker.published;
         const delivered = c2.broker.delivered - c0.broker.delivered;
-        const tail = (c2.at - c1.at) / 1000;
-        const steadyShare = (perS: number) => perS * (windowS + tail);
+        // The steady tenant's share: its bookings sent from the PUT until the replicas held the import, at what each cost alone.
+        const sentInWindow = load.sent.filter((x) => x.startedAt >= c0.at && x.startedAt <= c1.at).length;
+        const steadyShare = (perS: number) => perBooking(perS * baseline.at) * sentInWindow;
         const cpuMs = cpuMsOf(c0.snap, c2.snap, (ms) => +(ms / rooms).toFixed(2));
 
         // The steady tenant during the import: from the PUT until every replica held it.
         const during = load.sent.filter((s) => s.startedAt >= importStart && s.startedAt <= c1.at);
-        const accepted = during.filter((s) => s.status === 202);
-        const events = client.db(sys.dbs.ingest).collection('events');
-        await sleep(1000);
-        const docs = (await eachById(accepted.map((s) => s.eventId as string), (id) => events.findOne({ _id: id } as never, { projection: { status: 1, received_at: 1, updated_at: 1 } }))).filter((d) => d !== null);
-        const completedDocs = docs.filter((d) => d.status === 'COMPLETED');
-        const lat = completedDocs.map((d) => new Date(d.updated_at).getTime() - new Date(d.received_at).getTime());
+        const during202 = await latencies(client, sys, during);
         const row = {
           rooms,
           importAnswerMs: answeredAt - importStart,
           lastRoomCompletedMs: last ? last.at - answeredAt : null,
+          // When its 202 came, after the import's 200 (the ingest URL asked for first).
+          lastRoom202Ms: answered202[0],
           lastRoomStatus: last?.status ?? 'not final',
           afterImport: Object.fromEntries([...new Set([...finals.values()].map((f) => f.status))].map((st) => [st, [...finals.values()].filter((f) => f.status === st).length])),
           notCompleted: [...finals.values()].filter((f) => f.status !== 'COMPLETED').map((f) => `${f.status}: ${f.message}`),
@@ -167,13 +185,10 @@ async function main() {
             ratePerS: RATE,
             baselinePerS: { xacts: +baseline.xacts.toFixed(1), published: +baseline.published.toFixed(1), delivered: +baseline.delivered.toFixed(1) },
             sentDuringImport: during.length,
-            accepted: accepted.length,
-            completed: completedDocs.length,
-            ingest202P99Ms: accepted.length ? Math.round(percentile(accepted.map((s) => s.endedAt - s.startedAt), 99)) : null,
-            toCompletedP99Ms: lat.length ? Math.round(percentile(lat, 99)) : null,
+            ...during202,
+            before: baselineLatency,
             // By second from the PUT: the slowest 202 of the bookings sent in that second.
             ingest202MaxBySecondMs: Array.from({ length: Math.ceil((c1.at - importStart) / 1000) }, (_, i) => Math.max(0, ...during.filter((x) => Math.floor((x.startedAt - importStart) / 1000) === i).map((x) => x.endedAt - x.startedAt))),
-            notCompleted: docs.filter((d) => d.status !== 'COMPLETED').map((d) => d.status),
           },
         };
         results.push(row);

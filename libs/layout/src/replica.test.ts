@@ -208,7 +208,8 @@ describe('libs/layout: the layout replica', () => {
     for (const r of rooms.slice(3, 20)) src.remove(r);
     const big = src.commit(false);
     await replica.apply(big);
-    expect(await replica.version(company)).toBe(big.commit_last);
+    // (The gap check's last round may still hold the claim and take the snapshot in its stead.)
+    await waitFor(async () => (await replica.version(company)) === big.commit_last, { what: 'the snapshot of a commit too large to carry' });
     expect(await contents(replica, company)).toEqual(await expected());
     expect(await replica.findRoomByName(company, site._id, rooms[10].name)).toBeNull();
   });

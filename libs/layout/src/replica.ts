@@ -142,8 +142,13 @@ const stateSchema = new Schema({ _id: String, version: Number, rebuilt_at: Date 
 const PRESENT_MAX = 100_000;
 /** Up to this many documents are read one by one (`_id` look-ups); more, with one read of the company's. */
 const FEW = 16;
-/** Documents per insert or delete statement. */
-const BATCH = 1000;
+/**
+ * Documents per insert or delete statement: few statements per change, each short enough that the
+ * booking path's statements (FerretDB 1.x runs on one scheduler thread here) are not held behind it.
+ */
+const BATCH = 250;
+/** How long ensureCompany waits for a company's first version another process is writing. */
+const FIRST_STATE_WAIT_MS = 2000;
 /** Replaces in flight at once. */
 const WINDOW = 16;
 /**
@@ -244,7 +249,7 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
 
   /**
    * Writes a company's changed nodes and their lookup keys in bulk, under the company's claim: one
-   * read of what they replace, then inserts of what is new (a statement per thousand), one replace per
+   * read of what they replace, then inserts of what is new (a statement per BATCH), one replace per
    * node that changed and one delete for what went. `whole`: `nodes` is the company's entire layout
    * (a snapshot), so every node not in it goes. Keys first, nodes after: a retry after a crash in
    * between recomputes the keys from the nodes it still finds as they were. Idempotent.
@@ -487,6 +492,10 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       if (!(await state(companyId))) {
         if (!opts.fetchSnapshot) throw new ReplicaUnavailableError(`no layout replica of company ${companyId} yet`);
         await drain(companyId, true);
+        // Another process holds the company's claim: it is applying the company's first commit (an
+        // import a moment ago) or its snapshot, done within a second or two as a rule. Waited for that
+        // long rather than failed at once (a booking would be parked for its retry queue's delay).
+        for (let waited = 0; waited < FIRST_STATE_WAIT_MS && !(await state(companyId)); waited += 200) await new Promise((r) => setTimeout(r, 200));
         if (!(await state(companyId))) throw new ReplicaUnavailableError(`the layout replica of ${companyId} is being rebuilt; retry`);
       }
       if (present.size >= PRESENT_MAX) present.clear();
