@@ -50,4 +50,21 @@ describe('libs/auth lock owners', () => {
     t += 60_000;
     expect(await check.notOwned('hotel', ['h2'])).toEqual(['h2']);
   });
+
+  it('the first bookings of a property arriving together share one read of its set', async () => {
+    const locks = Array.from({ length: 300 }, (_, i) => `tower-${i}`);
+    await claimLocks(models(), 'tower', locks, 'import');
+    const reads: string[] = [];
+    conn.set('debug', (collection: string, method: string) => void (collection === models().LockOwner.collection.name && method === 'find' && reads.push(method)));
+    try {
+      const check = ownedLocksCheck(models(), { ttlMs: 60_000 });
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => check.notOwned('tower', [locks[i * 30], i === 9 ? 'elsewhere' : locks[i]])));
+      expect(answers).toEqual([...Array.from({ length: 9 }, () => []), ['elsewhere']]);
+      // One read for the ten, and one more for the call that joined it and missed a lock (the shared
+      // read may have begun before a lock was assigned to the company).
+      expect(reads).toEqual(['find', 'find']);
+    } finally {
+      conn.set('debug', false);
+    }
+  });
 });
