@@ -214,6 +214,25 @@ describe('libs/layout: the layout replica', () => {
     expect(await replica.findRoomByName(company, site._id, rooms[10].name)).toBeNull();
   });
 
+  it('lookup keys stored before keys carried company_id are merged, not lost, when a large commit adds to them', async () => {
+    const { company, src, replica } = await setup();
+    const site = src.add('site', 'Old');
+    const b = src.add('building', 'B', site);
+    const f1 = src.add('floor', '1', b);
+    const first = src.add('room', '101', f1);
+    await replica.apply(src.commit());
+    // As an earlier replica wrote them: no company_id.
+    const legacy = await db.collection('replica_location_keys').updateMany({ _id: { $regex: `^${company}\\|` } } as never, { $unset: { company_id: '' } });
+    expect(legacy.modifiedCount).toBeGreaterThan(0);
+    const f2 = src.add('floor', '2', b);
+    const second = src.add('room', '101', f2);
+    for (let i = 0; i < 20; i++) src.add('room', `2${String(i).padStart(2, '0')}`, f2); // more than are read one by one
+    await replica.apply(src.commit());
+    const clash = await replica.findRoomByName(company, site._id, '101').catch((err: AmbiguousLocationError) => err);
+    expect(clash).toBeInstanceOf(AmbiguousLocationError);
+    expect((clash as AmbiguousLocationError).candidates.map((n) => n._id).sort()).toEqual([first._id, second._id].sort());
+  });
+
   it('same name on two floors of a site is ambiguous; an exact match beats a case-insensitive one', async () => {
     const { company, src, replica } = await setup();
     const site = src.add('site', 'S');
