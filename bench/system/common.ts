@@ -151,8 +151,14 @@ export function statementsByApp(before: Snapshot, after: Snapshot, bookings: num
 }
 
 
-export async function brokerCounts(vhost: string) {
-  const res = await axios.get(`${RABBIT_API}/vhosts/${encodeURIComponent(vhost)}`, { auth: { username: 'guest', password: 'guest' } });
+export async function brokerCounts(vhost: string, attempts = 5): Promise<{ published: number; delivered: number }> {
+  // The management API of a busy node drops a connection now and then: a count is worth a retry, not the run.
+  const res = await axios.get(`${RABBIT_API}/vhosts/${encodeURIComponent(vhost)}`, { auth: { username: 'guest', password: 'guest' }, timeout: 10_000 }).catch(async (err) => {
+    if (attempts <= 1) throw err;
+    await new Promise((r) => setTimeout(r, 1000));
+    return undefined;
+  });
+  if (!res) return brokerCounts(vhost, attempts - 1);
   const s = res.data.message_stats ?? {};
   return { published: Number(s.publish ?? 0), delivered: Number(s.deliver_get ?? 0) };
 }
