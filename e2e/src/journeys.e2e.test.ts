@@ -40,7 +40,7 @@ const LAYOUT = {
 interface Lock {
   /** lockData: the lock's own (administrator) data, which no guest may ever be given. */
   lock: { lockMac: string; lockData: string };
-  ekeys?: { keyId: number; status: string; endDate: number; receiver: string; keyName: string }[];
+  ekeys?: { keyId: number; status: string; startDate: number; endDate: number; receiver: string; keyName: string }[];
   passcodes?: { status: string }[];
   cards?: { status: string }[];
 }
@@ -208,6 +208,51 @@ describe('customer journeys (every app as a process)', () => {
       'BOOKING_DATECHANGE',
       'BOOKING_CHECKOUT',
     ]);
+  });
+
+  it("a site's new time zone re-times the booking sent as dates (on its lock, in v4, by callback), never the one sent as instants; the event records what was sent and what it resolved to", async () => {
+    // A second site of the company, in UTC, with its own ingest URL.
+    const lakeside = { name: 'Lakeside', buildings: [{ name: 'Lodge', floors: [{ name: 'G', rooms: ['L1', 'L2'].map((name) => ({ name, locks: [{ lock_id: `LK-${name}`, lock_mac: `AA:00:00:00:0C:${name === 'L1' ? '01' : '02'}` }] })) }] }] };
+    expect((await admin.put(`/admin/v1/companies/${companyId}/layout`, { sites: [...LAYOUT.sites, lakeside] })).status).toBe(200);
+    const site = (await admin.get(`/admin/v1/companies/${companyId}/snapshot`)).data.data.nodes.find((n: { level: string; name: string }) => n.level === 'site' && n.name === 'Lakeside');
+    const lakesideToken = (await admin.post(`/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site._id })).data.token;
+    const book = async (reference_id: string, room_number: string, check_in: string, check_out: string) => {
+      const sent = await sendBooking(ingest, lakesideToken, { reference_id, action: 'create', room_number, check_in, check_out, access_type: ['EKEY'] });
+      await completed(sent.eventId);
+      return sent.eventId;
+    };
+    const keyOn = async (lockId: string) => (await activeKeys(lockId))[0];
+
+    // Dates, as many property systems send stays: the site's check-in and check-out hours, in UTC for now.
+    const datesEvent = await book('RETIME-DATES', 'L1', '2031-03-08', '2031-03-10');
+    expect(await keyOn('LK-L1')).toMatchObject({ startDate: Date.parse('2031-03-08T15:00:00Z'), endDate: Date.parse('2031-03-10T11:00:00Z') });
+    // The event record: what was sent, and what it resolved to.
+    const tracked = await ok(ingest.GET('/webhook/events/{eventId}', { params: { path: { eventId: datesEvent } } }));
+    expect(tracked.stay).toEqual({ check_in: '2031-03-08', check_out: '2031-03-10', resolved: { check_in: '2031-03-08T15:00:00.000Z', check_out: '2031-03-10T11:00:00.000Z', time_zone: 'UTC' } });
+    await book('RETIME-INSTANT', 'L2', '2031-03-08T15:00:00Z', '2031-03-10T11:00:00Z');
+    const instantKey = await keyOn('LK-L2');
+    const instantAccess = (await ok(access('RETIME-INSTANT'))).data;
+
+    // The hotel is in New York: 15:00 EST on 8 March, 11:00 EDT on 10 March (the clocks change on the 9th).
+    expect((await admin.patch(`/admin/v1/companies/${companyId}/sites/${site._id}`, { time_zone: 'America/New_York' })).status).toBe(200);
+    const newYork = { check_in: '2031-03-08T20:00:00.000Z', check_out: '2031-03-10T15:00:00.000Z' };
+    await waitFor(async () => (await keyOn('LK-L1'))?.startDate === Date.parse(newYork.check_in), { timeoutMs: 30_000, what: 'the key of RETIME-DATES re-timed on its lock' });
+    expect(await keyOn('LK-L1')).toMatchObject({ endDate: Date.parse(newYork.check_out) });
+    const v4 = (await ok(access('RETIME-DATES'))).data;
+    expect(v4.validity).toEqual({ ...newYork, time_zone: 'America/New_York' });
+    expect(v4.credentials).toEqual([expect.objectContaining({ type: 'EKEY', valid_from: newYork.check_in, valid_to: newYork.check_out })]);
+    // The customer is told by callback, with the new validity.
+    await waitFor(
+      () =>
+        sys.receiver.received.find((r) => {
+          const body = r.body as { event?: string; referenceId?: string; data?: { validity?: { checkIn?: string } } };
+          return body.event === 'access.provisioned' && body.referenceId === 'RETIME-DATES' && body.data?.validity?.checkIn === newYork.check_in;
+        }),
+      { timeoutMs: 20_000, what: 'the re-timing callback' },
+    );
+    // The booking sent as instants: untouched on its lock and in v4.
+    expect(await keyOn('LK-L2')).toEqual(instantKey);
+    expect((await ok(access('RETIME-INSTANT'))).data).toEqual(instantAccess);
   });
 
   it('a bed in a shared room gets the door and the cabinet; cancel before arrival revokes both', async () => {

@@ -329,6 +329,15 @@ describe('the administration portal in a browser', () => {
     const rows = page.getByRole('row', { name: /PORTAL-F\d BOOKING_CREATE FAILED Room not found/ });
     await waitFor(async () => (await rows.count()) === 2, { what: 'the two FAILED events listed' });
     await screenshot(page, 'portal-events-failed');
+    // Times in the site's zone with its abbreviation (the hotel is in New York), UTC on hover; the detail names the zone.
+    const failedRow = page.getByRole('row', { name: /PORTAL-F1 BOOKING_CREATE FAILED/ });
+    const received = failedRow.getByRole('cell').first().locator('time');
+    expect(await received.innerText()).toMatch(/ E[SD]T$/);
+    expect(await received.getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+    await failedRow.getByText('BOOKING_CREATE').click();
+    const failedDetail = page.getByRole('definition').filter({ hasText: 'America/New_York' }).first();
+    await failedDetail.waitFor();
+    expect(await page.getByLabel('Details of BOOKING_CREATE of PORTAL-F1').innerText()).toMatch(/Check-in\s+sent .*2031.* EDT \(not resolved yet\)/);
 
     // The cause fixed (room 104 added with its lock), one event retried from its row.
     await admin.put(`/admin/v1/companies/${hotel}/layout`, {
@@ -383,6 +392,25 @@ describe('the administration portal in a browser', () => {
     await viewer.goto('/portal/#/events');
     await viewer.getByRole('row', { name: /PORTAL-F2/ }).waitFor();
     expect(await viewer.getByRole('button', { name: /^Retry/ }).count()).toBe(0);
+
+    // A stay sent as dates: the event's detail says what was sent and what it resolved to, in New York time
+    // (15:00 EST on 8 March; 11:00 EDT on 10 March, after the clocks changed).
+    const dates = await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: 'PORTAL-DATES', action: 'create', room_number: '101', check_in: '2031-03-08', check_out: '2031-03-10' });
+    expect(dates.status).toBe(202);
+    await waitFor(async () => (await statusOf('PORTAL-DATES')) === 'COMPLETED', { timeoutMs: 60_000, what: 'PORTAL-DATES COMPLETED' });
+    await page.setViewportSize(LAPTOP);
+    await page.goto('/portal/#/events?referenceId=PORTAL-DATES');
+    const row = page.getByRole('row', { name: /PORTAL-DATES BOOKING_CREATE COMPLETED/ });
+    await row.getByText('BOOKING_CREATE').click();
+    const detail = page.getByLabel('Details of BOOKING_CREATE of PORTAL-DATES');
+    await detail.waitFor();
+    const text = await detail.innerText();
+    expect(text).toMatch(/Check-in\s+sent 2031-03-08 \(site time\), resolved to .*8.*2031.*(15:00|03:00\sPM) EST/);
+    expect(text).toMatch(/Check-out\s+sent 2031-03-10 \(site time\), resolved to .*10.*2031.*(11:00|11:00\sAM) EDT/);
+    expect(await detail.locator('time').first().getAttribute('title')).toMatch(/UTC$/);
+    await screenshot(page, 'portal-event-detail');
+    await page.setViewportSize(PHONE);
+    await screenshot(page, 'portal-event-detail-phone');
   });
 
   it('layout: the tree from site to bed with locks and external ids; an import from a JSON file previewed (nothing changed), then applied; a pruning import previewed with what it would remove', async () => {
@@ -461,6 +489,55 @@ describe('the administration portal in a browser', () => {
     await viewer.goto('/portal/#/layout');
     await viewer.getByTestId('layout-tree').getByText('B-201-1').waitFor();
     expect(await viewer.getByLabel('Layout file (JSON)').count()).toBe(0);
+
+    // Each site's time zone and hours: a second site imported with its zone and check-in time; its check-out time set here.
+    await admin.put(`/admin/v1/companies/${hotel}/layout`, {
+      sites: [{ name: 'Lakeside', time_zone: 'America/New_York', check_in_time: '14:00', buildings: [{ name: 'Lodge', floors: [{ name: 'G', rooms: [{ name: 'L1', locks: [{ lock_id: 'LK-1', lock_mac: 'AA:30:00:00:00:01' }] }] }] }] }],
+    });
+    // A stay there sent as dates: 14:00 to 11:00 in New York, re-timed when the check-out time changes.
+    const lakeNode = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes.find((n: { name: string; level: string }) => n.level === 'site' && n.name === 'Lakeside');
+    const lakeToken = (await admin.post(`/admin/v1/companies/${hotel}/ingest-tokens`, { site_id: lakeNode._id })).data.token;
+    expect((await axios.post(`${sys.webhookUrl}/webhook/t/${lakeToken}`, { reference_id: 'LAKE-1', action: 'create', room_number: 'L1', check_in: '2031-04-10', check_out: '2031-04-12' })).status).toBe(202);
+    const lakeKey = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'lakeside checker' })).data.key;
+    const lakeAccess = async () => (await axios.get(`${sys.baseUrl}/api/v4/bookings/LAKE-1/access`, { headers: { apikey: lakeKey }, validateStatus: () => true })).data?.data;
+    await waitFor(async () => (await lakeAccess())?.status === 'active', { timeoutMs: 60_000, what: 'LAKE-1 provisioned' });
+    expect((await lakeAccess()).validity).toEqual({ check_in: '2031-04-10T18:00:00.000Z', check_out: '2031-04-12T15:00:00.000Z', time_zone: 'America/New_York' });
+    const editor = await newPage();
+    await openPortal(editor, hotel, ['layout']);
+    await editor.goto('/portal/#/layout');
+    const lakeside = editor.getByTestId('site-hours').filter({ has: editor.getByRole('heading', { name: 'Lakeside' }) });
+    await lakeside.waitFor();
+    const harbour = editor.getByTestId('site-hours').filter({ has: editor.getByRole('heading', { name: 'Harbour' }) });
+    expect(await harbour.getByLabel('Time zone').inputValue()).toBe('America/New_York');
+    expect(await lakeside.getByLabel('Check-in time').inputValue()).toBe('14:00');
+    expect(await lakeside.getByText(/Local time there now: .* E[SD]T\./).count()).toBe(1);
+    // A zone that does not exist: the service's 400 names the field, nothing changes.
+    await lakeside.getByLabel('Time zone').fill('Mars/Olympus');
+    await lakeside.getByRole('button', { name: 'Save time zone and hours' }).click();
+    await lakeside.getByText(/^time_zone must be an IANA time zone name/).waitFor();
+    await lakeside.getByLabel('Time zone').fill('America/New_York');
+    await lakeside.getByLabel('Check-out time').fill('10:00');
+    await lakeside.getByRole('button', { name: 'Save time zone and hours' }).click();
+    await editor.getByText(/^Lakeside: America\/New_York, check-in 14:00, check-out 10:00\. Bookings sent as dates or local times are re-timed/).waitFor();
+    const lakesideNode = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes.find((n: { name: string }) => n.name === 'Lakeside');
+    expect(lakesideNode).toMatchObject({ time_zone: 'America/New_York', check_in_time: '14:00', check_out_time: '10:00' });
+    await editor.getByTestId('layout-tree').getByText('America/New_York, check-in 14:00, check-out 10:00').waitFor();
+    await screenshot(editor, 'portal-layout-site-hours');
+    await editor.setViewportSize(PHONE);
+    await screenshot(editor, 'portal-layout-site-hours-phone');
+    // The stay sent as dates now ends at 10:00 in New York: on the lock (v4) and in its timeline, which says why.
+    await waitFor(async () => (await lakeAccess())?.validity?.check_out === '2031-04-12T14:00:00.000Z', { timeoutMs: 30_000, what: 'LAKE-1 re-timed' });
+    await editor.setViewportSize(LAPTOP);
+    await editor.goto('/portal/#/bookings/LAKE-1');
+    const retimed = editor.getByTestId('timeline').getByRole('listitem').filter({ hasText: 'Credentials re-timed' });
+    await retimed.waitFor();
+    expect(await retimed.innerText()).toContain("Re-timed: the site's check-out time changed from 11:00 to 10:00");
+    await screenshot(editor, 'portal-booking-retimed');
+    // View-only: the zone and hours shown, nothing to change.
+    await viewer.reload();
+    await viewer.getByTestId('site-hours').first().waitFor();
+    expect(await viewer.getByRole('button', { name: 'Save time zone and hours' }).count()).toBe(0);
+    expect(await viewer.getByTestId('site-hours').filter({ hasText: 'Lakeside' }).innerText()).toMatch(/Time zone\s+America\/New_York\s+Check-in time\s+14:00\s+Check-out time\s+10:00/);
   });
 
   it('on call: an operator\'s session over every company\'s dead letters: each queue\'s depth and oldest, messages with reason and retry count, one replayed, then a filtered set, each replay recorded with who and when', async () => {

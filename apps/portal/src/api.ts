@@ -103,6 +103,17 @@ export interface EventRecord {
   updated_at: string;
   message: string | null;
 }
+/** A stay as an event sent it (a date or a zone-less time is the site's local time) and, once applied, as it resolved in the site's time. */
+export interface EventStay {
+  check_in: string | null;
+  check_out: string | null;
+  resolved: { check_in: string | null; check_out: string | null; time_zone: string } | null;
+}
+/** An event of the portal's list: SPEC's record, its stay and its site's zone (null until known: the page says UTC). */
+export interface ListedEvent extends EventRecord {
+  stay: EventStay | null;
+  site_time_zone: string | null;
+}
 export interface TimelineEvent extends EventRecord {
   action: string;
   sequence: number | null;
@@ -110,7 +121,7 @@ export interface TimelineEvent extends EventRecord {
   history: StatusEntry[];
 }
 export interface EventPage {
-  events: EventRecord[];
+  events: ListedEvent[];
   pagination: { page: number; pageSize: number; total: number; totalPages: number };
 }
 
@@ -226,7 +237,13 @@ export interface LayoutNode {
   floor_id?: string;
   room_id?: string;
   locks?: Lock[];
+  /** Sites: their IANA zone and the local hours a stay sent as dates begins and ends at. */
+  time_zone?: string;
+  check_in_time?: string;
+  check_out_time?: string;
 }
+/** What a site's time can be set to (PATCH /portal/api/layout/sites/:id). */
+export type SiteTimeFields = Required<Pick<LayoutNode, 'time_zone' | 'check_in_time' | 'check_out_time'>>;
 export interface Layout {
   company_id: string;
   version: number;
@@ -372,6 +389,8 @@ export const portalApi = {
   layout: () => data(api<{ data: Layout }>('GET', '/layout')),
   importLayout: (doc: unknown, opts: { prune: boolean; dryRun: boolean }) =>
     data(api<{ data: ImportReport }>('PUT', `/layout?${new URLSearchParams({ ...(opts.prune ? { prune: 'true' } : {}), ...(opts.dryRun ? { dry_run: 'true' } : {}) })}`, doc)),
+  /** A site's time zone and hours (`layout`): bookings sent as dates or local times are re-timed to them. */
+  setSiteTime: (siteId: string, time: Partial<SiteTimeFields>) => data(api<{ data: LayoutNode }>('PATCH', `/layout/sites/${encodeURIComponent(siteId)}`, time)),
   events: (query: Record<string, string>) => api<EventPage>('GET', `/events?${new URLSearchParams(query)}`),
   timeline: (referenceId: string) => api<{ reference_id: string; count: number; events: TimelineEvent[] }>('GET', `/events/reference/${ref(referenceId)}`),
   retryEvent: (eventId: string) => api<{ retried: number; failed: number }>('POST', `/events/${encodeURIComponent(eventId)}/retry`),

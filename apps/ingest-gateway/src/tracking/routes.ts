@@ -80,16 +80,23 @@ async function listEvents(deps: Deps, companyId: string, q: ListQuery, portal = 
   if (q.referenceId) filter.reference_id = q.referenceId;
   const [total, docs] = await Promise.all([
     Event.countDocuments(filter).exec(),
-    Event.find(filter, portal ? { ...RECORD_PROJECTION, ...STAY_PROJECTION } : RECORD_PROJECTION)
+    Event.find(filter, portal ? { ...RECORD_PROJECTION, ...STAY_PROJECTION, site_id: 1 } : RECORD_PROJECTION)
       .sort({ received_at: -1, _id: -1 })
       .skip((q.page - 1) * q.pageSize)
       .limit(q.pageSize)
       .lean(),
   ]);
-  const records = docs as (RecordFields & Pick<EventDoc, 'booking' | 'resolved'>)[];
+  const records = docs as (RecordFields & Pick<EventDoc, 'booking' | 'resolved' | 'site_id'>)[];
+  // The zone the stay resolved in, else the site's as the gateway's replica has it (one look-up per site of the page).
+  const zones = new Map<string, Promise<string | null>>();
+  const zoneOf = (d: (typeof records)[number]) => {
+    if (d.resolved?.time_zone) return d.resolved.time_zone;
+    if (!zones.has(d.site_id)) zones.set(d.site_id, deps.siteZone(companyId, d.site_id).catch(() => null));
+    return zones.get(d.site_id) as Promise<string | null>;
+  };
   return {
     success: true,
-    events: portal ? records.map((d) => ({ ...toRecordView(d), stay: stayView(d), site_time_zone: d.resolved?.time_zone ?? null })) : records.map(toRecordView),
+    events: portal ? await Promise.all(records.map(async (d) => ({ ...toRecordView(d), stay: stayView(d), site_time_zone: await zoneOf(d) }))) : records.map(toRecordView),
     pagination: { page: q.page, pageSize: q.pageSize, total, totalPages: Math.ceil(total / q.pageSize) },
   };
 }

@@ -75,7 +75,8 @@ function timelineOf(b: Booking): Item[] {
   if (b.access && !(b.access instanceof Error)) {
     for (const h of b.access.history) {
       const creds = h.credentials.map(credentialText).join('; ');
-      if (h.kind === 'access.provisioned') items.push({ at: h.occurred_at, what: 'Credentials issued', detail: creds || null, tone: 'good' });
+      // A provision with a reason is a re-timing (its site's zone or hours changed: ADR 0107), the reason says so.
+      if (h.kind === 'access.provisioned') items.push({ at: h.occurred_at, what: h.reason ? 'Credentials re-timed' : 'Credentials issued', detail: [h.reason, creds].filter(Boolean).join('. ') || null, tone: 'good' });
       else if (h.kind === 'access.revoked') items.push({ at: h.occurred_at, what: 'Credentials revoked', detail: creds || null, tone: 'plain' });
       else items.push({ at: h.occurred_at, what: 'Access could not be provisioned', detail: h.reason, tone: 'bad' });
     }

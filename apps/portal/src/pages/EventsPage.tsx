@@ -1,11 +1,11 @@
-import { FormEvent, useCallback, useEffect, useState } from 'react';
+import { FormEvent, Fragment, useCallback, useEffect, useState } from 'react';
 import type { EventStatus } from '@smartlock/contracts';
-import { EventPage, EventRecord, PageProps, portalApi } from '../api';
+import { EventPage, EventStay, ListedEvent, PageProps, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/Notice';
 import { PageTitle, errorText } from '../components/PageTitle';
+import { SiteTime } from '../components/SiteTime';
 import { Status } from '../components/Status';
-import { whenExact } from '../format';
 
 /** SPEC's statuses (States and transitions), in their order. */
 const STATUSES: EventStatus[] = ['RECEIVED', 'QUEUED', 'PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER', 'DUPLICATE'];
@@ -39,9 +39,75 @@ function hashOf(f: Filters): string {
   return `#/events${s ? `?${s}` : ''}`;
 }
 
+/** A date or date-time as the hotel sent it: a local one as sent ("2030-03-09, site time"), an instant in the site's zone. */
+function Sent({ value, zone }: { value: string | null; zone: string }) {
+  if (!value) return <>—</>;
+  if (/(?:Z|[+-]\d{2}:?\d{2})$/i.test(value)) return <SiteTime iso={value} zone={zone} />;
+  return (
+    <>
+      <span className="mono">{value}</span> (site time)
+    </>
+  );
+}
+
+/** What the event sent for the stay and what it resolved to in the site's time (ADR 0107). */
+function StayFacts({ stay, zone }: { stay: EventStay; zone: string }) {
+  const r = stay.resolved;
+  return (
+    <>
+      {(['check_in', 'check_out'] as const).map((end) => (
+        <Fragment key={end}>
+          <dt>{end === 'check_in' ? 'Check-in' : 'Check-out'}</dt>
+          <dd>
+            sent <Sent value={stay[end]} zone={zone} />
+            {r ? (
+              <>
+                , resolved to <SiteTime iso={r[end]} zone={r.time_zone} />
+              </>
+            ) : (
+              <span className="hint"> (not resolved yet)</span>
+            )}
+          </dd>
+        </Fragment>
+      ))}
+    </>
+  );
+}
+
+/** One event's detail: its id, times in its site's zone (UTC on hover), its stay as sent and as resolved. */
+function EventDetail({ e }: { e: ListedEvent }) {
+  const zone = e.site_time_zone ?? 'UTC';
+  // Rendered once opened: closed, the row reads (and is named) as the list's other rows.
+  const [open, setOpen] = useState(false);
+  return (
+    <details className="event-detail" onToggle={(t) => setOpen(t.currentTarget.open)}>
+      <summary>{e.event_type}</summary>
+      {open && (
+        <dl className="facts" aria-label={`Details of ${e.event_type} of ${e.reference_id}`}>
+          <dt>Event id</dt>
+          <dd className="mono">{e.event_id}</dd>
+          <dt>Received</dt>
+          <dd>
+            <SiteTime iso={e.received_at} zone={zone} />
+          </dd>
+          <dt>Last change</dt>
+          <dd>
+            <SiteTime iso={e.updated_at} zone={zone} />
+          </dd>
+          <dt>Site time zone</dt>
+          <dd>{e.site_time_zone ?? 'not known yet: times in UTC'}</dd>
+          {e.stay && <StayFacts stay={e.stay} zone={zone} />}
+        </dl>
+      )}
+    </details>
+  );
+}
+
 /**
  * The events list of SPEC "Event tracking" with its filters (status, reference, page, page size),
- * newest first; a FAILED event can be retried, one or all (POST /webhook/retry), with `bookings`.
+ * newest first, its times in each event's site's zone (UTC until known, labelled so; UTC on hover),
+ * each event's detail with its stay as sent and as resolved; a FAILED event can be retried, one or
+ * all (POST /webhook/retry), with `bookings`.
  */
 export function EventsPage({ session, title, param }: PageProps) {
   const canRetry = session.capabilities.includes('bookings');
@@ -167,13 +233,17 @@ export function EventsPage({ session, title, param }: PageProps) {
               </tr>
             </thead>
             <tbody>
-              {list.events.map((e: EventRecord) => (
+              {list.events.map((e: ListedEvent) => (
                 <tr key={e.event_id}>
-                  <td data-label="Received">{whenExact(e.received_at)}</td>
+                  <td data-label="Received">
+                    <SiteTime iso={e.received_at} zone={e.site_time_zone ?? 'UTC'} />
+                  </td>
                   <th scope="row" data-label="Reference">
                     <a href={`#/bookings/${encodeURIComponent(e.reference_id)}`}>{e.reference_id}</a>
                   </th>
-                  <td data-label="Event">{e.event_type}</td>
+                  <td data-label="Event">
+                    <EventDetail e={e} />
+                  </td>
                   <td data-label="Status">
                     <Status status={e.status} />
                   </td>

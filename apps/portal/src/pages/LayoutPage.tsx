@@ -1,8 +1,9 @@
 import { FormEvent, ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
-import { ImportReport, Layout, LayoutNode, Level, Lock, PageProps, portalApi } from '../api';
+import { ImportReport, Layout, LayoutNode, Level, Lock, PageProps, SiteTimeFields, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/Notice';
 import { PageTitle, errorText } from '../components/PageTitle';
+import { SiteTime } from '../components/SiteTime';
 
 const CHILD: Record<Level, Level | null> = { site: 'building', building: 'floor', floor: 'room', room: 'bed', bed: null };
 const PARENT_FIELD: Record<Level, keyof LayoutNode | null> = { site: null, building: 'site_id', floor: 'building_id', room: 'floor_id', bed: 'room_id' };
@@ -42,12 +43,91 @@ function Locks({ locks }: { locks?: Lock[] }) {
   );
 }
 
+/** A site's time as stored, with the defaults of a site that never set it. */
+const siteTime = (n: LayoutNode): SiteTimeFields => ({ time_zone: n.time_zone ?? 'UTC', check_in_time: n.check_in_time ?? '15:00', check_out_time: n.check_out_time ?? '11:00' });
+
 function NodeLabel({ n }: { n: LayoutNode }) {
+  const t = n.level === 'site' ? siteTime(n) : null;
   return (
     <>
       <span className="level">{n.level}</span> <strong>{n.name}</strong>
       {n.external_id && <span className="hint"> · external id <span className="mono">{n.external_id}</span></span>}
+      {t && (
+        <span className="hint">
+          {' '}
+          · {t.time_zone}, check-in {t.check_in_time}, check-out {t.check_out_time}
+        </span>
+      )}
     </>
+  );
+}
+
+/** IANA zones the browser knows (Chromium, Firefox, Safari), for the zone field's suggestions. */
+const ZONES: string[] = ['UTC', ...((Intl as { supportedValuesOf?: (key: string) => string[] }).supportedValuesOf?.('timeZone') ?? []).filter((z) => z !== 'UTC')];
+
+/**
+ * One site's time zone and check-in/check-out hours: shown to every session, set with `layout`. A
+ * change re-times the site's live bookings sent as dates or local times (ADR 0107).
+ */
+function SiteHours({ site, canEdit, onSaved }: { site: LayoutNode; canEdit: boolean; onSaved: (site: LayoutNode) => Promise<void> }) {
+  const saved = siteTime(site);
+  const [form, setForm] = useState(saved);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => setForm(siteTime(site)), [site]);
+  const id = `site-${site._id}`;
+  const changed = (Object.keys(saved) as (keyof SiteTimeFields)[]).filter((f) => form[f] !== saved[f]);
+  const now = new Date().toISOString();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await onSaved(await portalApi.setSiteTime(site._id, Object.fromEntries(changed.map((f) => [f, form[f]]))));
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section className="card" data-testid="site-hours" aria-labelledby={`${id}-head`}>
+      <h3 id={`${id}-head`}>{site.name}</h3>
+      {canEdit ? (
+        <form className="form" onSubmit={submit}>
+          <div className="fields">
+            <div className="field">
+              <label htmlFor={`${id}-zone`}>Time zone</label>
+              <input id={`${id}-zone`} list="time-zones" required maxLength={64} autoComplete="off" spellCheck={false} value={form.time_zone} onChange={(e) => setForm({ ...form, time_zone: e.target.value.trim() })} />
+            </div>
+            <div className="field">
+              <label htmlFor={`${id}-in`}>Check-in time</label>
+              <input id={`${id}-in`} type="time" required value={form.check_in_time} onChange={(e) => setForm({ ...form, check_in_time: e.target.value })} />
+            </div>
+            <div className="field">
+              <label htmlFor={`${id}-out`}>Check-out time</label>
+              <input id={`${id}-out`} type="time" required value={form.check_out_time} onChange={(e) => setForm({ ...form, check_out_time: e.target.value })} />
+            </div>
+          </div>
+          <ErrorNotice error={error} />
+          <button type="submit" disabled={busy || changed.length === 0}>
+            {busy ? 'Saving…' : 'Save time zone and hours'}
+          </button>
+        </form>
+      ) : (
+        <dl className="facts">
+          <dt>Time zone</dt>
+          <dd>{saved.time_zone}</dd>
+          <dt>Check-in time</dt>
+          <dd>{saved.check_in_time}</dd>
+          <dt>Check-out time</dt>
+          <dd>{saved.check_out_time}</dd>
+        </dl>
+      )}
+      <p className="hint">
+        Local time there now: <SiteTime iso={now} zone={saved.time_zone} />. A booking sent with dates alone starts at the check-in time and ends at the check-out time, in this zone.
+      </p>
+    </section>
   );
 }
 
@@ -134,10 +214,11 @@ function Changes({ report, layout }: { report: ImportReport; layout: Layout }) {
   );
 }
 
-const EXAMPLE = JSON.stringify({ sites: [{ name: 'Harbour', buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'L-101', lock_mac: 'AA:BB:CC:DD:EE:01' }], beds: [{ name: 'Bed 1' }] }] }] }] }] }, null, 2);
+const EXAMPLE = JSON.stringify({ sites: [{ name: 'Harbour', time_zone: 'America/New_York', check_in_time: '15:00', check_out_time: '11:00', buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'L-101', lock_mac: 'AA:BB:CC:DD:EE:01' }], beds: [{ name: 'Bed 1' }] }] }] }] }] }, null, 2);
 
 /**
- * The layout from site to bed, with each place's locks and external id; an import from a JSON file
+ * The layout from site to bed, with each place's locks and external id; each site's time zone and
+ * check-in/check-out hours, set with `layout`; an import from a JSON file
  * (the operator's layout document), previewed first (what would be created, renamed, removed, bound,
  * unbound: nothing written), then applied, with the `layout` capability.
  */
@@ -157,6 +238,12 @@ export function LayoutPage({ session, title }: PageProps) {
   const index = useMemo(() => (layout ? indexOf(layout) : null), [layout]);
   const counts = useMemo(() => LEVELS.map((l) => [l, layout?.nodes.filter((n) => n.level === l).length ?? 0] as const), [layout]);
   const lockCount = layout?.nodes.reduce((sum, n) => sum + (n.locks?.length ?? 0), 0) ?? 0;
+  const sites = useMemo(() => layout?.nodes.filter((n) => n.level === 'site') ?? [], [layout]);
+  const siteSaved = async (site: LayoutNode) => {
+    const t = siteTime(site);
+    setStatus(`${site.name}: ${t.time_zone}, check-in ${t.check_in_time}, check-out ${t.check_out_time}. Bookings sent as dates or local times are re-timed to it; those sent as exact instants keep their times.`);
+    await load();
+  };
 
   const choose = async (file: File | undefined) => {
     setPreview(null);
@@ -247,6 +334,20 @@ export function LayoutPage({ session, title }: PageProps) {
             )}
           </div>
         </form>
+      )}
+      {sites.length > 0 && (
+        <section aria-labelledby="site-hours-head">
+          <h2 id="site-hours-head">Time zone and hours of each site</h2>
+          <p className="hint">Stays, events and credentials are shown in their site's time. {canImport ? '' : 'Changing them needs the layout capability.'}</p>
+          <datalist id="time-zones">
+            {ZONES.map((z) => (
+              <option key={z} value={z} />
+            ))}
+          </datalist>
+          {sites.map((site) => (
+            <SiteHours key={site._id} site={site} canEdit={canImport} onSaved={siteSaved} />
+          ))}
+        </section>
       )}
       <section className="card" aria-labelledby="layout-head">
         <h2 id="layout-head">Places{layout && <span className="hint"> · layout version {layout.version}</span>}</h2>

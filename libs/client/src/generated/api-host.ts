@@ -1628,6 +1628,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/api/bookings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's bookings by arrival date, each as its latest event described it
+         * @description One row per booking (reference), in order of arrival day, check-in and reference, paged as the events list. Filters: arrival days `from`..`to` (the site's local dates, inclusive), the latest event's `status`, the `room` name. Guest names masked unless `names=true`.
+         */
+        get: operations["portalListBookings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Arrivals and departures by day and status, the events that need action, the last 24 h */
+        get: operations["portalGetOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/deliveries/recent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's latest callback deliveries (newest first, no bodies) and how many are pending and dead
+         * @description Capability `view`.
+         */
+        get: operations["portalListRecentDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/companies/{companyId}/deliveries/recent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The company's latest callback deliveries (newest first, no bodies) and how many are pending and dead */
+        get: operations["listRecentDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/companies/{companyId}/callback/test": {
         parameters: {
             query?: never;
@@ -1764,6 +1838,26 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/portal/api/layout/sites/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename a site, or set its time zone and check-in/check-out hours
+         * @description Capability `layout`. A new time zone or hours re-time the site's live bookings sent as dates or local times (integration guide "2. Create a booking"). Any of `name`, `time_zone`, `check_in_time` and `check_out_time` (at least one). An unknown zone or a time not `HH:mm` is a 400 whose message starts with the field.
+         */
+        patch: operations["portalUpdateSite"];
         trace?: never;
     };
     "/admin/v1/portal-links/on-call": {
@@ -15374,6 +15468,24 @@ export interface operations {
                             updated_at: string;
                             /** @description The reason when FAILED or DEAD_LETTER, else null. */
                             message: string | null;
+                            /** @description The stay this event carried; null for an event without check_in and check_out (a cancel, a checkout). An addition to SPEC's answer. */
+                            stay: {
+                                /** @description As sent: an instant (ISO 8601 UTC), or a date or zone-less date-time meaning the site's local time. */
+                                check_in: string | null;
+                                /** @description As sent, as check_in. */
+                                check_out: string | null;
+                                /** @description The instants the booking's stay resolved to, once the worker applied the event (COMPLETED); null before. */
+                                resolved: {
+                                    /** Format: date-time */
+                                    check_in: string | null;
+                                    /** Format: date-time */
+                                    check_out: string | null;
+                                    /** @description The site's IANA zone the dates were resolved in. */
+                                    time_zone: string;
+                                } | null;
+                            } | null;
+                            /** @description The zone of the event's site: the one its stay resolved in, else the site's as the layout has it; null when not known (the portal then shows UTC). */
+                            site_time_zone: string | null;
                         }[];
                         pagination: {
                             page: number;
@@ -16567,6 +16679,619 @@ export interface operations {
             };
         };
     };
+    portalListBookings: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Page size, at most 100: a larger value is served as 100. */
+                pageSize?: number;
+                from?: string;
+                to?: string;
+                status?: "QUEUED" | "PROCESSING" | "COMPLETED" | "FAILED" | "DEAD_LETTER";
+                room?: string;
+                /** @description true: guest names unmasked. */
+                names?: "true" | "false";
+            };
+            header?: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of bookings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        bookings: {
+                            reference_id: string;
+                            site_id: string;
+                            /**
+                             * @description By the booking's latest event: create, update, room move and date change leave it booked.
+                             * @enum {unknown}
+                             */
+                            state: "booked" | "checked_in" | "checked_out" | "cancelled";
+                            /**
+                             * @description The status of the booking's latest event.
+                             * @enum {unknown}
+                             */
+                            status: "QUEUED" | "PROCESSING" | "COMPLETED" | "FAILED" | "DEAD_LETTER";
+                            /** @description Why the latest event is FAILED or DEAD_LETTER. */
+                            message: string | null;
+                            /** @description The booking's latest event (retry it when FAILED: `POST /portal/api/events/{eventId}/retry`). */
+                            event_id: string;
+                            /** @enum {unknown} */
+                            event_type: "BOOKING_CREATE" | "BOOKING_CANCEL" | "BOOKING_CHECKIN" | "BOOKING_CHECKOUT" | "BOOKING_ROOMMOVE" | "BOOKING_DATECHANGE" | "BOOKING_UPDATE";
+                            /** @description As accepted: a date, a site-local time, or an instant. */
+                            check_in: string | null;
+                            check_out: string | null;
+                            /**
+                             * Format: date
+                             * @description The site's local date of check_in (UTC for an instant while the site has no time zone).
+                             */
+                            arrival_day: string | null;
+                            /**
+                             * Format: date
+                             * @description The site's local date of check_out.
+                             */
+                            departure_day: string | null;
+                            room: string | null;
+                            bed: string | null;
+                            /** @description Each word's first letter, the rest as `*`, unless `names=true`. */
+                            guest_name: string | null;
+                            guest_name_masked: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the latest event was received.
+                             */
+                            updated_at: string;
+                        }[];
+                        pagination: {
+                            page: number;
+                            pageSize: number;
+                            total: number;
+                            totalPages: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalGetOverview: {
+        parameters: {
+            query?: {
+                from?: string;
+                /** @description How many days from `from`. */
+                days?: number;
+            };
+            header?: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview's booking side. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        /**
+                         * Format: date
+                         * @description The first day.
+                         */
+                        from: string;
+                        days: {
+                            /**
+                             * Format: date
+                             * @description The day.
+                             */
+                            day: string;
+                            arrivals: {
+                                /** @description Not cancelled. */
+                                total: number;
+                                cancelled: number;
+                                by_status: {
+                                    QUEUED: number;
+                                    PROCESSING: number;
+                                    COMPLETED: number;
+                                    FAILED: number;
+                                    DEAD_LETTER: number;
+                                };
+                            };
+                            departures: {
+                                /** @description Not cancelled. */
+                                total: number;
+                                cancelled: number;
+                                by_status: {
+                                    QUEUED: number;
+                                    PROCESSING: number;
+                                    COMPLETED: number;
+                                    FAILED: number;
+                                    DEAD_LETTER: number;
+                                };
+                            };
+                        }[];
+                        needs_action: {
+                            failed: number;
+                            dead_letter: number;
+                            /** @description The newest ten FAILED or DEAD_LETTER events. */
+                            events: {
+                                event_id: string;
+                                /** @enum {unknown} */
+                                event_type: "BOOKING_CREATE" | "BOOKING_CANCEL" | "BOOKING_CHECKIN" | "BOOKING_CHECKOUT" | "BOOKING_ROOMMOVE" | "BOOKING_DATECHANGE" | "BOOKING_UPDATE";
+                                reference_id: string;
+                                /** @enum {unknown} */
+                                status: "FAILED" | "DEAD_LETTER";
+                                message: string | null;
+                                /** Format: date-time */
+                                received_at: string;
+                            }[];
+                        };
+                        last_24h: {
+                            /** @description Bookings whose latest event came in the last 24 hours. */
+                            bookings: number;
+                            by_status: {
+                                QUEUED: number;
+                                PROCESSING: number;
+                                COMPLETED: number;
+                                FAILED: number;
+                                DEAD_LETTER: number;
+                            };
+                            /** @description FAILED or DEAD_LETTER events received in the last 24 hours. */
+                            failed_received: number;
+                        };
+                        /** Format: date-time */
+                        generated_at: string;
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalListRecentDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many of the latest. */
+                limit?: number;
+            };
+            header?: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries retrieved (code 7080). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7080;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            /** @description Deliveries waiting for a (next) attempt now. */
+                            pending: number;
+                            /** @description Dead deliveries now (redeliver them). */
+                            dead: number;
+                            deliveries: {
+                                deliveryId: string;
+                                referenceId: string;
+                                event: string;
+                                eventId: string;
+                                /** @enum {unknown} */
+                                status: "pending" | "delivered" | "dead";
+                                attempts: number;
+                                /** Format: date-time */
+                                createdAt: string | null;
+                                /** Format: date-time */
+                                deliveredAt: string | null;
+                                /** Format: date-time */
+                                deadAt: string | null;
+                                deadReason: string | null;
+                                lastStatusCode: number | null;
+                                lastError: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    listRecentDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many of the latest. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries retrieved (code 7080). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7080;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            /** @description Deliveries waiting for a (next) attempt now. */
+                            pending: number;
+                            /** @description Dead deliveries now (redeliver them). */
+                            dead: number;
+                            deliveries: {
+                                deliveryId: string;
+                                referenceId: string;
+                                event: string;
+                                eventId: string;
+                                /** @enum {unknown} */
+                                status: "pending" | "delivered" | "dead";
+                                attempts: number;
+                                /** Format: date-time */
+                                createdAt: string | null;
+                                /** Format: date-time */
+                                deliveredAt: string | null;
+                                /** Format: date-time */
+                                deadAt: string | null;
+                                deadReason: string | null;
+                                lastStatusCode: number | null;
+                                lastError: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     sendCallbackTest: {
         parameters: {
             query?: never;
@@ -17654,6 +18379,179 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalUpdateSite: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+                /** @description The session's `csrf_token` (from `GET /portal/api/session`): required on every write. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                    time_zone?: string;
+                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                    check_in_time?: string;
+                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                    check_out_time?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Done (code 7032). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7032;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            /** @description The layout version this change made. */
+                            version: number;
+                            _id: string;
+                            name: string;
+                            external_id: string | null;
+                            site_id?: string;
+                            building_id?: string;
+                            floor_id?: string;
+                            room_id?: string;
+                            /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                            time_zone?: string;
+                            /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                            check_in_time?: string;
+                            /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                            check_out_time?: string;
                         };
                     };
                 };

@@ -97,7 +97,7 @@ export function portalDataPaths(): Record<string, unknown> {
       obj({
         ...(eventRecord(true).properties as Record<string, JsonSchema>),
         stay: stayRecord,
-        site_time_zone: nullable(str({ description: 'The zone the event\'s stay was resolved in (its site\'s); null until then.' })),
+        site_time_zone: nullable(str({ description: 'The zone of the event\'s site: the one its stay resolved in, else the site\'s as the layout has it; null when not known (the portal then shows UTC).' })),
       }),
     ),
     pagination: obj({ page: int(), pageSize: int(), total: int(), totalPages: int() }),
@@ -259,14 +259,6 @@ export function portalLayoutPaths(paths: Built): Record<string, unknown> {
     '/portal/api/layout': {
       get: asPortalOp(paths[`${base}/snapshot`].get, 'getLayout', false, 'The session\'s company\'s layout: every node from site to bed, with its locks and external id.'),
       put: asPortalOp(paths[`${base}/layout`].put, 'importLayout', true, 'Capability `layout` (a preview too). Rate limited per company (RATE_LIMIT_HEAVY_PER_HOUR). `force` is the operator\'s only (400 here).', ['force']),
-    },
-    '/portal/api/layout/sites/{id}': {
-      patch: asPortalOp(
-        paths[`${base}/sites/{id}`].patch,
-        'updateSite',
-        true,
-        'Capability `layout`. A new time zone or hours re-time the site\'s live bookings sent as dates or local times (integration guide "2. Create a booking").',
-      ),
     },
     '/portal/api/layout/sites/{id}': {
       patch: asPortalOp(
