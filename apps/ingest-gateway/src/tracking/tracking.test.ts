@@ -1,9 +1,9 @@
 import request from 'supertest';
 import { randomUUID } from 'node:crypto';
 import type { Connection } from '@smartlock/db';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import type { Gateway } from '../app';
-import { BookingTap, TestCompany, booking, connectIdentity, seedCompany, startGateway } from '../test-support/harness';
+import { BookingTap, TestCompany, booking, connectIdentity, portalHeaders, publishStatus, seedCompany, startGateway } from '../test-support/harness';
 import { TrackingMessages } from './routes';
 
 const RECORD_KEYS = ['event_id', 'event_type', 'status', 'received_at', 'updated_at', 'message', 'reference_id'].sort();
@@ -181,6 +181,63 @@ describe('event tracking (API key, scoped to the key\'s company)', () => {
       const bIds = new Set(res.body.events.map((e: { event_id: string }) => e.event_id));
       const manyIds = (await get('/webhook/events?pageSize=100', many.apiKey)).body.events.map((e: { event_id: string }) => e.event_id);
       expect(manyIds.filter((id: string) => bIds.has(id))).toEqual([]);
+    });
+  });
+
+  /**
+   * Issue 48, item 2: the event record keeps what was sent and, from the worker's COMPLETED, what it
+   * resolved to in the site's time; the tracking answer and the portal's list show both.
+   */
+  describe("the stay as sent and as resolved in the site's time", () => {
+    let c: TestCompany;
+    beforeAll(async () => {
+      c = await seedCompany(identity);
+    });
+
+    const ingest = async (body: Record<string, unknown>) => {
+      const res = await request(gw.url).post(`/webhook/t/${c.token}`).set('Content-Type', 'application/json').send(body);
+      expect(res.status).toBe(202);
+      return res.body.eventId as string;
+    };
+    const track = (id: string) => request(gw.url).get(`/webhook/events/${id}`).set('apikey', c.apiKey);
+    const newYork = { check_in: '2030-03-09T20:00:00.000Z', check_out: '2030-03-11T15:00:00.000Z', time_zone: 'America/New_York' };
+
+    it('dates as sent, then the instants and zone of the COMPLETED report; the portal list has them with the zone', async () => {
+      const id = await ingest(booking({ check_in: '2030-03-09', check_out: '2030-03-11' }));
+      // Before the worker applied it: what was sent, nothing resolved yet.
+      expect((await track(id)).body).toEqual({ success: true, eventId: id, status: 'QUEUED', message: null, stay: { check_in: '2030-03-09', check_out: '2030-03-11', resolved: null } });
+
+      await publishStatus(vhost.url, { event_id: id, company_id: c.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString(), resolved: newYork });
+      await waitFor(async () => (await track(id)).body.status === 'COMPLETED', { what: 'COMPLETED applied' });
+      expect((await track(id)).body.stay).toEqual({ check_in: '2030-03-09', check_out: '2030-03-11', resolved: newYork });
+
+      const { read } = await portalHeaders(identity, c, ['view']);
+      const list = await request(gw.url).get('/portal/api/events').set(read);
+      expect(list.status).toBe(200);
+      expect(list.body.events.find((e: { event_id: string }) => e.event_id === id)).toMatchObject({
+        event_id: id,
+        status: 'COMPLETED',
+        stay: { check_in: '2030-03-09', check_out: '2030-03-11', resolved: newYork },
+        site_time_zone: 'America/New_York',
+      });
+      // SPEC's list keeps its exact fields.
+      const spec = await request(gw.url).get('/webhook/events').set('apikey', c.apiKey);
+      expect(Object.keys(spec.body.events.find((e: { event_id: string }) => e.event_id === id)).sort()).toEqual(['event_id', 'event_type', 'message', 'received_at', 'reference_id', 'status', 'updated_at']);
+    });
+
+    it('an instant is stored as its UTC instant; an event without dates has no stay; a report with a malformed resolved is refused whole', async () => {
+      const id = await ingest(booking({ check_in: '2030-03-09T10:00:00-05:00', check_out: '2030-03-11T11:00:00Z' }));
+      expect((await track(id)).body.stay).toEqual({ check_in: '2030-03-09T15:00:00.000Z', check_out: '2030-03-11T11:00:00.000Z', resolved: null });
+
+      const ref = `ref-cancel-${Date.now()}`;
+      await ingest(booking({ reference_id: ref }));
+      const cancel = await ingest({ reference_id: ref, action: 'cancel' });
+      expect((await track(cancel)).body.stay).toBeNull();
+
+      await publishStatus(vhost.url, { event_id: id, company_id: c.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString(), resolved: { check_in: { $gt: '' }, check_out: null, time_zone: 'UTC' } });
+      await publishStatus(vhost.url, { event_id: id, company_id: c.companyId, status: 'PROCESSING', message: null, retry_count: 0, at: new Date().toISOString() });
+      await waitFor(async () => (await track(id)).body.status === 'PROCESSING', { what: 'the valid report after the refused one' });
+      expect((await track(id)).body.stay.resolved).toBeNull();
     });
   });
 });

@@ -43,7 +43,7 @@ export interface RetimeDeps {
 }
 
 /** What the booking's timeline says: "Re-timed: the site's time zone changed from UTC to America/New_York". */
-export function retimeReason(before: SiteTime, after: SiteTime): string {
+function retimeReason(before: SiteTime, after: SiteTime): string {
   const names = { time_zone: 'time zone', check_in_time: 'check-in time', check_out_time: 'check-out time' };
   const changes = SITE_TIME_FIELDS.filter((f) => before[f] !== after[f]).map((f) => `${names[f]} changed from ${before[f]} to ${after[f]}`);
   return `Re-timed: the site's ${changes.join(', ')}`;
