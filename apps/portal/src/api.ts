@@ -262,6 +262,8 @@ export interface ImportReport {
   kept: LayoutItem[];
   removed: LayoutItem[];
   locks: { bound: { lock_id: string; level: Level; _id: string }[]; unbound: { lock_id: string; level: Level; _id: string }[] };
+  /** Sites whose time zone or hours change (their bookings sent as local time are re-timed). */
+  times: (LayoutItem & SiteTimeFields & { previous: Partial<SiteTimeFields> })[];
 }
 
 export interface DeadLetterQueue {

@@ -1,4 +1,4 @@
-import { LocationLevel, SITE_TIME_FIELDS, SiteTime } from '@smartlock/contracts';
+import { LocationLevel, SITE_TIME_FIELDS, SiteTime, siteTimeOf } from '@smartlock/contracts';
 import { badRequest } from '@smartlock/http';
 import { nameKey } from '../layout/keys';
 import { TNode, childrenOf, descendants } from '../layout/tree';
@@ -60,6 +60,8 @@ export interface ImportReport {
   kept: Item[];
   removed: Item[];
   locks: { bound: { lock_id: string; level: LocationLevel; _id: string }[]; unbound: { lock_id: string; level: LocationLevel; _id: string }[] };
+  /** Sites whose time zone or hours the document changes (their bookings sent as local time are re-timed): the time now, and what changed from. */
+  times: (Item & SiteTime & { previous: Partial<SiteTime> })[];
 }
 
 /**
@@ -68,7 +70,7 @@ export interface ImportReport {
  * nodes (with everything under them) and lock bindings.
  */
 export function importLayout(ctx: WriteCtx, doc: { sites: DocNode[] }, prune: boolean): ImportReport {
-  const report: ImportReport = { created: [], renamed: [], kept: [], removed: [], locks: { bound: [], unbound: [] } };
+  const report: ImportReport = { created: [], renamed: [], kept: [], removed: [], locks: { bound: [], unbound: [] }, times: [] };
   const listed = new Set<string>();
   const item = (n: TNode): Item => ({ level: n.level, _id: n._id, name: n.name });
 
@@ -86,7 +88,13 @@ export function importLayout(ctx: WriteCtx, doc: { sites: DocNode[] }, prune: bo
       }
       listed.add(node._id);
       // A site's time fields the document leaves out keep their values (a document from before site time changes nothing).
-      if (level === 'site') setSiteTime(ctx, node, Object.fromEntries(SITE_TIME_FIELDS.filter((f) => d[f] !== undefined).map((f) => [f, d[f]])) as Partial<SiteTime>);
+      if (level === 'site') {
+        const before = siteTimeOf(node.time ?? {});
+        if (setSiteTime(ctx, node, Object.fromEntries(SITE_TIME_FIELDS.filter((f) => d[f] !== undefined).map((f) => [f, d[f]])) as Partial<SiteTime>)) {
+          const after = siteTimeOf(node.time ?? {});
+          report.times.push({ ...item(node), ...after, previous: Object.fromEntries(SITE_TIME_FIELDS.filter((f) => before[f] !== after[f]).map((f) => [f, before[f]])) });
+        }
+      }
       if (level === 'room' || level === 'bed') {
         const wanted = (d.locks ?? []).map((l): LockInput => ({ lock_id: String(l.lock_id), lock_mac: l.lock_mac, name: l.name ?? null, provider: l.provider ?? null }));
         for (const l of wanted) if (bindLock(ctx, node, l)) report.locks.bound.push({ lock_id: l.lock_id, level, _id: node._id });

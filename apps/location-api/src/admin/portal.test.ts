@@ -118,5 +118,9 @@ describe('location-api: the layout in the portal', () => {
     expect((await editor.call('PATCH', `/portal/api/layout/sites/${other._id}`, { time_zone: 'Europe/Berlin' })).status).toBe(404);
     expect(await siteOf(B.base)).toMatchObject({ time_zone: 'UTC' });
     expect(await siteOf(A.base)).toMatchObject({ time_zone: 'America/New_York' });
+    // An import that changes a site's time says so in its report (a preview too): the fields that change, as they were.
+    const preview = await editor.call('PUT', '/portal/api/layout?dry_run=true', { sites: [{ name: site.name, time_zone: 'Europe/Berlin', check_in_time: '16:00' }] });
+    expect(preview.data.data.times).toEqual([{ level: 'site', _id: site._id, name: site.name, time_zone: 'Europe/Berlin', check_in_time: '16:00', check_out_time: '11:00', previous: { time_zone: 'America/New_York' } }]);
+    expect((await editor.call('PUT', '/portal/api/layout?dry_run=true', { sites: [{ name: site.name }] })).data.data.times).toEqual([]);
   });
 });

@@ -190,7 +190,9 @@ function Changes({ report, layout }: { report: ImportReport; layout: Layout }) {
   }
   for (const c of report.created) names.set(c._id, { name: c.name, parent: c.parent_id });
   const where = (id: string) => <span className="mono">{pathOf(id, names)}</span>;
-  const changes = report.created.length + report.renamed.length + report.removed.length + report.locks.bound.length + report.locks.unbound.length;
+  const changes = changeCount(report);
+  const timeText = (t: ImportReport['times'][number]) =>
+    (Object.keys(t.previous) as (keyof SiteTimeFields)[]).map((f) => `${TIME_NAMES[f]} ${t.previous[f]} to ${t[f]}`).join(', ');
   return (
     <div data-testid="import-changes">
       <p className="summary">
@@ -202,6 +204,7 @@ function Changes({ report, layout }: { report: ImportReport; layout: Layout }) {
               `${report.removed.length} to remove`,
               plural(report.locks.bound.length, 'lock') + ' to bind',
               `${report.locks.unbound.length} to unbind`,
+              ...(report.times?.length ? [`${plural(report.times.length, 'site')} re-timed`] : []),
               `${report.kept.length} unchanged`,
             ].join(', ') + '.'}
       </p>
@@ -210,9 +213,17 @@ function Changes({ report, layout }: { report: ImportReport; layout: Layout }) {
       <ChangeList title="To remove, with everything in it" tone="bad" items={report.removed.map((r) => <>{r.level} {where(r._id)}</>)} />
       <ChangeList title="Locks to bind" items={report.locks.bound.map((l) => <><span className="mono">{l.lock_id}</span> to {l.level} {where(l._id)}</>)} />
       <ChangeList title="Locks to unbind" tone="bad" items={report.locks.unbound.map((l) => <><span className="mono">{l.lock_id}</span> from {l.level} {where(l._id)}</>)} />
+      <ChangeList
+        title="Time zone and hours to change (bookings sent as dates or local times are re-timed)"
+        items={(report.times ?? []).map((t) => <>{where(t._id)}: {timeText(t)}</>)}
+      />
     </div>
   );
 }
+
+const TIME_NAMES: Record<keyof SiteTimeFields, string> = { time_zone: 'time zone', check_in_time: 'check-in', check_out_time: 'check-out' };
+/** What an import changes; `times` is absent from a location-api of before (0). */
+const changeCount = (r: ImportReport) => r.created.length + r.renamed.length + r.removed.length + r.locks.bound.length + r.locks.unbound.length + (r.times?.length ?? 0);
 
 const EXAMPLE = JSON.stringify({ sites: [{ name: 'Harbour', time_zone: 'America/New_York', check_in_time: '15:00', check_out_time: '11:00', buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'L-101', lock_mac: 'AA:BB:CC:DD:EE:01' }], beds: [{ name: 'Bed 1' }] }] }] }] }] }, null, 2);
 
@@ -282,7 +293,7 @@ export function LayoutPage({ session, title }: PageProps) {
     void run(true);
   };
   const destructive = !!preview && (preview.removed.length > 0 || preview.locks.unbound.length > 0);
-  const nothing = !!preview && preview.created.length + preview.renamed.length + preview.removed.length + preview.locks.bound.length + preview.locks.unbound.length === 0;
+  const nothing = !!preview && changeCount(preview) === 0;
 
   return (
     <>

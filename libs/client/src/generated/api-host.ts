@@ -9985,6 +9985,28 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
+                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
+                            times: {
+                                /** @constant */
+                                level: "site";
+                                _id: string;
+                                name: string;
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time: string;
+                                /** @description The fields that change, as they were. */
+                                previous: {
+                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                    time_zone?: string;
+                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                    check_in_time?: string;
+                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                    check_out_time?: string;
+                                };
+                            }[];
                         };
                     } | {
                         message: string;
@@ -10017,6 +10039,28 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
+                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
+                            times: {
+                                /** @constant */
+                                level: "site";
+                                _id: string;
+                                name: string;
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time: string;
+                                /** @description The fields that change, as they were. */
+                                previous: {
+                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                    time_zone?: string;
+                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                    check_in_time?: string;
+                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                    check_out_time?: string;
+                                };
+                            }[];
                         };
                     };
                 };
@@ -18347,6 +18391,28 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
+                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
+                            times: {
+                                /** @constant */
+                                level: "site";
+                                _id: string;
+                                name: string;
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time: string;
+                                /** @description The fields that change, as they were. */
+                                previous: {
+                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                    time_zone?: string;
+                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                    check_in_time?: string;
+                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                    check_out_time?: string;
+                                };
+                            }[];
                         };
                     } | {
                         message: string;
@@ -18379,6 +18445,28 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
+                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
+                            times: {
+                                /** @constant */
+                                level: "site";
+                                _id: string;
+                                name: string;
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time: string;
+                                /** @description The fields that change, as they were. */
+                                previous: {
+                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                    time_zone?: string;
+                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                    check_in_time?: string;
+                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                    check_out_time?: string;
+                                };
+                            }[];
                         };
                     };
                 };

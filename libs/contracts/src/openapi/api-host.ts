@@ -272,6 +272,10 @@ function adminLocationPaths(): Record<string, unknown> {
     kept: arr(ref('LayoutItem')),
     removed: arr(ref('LayoutItem')),
     locks: obj({ bound: arr(ref('LockPlacement')), unbound: arr(ref('LockPlacement')) }),
+    times: arr(
+      obj({ level: constant('site'), _id: str(), name: str(), ...SITE_TIME_SCHEMA, previous: obj(SITE_TIME_SCHEMA, [...SITE_TIME_FIELDS], { description: 'The fields that change, as they were.' }) }),
+      { description: 'Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107).' },
+    ),
   };
   const paths: Record<string, unknown> = {
     [`${base}/layout`]: {
