@@ -5,6 +5,7 @@ import { callbackPolicy, rateLimits } from '@smartlock/config';
 import { createDeadLetters, operationModel } from '@smartlock/dead-letters';
 import { RunningService, startService } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
+import { accountLockCloud } from '@smartlock/lock-cloud';
 import type { Config } from './config';
 import { apiKeyRoutes } from './api-keys/api-keys';
 import { callbackEndpointModel, callbackEndpointVersions } from './callback/callback-endpoint.schema';
@@ -20,6 +21,8 @@ import { portalScope } from './portal/portal-scope';
 import { portalSessionRoutes } from './portal/portal-session';
 import type { Deps } from './shared/deps';
 import { identityEvents } from './shared/identity-events';
+import { lockAccountRoutes } from './lock-accounts/lock-accounts';
+import { locationLocks } from './lock-accounts/location';
 
 export const SERVICE = 'admin-api';
 
@@ -78,6 +81,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
       callbackRoutes(admin, d, operator);
       callbackRepublishRoutes(admin, d);
       portalLinkRoutes(admin, d);
+      lockAccountRoutes(admin, d, { cloudOf: (secret) => accountLockCloud(secret, config, { logger }), ...locationLocks(config.LOCATION_API_URL, config.ADMIN_TOKEN) }, operator);
       // Operations: its own broker connection per call, as admin-api's broker user (deploy/rabbitmq).
       const deadLetters = createDeadLetters({ amqpUrl: config.AMQP_URL, db: async () => ctx.db, connectionName: `${SERVICE} dead letters`, now: d.now });
       deadLetterRoutes(admin, deadLetters);

@@ -1,5 +1,6 @@
 import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, callbackDestinationEnv, identityEventsKeyEnv, loadConfig, locationApiUrlEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
 import path from 'node:path';
+import { lockCloudAppEnv, nukiEnv } from '@smartlock/lock-cloud';
 import { parseSecretsKey } from '@smartlock/auth';
 
 export interface Config extends BaseConfig, RateLimitConfig {
@@ -28,6 +29,12 @@ export interface Config extends BaseConfig, RateLimitConfig {
   PORTAL_DIR: string;
   /** {webhook_url} as integrators reach it: the portal shows an ingest token's URL on it ('' unknown: only its path). */
   PORTAL_WEBHOOK_URL: string;
+  /** The TTLock application companies' TTLock accounts sign in under, and the vendors' call timeout (lock accounts). */
+  LOCK_CLOUD_URL: string;
+  LOCK_CLOUD_CLIENT_ID: string;
+  LOCK_CLOUD_CLIENT_SECRET: string;
+  LOCK_CLOUD_TIMEOUT_MS: number;
+  NUKI_API_URL: string;
 }
 
 export const configSchema = Joi.object<Config>({
@@ -78,6 +85,9 @@ export const configSchema = Joi.object<Config>({
     .allow('')
     .when('NODE_ENV', { is: 'production', then: Joi.string().default(''), otherwise: Joi.string().default('http://127.0.0.1:8090') })
     .description('`{webhook_url}` as integrators reach it (e.g. `https://hooks.example.com`): the portal shows a new ingest token\'s whole URL on it; empty, only its path'),
+  // Lock accounts (a company's TTLock or Nuki account) are checked and their locks listed from here.
+  ...lockCloudAppEnv,
+  ...nukiEnv,
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

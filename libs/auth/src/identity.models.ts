@@ -162,14 +162,66 @@ const credentialUsageSchema = new Schema<CredentialUsageDoc>({ _id: String, last
 export interface LockOwnerDoc {
   _id: string;
   company_id: string;
-  /** How it became the company's: assigned by the operator, or claimed by the operator's layout import. */
-  source: 'assigned' | 'import';
+  /** How it became the company's: assigned by the operator, claimed by the operator's layout import, or found in one of the company's lock accounts. */
+  source: 'assigned' | 'import' | 'account';
   created_at: Date;
+  /** The company's lock account it was found in; absent or null: the operator's service account (LOCK_CLOUD_*). */
+  account_id?: string | null;
+  /** As the vendor names it and tells its battery, at the account's last sync. */
+  name?: string | null;
+  battery?: { percent: number | null; low: boolean } | null;
 }
 
-const lockOwnerSchema = new Schema<LockOwnerDoc>({ _id: String, company_id: { type: String, required: true }, source: { type: String, required: true }, created_at: { type: Date, required: true } }, { versionKey: false });
+const lockOwnerSchema = new Schema<LockOwnerDoc>(
+  {
+    _id: String,
+    company_id: { type: String, required: true },
+    source: { type: String, required: true },
+    created_at: { type: Date, required: true },
+    account_id: { type: String, default: null },
+    name: { type: String, default: null },
+    battery: { type: Schema.Types.Mixed, default: null },
+  },
+  { versionKey: false },
+);
 // The company's locks (GET /admin/v1/companies/:id/locks), in lock id order.
 lockOwnerSchema.index({ company_id: 1, _id: 1 });
+
+/**
+ * A vendor account a company connected (issue 52): its locks become the company's, and every vendor
+ * call on them uses it. The secret (TTLock: the account's username and password under the service's
+ * application; Nuki: an API token) is sealed with SECRETS_KEY (encryptSecret, the company's id as
+ * associated data) and never leaves this record in clear.
+ */
+export interface LockAccountDoc {
+  _id: Types.ObjectId;
+  company_id: string;
+  provider: 'ttlock' | 'nuki';
+  /** What the company calls it (TTLock: the username); unique per company and provider. */
+  label: string;
+  secret: { iv: string; tag: string; ciphertext: string };
+  /** connected, or needs_attention: the vendor refused its credentials (a changed password, a revoked token). */
+  status: 'connected' | 'needs_attention';
+  status_reason: string | null;
+  locks_found: number;
+  synced_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const lockAccountSchema = new Schema<LockAccountDoc>({
+  company_id: { type: String, required: true },
+  provider: { type: String, required: true },
+  label: { type: String, required: true },
+  secret: { type: Schema.Types.Mixed, required: true },
+  status: { type: String, required: true },
+  status_reason: { type: String, default: null },
+  locks_found: { type: Number, default: 0 },
+  synced_at: { type: Date, default: null },
+});
+lockAccountSchema.plugin(basePlugin);
+// One connection per vendor account and company: a second connect of it is a 409 (decided by the insert).
+lockAccountSchema.index({ company_id: 1, provider: 1, label: 1 }, { unique: true });
 
 function model<T>(conn: Connection, name: string, schema: Schema<T>, collection: string): Model<T> {
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema, collection);
@@ -184,6 +236,7 @@ export function identityModels(conn: Connection) {
     PortalLink: model(conn, 'PortalLink', portalLinkSchema, 'portal_links'),
     PortalSession: model(conn, 'PortalSession', portalSessionSchema, 'portal_sessions'),
     LockOwner: model(conn, 'LockOwner', lockOwnerSchema, 'lock_owners'),
+    LockAccount: model(conn, 'LockAccount', lockAccountSchema, 'lock_accounts'),
   };
 }
 export type IdentityModels = ReturnType<typeof identityModels>;

@@ -3,7 +3,7 @@ export type { Auth, AuthOptions, PortalSession, Principal } from './auth';
 export { hasCapability, operatorScope, portalScope } from './scope';
 export type { RouteScope } from './scope';
 export { identityModels } from './identity.models';
-export type { ApiKeyDoc, CompanyDoc, IngestTokenDoc, IdentityModels, LockOwnerDoc, PortalLinkDoc, PortalSessionDoc } from './identity.models';
+export type { ApiKeyDoc, CompanyDoc, IngestTokenDoc, IdentityModels, LockAccountDoc, LockOwnerDoc, PortalLinkDoc, PortalSessionDoc } from './identity.models';
 export { claimLocks, lockOwnersOf, ownedLocksCheck } from './lock-owners';
 export type { OwnedLocksCheck } from './lock-owners';
 export { createPortalSession, generatePortalSecret, parsePortalCredential, portalCookie, portalCsrfToken } from './portal';

@@ -34,8 +34,9 @@ export {
 export type { LockCloudErrorKind, LockCloudErrorCategory, LockCloudErrorInit } from './errors';
 export { createAccountCircuit, isVendorOutage } from './circuit';
 export type { AccountCircuit } from './circuit';
-export { lockCloudEnv, lockCloudConfigFromEnv, LOCK_CLOUD_DEV_DEFAULTS } from './config';
-export type { LockCloudConfig, LockCloudEnv } from './config';
+export { lockCloudAppEnv, lockCloudEnv, lockCloudConfigFromEnv, nukiEnv, LOCK_CLOUD_DEV_DEFAULTS } from './config';
+export type { LockAccountSecret, LockCloudConfig, LockCloudEnv, NukiEnv } from './config';
+export { accountLockCloud } from './account';
 export { HOUR_MS, widenToHours } from './time';
 export { createTtlockLockCloud } from './ttlock/adapter';
 export { createNukiLockCloud } from './nuki/adapter';

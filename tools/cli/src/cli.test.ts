@@ -13,9 +13,11 @@ const exec = promisify(execFile);
 describe('the CLI against a running admin-api', () => {
   const dbName = uniqueDbName('cli');
   const locationDb = uniqueDbName('cli_location');
+  const simDb = uniqueDbName('cli_sim');
   let vhost: TestVhost;
   let api: LaunchedApp;
   let location: LaunchedApp; // asked for the site of an ingest token
+  let simulator: LaunchedApp; // the lock vendors, for lock accounts
   let listener: amqp.ChannelModel;
 
   async function cli(args: string[], env: Record<string, string> = {}) {
@@ -40,7 +42,8 @@ describe('the CLI against a running admin-api', () => {
     await Promise.all(['admin-api', 'tools/cli'].map((t) => exec(process.execPath, ['tools/build.mjs', t], { cwd: ROOT })));
     vhost = await createVhost('cli');
     location = await launchApp('location-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: locationDb, IDENTITY_DB: dbName, ADMIN_TOKEN: ADMIN });
-    api = await launchApp('admin-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN, LOCATION_API_URL: location.url });
+    simulator = await launchApp('lock-cloud-simulator', { MONGO_URL, MONGO_DB: simDb, SHUTDOWN_TIMEOUT_MS: '1000' });
+    api = await launchApp('admin-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN, LOCATION_API_URL: location.url, LOCK_CLOUD_URL: simulator.url, NUKI_API_URL: simulator.url });
     // a queue on identity.events, as the callback-dispatcher has: republished endpoints are routed somewhere
     listener = await amqp.connect(vhost.url);
     const ch = await listener.createChannel();
@@ -49,10 +52,9 @@ describe('the CLI against a running admin-api', () => {
   });
   afterAll(async () => {
     await listener?.close().catch(() => undefined);
-    await api?.stop();
-    await location?.stop();
+    await Promise.all([api?.stop(), location?.stop(), simulator?.stop()]);
     await vhost?.remove();
-    await dropDatabases(dbName, locationDb);
+    await dropDatabases(dbName, locationDb, simDb);
   });
 
   it('creates a company, issues a key (--json), checks it, revokes it', async () => {
@@ -148,13 +150,32 @@ describe('the CLI against a running admin-api', () => {
     expect((await cli(['locks', 'assign', a._id, '--lock', 'CLI-L1'], loc)).stdout).toBe(`lock CLI-L1 assigned to company ${a._id}\n`);
     expect((await cli(['locks', 'assign', a._id, '--lock', 'CLI-L1'], loc)).stdout).toBe(`lock CLI-L1 was company ${a._id}'s already\n`);
     const listed = await cli(['locks', 'list', a._id], loc);
-    expect(listed.stdout).toMatch(/^lock_id\s+source\s+assigned_at\s+bound_to\nCLI-L1\s+assigned\s+\S+\s+-\n$/);
+    expect(listed.stdout).toMatch(/^lock_id\s+provider\s+name\s+account\s+battery\s+source\s+assigned_at\s+bound_to\nCLI-L1\s+ttlock\s+-\s+service\s+-\s+assigned\s+\S+\s+-\n$/);
     expect(await cli(['locks', 'assign', b._id, '--lock', 'CLI-L1'], loc)).toMatchObject({ code: 1, stderr: 'error: 409 Lock CLI-L1 belongs to another company\n' });
     expect((await json(['locks', 'list', b._id], loc)).locks).toEqual([]);
     expect((await cli(['locks', 'release', a._id, '--lock', 'CLI-L1'], loc)).stdout).toBe('lock CLI-L1 released: no company holds it now\n');
     expect((await json(['locks', 'assign', b._id, '--lock', 'CLI-L1'], loc))).toEqual({ lock_id: 'CLI-L1', created: true });
     expect(await cli(['locks', 'assign', a._id], loc)).toMatchObject({ code: 2, stderr: expect.stringContaining('--lock is required') });
     expect(await cli(['locks', 'list', a._id, '--page', '0'], loc)).toMatchObject({ code: 2, stderr: expect.stringContaining('--page must be a whole number from 1') });
+  });
+
+  it('connects a Nuki account (its token from the environment), lists, re-syncs, refuses a wrong new token, disconnects', async () => {
+    const c = await json(['companies', 'create', 'CLI Cabinets']);
+    const sim = axios.create({ baseURL: `${simulator.url}/sim/nuki` });
+    const { apiToken } = (await sim.post('/accounts', { name: 'cabinets' })).data;
+    await sim.put('/smartlocks/41000001', { apiToken, name: 'Cabinet 1', batteryCharge: 9, batteryCritical: true });
+    const env = { NUKI_TOKEN: apiToken };
+    const connected = await cli(['lock-accounts', 'connect', c._id, '--provider', 'nuki', '--name', 'Cabinets', '--api-token', 'env:NUKI_TOKEN'], env);
+    expect(connected.stdout).toMatch(/^nuki account Cabinets connected \([0-9a-f]{24}\)\nlock_id\s+name\s+battery\s+remote\s+held\nnuki:41000001\s+Cabinet 1\s+9% low\s+true\s+this company\n$/);
+    const [account] = await json(['lock-accounts', 'list', c._id]);
+    expect(account).toMatchObject({ provider: 'nuki', label: 'Cabinets', status: 'connected', locks_found: 1 });
+    expect(JSON.stringify(account)).not.toContain(apiToken);
+    expect((await cli(['lock-accounts', 'sync', c._id, '--account', account._id])).stdout).toContain('nuki account Cabinets: connected, 1 lock(s)');
+    expect(await cli(['lock-accounts', 'rotate', c._id, '--account', account._id, '--api-token', 'not-the-token-000000'])).toMatchObject({ code: 1, stderr: 'error: 400 The lock vendor (nuki) refused these credentials\n' });
+    expect(await cli(['lock-accounts', 'rotate', c._id, '--account', account._id])).toMatchObject({ code: 2, stderr: expect.stringContaining('give exactly one of --password (ttlock) or --api-token (nuki)') });
+    expect(await cli(['lock-accounts', 'connect', c._id, '--provider', 'august'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--provider must be ttlock or nuki') });
+    expect((await cli(['lock-accounts', 'disconnect', c._id, '--account', account._id])).stdout).toBe('nuki account Cabinets disconnected: 1 lock(s) released, 0 unbound\n');
+    expect(await json(['lock-accounts', 'list', c._id])).toEqual([]);
   });
 
   it('issues an on-call link: an operator session over every company, recorded under --issued-to or else $USER', async () => {

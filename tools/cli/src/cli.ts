@@ -30,11 +30,21 @@ Commands
   portal sessions <companyId>
   portal revoke-session <sessionId>
   portal revoke-link <linkId>          it opens nothing from now on; the session it opened, if any, ends
-  locks list <companyId> [--page <n>]  the company's locks and where each is bound (every lock has one owner company)
+  locks list <companyId> [--page <n>]  the company's locks: vendor, name, account (service: the operator's), battery,
+                                       and where each is bound (every lock has one owner company)
   locks assign <companyId> --lock <lockId>
                                        a lock of the service's vendor account becomes the company's (refused if another's)
   locks release <companyId> --lock <lockId>
                                        no company holds it any more (refused while it is bound)
+  lock-accounts list <companyId>       the company's vendor accounts (never their secrets)
+  lock-accounts connect <companyId> --provider ttlock --username <user> --password <password>
+  lock-accounts connect <companyId> --provider nuki --name <name> --api-token <token>
+                                       checks the credentials by listing the account's locks, which become the company's
+  lock-accounts sync <companyId> --account <accountId>
+                                       lists the account's locks again (new ones become the company's)
+  lock-accounts rotate <companyId> --account <accountId> (--password <password> | --api-token <token>)
+  lock-accounts disconnect <companyId> --account <accountId> [--unbind]
+                                       releases its locks (refused while one is bound, unless --unbind)
 
 Options
   --base-url <url>        the admin API (env SMARTLOCK_URL; default http://127.0.0.1:8080, the edge)
@@ -42,7 +52,7 @@ Options
   --json                  print the API's JSON answer on stdout, for scripts
   -h, --help
 
-A secret option (--admin-token, --apikey, --bearer, --password, --value) may be given as env:NAME to
+A secret option (--admin-token, --apikey, --bearer, --password, --value, --api-token) may be given as env:NAME to
 read it from the environment variable NAME instead of the command line (shell history, ps).
 Exit codes: 0 done, 1 refused by the API or unreachable, 2 bad usage.`;
 
@@ -75,6 +85,9 @@ const OPTIONS = {
   'issued-to': { type: 'string' },
   lock: { type: 'string' },
   page: { type: 'string' },
+  account: { type: 'string' },
+  'api-token': { type: 'string' },
+  unbind: { type: 'boolean', default: false },
 } as const;
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -147,6 +160,7 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
   if (rest.length) throw new UsageError(`unexpected argument ${rest[0]}`);
   const { api, call } = client;
   const company = () => ({ path: { companyId: req(arg, '<companyId>') } });
+  const accountPath = () => ({ path: { companyId: req(arg, '<companyId>'), accountId: req(v.account, '--account') } });
   const command = `${group} ${action ?? ''}`.trim();
   switch (command) {
     case 'companies create': {
@@ -249,8 +263,13 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
       const page = v.page === undefined ? undefined : Number(v.page);
       if (page !== undefined && !(Number.isInteger(page) && page >= 1)) throw new UsageError('--page must be a whole number from 1');
       const r = await call(api.GET('/admin/v1/companies/{companyId}/locks', { params: { ...company(), query: page ? { page } : {} } }));
-      const rows = r.data.locks.map((l) => ({ ...l, bound_to: l.bound_to ? `${l.bound_to.level} ${l.bound_to.name} (${l.bound_to._id})` : '-' }));
-      return { data: r.data, text: table(rows, ['lock_id', 'source', 'assigned_at', 'bound_to']) };
+      const rows = r.data.locks.map((l) => ({
+        ...l,
+        account: l.account_id ?? 'service',
+        battery: l.battery ? `${l.battery.percent ?? '?'}%${l.battery.low ? ' low' : ''}` : '-',
+        bound_to: l.bound_to ? `${l.bound_to.level} ${l.bound_to.name} (${l.bound_to._id})` : '-',
+      }));
+      return { data: r.data, text: table(rows, ['lock_id', 'provider', 'name', 'account', 'battery', 'source', 'assigned_at', 'bound_to']) };
     }
     case 'locks assign': {
       const lockId = req(v.lock, '--lock');
@@ -261,6 +280,35 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
       const lockId = req(v.lock, '--lock');
       const r = await call(api.DELETE('/admin/v1/companies/{companyId}/locks/{lockId}/owner', { params: { path: { companyId: req(arg, '<companyId>'), lockId } } }));
       return { data: r.data, text: `lock ${r.data.lock_id} released: no company holds it now` };
+    }
+    case 'lock-accounts list': {
+      const list = await call(api.GET('/admin/v1/companies/{companyId}/lock-accounts', { params: company() }));
+      return { data: list, text: table(list, ['_id', 'provider', 'label', 'status', 'locks_found', 'synced_at', 'status_reason']) };
+    }
+    case 'lock-accounts connect': {
+      const provider = req(v.provider, '--provider');
+      let body: LockAccountConnect;
+      if (provider === 'ttlock') body = { provider, username: req(v.username, '--username'), password: req(secret('password'), '--password') };
+      else if (provider === 'nuki') body = { provider, name: req(v.name, '--name'), api_token: req(secret('api-token'), '--api-token') };
+      else throw new UsageError('--provider must be ttlock or nuki');
+      const r = await call(api.POST('/admin/v1/companies/{companyId}/lock-accounts', { params: company(), body }));
+      return { data: r, text: `${r.account.provider} account ${r.account.label} connected (${r.account._id})\n${lockRows(r.locks)}` };
+    }
+    case 'lock-accounts sync': {
+      const r = await call(api.POST('/admin/v1/companies/{companyId}/lock-accounts/{accountId}/sync', { params: accountPath() }));
+      return { data: r, text: syncedText(r) };
+    }
+    case 'lock-accounts rotate': {
+      const password = secret('password');
+      const token = secret('api-token');
+      if ((password === undefined) === (token === undefined)) throw new UsageError('give exactly one of --password (ttlock) or --api-token (nuki)');
+      const body = password !== undefined ? { password } : { api_token: token as string };
+      const r = await call(api.PUT('/admin/v1/companies/{companyId}/lock-accounts/{accountId}/secret', { params: accountPath(), body }));
+      return { data: r, text: `new secret accepted\n${syncedText(r)}` };
+    }
+    case 'lock-accounts disconnect': {
+      const r = await call(api.DELETE('/admin/v1/companies/{companyId}/lock-accounts/{accountId}', { params: { ...accountPath(), query: v.unbind ? { unbind: 'true' } : {} } }));
+      return { data: r, text: `${r.account.provider} account ${r.account.label} disconnected: ${r.released.length} lock(s) released, ${r.unbound.length} unbound` };
     }
     default:
       throw new UsageError(`unknown command: ${pos.join(' ')}`);
@@ -284,6 +332,21 @@ function linkResult(ctx: Context, l: { path: string; capabilities: string[]; iss
 }
 
 type PortalLink = NonNullable<ApiPaths['/admin/v1/companies/{companyId}/portal-links']['post']['requestBody']>['content']['application/json'];
+type LockAccountConnect = ApiPaths['/admin/v1/companies/{companyId}/lock-accounts']['post']['requestBody']['content']['application/json'];
+type FoundLocks = ApiPaths['/admin/v1/companies/{companyId}/lock-accounts']['post']['responses']['201']['content']['application/json']['locks'];
+type SyncedAccount = ApiPaths['/admin/v1/companies/{companyId}/lock-accounts/{accountId}/sync']['post']['responses']['200']['content']['application/json'];
+
+/** The locks found in an account: a lock another company holds is said so (and not the company's). */
+function lockRows(locks: FoundLocks): string {
+  const rows = locks.map((l) => ({ ...l, battery: l.battery ? `${l.battery.percent ?? '?'}%${l.battery.low ? ' low' : ''}` : '-', held: l.held_elsewhere ? 'another company' : 'this company' }));
+  return table(rows, ['lock_id', 'name', 'battery', 'remote', 'held']);
+}
+
+function syncedText(r: SyncedAccount): string {
+  const missing = r.missing.length ? `\nno longer listed by the vendor (kept): ${r.missing.join(', ')}` : '';
+  return `${r.account.provider} account ${r.account.label}: ${r.account.status}, ${r.account.locks_found} lock(s)\n${lockRows(r.locks)}${missing}`;
+}
+
 type CallbackAuth = ApiPaths['/admin/v1/companies/{companyId}/callback']['put']['requestBody']['content']['application/json']['auth'];
 
 function callbackAuth(v: Values, secret: (name: keyof Values) => string | undefined): CallbackAuth {

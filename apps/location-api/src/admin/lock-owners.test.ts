@@ -86,8 +86,8 @@ describe("location-api: a layout binds only its own company's locks", () => {
     const listed = await h.admin.get(`${c.base}/locks`);
     expect(listed).toMatchObject({ status: 200, data: { code: 7039, data: { page: 1, limit: 100 } } });
     expect(listed.data.data.locks).toEqual([
-      { lock_id: 'C-IMPORTED', source: 'import', assigned_at: expect.any(String), bound_to: { level: 'room', _id: r2._id, name: r2.name } },
-      { lock_id: 'C-NEW', source: 'assigned', assigned_at: expect.any(String), bound_to: { level: 'room', _id: r1._id, name: r1.name } },
+      { lock_id: 'C-IMPORTED', provider: 'ttlock', account_id: null, name: null, battery: null, source: 'import', assigned_at: expect.any(String), bound_to: { level: 'room', _id: r2._id, name: r2.name } },
+      { lock_id: 'C-NEW', provider: 'ttlock', account_id: null, name: null, battery: null, source: 'assigned', assigned_at: expect.any(String), bound_to: { level: 'room', _id: r1._id, name: r1.name } },
     ]);
     // Another company cannot be assigned it.
     const other = await h.company('Other Hotel');

@@ -81,7 +81,17 @@ export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityMo
       const locks = owned.map((l) => {
         const holder = tree.locks.get(l._id);
         const node = holder ? nodeOf(tree, holder) : undefined;
-        return { lock_id: l._id, source: l.source, assigned_at: l.created_at, bound_to: node ? { level: node.level, _id: node._id, name: node.name } : null };
+        return {
+          lock_id: l._id,
+          provider: vendorLockOf(l._id).provider,
+          // null: the operator's service account (LOCK_CLOUD_*), for locks the operator assigned or imported.
+          account_id: l.account_id ?? null,
+          name: l.name ?? null,
+          battery: l.battery ?? null,
+          source: l.source,
+          assigned_at: l.created_at,
+          bound_to: node ? { level: node.level, _id: node._id, name: node.name } : null,
+        };
       });
       res.json(ok('Locks retrieved', SuccessCodes.LOCKS_RETRIEVED, { page, limit, locks }));
     }),

@@ -45,6 +45,19 @@ export function nukiControls(deps: NukiDeps): Router {
     }),
   );
 
+  // The owner generates a new API token in Nuki Web: the old one is refused from now on (401).
+  r.put(
+    '/accounts/:accountId/token',
+    asyncHandler(async (req, res) => {
+      const accountId = Number(validate(Joi.string().pattern(/^\d{1,10}$/).required().label('accountId'), req.params.accountId));
+      const { apiToken } = validate(Joi.object({ apiToken: accountSchema.extract('apiToken').required() }), req.body ?? {});
+      if (await models.NukiAccount.exists({ apiToken })) throw badRequest('an account has this API token already');
+      const { matchedCount } = await models.NukiAccount.updateOne({ accountId }, { $set: { apiToken } });
+      if (!matchedCount) throw notFound(`No account ${accountId}`);
+      res.json({ accountId, apiToken });
+    }),
+  );
+
   // Adds a smartlock to the account of `apiToken`, or changes one.
   r.put(
     '/smartlocks/:smartlockId',

@@ -824,6 +824,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/companies/{companyId}/lock-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The company's lock accounts, oldest first */
+        get: operations["listLockAccounts"];
+        put?: never;
+        /**
+         * Connect a vendor account: its locks become the company's
+         * @description TTLock: the account's username and password under the service's application; Nuki: an API token (Nuki Web → API) and a name. The credentials are checked by listing the account's locks; each lock no company holds becomes the company's, one another company holds is reported (`held_elsewhere`) and never claimed. The secret is sealed at rest and never returned.
+         */
+        post: operations["connectLockAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/companies/{companyId}/lock-accounts/{accountId}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the account's locks again
+         * @description New locks become the company's, names and batteries are refreshed. A refusal of the credentials marks the account `needs_attention` (400).
+         */
+        post: operations["syncLockAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/companies/{companyId}/lock-accounts/{accountId}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Give the account a new secret (TTLock: password; Nuki: API token)
+         * @description Checked with the vendor before it replaces the old one: a refused secret changes nothing (400). Then the account is re-synced.
+         */
+        put: operations["rotateLockAccountSecret"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/companies/{companyId}/lock-accounts/{accountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect an account: its locks are released
+         * @description 409 while any of its locks is bound in the company's layout, unless `unbind=true`, which unbinds them first.
+         */
+        delete: operations["disconnectLockAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/callback-endpoints/republish": {
         parameters: {
             query?: never;
@@ -9452,6 +9533,719 @@ export interface operations {
             };
         };
     };
+    listLockAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accounts (never their secrets). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                        _id: string;
+                        /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                        company_id: string;
+                        /** @enum {unknown} */
+                        provider: "ttlock" | "nuki";
+                        /** @description TTLock: the username; Nuki: the name given. */
+                        label: string;
+                        /**
+                         * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                         * @enum {unknown}
+                         */
+                        status: "connected" | "needs_attention";
+                        status_reason: string | null;
+                        locks_found: number;
+                        /** Format: date-time */
+                        synced_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    }[];
+                };
+            };
+            /** @description Invalid request, or the lock vendor refused the credentials given. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    connectLockAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    provider: "ttlock" | "nuki";
+                    username?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                    password?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                    api_token?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                    name?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                };
+            };
+        };
+        responses: {
+            /** @description The account and the locks found in it. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account: {
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            _id: string;
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            company_id: string;
+                            /** @enum {unknown} */
+                            provider: "ttlock" | "nuki";
+                            /** @description TTLock: the username; Nuki: the name given. */
+                            label: string;
+                            /**
+                             * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                             * @enum {unknown}
+                             */
+                            status: "connected" | "needs_attention";
+                            status_reason: string | null;
+                            locks_found: number;
+                            /** Format: date-time */
+                            synced_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        locks: {
+                            /** @description The service's id of the lock (docs/adr/0109). */
+                            lock_id: string;
+                            name: string;
+                            battery: {
+                                percent: number | null;
+                                low: boolean;
+                            } | null;
+                            /** @description The vendor reaches the lock (a gateway, a bridge or Wi-Fi). */
+                            remote: boolean;
+                            /** @description Another company holds it: it is not this company's (the other is not named). */
+                            held_elsewhere: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid request, or the lock vendor refused the credentials given. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    syncLockAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account, its locks, and those the vendor no longer lists. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account: {
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            _id: string;
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            company_id: string;
+                            /** @enum {unknown} */
+                            provider: "ttlock" | "nuki";
+                            /** @description TTLock: the username; Nuki: the name given. */
+                            label: string;
+                            /**
+                             * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                             * @enum {unknown}
+                             */
+                            status: "connected" | "needs_attention";
+                            status_reason: string | null;
+                            locks_found: number;
+                            /** Format: date-time */
+                            synced_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        locks: {
+                            /** @description The service's id of the lock (docs/adr/0109). */
+                            lock_id: string;
+                            name: string;
+                            battery: {
+                                percent: number | null;
+                                low: boolean;
+                            } | null;
+                            /** @description The vendor reaches the lock (a gateway, a bridge or Wi-Fi). */
+                            remote: boolean;
+                            /** @description Another company holds it: it is not this company's (the other is not named). */
+                            held_elsewhere: boolean;
+                        }[];
+                        /** @description Locks the company holds through this account that the vendor no longer lists: kept. */
+                        missing: string[];
+                    };
+                };
+            };
+            /** @description Invalid request, or the lock vendor refused the credentials given. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    rotateLockAccountSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                companyId: string;
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password?: string;
+                    api_token?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account re-synced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account: {
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            _id: string;
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            company_id: string;
+                            /** @enum {unknown} */
+                            provider: "ttlock" | "nuki";
+                            /** @description TTLock: the username; Nuki: the name given. */
+                            label: string;
+                            /**
+                             * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                             * @enum {unknown}
+                             */
+                            status: "connected" | "needs_attention";
+                            status_reason: string | null;
+                            locks_found: number;
+                            /** Format: date-time */
+                            synced_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        locks: {
+                            /** @description The service's id of the lock (docs/adr/0109). */
+                            lock_id: string;
+                            name: string;
+                            battery: {
+                                percent: number | null;
+                                low: boolean;
+                            } | null;
+                            /** @description The vendor reaches the lock (a gateway, a bridge or Wi-Fi). */
+                            remote: boolean;
+                            /** @description Another company holds it: it is not this company's (the other is not named). */
+                            held_elsewhere: boolean;
+                        }[];
+                        /** @description Locks the company holds through this account that the vendor no longer lists: kept. */
+                        missing: string[];
+                    };
+                };
+            };
+            /** @description Invalid request, or the lock vendor refused the credentials given. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    disconnectLockAccount: {
+        parameters: {
+            query?: {
+                /** @description true: unbind the account's bound locks, then disconnect. */
+                unbind?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                companyId: string;
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account disconnected, the locks released and those unbound. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account: {
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            _id: string;
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            company_id: string;
+                            /** @enum {unknown} */
+                            provider: "ttlock" | "nuki";
+                            /** @description TTLock: the username; Nuki: the name given. */
+                            label: string;
+                            /**
+                             * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                             * @enum {unknown}
+                             */
+                            status: "connected" | "needs_attention";
+                            status_reason: string | null;
+                            locks_found: number;
+                            /** Format: date-time */
+                            synced_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        released: string[];
+                        unbound: string[];
+                    };
+                };
+            };
+            /** @description Invalid request, or the lock vendor refused the credentials given. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Authentication failed: `API key is required in the apikey header`, `Invalid API key`, `API key has been revoked`, `API key has expired`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     republishCallbackEndpoints: {
         parameters: {
             query?: never;
@@ -9985,28 +10779,6 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
-                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
-                            times: {
-                                /** @constant */
-                                level: "site";
-                                _id: string;
-                                name: string;
-                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
-                                time_zone: string;
-                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
-                                check_in_time: string;
-                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
-                                check_out_time: string;
-                                /** @description The fields that change, as they were. */
-                                previous: {
-                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
-                                    time_zone?: string;
-                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
-                                    check_in_time?: string;
-                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
-                                    check_out_time?: string;
-                                };
-                            }[];
                         };
                     } | {
                         message: string;
@@ -10039,28 +10811,6 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
-                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
-                            times: {
-                                /** @constant */
-                                level: "site";
-                                _id: string;
-                                name: string;
-                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
-                                time_zone: string;
-                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
-                                check_in_time: string;
-                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
-                                check_out_time: string;
-                                /** @description The fields that change, as they were. */
-                                previous: {
-                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
-                                    time_zone?: string;
-                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
-                                    check_in_time?: string;
-                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
-                                    check_out_time?: string;
-                                };
-                            }[];
                         };
                     };
                 };
@@ -10463,12 +11213,23 @@ export interface operations {
                             page: number;
                             limit: number;
                             locks: {
+                                /** @description TTLock's lockId as it is; another vendor's id with its provider (`nuki:17012345`, docs/adr/0109). */
                                 lock_id: string;
+                                /** @enum {unknown} */
+                                provider: "ttlock" | "nuki";
+                                /** @description The company's lock account it was found in; null: the operator's service account. */
+                                account_id: string | null;
+                                /** @description As the vendor names it, at the account's last sync. */
+                                name: string | null;
+                                battery: {
+                                    percent: number | null;
+                                    low: boolean;
+                                } | null;
                                 /**
-                                 * @description assigned: by the operator; import: claimed by the operator's layout import.
+                                 * @description assigned: by the operator; import: claimed by the operator's layout import; account: found in one of the company's lock accounts.
                                  * @enum {unknown}
                                  */
-                                source: "assigned" | "import";
+                                source: "assigned" | "import" | "account";
                                 /** Format: date-time */
                                 assigned_at: string;
                                 bound_to: {
@@ -15528,7 +16289,7 @@ export interface operations {
                                     time_zone: string;
                                 } | null;
                             } | null;
-                            /** @description The zone of the event's site: the one its stay resolved in, else the site's as the layout has it; null when not known (the portal then shows UTC). */
+                            /** @description The zone the event's stay was resolved in (its site's); null until then. */
                             site_time_zone: string | null;
                         }[];
                         pagination: {
@@ -18391,28 +19152,6 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
-                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
-                            times: {
-                                /** @constant */
-                                level: "site";
-                                _id: string;
-                                name: string;
-                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
-                                time_zone: string;
-                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
-                                check_in_time: string;
-                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
-                                check_out_time: string;
-                                /** @description The fields that change, as they were. */
-                                previous: {
-                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
-                                    time_zone?: string;
-                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
-                                    check_in_time?: string;
-                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
-                                    check_out_time?: string;
-                                };
-                            }[];
                         };
                     } | {
                         message: string;
@@ -18445,28 +19184,6 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
-                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
-                            times: {
-                                /** @constant */
-                                level: "site";
-                                _id: string;
-                                name: string;
-                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
-                                time_zone: string;
-                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
-                                check_in_time: string;
-                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
-                                check_out_time: string;
-                                /** @description The fields that change, as they were. */
-                                previous: {
-                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
-                                    time_zone?: string;
-                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
-                                    check_in_time?: string;
-                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
-                                    check_out_time?: string;
-                                };
-                            }[];
                         };
                     };
                 };

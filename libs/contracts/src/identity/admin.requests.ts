@@ -86,3 +86,26 @@ export const callbackEndpointSchema = Joi.object<{ url: string; auth: CallbackAu
     value: only('api_key', headerValue),
   }).required(),
 });
+
+/** The lock vendors a company connects accounts of (libs/lock-cloud's providers). */
+export const LOCK_ACCOUNT_PROVIDERS = ['ttlock', 'nuki'] as const;
+
+const vendorSecret = (name: string) => Joi.string().min(1).max(512).messages({ 'string.base': `${name} must be a string` });
+
+/**
+ * A vendor account to connect (POST …/lock-accounts): TTLock's username and password under the
+ * service's application, or a Nuki API token (Nuki Web → API) with a name for it.
+ */
+export const connectLockAccountSchema = Joi.object<{ provider: 'ttlock'; username: string; password: string } | { provider: 'nuki'; api_token: string; name: string }>({
+  provider: Joi.string().valid(...LOCK_ACCOUNT_PROVIDERS).required(),
+  username: Joi.string().trim().min(1).max(100).when('provider', { is: 'ttlock', then: Joi.required(), otherwise: Joi.forbidden() }),
+  password: vendorSecret('password').when('provider', { is: 'ttlock', then: Joi.required(), otherwise: Joi.forbidden() }),
+  api_token: vendorSecret('api_token').when('provider', { is: 'nuki', then: Joi.required(), otherwise: Joi.forbidden() }),
+  name: nameSchema.max(100).when('provider', { is: 'nuki', then: Joi.required(), otherwise: Joi.forbidden() }),
+});
+
+/** A new secret for a connected account (PUT …/lock-accounts/:accountId/secret): TTLock's password, or a new Nuki API token. */
+export const rotateLockAccountSecretSchema = Joi.object<{ password?: string; api_token?: string }>({
+  password: vendorSecret('password'),
+  api_token: vendorSecret('api_token'),
+}).xor('password', 'api_token');

@@ -3,7 +3,7 @@ import { REFERENCE_ID, REFERENCE_ID_RULE } from '../booking/reference-id';
 import { SuccessCodes } from '../envelopes/codes';
 import { employeeAccessSchema, employeeListQuerySchema } from '../employee/employee-access.request';
 import { deadLetterListQuerySchema, deadLetterOperationsQuerySchema, deadLetterPurgeSchema, deadLetterReplaySchema } from '../operations/dead-letters.requests';
-import { callbackEndpointSchema, companyListQuerySchema, createApiKeySchema, createCompanySchema, createIngestTokenSchema } from '../identity/admin.requests';
+import { LOCK_ACCOUNT_PROVIDERS, callbackEndpointSchema, companyListQuerySchema, connectLockAccountSchema, createApiKeySchema, createCompanySchema, createIngestTokenSchema, rotateLockAccountSecretSchema } from '../identity/admin.requests';
 import { PORTAL_CAPABILITIES, PORTAL_ON_CALL, PORTAL_SESSION_COOKIE, createPortalLinkSchema, openPortalSessionSchema } from '../identity/portal.requests';
 import { layoutImportSchema } from '../location/layout-import.request';
 import { LOCATION_LEVELS, LocationLevel } from '../location/location-event.message';
@@ -328,8 +328,12 @@ function adminLocationPaths(): Record<string, unknown> {
                 limit: int(),
                 locks: arr(
                   obj({
-                    lock_id: str(),
-                    source: oneOf(['assigned', 'import'], { description: 'assigned: by the operator; import: claimed by the operator\'s layout import.' }),
+                    lock_id: str({ description: 'TTLock\'s lockId as it is; another vendor\'s id with its provider (`nuki:17012345`, docs/adr/0109).' }),
+                    provider: oneOf(LOCK_ACCOUNT_PROVIDERS),
+                    account_id: nullable({ ...OBJECT_ID_SCHEMA, description: 'The company\'s lock account it was found in; null: the operator\'s service account.' }),
+                    name: nullable(str({ description: 'As the vendor names it, at the account\'s last sync.' })),
+                    battery: nullable(obj({ percent: nullable(int()), low: bool() })),
+                    source: oneOf(['assigned', 'import', 'account'], { description: 'assigned: by the operator; import: claimed by the operator\'s layout import; account: found in one of the company\'s lock accounts.' }),
                     assigned_at: dateTime(),
                     bound_to: nullable(obj({ level: oneOf(['room', 'bed']), _id: str(), name: str() })),
                   }),
@@ -787,6 +791,74 @@ function portalSessionPaths(): Record<string, unknown> {
   };
 }
 
+const lockAccountView = obj({
+  _id: OBJECT_ID_SCHEMA,
+  company_id: OBJECT_ID_SCHEMA,
+  provider: oneOf(LOCK_ACCOUNT_PROVIDERS),
+  label: str({ description: 'TTLock: the username; Nuki: the name given.' }),
+  status: oneOf(['connected', 'needs_attention'], { description: 'needs_attention: the vendor refused the account\'s credentials at its last use (a changed password, a revoked token): give it a new secret.' }),
+  status_reason: nullable(str()),
+  locks_found: int(),
+  synced_at: nullable(dateTime()),
+  created_at: dateTime(),
+  updated_at: dateTime(),
+});
+
+const foundLock = obj({
+  lock_id: str({ description: 'The service\'s id of the lock (docs/adr/0109).' }),
+  name: str(),
+  battery: nullable(obj({ percent: nullable(int()), low: bool() })),
+  remote: bool({ description: 'The vendor reaches the lock (a gateway, a bridge or Wi-Fi).' }),
+  held_elsewhere: bool({ description: 'Another company holds it: it is not this company\'s (the other is not named).' }),
+});
+
+/** `/admin/v1/companies/{companyId}/lock-accounts`: the company's vendor accounts and the locks found in them (issue 52). */
+function lockAccountPaths(): Record<string, unknown> {
+  const tag = 'Lock accounts';
+  const errors = (statuses: string[]) => errorResponses('api', statuses, { '400': 'Invalid request, or the lock vendor refused the credentials given.', '503': 'The lock vendor, the database or location-api cannot be reached now; retry shortly.' });
+  const accountId = pathParam('accountId', OBJECT_ID_SCHEMA);
+  const synced = obj({ account: lockAccountView, locks: arr(foundLock), missing: arr(str(), { description: 'Locks the company holds through this account that the vendor no longer lists: kept.' }) });
+  return {
+    '/admin/v1/companies/{companyId}/lock-accounts': {
+      post: adminOp(tag, 'connectLockAccount', 'Connect a vendor account: its locks become the company\'s', {
+        description: 'TTLock: the account\'s username and password under the service\'s application; Nuki: an API token (Nuki Web → API) and a name. The credentials are checked by listing the account\'s locks; each lock no company holds becomes the company\'s, one another company holds is reported (`held_elsewhere`) and never claimed. The secret is sealed at rest and never returned.',
+        parameters: [companyParam],
+        requestBody: body(fromJoi(connectLockAccountSchema)),
+        responses: { '201': json('The account and the locks found in it.', obj({ account: lockAccountView, locks: arr(foundLock) })), ...errors(['400', '401', '404', '409', '413', '503']) },
+      }),
+      get: adminOp(tag, 'listLockAccounts', 'The company\'s lock accounts, oldest first', {
+        parameters: [companyParam],
+        responses: { '200': json('Accounts (never their secrets).', arr(lockAccountView)), ...errors(['400', '401', '404', '503']) },
+      }),
+    },
+    '/admin/v1/companies/{companyId}/lock-accounts/{accountId}/sync': {
+      post: adminOp(tag, 'syncLockAccount', 'List the account\'s locks again', {
+        description: 'New locks become the company\'s, names and batteries are refreshed. A refusal of the credentials marks the account `needs_attention` (400).',
+        parameters: [companyParam, accountId],
+        responses: { '200': json('The account, its locks, and those the vendor no longer lists.', synced), ...errors(['400', '401', '404', '503']) },
+      }),
+    },
+    '/admin/v1/companies/{companyId}/lock-accounts/{accountId}/secret': {
+      put: adminOp(tag, 'rotateLockAccountSecret', 'Give the account a new secret (TTLock: password; Nuki: API token)', {
+        description: 'Checked with the vendor before it replaces the old one: a refused secret changes nothing (400). Then the account is re-synced.',
+        parameters: [companyParam, accountId],
+        requestBody: body(fromJoi(rotateLockAccountSecretSchema)),
+        responses: { '200': json('The account re-synced.', synced), ...errors(['400', '401', '404', '413', '503']) },
+      }),
+    },
+    '/admin/v1/companies/{companyId}/lock-accounts/{accountId}': {
+      delete: adminOp(tag, 'disconnectLockAccount', 'Disconnect an account: its locks are released', {
+        description: '409 while any of its locks is bound in the company\'s layout, unless `unbind=true`, which unbinds them first.',
+        parameters: [companyParam, accountId, queryParam('unbind', oneOf(['true', 'false']), 'true: unbind the account\'s bound locks, then disconnect.')],
+        responses: {
+          '200': json('The account disconnected, the locks released and those unbound.', obj({ account: lockAccountView, released: arr(str()), unbound: arr(str()) })),
+          ...errors(['400', '401', '404', '409', '503']),
+        },
+      }),
+    },
+  };
+}
+
 function adminApiPaths(): Record<string, unknown> {
   const tag = 'Administration';
   const errors = (statuses: string[]) => errorResponses('api', statuses);
@@ -817,6 +889,7 @@ function adminApiPaths(): Record<string, unknown> {
     },
     ...companyIdentityPaths(OPERATOR),
     ...portalLinkPaths(),
+    ...lockAccountPaths(),
     '/admin/v1/callback-endpoints/republish': {
       post: adminOp(tag, 'republishCallbackEndpoints', 'Send every endpoint to the dispatcher again (replica re-sync)', {
         responses: { '200': json('Counts.', obj({ republished: int(), failed: int() })), ...errors(['401', '503']) },
@@ -984,6 +1057,7 @@ export function buildApiDocument(): Record<string, unknown> {
       { name: 'Authentication', description: 'Checking an API key.' },
       { name: 'Administration', description: 'Companies, API keys, ingest tokens, callback endpoints (admin token).' },
       { name: 'Layout administration', description: 'Writing the layout (admin token).' },
+      { name: 'Lock accounts', description: 'A company\'s vendor accounts (TTLock, Nuki) and the locks found in them (admin token).' },
       { name: 'Callback deliveries', description: 'Callback deliveries and redelivery (admin token).' },
       { name: 'Dead letters', description: 'What is stuck, why; replay and purge, recorded (admin token).' },
       { name: 'Portal', description: 'The administration portal (`{base_url}/portal`): links issued by the operator, and the company-scoped routes its session cookie opens, the company always the session\'s.' },
