@@ -72,11 +72,11 @@ describe('event tracking (API key, scoped to the key\'s company)', () => {
     request(gw.url).post(`/webhook/t/${c.token}`).set('Content-Type', 'application/json').send(body);
 
   describe('GET /webhook/events/:eventId', () => {
-    it('answers { success, eventId, status, message }', async () => {
+    it('answers { success, eventId, status, message }, and the documented addition `stay`', async () => {
       const { body } = await ingest(a, booking());
       const res = await get(`/webhook/events/${body.eventId}`, a.apiKey);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, eventId: body.eventId, status: 'QUEUED', message: null });
+      expect(res.body).toEqual({ success: true, eventId: body.eventId, status: 'QUEUED', message: null, stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
     });
 
     it('an unknown id and another company\'s id are the same 404 with success: false', async () => {
