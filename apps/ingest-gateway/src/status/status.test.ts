@@ -206,7 +206,7 @@ describe('worker reports on event.status are applied monotonically', () => {
     await settled();
     expect(await statusOf(id)).toMatchObject({ status: 'FAILED', message: 'Room not found' });
     const tracked = await request(gw.url).get(`/webhook/events/${id}`).set('apikey', a.apiKey);
-    expect(tracked.body).toEqual({ success: true, eventId: id, status: 'FAILED', message: 'Room not found' });
+    expect(tracked.body).toEqual({ success: true, eventId: id, status: 'FAILED', message: 'Room not found', stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
   });
 
   it('DEAD_LETTER keeps its message and is final for late reports', async () => {

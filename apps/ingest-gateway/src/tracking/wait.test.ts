@@ -52,7 +52,7 @@ describe('GET /webhook/events/:eventId?wait= (real broker and database, two gate
     await report(eventId, 'COMPLETED');
     const res = await answer;
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, eventId, status: 'COMPLETED', message: null });
+    expect(res.body).toEqual({ success: true, eventId, status: 'COMPLETED', message: null, stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
     expect(Date.now() - started).toBeLessThan(10_000); // woken, not the 30 s poll nor the 20 s wait
     expect(await waiting(gw.url)).toBe(0);
 
@@ -61,7 +61,7 @@ describe('GET /webhook/events/:eventId?wait= (real broker and database, two gate
     const failed = waitOn(gw.url, failing, 20).then((r) => r);
     await waitFor(async () => (await waiting(gw.url)) === 1, { what: 'the second request waiting' });
     await report(failing, 'FAILED', 'Room not found');
-    expect((await failed).body).toEqual({ success: true, eventId: failing, status: 'FAILED', message: 'Room not found' });
+    expect((await failed).body).toEqual({ success: true, eventId: failing, status: 'FAILED', message: 'Room not found', stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
   });
 
   it('a final status, an unknown id and wait=0 answer at once; the wait ends with the current status', async () => {
@@ -77,7 +77,7 @@ describe('GET /webhook/events/:eventId?wait= (real broker and database, two gate
     expect((await waitOn(gw.url, pending, 0)).body.status).toBe('QUEUED');
     const started = Date.now();
     const res = await waitOn(gw.url, pending, 1);
-    expect(res.body).toEqual({ success: true, eventId: pending, status: 'QUEUED', message: null });
+    expect(res.body).toEqual({ success: true, eventId: pending, status: 'QUEUED', message: null, stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
   });
 
