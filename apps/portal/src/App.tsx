@@ -2,18 +2,22 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import { ApiError, PageProps, Session, onSessionLost, portalApi, setCsrfToken } from './api';
 import { when } from './format';
+import { BookingListPage } from './pages/BookingListPage';
 import { BookingsPage } from './pages/BookingsPage';
 import { CallbackPage } from './pages/CallbackPage';
 import { DeadLettersPage } from './pages/DeadLettersPage';
 import { EventsPage } from './pages/EventsPage';
 import { KeysPage } from './pages/KeysPage';
 import { LayoutPage } from './pages/LayoutPage';
+import { OverviewPage } from './pages/OverviewPage';
 import { TokensPage } from './pages/TokensPage';
 
 interface PageDef {
   route: string;
   title: string;
   Page: (props: PageProps) => ReactElement;
+  /** The page of one item (`#/bookings/<reference>`); `Page` is then the list (`#/bookings?…`). */
+  Detail?: (props: PageProps) => ReactElement;
 }
 
 /**
@@ -22,20 +26,24 @@ interface PageDef {
  * on-call session (no company) the dead letters of every company.
  */
 const COMPANY_PAGES: PageDef[] = [
+  { route: 'overview', title: 'Overview', Page: OverviewPage },
+  { route: 'bookings', title: 'Bookings', Page: BookingListPage, Detail: BookingsPage },
+  { route: 'events', title: 'Events', Page: EventsPage },
+  { route: 'callback', title: 'Callback endpoint', Page: CallbackPage },
   { route: 'keys', title: 'API keys', Page: KeysPage },
   { route: 'tokens', title: 'Ingest tokens', Page: TokensPage },
-  { route: 'callback', title: 'Callback endpoint', Page: CallbackPage },
-  { route: 'bookings', title: 'Bookings', Page: BookingsPage },
-  { route: 'events', title: 'Events', Page: EventsPage },
   { route: 'layout', title: 'Layout', Page: LayoutPage },
 ];
 const ON_CALL_PAGES: PageDef[] = [{ route: 'dead-letters', title: 'Dead letters', Page: DeadLettersPage }];
 const pagesOf = (session: Session) => (session.company_id ? COMPANY_PAGES : ON_CALL_PAGES);
 
-/** The page of a hash and what follows its name: `#/bookings/BK-1` → bookings, BK-1; `#/events?status=FAILED` → events, status=FAILED. */
-function routeOf(hash: string): { route: string; param?: string } {
+/**
+ * The page of a hash and what follows its name: `#/bookings/BK-1` → bookings, BK-1 (an item: `detail`);
+ * `#/events?status=FAILED` → events, status=FAILED.
+ */
+function routeOf(hash: string): { route: string; param?: string; detail?: boolean } {
   const m = /^#\/([a-z-]+)(?:\/(.+)|\?(.*))?$/.exec(hash);
-  return { route: m?.[1] ?? '', param: m?.[2] ? decodeURIComponent(m[2]) : m?.[3] };
+  return { route: m?.[1] ?? '', param: m?.[2] ? decodeURIComponent(m[2]) : m?.[3], detail: m?.[2] !== undefined };
 }
 const linkToken = (hash: string) => /^#\/open\/(.+)$/.exec(hash)?.[1];
 
@@ -43,7 +51,7 @@ type State = { kind: 'loading' } | { kind: 'signed-out'; title: string; message:
 
 export function App() {
   const [state, setState] = useState<State>({ kind: 'loading' });
-  const [{ route, param }, setRoute] = useState(routeOf(window.location.hash));
+  const [{ route, param, detail }, setRoute] = useState(routeOf(window.location.hash));
   const opened = useRef(false);
 
   const enter = useCallback((session: Session) => {
@@ -103,6 +111,7 @@ export function App() {
   const { session } = state;
   const pages = pagesOf(session);
   const page = pages.find((p) => p.route === route) ?? pages[0];
+  const Page = (detail && page.Detail) || page.Page;
   const signOut = async () => {
     await portalApi.signOut().catch(() => undefined);
     setState({ kind: 'signed-out', title: 'Signed out', message: 'You have signed out of the portal. Open a new portal link to come back.' });
@@ -138,7 +147,7 @@ export function App() {
         </ul>
       </nav>
       <main id="main">
-        <page.Page key={page.route} session={session} title={page.title} param={param} />
+        <Page key={`${page.route}${detail ? '/' : ''}`} session={session} title={page.title} param={param} />
       </main>
     </>
   );

@@ -328,6 +328,60 @@ export interface Operation {
   finished_at: string | null;
 }
 
+/** The statuses a booking's latest event is in (the bookings list and the overview). */
+export type BookingStatus = 'QUEUED' | 'PROCESSING' | 'COMPLETED' | 'FAILED' | 'DEAD_LETTER';
+/** One booking as its latest event described it (`GET /portal/api/bookings`). */
+export interface BookingRow {
+  reference_id: string;
+  site_id: string;
+  state: 'booked' | 'checked_in' | 'checked_out' | 'cancelled';
+  status: BookingStatus;
+  message: string | null;
+  event_id: string;
+  event_type: string;
+  check_in: string | null;
+  check_out: string | null;
+  /** The site's local date (YYYY-MM-DD). */
+  arrival_day: string | null;
+  departure_day: string | null;
+  room: string | null;
+  bed: string | null;
+  guest_name: string | null;
+  guest_name_masked: boolean;
+  updated_at: string;
+}
+export interface BookingList {
+  bookings: BookingRow[];
+  pagination: { page: number; pageSize: number; total: number; totalPages: number };
+}
+export interface DayTally {
+  total: number;
+  cancelled: number;
+  by_status: Record<BookingStatus, number>;
+}
+/** The overview's booking side (`GET /portal/api/overview`). */
+export interface Overview {
+  from: string;
+  days: { day: string; arrivals: DayTally; departures: DayTally }[];
+  needs_action: { failed: number; dead_letter: number; events: (Pick<EventRecord, 'event_id' | 'event_type' | 'reference_id' | 'received_at' | 'message'> & { status: 'FAILED' | 'DEAD_LETTER' })[] };
+  last_24h: { bookings: number; by_status: Record<BookingStatus, number>; failed_received: number };
+  generated_at: string;
+}
+/** The callback endpoint's state, kept by the dispatcher (`GET /portal/api/callback/health`). */
+export interface CallbackHealth {
+  state: 'healthy' | 'failing' | 'disabled';
+  failingSince: string | null;
+  lastFailure: string | null;
+  disabledAt: string | null;
+  disabledReason: string | null;
+}
+export type RecentDelivery = Omit<Delivery, 'attempts'> & { referenceId: string; attempts: number };
+export interface RecentDeliveries {
+  pending: number;
+  dead: number;
+  deliveries: RecentDelivery[];
+}
+
 /** The data of an API-host envelope `{ message, code, error, data }`. */
 const data = <T>(p: Promise<{ data: T }>) => p.then((r) => r.data);
 const ref = (referenceId: string) => encodeURIComponent(referenceId);
@@ -406,4 +460,11 @@ export const portalApi = {
     ),
   deliveries: (referenceId: string) => data(api<{ data: Deliveries }>('GET', `/deliveries?${new URLSearchParams({ referenceId })}`)),
   redeliver: (deliveryId: string) => data(api<{ data: { deliveryId: string; status: string } }>('POST', `/deliveries/${encodeURIComponent(deliveryId)}/redeliver`)),
+  bookings: (query: Record<string, string>) => api<BookingList>('GET', `/bookings?${new URLSearchParams(query)}`),
+  overview: (from: string, days: number) => api<Overview>('GET', `/overview?${new URLSearchParams({ from, days: String(days) })}`),
+  recentDeliveries: () => data(api<{ data: RecentDeliveries }>('GET', '/deliveries/recent')),
+  callbackHealth: () => data(api<{ data: CallbackHealth }>('GET', '/callback/health')),
+  /** Enabled again; with `recoverSince`, what died since then is delivered again. */
+  enableCallback: (recoverSince: string | null) =>
+    data(api<{ data: CallbackHealth & { redelivered: number } }>('POST', '/callback/enable', recoverSince ? { recover_since: recoverSince } : {})),
 };

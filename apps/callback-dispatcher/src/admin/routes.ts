@@ -27,6 +27,20 @@ function iso(d: Date | null | undefined): string | null {
   return d ? new Date(d).toISOString() : null;
 }
 
+/** A delivery's state as the listings show it (without its body and attempts). */
+const deliveryFacts = (d: DeliveryDoc) => ({
+  deliveryId: d._id,
+  event: d.event,
+  eventId: d.event_id,
+  status: d.status,
+  createdAt: iso(d.created_at),
+  deliveredAt: iso(d.delivered_at),
+  deadAt: iso(d.dead_at),
+  deadReason: d.dead_reason,
+  lastStatusCode: d.last_status_code,
+  lastError: d.last_error,
+});
+
 /** The stored body with its credential fields (passcode, lockData, cardNumber) redacted. */
 const redactedBody = (d: Pick<DeliveryDoc, 'body'>, key: SecretKey): unknown => redact(storedBody(d, key));
 
@@ -111,16 +125,7 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
         ok('Deliveries retrieved', SuccessCodes.DELIVERIES_RETRIEVED, {
           referenceId,
           deliveries: deliveries.map((d) => ({
-            deliveryId: d._id,
-            event: d.event,
-            eventId: d.event_id,
-            status: d.status,
-            createdAt: iso(d.created_at),
-            deliveredAt: iso(d.delivered_at),
-            deadAt: iso(d.dead_at),
-            deadReason: d.dead_reason,
-            lastStatusCode: d.last_status_code,
-            lastError: d.last_error,
+            ...deliveryFacts(d),
             body: redactedBody(d, deps.key),
             attempts: (d.attempt_log ?? []).map((a) => ({
                 attempt: a.attempt,
@@ -172,20 +177,7 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
         ok('Deliveries retrieved', SuccessCodes.DELIVERIES_RETRIEVED, {
           pending,
           dead,
-          deliveries: recent.map((d) => ({
-            deliveryId: d._id,
-            referenceId: d.reference_id,
-            event: d.event,
-            eventId: d.event_id,
-            status: d.status,
-            attempts: d.attempts,
-            createdAt: iso(d.created_at),
-            deliveredAt: iso(d.delivered_at),
-            deadAt: iso(d.dead_at),
-            deadReason: d.dead_reason,
-            lastStatusCode: d.last_status_code,
-            lastError: d.last_error,
-          })),
+          deliveries: recent.map((d) => ({ ...deliveryFacts(d), referenceId: d.reference_id, attempts: d.attempts })),
         }),
       );
     }),

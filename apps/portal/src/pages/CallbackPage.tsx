@@ -1,9 +1,11 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
-import { ApiError, CallbackAuthType, CallbackEndpoint, PageProps, TestEventAnswer, mayIssue, portalApi } from '../api';
+import { ApiError, CallbackAuthType, CallbackEndpoint, CallbackHealth, PageProps, TestEventAnswer, mayIssue, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ErrorNotice } from '../components/Notice';
 import { PageTitle, errorText } from '../components/PageTitle';
 import { SecretOnce } from '../components/SecretOnce';
+import { SiteTime } from '../components/SiteTime';
+import { useSiteZones } from '../components/useSiteZones';
 import { when, whenExact } from '../format';
 
 const AUTH_LABEL: Record<CallbackAuthType, string> = {
@@ -12,6 +14,107 @@ const AUTH_LABEL: Record<CallbackAuthType, string> = {
   basic: 'Basic authentication',
   api_key: 'API key header',
 };
+
+/** How far back "re-deliver what failed since …" reaches: since the endpoint began failing, or a fixed span. */
+const RECOVER_CHOICES = [
+  { value: 'failing', label: (h: CallbackHealth) => `since it began failing` + (h.failingSince ? '' : ' (when it was disabled)') },
+  { value: '24h', label: () => 'the last 24 hours' },
+  { value: '7d', label: () => 'the last 7 days' },
+  { value: 'none', label: () => 'nothing: only enable it' },
+] as const;
+type Recover = (typeof RECOVER_CHOICES)[number]['value'];
+function recoverSince(choice: Recover, h: CallbackHealth): string | null {
+  const at = (ms: number) => new Date(Date.now() - ms).toISOString();
+  if (choice === '24h') return at(86_400_000);
+  if (choice === '7d') return at(7 * 86_400_000);
+  if (choice === 'none') return null;
+  // A minute before: the delivery that made it fail (or the 410 that disabled it) died a moment before the state was written.
+  const since = h.failingSince ?? h.disabledAt;
+  return since ? new Date(new Date(since).getTime() - 60_000).toISOString() : at(86_400_000);
+}
+
+/**
+ * The endpoint's health as the dispatcher keeps it: healthy; failing since when (a warning: it is
+ * disabled if it goes on failing); disabled and why (callbacks kept, not sent). Enabling it again
+ * offers to re-deliver what failed since a time (Svix's recover), with `callback`.
+ */
+function EndpointHealthCard({ canManage, zone, onChange }: { canManage: boolean; zone: string | null; onChange: (message: string) => void }) {
+  const [health, setHealth] = useState<CallbackHealth | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [choice, setChoice] = useState<Recover>('failing');
+  const [busy, setBusy] = useState(false);
+  const load = useCallback(() => portalApi.callbackHealth().then(setHealth, (err) => setError(errorText(err))), []);
+  useEffect(() => void load(), [load]);
+
+  const enable = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!health) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await portalApi.enableCallback(recoverSince(choice, health));
+      setHealth(r);
+      onChange(choice === 'none' ? 'The endpoint is enabled again.' : `The endpoint is enabled again; ${r.redelivered} failed callback${r.redelivered === 1 ? ' is' : 's are'} being delivered again.`);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section className="card" aria-labelledby="cb-health" data-testid="endpoint-health">
+      <h2 id="cb-health">Health</h2>
+      <ErrorNotice error={error} />
+      {health === null ? (
+        !error && <p role="status">Loading…</p>
+      ) : health.state === 'healthy' ? (
+        <p>
+          <span className="badge tone-good">healthy</span> Callbacks are delivered. Should deliveries run out of retries, the endpoint is marked failing (a warning here and on the overview) and, still failing after a while, disabled.
+        </p>
+      ) : (
+        <>
+          <p className="alert-entry">
+            <span className="badge tone-bad">{health.state}</span>{' '}
+            {health.state === 'failing' ? (
+              <>
+                <strong>endpoint.failing</strong>: failing since <SiteTime iso={health.failingSince} zone={zone} />. It is disabled if it keeps failing; callbacks are retried meanwhile.
+              </>
+            ) : (
+              <>
+                Disabled <SiteTime iso={health.disabledAt} zone={zone} />: {health.disabledReason ?? 'no reason recorded'}. Callbacks are kept, not sent, until it is enabled again.
+              </>
+            )}
+          </p>
+          {health.lastFailure && (
+            <p>
+              Last failure: <span className="mono">{health.lastFailure}</span>
+            </p>
+          )}
+          {canManage && (
+            <form className="form" onSubmit={enable} aria-labelledby="cb-enable">
+              <h3 id="cb-enable">Enable it again</h3>
+              <p className="hint">Once your receiver answers again (a test event shows it), enable the endpoint and choose what to deliver again.</p>
+              <div className="field">
+                <label htmlFor="cb-recover">Re-deliver what failed</label>
+                <select id="cb-recover" value={choice} onChange={(e) => setChoice(e.target.value as Recover)}>
+                  {RECOVER_CHOICES.map((c) => (
+                    <option key={c.value} value={c.value}>
+                      {c.label(health)}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <button type="submit" disabled={busy}>
+                {busy ? 'Enabling…' : 'Enable the endpoint'}
+              </button>
+            </form>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
 
 /** The company's callback endpoint: where booking outcomes are sent, how they authenticate, secret rotation. */
 export function CallbackPage({ session, title }: PageProps) {
@@ -30,6 +133,7 @@ export function CallbackPage({ session, title }: PageProps) {
   const [testing, setTesting] = useState(false);
   const [tested, setTested] = useState<{ at: string; answer: TestEventAnswer } | null>(null);
   const [testError, setTestError] = useState<string | null>(null);
+  const zones = useSiteZones();
 
   const load = useCallback(
     () =>
@@ -179,6 +283,7 @@ export function CallbackPage({ session, title }: PageProps) {
           </>
         )}
       </section>
+      {endpoint && <EndpointHealthCard canManage={canManage} zone={zones.property} onChange={setStatus} />}
       {canManage && endpoint && (
         <section className="card" aria-labelledby="cb-test">
           <h2 id="cb-test">Send a test event</h2>
