@@ -39,6 +39,25 @@ wait_for() { # what, seconds, command...
 }
 
 # --- RabbitMQ -------------------------------------------------------------------------------------
+# Whether the broker answers the AMQP protocol header with its Connection.Start (a method frame,
+# type 1) within 10 s: a node that accepts TCP but never answers it (seen twice here under heavy
+# parallel test load, its management API still answering) hangs every test.
+amqp_answers() {
+  node -e '
+    const s = require("net").connect(Number(process.argv[2]), process.argv[1]);
+    setTimeout(() => process.exit(1), 10000);
+    s.on("connect", () => s.write(Buffer.from([65, 77, 81, 80, 0, 0, 9, 1])));
+    s.on("data", (d) => process.exit(d[0] === 1 ? 0 : 1));
+    s.on("error", () => process.exit(1));
+    s.on("close", () => process.exit(1));
+  ' "$1" "$2"
+}
+if port_open $AMQP_HOST $AMQP_PORT && ! amqp_answers $AMQP_HOST $AMQP_PORT; then
+  say "rabbitmq: $AMQP_HOST:$AMQP_PORT accepts connections but does not answer AMQP: restarting the node"
+  pid=$(ss -ltnpH "sport = :$AMQP_PORT" 2>/dev/null | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+  timeout 30 rabbitmqctl stop >/dev/null 2>&1 || { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; } || true
+  wait_for "the old node to let go of $AMQP_PORT" 30 bash -c "! (exec 3<>/dev/tcp/$AMQP_HOST/$AMQP_PORT) 2>/dev/null"
+fi
 if port_open $AMQP_HOST $AMQP_PORT; then
   say "rabbitmq: using the broker answering at $AMQP_HOST:$AMQP_PORT"
 else
@@ -53,6 +72,7 @@ else
     rabbitmq-server -detached >/dev/null 2>&1 || true
   fi
   wait_for "RabbitMQ on $AMQP_PORT" 90 port_open $AMQP_HOST $AMQP_PORT
+  wait_for "RabbitMQ answering AMQP" 120 amqp_answers $AMQP_HOST $AMQP_PORT
   say "rabbitmq: started at $AMQP_HOST:$AMQP_PORT"
 fi
 
