@@ -1,10 +1,8 @@
 import request from 'supertest';
-import { createPortalSession, identityModels, portalCsrfToken } from '@smartlock/auth';
-import { PORTAL_SESSION_COOKIE } from '@smartlock/contracts';
 import { Connection, Types } from '@smartlock/db';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import type { Gateway } from '../app';
-import { BookingTap, TestCompany, booking, connectIdentity, publishStatus, seedCompany, startGateway } from '../test-support/harness';
+import { BookingTap, TestCompany, booking, connectIdentity, portalHeaders, publishStatus, seedCompany, startGateway } from '../test-support/harness';
 
 /**
  * The administration portal's event routes (the edge sends /portal/api/events here): a company's
@@ -25,17 +23,7 @@ describe('portal: events, a booking\'s timeline, retry', () => {
   let c: TestCompany;
 
   /** The headers of a browser holding a portal session of `company` with `capabilities`. */
-  async function session(company: TestCompany, capabilities: string[]) {
-    const { cookie } = await createPortalSession(identityModels(identity), {
-      company_id: new Types.ObjectId(company.companyId),
-      capabilities,
-      link_id: new Types.ObjectId(),
-      issued_to: null,
-      expires_at: new Date(Date.now() + 3_600_000),
-    });
-    const read = { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` };
-    return { read, write: { ...read, 'X-CSRF-Token': portalCsrfToken(cookie) } };
-  }
+  const session = (company: TestCompany, capabilities: string[]) => portalHeaders(identity, company, capabilities);
   const ingest = async (c: TestCompany, body: Record<string, unknown>) => {
     const res = await request(gw.url).post(`/webhook/t/${c.token}`).set('Content-Type', 'application/json').send(body);
     expect(res.status).toBe(202);
