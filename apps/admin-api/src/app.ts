@@ -21,7 +21,7 @@ import { portalScope } from './portal/portal-scope';
 import { portalSessionRoutes } from './portal/portal-session';
 import type { Deps } from './shared/deps';
 import { identityEvents } from './shared/identity-events';
-import { lockAccountRoutes } from './lock-accounts/lock-accounts';
+import { lockAccountList, lockAccountRoutes } from './lock-accounts/lock-accounts';
 import { locationLocks } from './lock-accounts/location';
 
 export const SERVICE = 'admin-api';
@@ -98,6 +98,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
       apiKeyRoutes(portal, d, session);
       ingestTokenRoutes(portal, d, session);
       callbackRoutes(portal, d, session);
+      lockAccountList(portal, d, session);
       // The on-call view: an operator's session (no company), every replay recorded under its name; no purge.
       const onCall = Router();
       onCall.use('/dead-letters', d.auth.portalOnCall());

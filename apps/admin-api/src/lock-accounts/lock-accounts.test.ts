@@ -1,6 +1,7 @@
 import axios, { AxiosInstance } from 'axios';
 import { createHash } from 'node:crypto';
-import { LockAccountDoc, identityModels } from '@smartlock/auth';
+import { LockAccountDoc, createPortalSession, identityModels } from '@smartlock/auth';
+import { PORTAL_SESSION_COOKIE } from '@smartlock/contracts';
 import { Types } from '@smartlock/db';
 import type { RunningService } from '@smartlock/http';
 import { captureLogger, createVhost, dropDatabases, importSite, LaunchedApp, launchApp, MONGO_URL, NO_RATE_LIMITS, TestVhost, uniqueDbName } from '@smartlock/testing';
@@ -124,6 +125,30 @@ describe('admin-api: lock accounts', () => {
     const site = await importSite(location.url, ADMIN, c, 'Harbour');
     const rooms = (await admin.get(`${location.url}/admin/v1/companies/${c}/snapshot`)).data.data.nodes.filter((n: { level: string; site_id: string }) => n.level === 'room' && n.site_id === site);
     expect((await admin.put(`${location.url}/admin/v1/companies/${c}/locks/nuki:${cabinet}`, { room_id: rooms[0]._id, lock_mac: '-', provider: 'nuki' })).status).toBe(200);
+  });
+
+  it("a portal session (view) lists its own company's accounts and their health, never their secrets nor another company's", async () => {
+    const mine = await company('Portal Hotel');
+    const other = await company('Portal Neighbour');
+    const nuki = await nukiAccount();
+    await nukiLock(nuki.apiToken, 'Cabinet P');
+    const theirs = await nukiAccount();
+    expect((await admin.post(`/admin/v1/companies/${mine}/lock-accounts`, { provider: 'nuki', api_token: nuki.apiToken, name: 'Cabinets' })).status).toBe(201);
+    expect((await admin.post(`/admin/v1/companies/${other}/lock-accounts`, { provider: 'nuki', api_token: theirs.apiToken, name: 'Theirs' })).status).toBe(201);
+    const { cookie } = await createPortalSession(identityModels(service.ctx.db), {
+      company_id: new Types.ObjectId(mine),
+      capabilities: ['view'],
+      link_id: new Types.ObjectId(),
+      issued_to: null,
+      expires_at: new Date(Date.now() + 3_600_000),
+    });
+    const listed = await axios.get(`${service.url}/portal/api/lock-accounts`, { headers: { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` }, validateStatus: () => true });
+    expect(listed.status).toBe(200);
+    expect(listed.data).toEqual([expect.objectContaining({ company_id: mine, provider: 'nuki', label: 'Cabinets', status: 'connected', locks_found: 1 })]);
+    expect(JSON.stringify(listed.data)).not.toContain(nuki.apiToken);
+    expect((await axios.get(`${service.url}/portal/api/lock-accounts`, { validateStatus: () => true })).status).toBe(401);
+    // The operator's writes are not the portal's.
+    expect((await axios.post(`${service.url}/portal/api/lock-accounts`, {}, { headers: { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` }, validateStatus: () => true })).status).toBe(404);
   });
 
   it('refuses credentials the vendor refuses, a second connection of one account, and malformed bodies, storing nothing', async () => {

@@ -127,6 +127,19 @@ async function sync(deps: Deps, accounts: LockAccountDeps, account: LockAccountD
   return { account: view({ ...account, ...set, updated_at: deps.now() }), locks: found, missing };
 }
 
+/** The company's accounts with their health (the operator's, and a portal session's with `view`). */
+export function lockAccountList(router: Router, deps: Deps, scope: CompanyScope): void {
+  router.get(
+    `${scope.prefix}/lock-accounts`,
+    ...scope.may('view'),
+    asyncHandler(async (req, res) => {
+      const company = String((await scope.company(req))._id);
+      const list = await deps.models.LockAccount.find({ company_id: company }).sort({ created_at: 1, _id: 1 }).lean<LockAccountDoc[]>();
+      res.json(list.map(view));
+    }),
+  );
+}
+
 /**
  * `/admin/v1/companies/:companyId/lock-accounts…` (issue 52): a company's vendor accounts. Connecting
  * one checks its credentials by listing its locks, which become the company's (discovery); its secret
@@ -159,14 +172,7 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
     }),
   );
 
-  router.get(
-    `${scope.prefix}/lock-accounts`,
-    asyncHandler(async (req, res) => {
-      const company = String((await scope.company(req))._id);
-      const list = await deps.models.LockAccount.find({ company_id: company }).sort({ created_at: 1, _id: 1 }).lean<LockAccountDoc[]>();
-      res.json(list.map(view));
-    }),
-  );
+  lockAccountList(router, deps, scope);
 
   router.post(
     `${scope.prefix}/lock-accounts/:accountId/sync`,

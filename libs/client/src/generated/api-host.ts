@@ -845,6 +845,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/api/lock-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The company's lock accounts and their health (connected or needs_attention), never their secrets */
+        get: operations["portalListLockAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/companies/{companyId}/lock-accounts/{accountId}/sync": {
         parameters: {
             query?: never;
@@ -9817,6 +9834,126 @@ export interface operations {
             };
         };
     };
+    portalListLockAccounts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accounts, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                        _id: string;
+                        /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                        company_id: string;
+                        /** @enum {unknown} */
+                        provider: "ttlock" | "nuki";
+                        /** @description TTLock: the username; Nuki: the name given. */
+                        label: string;
+                        /**
+                         * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                         * @enum {unknown}
+                         */
+                        status: "connected" | "needs_attention";
+                        status_reason: string | null;
+                        locks_found: number;
+                        /** Format: date-time */
+                        synced_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    }[];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
     syncLockAccount: {
         parameters: {
             query?: never;
@@ -10779,6 +10916,28 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
+                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
+                            times: {
+                                /** @constant */
+                                level: "site";
+                                _id: string;
+                                name: string;
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time: string;
+                                /** @description The fields that change, as they were. */
+                                previous: {
+                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                    time_zone?: string;
+                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                    check_in_time?: string;
+                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                    check_out_time?: string;
+                                };
+                            }[];
                         };
                     } | {
                         message: string;
@@ -10811,6 +10970,28 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
+                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
+                            times: {
+                                /** @constant */
+                                level: "site";
+                                _id: string;
+                                name: string;
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time: string;
+                                /** @description The fields that change, as they were. */
+                                previous: {
+                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                    time_zone?: string;
+                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                    check_in_time?: string;
+                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                    check_out_time?: string;
+                                };
+                            }[];
                         };
                     };
                 };
@@ -16289,7 +16470,7 @@ export interface operations {
                                     time_zone: string;
                                 } | null;
                             } | null;
-                            /** @description The zone the event's stay was resolved in (its site's); null until then. */
+                            /** @description The zone of the event's site: the one its stay resolved in, else the site's as the layout has it; null when not known (the portal then shows UTC). */
                             site_time_zone: string | null;
                         }[];
                         pagination: {
@@ -19152,6 +19333,28 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
+                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
+                            times: {
+                                /** @constant */
+                                level: "site";
+                                _id: string;
+                                name: string;
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time: string;
+                                /** @description The fields that change, as they were. */
+                                previous: {
+                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                    time_zone?: string;
+                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                    check_in_time?: string;
+                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                    check_out_time?: string;
+                                };
+                            }[];
                         };
                     } | {
                         message: string;
@@ -19184,6 +19387,28 @@ export interface operations {
                                 bound: components["schemas"]["LockPlacement"][];
                                 unbound: components["schemas"]["LockPlacement"][];
                             };
+                            /** @description Sites whose time zone or hours the document changes: their live bookings sent as dates or local times are re-timed (ADR 0107). */
+                            times: {
+                                /** @constant */
+                                level: "site";
+                                _id: string;
+                                name: string;
+                                /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                time_zone: string;
+                                /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                check_in_time: string;
+                                /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                check_out_time: string;
+                                /** @description The fields that change, as they were. */
+                                previous: {
+                                    /** @description IANA time zone of the site, e.g. America/New_York (default UTC). Dates and zone-less times of its bookings are its local time. */
+                                    time_zone?: string;
+                                    /** @description HH:mm: when a stay sent as a date begins (default 15:00). */
+                                    check_in_time?: string;
+                                    /** @description HH:mm: when a stay sent as a date ends (default 11:00). */
+                                    check_out_time?: string;
+                                };
+                            }[];
                         };
                     };
                 };

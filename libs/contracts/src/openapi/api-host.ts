@@ -831,6 +831,11 @@ function lockAccountPaths(): Record<string, unknown> {
         responses: { '200': json('Accounts (never their secrets).', arr(lockAccountView)), ...errors(['400', '401', '404', '503']) },
       }),
     },
+    '/portal/api/lock-accounts': {
+      get: portalOp('listLockAccounts', 'The company\'s lock accounts and their health (connected or needs_attention), never their secrets', false, {
+        responses: { '200': json('Accounts, oldest first.', arr(lockAccountView)), ...errors(['503']) },
+      }),
+    },
     '/admin/v1/companies/{companyId}/lock-accounts/{accountId}/sync': {
       post: adminOp(tag, 'syncLockAccount', 'List the account\'s locks again', {
         description: 'New locks become the company\'s, names and batteries are refreshed. A refusal of the credentials marks the account `needs_attention` (400).',
