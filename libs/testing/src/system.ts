@@ -83,6 +83,8 @@ export async function launchSystem(opts: SystemOptions = {}) {
     INGEST_GATEWAY_URL: url(ports.ingest),
     ACCESS_API_URL: url(ports.access),
     LOCK_CLOUD_URL: url(ports.sim),
+    // Nuki's Web API: the same simulator (admin-api's lock accounts).
+    NUKI_API_URL: url(ports.sim),
     SMTP_HOST: smtp.host,
     SMTP_PORT: String(ports.simSmtp || smtp.port),
     // The sink is a local relay without TLS: the documented opt-out.
