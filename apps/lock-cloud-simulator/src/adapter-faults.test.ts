@@ -60,6 +60,46 @@ describe('lock-cloud adapter against the simulator: tokens and faults', () => {
     expect((await calls(s, '/oauth2/token')).matching).toBe(before + 1);
   });
 
+  it('refreshes the token before it expires: no call meets an expired token (refresh_token grant)', async () => {
+    const short = await startSimulator({ mongoUrl: MONGO_URL, dbName: `${shortDb}_early`, logger: simLog.logger, env: { SIM_TOKEN_TTL_MS: '4000' } });
+    const early = createTtlockLockCloud(configFor(short), { logger, refreshBeforeExpiryMs: 3000 });
+    try {
+      const lockId = lock();
+      await early.getLock(lockId);
+      const first = await short.models.Token.findOne().lean();
+      // Past the refresh point (1 s into its 4 s), before its expiry.
+      await waitFor(() => Date.now() > (first?.expiresAt ?? 0) - 2500, { what: 'the refresh point', timeoutMs: 5000 });
+      await early.getLock(lockId);
+      expect((await calls(short, '/v3/lock/detail')).calls.map((c: { errcode: number }) => c.errcode)).toEqual([0, 0]);
+      expect((await calls(short, '/oauth2/token')).matching).toBe(2);
+      const tokens = await short.models.Token.find().sort({ expiresAt: 1 }).lean();
+      expect(tokens.map((t) => t.refreshUsed)).toEqual([true, false]);
+    } finally {
+      early.close();
+      await short.stop();
+      await dropDatabases(`${shortDb}_early`);
+    }
+  });
+
+  it('a failed refresh before expiry leaves the current token serving until it really expires', async () => {
+    const short = await startSimulator({ mongoUrl: MONGO_URL, dbName: `${shortDb}_keep`, logger: simLog.logger, env: { SIM_TOKEN_TTL_MS: '6000' } });
+    const early = createTtlockLockCloud(configFor(short), { logger, refreshBeforeExpiryMs: 5000 });
+    try {
+      const lockId = lock();
+      await early.getLock(lockId);
+      const first = await short.models.Token.findOne().lean();
+      await waitFor(() => Date.now() > (first?.expiresAt ?? 0) - 4500, { what: 'the refresh point', timeoutMs: 5000 });
+      expect((await short.sim.post('/failures', { path: '/oauth2/token', httpStatus: 503, times: 2 })).status).toBe(201);
+      await early.getLock(lockId);
+      expect((await calls(short, '/v3/lock/detail')).calls.map((c: { errcode: number }) => c.errcode)).toEqual([0, 0]);
+      expect((await calls(short, '/oauth2/token')).calls.map((c: { httpStatus: number }) => c.httpStatus)).toEqual([200, 503, 503]);
+    } finally {
+      early.close();
+      await short.stop();
+      await dropDatabases(`${shortDb}_keep`);
+    }
+  });
+
   it('refreshes an expired token transparently and replays the call (short SIM_TOKEN_TTL_MS)', async () => {
     const short = await startSimulator({ mongoUrl: MONGO_URL, dbName: shortDb, logger: simLog.logger, env: { SIM_TOKEN_TTL_MS: '800' } });
     try {

@@ -32,6 +32,8 @@ export type CallResult = { body: VendorBody; notFound: false } | { body: VendorB
 interface Token {
   accessToken: string;
   refreshToken?: string;
+  /** When to refresh it (epoch ms): `refreshBeforeExpiryMs` before the expiry the vendor gave; none: only when refused. */
+  renewAt?: number;
 }
 
 export interface TtlockClientOptions {
@@ -41,6 +43,12 @@ export interface TtlockClientOptions {
    * to concurrent gateway commands on one lock.
    */
   serializePerLock?: boolean;
+  /**
+   * How long before its expiry (the vendor's `expires_in`) the token is refreshed, by the first call
+   * after that point: a booking never meets an expired token (10004). Default: a tenth of its
+   * lifetime, at most a day (TTLock's tokens live 90 days).
+   */
+  refreshBeforeExpiryMs?: number;
   /** Where each call is counted (lock_cloud_calls_total, lock_cloud_call_duration_seconds): the app's registry. */
   metrics?: Registry;
 }
@@ -61,6 +69,8 @@ export interface TtlockClient {
   callAsAccount(spec: CallSpec, account: Account): Promise<VendorBody>;
   close(): void;
 }
+
+const DAY_MS = 24 * 3_600_000;
 
 export const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex');
 
@@ -159,7 +169,13 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
     const meta = { grant: grant.grant_type ?? 'password', account, expiresInS: body.expires_in };
     if (account) log?.debug('lock cloud token obtained', meta);
     else log?.info('lock cloud token obtained', meta);
-    return { accessToken: body.access_token, refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : undefined };
+    const lifetimeMs = Number(body.expires_in) * 1000;
+    const before = opts.refreshBeforeExpiryMs ?? Math.min(DAY_MS, lifetimeMs / 10);
+    return {
+      accessToken: body.access_token,
+      refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : undefined,
+      ...(lifetimeMs > 0 && { renewAt: Date.now() + Math.max(0, lifetimeMs - before) }),
+    };
   }
 
   const passwordGrant = () => requestToken({ username: config.username, password: md5(config.password) });
@@ -173,6 +189,16 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
   }
 
   function currentToken(): Promise<Token> {
+    if (token?.renewAt !== undefined && Date.now() >= token.renewAt) {
+      const current = token;
+      log?.info('lock cloud token near its expiry; refreshing before the call');
+      return renewToken(current).catch((err: unknown) => {
+        // Not expired yet: it serves until the vendor refuses it; the refresh is tried again a minute on.
+        log?.warn('lock cloud token refresh before expiry failed; the current token serves meanwhile', { err: (err as Error).message });
+        token ??= { ...current, renewAt: Date.now() + 60_000 };
+        return token;
+      });
+    }
     if (token) return Promise.resolve(token);
     return singleFlight(passwordGrant);
   }
