@@ -197,6 +197,10 @@ async function main() {
           if (warned.length) console.log(`${p.name}: ${warned.length} warnings and errors, the last: ${warned.slice(-3).join('\n').slice(0, 1500)}`);
         }
         console.log(JSON.stringify(row));
+      } catch (err) {
+        // One size failing (an import refused, a timeout) is its row of the report; the next size still runs.
+        console.error(err);
+        results.push({ rooms, error: (err as Error).message });
       } finally {
         load.stop();
         await load.finished;

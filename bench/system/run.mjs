@@ -145,12 +145,16 @@ if (outputs.onboarding) {
   lines.push('| rooms | import answered, ms | 200 → last room COMPLETED, ms | bookings after the import | replicas hold it, ms after the 200 (gateway / access-api / worker) | PG transactions per room: all in the window, the other tenant included (its share taken off) | publishes per room | deliveries per room | CPU ms per room, the system | other tenant: sent during, 202 p99 ms, 202→COMPLETED p99 ms (before the import) |');
   lines.push('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of outputs.onboarding.results) {
+    if (r.error) {
+      lines.push(`| ${r.rooms} | failed: ${r.error.replace(/\|/g, '\\|')} |||||||||`);
+      continue;
+    }
     const rep = r.replicatedMs;
     const t = r.steadyTenant;
     lines.push(`| ${r.rooms} | ${r.importAnswerMs} | ${r.lastRoomCompletedMs ?? 'not completed'} (${r.lastRoomStatus}; its 202 at ${r.lastRoom202Ms}) | ${Object.entries(r.afterImport).map(([k, v]) => `${v} ${k}`).join(', ')} | ${rep['ingest-gateway'] ?? '-'} / ${rep['access-api'] ?? '-'} / ${rep['provisioning-worker'] ?? '-'} | ${r.perRoom.pgTransactionsRaw} (${Math.max(0, r.perRoom.pgTransactions)}) | ${r.perRoom.brokerPublishes} | ${r.perRoom.brokerDeliveries} | ${r.perRoom.cpuMsSystem} | ${t.sentDuringImport} at ${t.ratePerS}/s, ${t.ingest202P99Ms}, ${t.toCompletedP99Ms} (the 10 s before the import: ${t.before.ingest202P99Ms}, ${t.before.toCompletedP99Ms}) |`);
   }
   lines.push('');
-  for (const r of outputs.onboarding.results) {
+  for (const r of outputs.onboarding.results.filter((x) => !x.error)) {
     lines.push(`Where the work of the ${r.rooms}-room import goes, per imported room: CPU ms by process ${Object.entries(r.perRoom.cpuMs).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')}; statements by app (collection scans ≈ statements that read, rows written; the steady tenant's included): ${Object.entries(r.perRoom.statementsByApp).map(([app, a]) => `${app} ${a.scans} scans, ${a.written} rows (${Object.entries(a.collections).map(([c, v]) => `${c} ${v}`).join('; ')})`).join(' — ')}.`, '');
   }
   writeSection('onboarding', lines);
