@@ -1,6 +1,6 @@
 import { Schema } from 'mongoose';
 import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases } from '@smartlock/testing';
-import { Connection, Model, claimEach, claimOnce, compareAndSet, connectDb } from './index';
+import { Connection, Model, claimEach, claimExpiring, claimOnce, compareAndSet, connectDb, releaseClaim } from './index';
 
 interface ClaimDoc { _id: string; holder?: string; at?: Date }
 interface ThingDoc { _id: string; version: number; owner: string }
@@ -83,5 +83,24 @@ describe('libs/db claims', () => {
       if (ferret) expect(winners.length).toBeGreaterThanOrEqual(1);
       else expect(winners).toHaveLength(1);
     }
+  });
+
+  it('claimExpiring: one of many holds a live claim; a stale one is taken over by exactly one, and its old holder releases nothing of the new one', async () => {
+    const key = 'lease:expiring';
+    const first = await Promise.all(Array.from({ length: 10 }, () => claimExpiring(claims(), key, 60_000, { holder: 'x' })));
+    expect(first.filter(Boolean)).toHaveLength(1);
+    // Still live: nobody takes it over.
+    expect(await claimExpiring(claims(), key, 60_000)).toBeNull();
+    // The holder crashed long ago: its claim is older than the lease.
+    const stale = new Date(Date.now() - 120_000);
+    await claims().collection.updateOne({ _id: key as never }, { $set: { at: stale } });
+    const takers = await Promise.all(Array.from({ length: 10 }, (_, i) => claimExpiring(claims(), key, 60_000, { holder: `t${i}` })));
+    const won = takers.filter((t): t is Date => t !== null);
+    expect(won).toHaveLength(1);
+    // The crashed holder, back, releases with its old stamp: the new holder's claim stays.
+    await releaseClaim(claims(), key, stale);
+    expect((await claims().findById(key).lean())?.at).toEqual(won[0]);
+    await releaseClaim(claims(), key, won[0]);
+    expect(await claims().findById(key).lean()).toBeNull();
   });
 });

@@ -30,13 +30,44 @@ export async function claimOnce(model: Model<any>, key: string, fields: Record<s
 }
 
 /**
+ * An expiring claim (a lease whose holder may crash): claimOnce of `key` stamped with its time; a
+ * claim older than `leaseMs` belongs to a crashed holder and is taken over (deleted by its stamp, so
+ * only that stale claim goes, then claimed again: the insert still decides, so of several taking
+ * over at once one wins). Returns the stamp of the claim this call holds (release it with it), or
+ * null while another holds it. The same guarantees as claimOnce on both servers; a holder that runs
+ * longer than `leaseMs` may be taken over, so a lease is longer than the work it guards.
+ */
+export async function claimExpiring(model: Model<any>, key: string, leaseMs: number, fields: Record<string, unknown> = {}): Promise<Date | null> {
+  const at = new Date();
+  if (await claimOnce(model, key, { ...fields, at })) return at;
+  const held = await model.collection.findOne<{ at?: Date }>({ _id: key as never });
+  if (!held?.at || Date.now() - new Date(held.at).getTime() <= leaseMs) return null;
+  await model.collection.deleteOne({ _id: key as never, at: held.at });
+  const retaken = new Date();
+  return (await claimOnce(model, key, { ...fields, at: retaken })) ? retaken : null;
+}
+
+/** Releases a claim of claimExpiring: only the one stamped `at` (a holder taken over releases nothing of its successor's). */
+export async function releaseClaim(model: Model<any>, key: string, at: Date): Promise<void> {
+  await model.collection.deleteOne({ _id: key as never, at });
+}
+
+/**
  * Creates a document unless a unique index already holds its key (e.g. one endpoint per company):
  * the document as stored (the schema's defaults and timestamps applied), or null when another holds
  * the key. The same guarantee as claimOnce for any unique index, on both servers.
  */
 export async function insertUnlessHeld<T>(model: Model<T>, doc: Partial<T>): Promise<T | null> {
+  return unlessHeld(model.create(doc).then((d) => d.toObject() as T));
+}
+
+/**
+ * The result of a write that inserts against a unique index (a create inside another library's
+ * function, an upsert), or null when the index holds its key already; any other error is thrown.
+ */
+export async function unlessHeld<T>(write: Promise<T>): Promise<T | null> {
   try {
-    return (await model.create(doc)).toObject() as T;
+    return await write;
   } catch (err) {
     if (isDuplicateKeyError(err)) return null;
     throw err;

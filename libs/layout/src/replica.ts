@@ -1,5 +1,5 @@
 import axios from 'axios';
-import { Connection, Schema, claimOnce, isDuplicateKeyError } from '@smartlock/db';
+import { Connection, Schema, claimExpiring, claimOnce } from '@smartlock/db';
 import {
   LayoutChanges,
   LayoutSnapshot,
@@ -207,17 +207,8 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
   /** Companies this process has seen a state of (ensureCompany). */
   const present = new Set<string>();
 
-  async function claim(company: string, version: number): Promise<boolean> {
-    const id = `${company}:${version}`;
-    if (await claimOnce(Claims, id, { at: new Date() })) return true;
-    // A claim nobody finished within claimTimeout belongs to a crashed process: take it over.
-    const held = await Claims.collection.findOne<{ at: Date }>({ _id: id as never });
-    if (held && Date.now() - held.at.getTime() > claimTimeout) {
-      await Claims.collection.deleteOne({ _id: id as never, at: held.at });
-      return claim(company, version);
-    }
-    return false;
-  }
+  // A claim nobody finished within claimTimeout belongs to a crashed process: taken over (claimExpiring).
+  const claim = async (company: string, version: number) => (await claimExpiring(Claims, `${company}:${version}`, claimTimeout)) !== null;
 
   const release = (company: string, version: number) => Claims.collection.deleteOne({ _id: `${company}:${version}` as never });
 
@@ -413,11 +404,8 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
           return;
         }
       }
-      await Pending.collection
-        .insertOne({ _id: `${m.company_id}:${from}`, company_id: m.company_id, version: from, message: m, at: new Date() } as never)
-        .catch((err) => {
-          if (!isDuplicateKeyError(err)) throw err;
-        });
+      // Kept once (a redelivered message is there already).
+      await claimOnce(Pending, `${m.company_id}:${from}`, { company_id: m.company_id, version: from, message: m, at: new Date() });
       await drain(m.company_id);
     },
 

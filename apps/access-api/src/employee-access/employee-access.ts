@@ -1,6 +1,6 @@
 import { Router, RequestHandler } from 'express';
 import { companyOf } from '@smartlock/auth';
-import { Model, Types, isDuplicateKeyError } from '@smartlock/db';
+import { Model, Types, insertUnlessHeld } from '@smartlock/db';
 import { asyncHandler, HttpError, notFound } from '@smartlock/http';
 import type { Broker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
@@ -67,34 +67,25 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
 
       const start = input.type === 'TIMED' ? new Date(input.startDate as string) : new Date();
       const end = input.type === 'TIMED' ? new Date(input.endDate as string) : new Date(new Date(start).setUTCFullYear(start.getUTCFullYear() + years));
-      let doc: ScheduleDoc;
-      try {
-        doc = (
-          await deps.schedules.create({
-            company_id: companyId,
-            ref_id: input.ref_id,
-            // Without emp_id the schedule gets its own employee id, so SPEC's employee_id is always an ObjectId.
-            employee_id: input.emp_id?.toLowerCase() ?? new Types.ObjectId().toHexString(),
-            contact: input.contact ?? null,
-            type: input.type,
-            access_type: input.access_type,
-            start,
-            end,
-            start_day: input.type === 'TIMED' ? dayOf(input.startDate as string) : null,
-            end_day: input.type === 'TIMED' ? dayOf(input.endDate as string) : null,
-            rules: input.access_locations,
-            locations: resolved.grants,
-            status: 'active',
-            version: 1,
-            ...owedSchedule(),
-          })
-        ).toObject();
-      } catch (err) {
-        if (isDuplicateKeyError(err)) {
-          throw new HttpError(409, 'ref_id already used', undefined, [{ path: ['ref_id'], message: `ref_id ${input.ref_id} is already used by another schedule` }]);
-        }
-        throw err;
-      }
+      const doc = await insertUnlessHeld(deps.schedules, {
+        company_id: companyId,
+        ref_id: input.ref_id,
+        // Without emp_id the schedule gets its own employee id, so SPEC's employee_id is always an ObjectId.
+        employee_id: input.emp_id?.toLowerCase() ?? new Types.ObjectId().toHexString(),
+        contact: input.contact ?? null,
+        type: input.type,
+        access_type: input.access_type,
+        start,
+        end,
+        start_day: input.type === 'TIMED' ? dayOf(input.startDate as string) : null,
+        end_day: input.type === 'TIMED' ? dayOf(input.endDate as string) : null,
+        rules: input.access_locations,
+        locations: resolved.grants,
+        status: 'active',
+        version: 1,
+        ...owedSchedule(),
+      });
+      if (!doc) throw new HttpError(409, 'ref_id already used', undefined, [{ path: ['ref_id'], message: `ref_id ${input.ref_id} is already used by another schedule` }]);
       await publishSchedule({ ...deps, logger: req.log }, doc, req.correlationId);
       req.log.info('employee schedule created', { scheduleId: String(doc._id), companyId, locations: doc.locations.length });
       res.status(201).json({ success: true, message: 'Employee access created', data: present(doc) });

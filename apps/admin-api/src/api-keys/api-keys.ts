@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { ApiKeyDoc, generateApiKey } from '@smartlock/auth';
 import { PORTAL_ISSUING_NEEDS, createApiKeySchema } from '@smartlock/contracts';
-import { isDuplicateKeyError } from '@smartlock/db';
+import { insertUnlessHeld } from '@smartlock/db';
 import { asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../shared/deps';
 import { withLastUse } from '../shared/last-use';
@@ -48,19 +48,19 @@ export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): v
       // The 8-character prefix is unique (index): on the rare collision, draw another key.
       for (let attempt = 1; ; attempt++) {
         const { key, prefix, hash } = generateApiKey();
-        try {
-          const doc = (await deps.models.ApiKey.create({ company_id: company._id, name: input.name, prefix, hash, expires_at: expiresAt, portal_session_id: scope.session(req) })).toObject();
-          await deps.events.publish(
-            'api_key.created',
-            { company_id: String(company._id), id: String(doc._id), data: { prefix, name: doc.name, expires_at: doc.expires_at } },
-            { correlationId: req.correlationId, logger: req.log },
-          );
-          // The plaintext key is in this response only; the database keeps its sha256.
-          res.status(201).json({ _id: String(doc._id), key, prefix, name: doc.name, expires_at: doc.expires_at, created_at: doc.created_at });
-          return;
-        } catch (err) {
-          if (!isDuplicateKeyError(err) || attempt >= 5) throw err;
+        const doc = await insertUnlessHeld(deps.models.ApiKey, { company_id: company._id, name: input.name, prefix, hash, expires_at: expiresAt, portal_session_id: scope.session(req) });
+        if (!doc) {
+          if (attempt >= 5) throw new Error('no unused API key prefix in 5 draws');
+          continue;
         }
+        await deps.events.publish(
+          'api_key.created',
+          { company_id: String(company._id), id: String(doc._id), data: { prefix, name: doc.name, expires_at: doc.expires_at } },
+          { correlationId: req.correlationId, logger: req.log },
+        );
+        // The plaintext key is in this response only; the database keeps its sha256.
+        res.status(201).json({ _id: String(doc._id), key, prefix, name: doc.name, expires_at: doc.expires_at, created_at: doc.created_at });
+        return;
       }
     }),
   );

@@ -1,7 +1,7 @@
 import type { Response, Router } from 'express';
 import { CompanyDoc, createPortalSession, parsePortalCredential, portalCookie, portalCsrfToken, safeEqual, sha256 } from '@smartlock/auth';
 import { PORTAL_SESSION_COOKIE, PortalErrors, openPortalSessionSchema } from '@smartlock/contracts';
-import { Types, isDuplicateKeyError } from '@smartlock/db';
+import { Types, unlessHeld } from '@smartlock/db';
 import { HttpError, asyncHandler } from '@smartlock/http';
 import type { Deps } from '../shared/deps';
 import { notFoundError, validate } from '../shared/validation';
@@ -48,20 +48,17 @@ export function portalSessionRoutes(router: Router, deps: Deps): void {
       if (link.expires_at.getTime() <= now.getTime()) throw new HttpError(401, PortalErrors.linkExpired);
       const company = link.company_id ? await deps.models.Company.findById(link.company_id).lean() : null;
       if (link.company_id && !company) throw notFoundError('Company', link.company_id);
-      let opened;
-      try {
-        opened = await createPortalSession(deps.models, {
+      const opened = await unlessHeld(
+        createPortalSession(deps.models, {
           company_id: link.company_id,
           capabilities: link.capabilities,
           link_id: link._id,
           issued_to: link.issued_to,
           expires_at: new Date(now.getTime() + deps.portal.sessionTtlMs),
-        });
-      } catch (err) {
-        // Opened concurrently (or used_at not written yet): the unique link_id let one session through.
-        if (isDuplicateKeyError(err)) throw new HttpError(401, PortalErrors.linkUsed);
-        throw err;
-      }
+        }),
+      );
+      // Opened concurrently (or used_at not written yet): the unique link_id let one session through.
+      if (!opened) throw new HttpError(401, PortalErrors.linkUsed);
       await deps.models.PortalLink.updateOne({ _id: link._id }, { $set: { used_at: now } });
       const { session, cookie } = opened;
       // Revoked while this session was being made: the revocation may not have seen it, so it ends here.

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '@smartlock/db';
+import { unlessHeld } from '@smartlock/db';
 import { Logger, METRICS, Registry, collectedGauge } from '@smartlock/observability';
 import type { DispatcherModels, EndpointHealthDoc, EndpointState } from '../models';
 
@@ -45,14 +45,10 @@ export function endpointHealth(models: DispatcherModels, logger: Logger, registr
    * either is a state the endpoint was in, and the next delivery or dead letter moves it on.
    */
   async function write(companyId: string, filter: Record<string, unknown>, set: Partial<EndpointHealthDoc>): Promise<boolean> {
-    try {
-      const r = await models.EndpointHealth.updateOne({ _id: companyId, ...filter }, { $set: set }, { upsert: Object.keys(filter).length === 0 });
-      return r.modifiedCount + r.upsertedCount > 0;
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-      const r = await models.EndpointHealth.updateOne({ _id: companyId, ...filter }, { $set: set });
-      return r.modifiedCount > 0;
-    }
+    const upserted = await unlessHeld(models.EndpointHealth.updateOne({ _id: companyId, ...filter }, { $set: set }, { upsert: Object.keys(filter).length === 0 }).exec());
+    if (upserted) return upserted.modifiedCount + upserted.upsertedCount > 0;
+    const r = await models.EndpointHealth.updateOne({ _id: companyId, ...filter }, { $set: set });
+    return r.modifiedCount > 0;
   }
 
   async function disable(companyId: string, reason: string) {

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DUPLICATE_WINDOW_MS } from '@smartlock/contracts';
-import { isDuplicateKeyError } from '@smartlock/db';
+import { unlessHeld } from '@smartlock/db';
 import { HttpError } from '@smartlock/http';
 import { SETTLED, owed } from '@smartlock/messaging';
 import type { Deps } from '../deps';
@@ -181,10 +181,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
   let skipped = false;
   for (let gen = 1, steps = 0; gen <= MAX_STEPS && steps < MAX_STEPS; steps++) {
     const claimId = originalEventId(company, source.siteId, ref, input.action_key, gen);
-    const won = await deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId, at: now }).catch((err: unknown) => {
-      if (isDuplicateKeyError(err)) return false;
-      throw err;
-    });
+    const won = (await unlessHeld(deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId, at: now }))) ?? false;
     if (!won) {
       const why = await conflict(claimId, sequence);
       if (why === 'next') {

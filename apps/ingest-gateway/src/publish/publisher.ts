@@ -1,5 +1,5 @@
 import { BookingEventMessage, EventStatus, Headers, MAX_RETRIES, bookingRoutingKey } from '@smartlock/contracts';
-import { compareAndSet, isDuplicateKeyError } from '@smartlock/db';
+import { compareAndSet, withRetries } from '@smartlock/db';
 import { BrokerUnavailableError, EXCHANGES, PublishError, SETTLED, owed } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
@@ -38,16 +38,11 @@ const PUBLISH_FAILED_PREFIX = 'Could not queue the event';
  * event to the relay, the event being owed already.
  */
 async function persist<T>(deps: Deps, what: string, eventId: string, op: () => Promise<T>): Promise<T | undefined> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await op();
-    } catch (err) {
-      if (isDuplicateKeyError(err) || attempt >= 3) {
-        deps.logger.warn(`could not record ${what}; the relay will reconcile`, { eventId, err: (err as Error).message });
-        return undefined;
-      }
-      await new Promise((r) => setTimeout(r, 20 * attempt));
-    }
+  try {
+    return await withRetries(op, { attempts: 3, delayMs: 20 });
+  } catch (err) {
+    deps.logger.warn(`could not record ${what}; the relay will reconcile`, { eventId, err: (err as Error).message });
+    return undefined;
   }
 }
 

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '@smartlock/db';
+import { insertUnlessHeld } from '@smartlock/db';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import { owed } from '@smartlock/messaging';
@@ -68,11 +68,7 @@ export async function retryFailed(deps: Deps, which: RetryScope): Promise<{ retr
         },
       ).exec();
       // No new run started: the last one's failure record is back, guarding its FAILED as before.
-      if (lastFailure) {
-        await deps.models.Failure.create(lastFailure).catch((e: unknown) => {
-          if (!isDuplicateKeyError(e)) throw e;
-        });
-      }
+      if (lastFailure) await insertUnlessHeld(deps.models.Failure, lastFailure);
       return;
     }
     retried += 1;

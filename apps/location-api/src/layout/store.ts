@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Connection, Schema, claimOnce, compareAndSet, isDuplicateKeyError } from '@smartlock/db';
+import { Connection, Schema, claimEach, claimOnce, compareAndSet } from '@smartlock/db';
 import { OutboxFields, SETTLED, outboxPlugin, owed } from '@smartlock/messaging';
 import { LOCATION_LEVELS, LocationLevel, siteTimeOf } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
@@ -287,15 +287,11 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
     const baseHead = base.headId ? await head(base.headId) : undefined;
     const before = new Set(baseHead ? SEQ_NAMES.flatMap((s) => baseHead.seqs[s].map((r) => r.id)) : []);
     const fresh = all.filter((c) => !before.has(c._id));
-    const ignoreDup = (err: unknown) => {
-      const e = err as { code?: number; writeErrors?: { code: number }[] };
-      if (isDuplicateKeyError(e) && (!e.writeErrors || e.writeErrors.every((w) => w.code === 11000))) return;
-      throw err;
-    };
+    // Content-addressed: a chunk or head stored already (by an earlier commit, a concurrent one) is the same.
     for (let i = 0; i < fresh.length; i += 50) {
-      await Chunks.collection.insertMany(fresh.slice(i, i + 50).map((c) => ({ _id: c._id, entries: c.entries })) as never[], { ordered: false }).catch(ignoreDup);
+      await claimEach(Chunks, fresh.slice(i, i + 50).map((c) => ({ _id: c._id, entries: c.entries })));
     }
-    await Heads.collection.insertOne(headDoc as never).catch(ignoreDup);
+    await claimOnce(Heads, headDoc._id, { seqs: headDoc.seqs });
     const first = base.last + 1;
     const at = new Date();
     const doc: CommitDoc = {

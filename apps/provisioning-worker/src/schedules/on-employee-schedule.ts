@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { localDayBound, siteTimeOf, type EmployeeScheduleMessage, type SiteTime } from '@smartlock/contracts';
-import { isDuplicateKeyError } from '@smartlock/db';
+import { claimExpiring, insertUnlessHeld, releaseClaim } from '@smartlock/db';
 import type { LockCapabilities } from '@smartlock/lock-cloud';
 import { Broker, DeadLetterInfo, MessageContext, TransientError } from '@smartlock/messaging';
 import type { CredentialPlace, DesiredCredential, ScheduleDoc, WorkerModels } from '../models';
@@ -29,22 +29,12 @@ export interface ScheduleDeps {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits for the schedule's claim (an insert against its unique `_id`); false when the wait ran out. */
+/** Waits for the schedule's claim (libs/db claimExpiring: a crashed holder's is taken over after claimLeaseMs); null when the wait ran out. */
 async function claim(deps: ScheduleDeps, id: string): Promise<Date | null> {
-  const { ScheduleClaim } = deps.models;
   const deadline = Date.now() + deps.claimWaitMs;
   for (;;) {
-    const at = new Date();
-    try {
-      await ScheduleClaim.collection.insertOne({ _id: id, owner: deps.owner, at } as never);
-      return at;
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
-    const held = await ScheduleClaim.collection.findOne<{ at: Date }>({ _id: id as never });
-    // Deleting by its `at` removes only the stale claim; the insert above still decides who follows.
-    if (held && Date.now() - held.at.getTime() > deps.claimLeaseMs) await ScheduleClaim.collection.deleteOne({ _id: id as never, at: held.at });
-    if (Date.now() >= deadline) return null;
+    const at = await claimExpiring(deps.models.ScheduleClaim, id, deps.claimLeaseMs, { owner: deps.owner });
+    if (at || Date.now() >= deadline) return at;
     await sleep(25);
   }
 }
@@ -109,9 +99,8 @@ async function ensureSchedule(deps: ScheduleDeps, msg: EmployeeScheduleMessage):
   const filter = { company_id: msg.company_id, schedule_id: msg.schedule_id };
   const found = deps.vault.open(await Schedule.findOne(filter).lean<ScheduleDoc>());
   if (found) return found;
-  await Schedule.create({ ...filter, ref_id: msg.ref_id }).catch((err) => {
-    if (!isDuplicateKeyError(err)) throw err;
-  });
+  // Created once: a redelivery racing this one finds the other's.
+  await insertUnlessHeld(Schedule, { ...filter, ref_id: msg.ref_id });
   return deps.vault.open(await Schedule.findOne(filter).lean<ScheduleDoc>()) as ScheduleDoc;
 }
 
@@ -181,7 +170,7 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
     );
     log.info('employee schedule applied', { issued: result.issued.length, changed: result.changed.length, revoked: result.revoked.length, active: result.active.length });
   } finally {
-    await deps.models.ScheduleClaim.collection.deleteOne({ _id: claimId as never, at });
+    await releaseClaim(deps.models.ScheduleClaim, claimId, at);
   }
 }
 
