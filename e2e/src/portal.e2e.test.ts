@@ -43,7 +43,8 @@ describe('the administration portal in a browser', () => {
   };
 
   beforeAll(async () => {
-    sys = await launchSystem();
+    // Guest e-mail and SMS to the simulator's sink, as npm start wires them: its page shows what a guest got.
+    sys = await launchSystem({ guestSink: 'simulator' });
     browser = await launchBrowser();
     admin = axios.create({ baseURL: sys.baseUrl, headers: { Authorization: `Bearer ${sys.adminToken}` } });
     hotel = (await admin.post('/admin/v1/companies', { name: 'Harbour Hotel' })).data._id;
@@ -242,7 +243,7 @@ describe('the administration portal in a browser', () => {
     const key = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'timeline checker' })).data.key;
     const events = async (ref: string) => (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events as { status: string }[];
     // Dates as hotels send them, across New York's change to daylight saving time (9 March 2031).
-    const booking = { reference_id: 'PORTAL-T1', action: 'create', room_number: '102', check_in: '2031-03-08', check_out: '2031-03-10', guest: { name: 'Ada', email: 'ada@guest.example' } };
+    const booking = { reference_id: 'PORTAL-T1', action: 'create', room_number: '102', check_in: '2031-03-08', check_out: '2031-03-10', guest: { name: 'Ada', email: 'ada@guest.example', phone: '+447700900123' } };
     // The endpoint set just now reaches the dispatcher's replica by identity.events: wait until a test booking's callback shows it is there.
     sys.receiver.respond(500);
     // The lock cloud refuses the first e-key (a transient errcode): the retry issues it.
@@ -278,6 +279,20 @@ describe('the administration portal in a browser', () => {
     await timeline.getByText(/^Callback access.provisioned: attempt 1, answered 500 in \d+ ms$/).waitFor();
     await timeline.getByText(/^Callback access.provisioned: attempt 2, answered 200 in \d+ ms$/).waitFor();
     await waitFor(async () => (await timeline.getByText('Guest e-mail sent (access.provisioned)').count()) === 1 || (await page.reload(), false), { timeoutMs: 30_000, what: 'the guest e-mail in the timeline' });
+    // Issue 51: the statuses in the order the service went through them (QUEUED before PROCESSING),
+    // in the timeline and in the event's status list, whatever the times the services recorded.
+    const statusLines = (await timeline.getByRole('listitem').allInnerTexts()).map((t) => /Event BOOKING_CREATE \(create\): ([A-Z_]+(?: \(retry \d\))?)/.exec(t)?.[1]).filter(Boolean);
+    expect(statusLines).toEqual(['RECEIVED', 'QUEUED', 'PROCESSING', 'PROCESSING (retry 1)', 'COMPLETED (retry 1)']);
+    const statusList = page.getByRole('list', { name: 'Status history of BOOKING_CREATE (create)' });
+    expect((await statusList.getByRole('listitem').allInnerTexts()).map((t) => t.trim().split(/\s/)[0])).toEqual(['RECEIVED', 'QUEUED', 'PROCESSING', 'PROCESSING', 'COMPLETED']);
+    // Every time in the hotel's zone, to the second, the UTC instant on hover.
+    expect(await statusList.getByRole('listitem').first().innerText()).toMatch(/\d{2}:\d{2}:\d{2}(\s[AP]M)? EST$/);
+    expect(await statusList.locator('time').first().getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
+    // The guest messages' real outcome: each sent, with its channel.
+    const guestMessages = page.getByTestId('guest-messages');
+    await waitFor(async () => (await guestMessages.getByText('Sent by SMS.').count()) === 1 || (await page.reload(), false), { timeoutMs: 30_000, what: 'the SMS sent' });
+    expect(await guestMessages.getByRole('row', { name: /^E-mail access\.provisioned sent Sent by e-mail\./ }).count()).toBe(1);
+    expect(await guestMessages.getByRole('row', { name: /^SMS access\.provisioned sent Sent by SMS\./ }).count()).toBe(1);
     // The stay in the hotel's time, with each end's abbreviation, and the UTC instant on hover.
     const stay = page.getByRole('definition').filter({ hasText: 'America/New_York' });
     // (The date's wording is the browser's locale: 15:00 or 03:00 PM.)
@@ -307,6 +322,32 @@ describe('the administration portal in a browser', () => {
     await trusted.getByLabel('Booking reference').fill('NOPE-1');
     await trusted.getByRole('button', { name: 'Show booking' }).click();
     await trusted.getByRole('heading', { level: 2, name: 'No booking NOPE-1' }).waitFor();
+
+    // What the guest got (issue 51): the simulator's page under npm start shows the e-mail as the
+    // guest sees it, and the SMS.
+    const inbox = await newPage();
+    await inbox.goto(`${sys.simUrl}/sim/guest-messages`);
+    const mail = inbox.getByRole('article', { name: 'Your access for booking PORTAL-T1' });
+    await mail.waitFor();
+    expect(await mail.getByRole('definition').first().innerText()).toBe('ada@guest.example');
+    const shown = inbox.frameLocator('iframe[title="The e-mail as the guest sees it: Your access for booking PORTAL-T1"]');
+    await shown.getByText('Hello Ada,').waitFor();
+    expect(await shown.locator('li').first().innerText()).toMatch(/^Where: Harbour, .*room 102.*\nHow: /);
+    expect(await inbox.getByRole('row', { name: /\+447700900123/ }).innerText()).toContain('Booking PORTAL-T1');
+    await screenshot(inbox, 'sim-guest-messages');
+    await inbox.setViewportSize(PHONE);
+    await screenshot(inbox, 'sim-guest-messages-phone');
+
+    // A booking without e-mail or phone: the page says so, not that something failed.
+    expect((await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: 'PORTAL-T2', action: 'create', room_number: '101', check_in: '2031-04-01', check_out: '2031-04-02' })).status).toBe(202);
+    await waitFor(async () => (await events('PORTAL-T2'))[0]?.status === 'COMPLETED', { timeoutMs: 60_000, what: 'PORTAL-T2 COMPLETED' });
+    await page.setViewportSize(LAPTOP);
+    await page.goto('/portal/#/bookings/PORTAL-T2');
+    const none = page.getByTestId('guest-messages').getByRole('row', { name: /^None access\.provisioned not sent/ });
+    await waitFor(async () => (await none.count()) === 1 || (await page.reload(), false), { timeoutMs: 30_000, what: 'the no-contact outcome' });
+    expect(await none.getByText('The booking had no e-mail address or phone number.').count()).toBe(1);
+    await page.getByTestId('guest-messages').scrollIntoViewIfNeeded();
+    await screenshot(page, 'portal-booking-no-contact');
   });
 
   it('events: SPEC\'s filters; a FAILED event retried from the list completes once its cause is fixed; "Retry all" re-queues every FAILED one', async () => {

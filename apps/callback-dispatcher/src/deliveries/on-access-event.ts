@@ -43,9 +43,18 @@ async function recordAndEnqueue(model: Model<GuestMessageDoc>, doc: GuestMessage
 
 /**
  * A guest message that is not to be sent (no contact data, its channel not configured), recorded so
- * the portal tells why: written once, group-committed after a short linger (nobody reads it at once).
+ * the portal tells why. Most bookings carry no contact data, so this is on the booking path: written
+ * once, without waiting (the access event's consumer slot is not held), group-committed after
+ * NOT_SENT_LINGER_MS (a write for many bookings at once); a lost record loses the reason shown on
+ * the portal, never a message.
  */
-const NOT_SENT_LINGER_MS = 100;
+const NOT_SENT_LINGER_MS = 1000;
+
+function recordNotSent(model: Model<GuestMessageDoc>, doc: GuestMessageDoc, ctx: MessageContext): void {
+  insertOnce(model, doc, { lingerMs: NOT_SENT_LINGER_MS }).catch((err: Error) =>
+    ctx.logger.warn('could not record why a guest message is not sent', { guestMessageId: doc._id, reason: doc.reason, err: err.message }),
+  );
+}
 
 function guestMessageId(eventId: string, event: string, channel: GuestChannel | 'none'): string {
   return `gst_${createHash('sha256').update(`${eventId}|${event}|${channel}`).digest('hex').slice(0, 32)}`;
@@ -113,7 +122,7 @@ async function guestMessages(deps: AccessEventDeps, msg: AccessEventMessage, ctx
   ];
   if (!targets.some(([, to]) => to)) {
     const doc: GuestMessageDoc = { _id: guestMessageId(msg.event_id, msg.type, 'none'), ...record, channel: null, content: null, status: 'not_sent', reason: 'no_contact', last_error: 'the booking had no e-mail address or phone number' };
-    await insertOnce(models.GuestMessage, doc, { lingerMs: NOT_SENT_LINGER_MS });
+    recordNotSent(models.GuestMessage, doc, ctx);
     return;
   }
   for (const [channel, to, enabled, compose] of targets) {
@@ -124,7 +133,7 @@ async function guestMessages(deps: AccessEventDeps, msg: AccessEventMessage, ctx
       // start-up warning says which variable is missing). The address is not logged.
       ctx.logger.info('guest message not sent: its channel is not configured', { channel, event: msg.type, companyId: msg.company_id, referenceId: msg.reference_id });
       const doc: GuestMessageDoc = { _id: id, ...record, channel, content: null, status: 'not_sent', reason: 'channel_not_configured', last_error: channelNotConfigured(channel) };
-      await insertOnce(models.GuestMessage, doc, { lingerMs: NOT_SENT_LINGER_MS });
+      recordNotSent(models.GuestMessage, doc, ctx);
       continue;
     }
     await recordAndEnqueue(

@@ -78,6 +78,7 @@ function page(smtp: SmtpSink, texts: ReceivedSms[]): string {
   pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f8fa; padding: .75rem; border-radius: 6px; }
   table { width: 100%; border-collapse: collapse; }
   th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid #d0d7de; vertical-align: top; overflow-wrap: anywhere; }
+  td.nowrap { white-space: nowrap; overflow-wrap: normal; }
   .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
   @media (max-width: 600px) { thead { display: none; } tr, td { display: block; } td::before { content: attr(data-label) ": "; font-weight: 600; } }
 </style>
@@ -96,7 +97,7 @@ ${mails.length ? mails.map(mailArticle).join('\n') : '<p>No e-mail yet. Send a b
 ${
   sms.length
     ? `<table><caption class="visually-hidden">Text messages, newest first</caption><thead><tr><th scope="col">Received</th><th scope="col">To</th><th scope="col">From</th><th scope="col">Text</th></tr></thead><tbody>
-${sms.map((m) => `<tr><td data-label="Received">${time(m.at)}</td><td data-label="To">${esc(m.to)}</td><td data-label="From">${esc(m.from)}</td><td data-label="Text">${esc(m.body)}</td></tr>`).join('\n')}
+${sms.map((m) => `<tr><td data-label="Received" class="nowrap">${time(m.at)}</td><td data-label="To" class="nowrap">${esc(m.to)}</td><td data-label="From" class="nowrap">${esc(m.from)}</td><td data-label="Text">${esc(m.body)}</td></tr>`).join('\n')}
 </tbody></table>`
     : '<p>No SMS yet. Send a booking with <code>guest.phone</code>.</p>'
 }

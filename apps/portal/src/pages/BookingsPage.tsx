@@ -24,9 +24,9 @@ interface Item {
 
 const CHANNEL_NAMES: Record<string, string> = { email: 'e-mail', sms: 'SMS' };
 const NOT_SENT: Record<string, (g: GuestMessage) => string> = {
-  no_contact: () => 'the booking had no e-mail address or phone number',
-  channel_not_configured: (g) => `the ${CHANNEL_NAMES[g.channel ?? ''] ?? ''} channel is not configured on this service`,
-  rate_limited: () => "the company's hourly quota of guest messages on this channel was used up (rate limited)",
+  no_contact: () => 'The booking had no e-mail address or phone number.',
+  channel_not_configured: (g) => `The ${CHANNEL_NAMES[g.channel ?? ''] ?? ''} channel is not configured on this service.`,
+  rate_limited: () => "The company's hourly quota of guest messages on this channel was used up (rate limited).",
 };
 
 /** What became of a guest message, as a badge and a sentence: sent with its channel, or not and why. */
@@ -36,9 +36,9 @@ function guestOutcome(g: GuestMessage): { label: string; tone: Tone; text: strin
     case 'sent':
       return { label: 'sent', tone: 'good', text: `Sent by ${channel}${g.attempts > 1 ? ` on attempt ${g.attempts}` : ''}.` };
     case 'not_sent':
-      return { label: 'not sent', tone: g.reason === 'no_contact' ? 'plain' : 'bad', text: `Not sent: ${g.reason ? NOT_SENT[g.reason](g) : (g.lastError ?? 'no reason recorded')}.` };
+      return { label: 'not sent', tone: g.reason === 'no_contact' ? 'plain' : 'bad', text: g.reason ? NOT_SENT[g.reason](g) : `${g.lastError ?? 'No reason recorded'}.` };
     case 'failed':
-      return { label: 'failed', tone: 'bad', text: `Failed, not retried: ${g.lastError ?? 'no reason recorded'}.` };
+      return { label: 'failed', tone: 'bad', text: `Refused, not retried: ${g.lastError ?? 'no reason recorded'}.` };
     case 'dead':
       return { label: 'gave up', tone: 'bad', text: `Gave up after ${g.attempts} attempts: ${g.lastError ?? 'no reason recorded'}.` };
     default:
