@@ -4,9 +4,9 @@ import { createAuth, decryptSecret, parseSecretsKey } from '@smartlock/auth';
 import { CallbackEndpointConfig, IdentityEventMessage, identityEventMessageSchema } from '@smartlock/contracts';
 import type { RunningService } from '@smartlock/http';
 import { SIGNATURE_HEADER, verifyBody } from '@smartlock/messaging';
-import { captureLogger, createVhost, dropDatabases, importSite, LaunchedApp, launchApp, MONGO_URL, TestVhost, uniqueDbName, waitFor, NO_RATE_LIMITS } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, importSite, LaunchedApp, launchApp, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import { start } from './app';
-import { readConfig } from './config';
+import { testConfig } from './test-support/config';
 import { LAYOUT_UNREADABLE, siteNotFound } from './ingest-tokens/site';
 
 const ADMIN = 'test-admin-token-1234';
@@ -53,12 +53,8 @@ describe('admin-api (real database, real broker)', () => {
   beforeAll(async () => {
     vhost = await createVhost('admin');
     location = await launchApp('location-api', { MONGO_URL, MONGO_DB: locationDb, IDENTITY_DB: dbName, AMQP_URL: vhost.url, ADMIN_TOKEN: ADMIN });
-    const config = readConfig({
-      ...NO_RATE_LIMITS,
-      NODE_ENV: 'test',
-      PORT: '0',
+    const config = testConfig({
       AMQP_URL: vhost.url,
-      MONGO_URL,
       MONGO_DB: dbName,
       ADMIN_TOKEN: ADMIN,
       SECRETS_KEY,
@@ -578,7 +574,7 @@ describe('admin-api with the broker gone', () => {
     const dbName = uniqueDbName('admin_down');
     const vhost = await createVhost('admin-down');
     const { logger, lines } = captureLogger('admin-api');
-    const config = readConfig({ ...NO_RATE_LIMITS, NODE_ENV: 'test', PORT: '0', AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
+    const config = testConfig({ AMQP_URL: vhost.url, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
     const service = await start(config, logger);
     try {
       await vhost.remove(); // the vhost and every connection to it are gone: the broker is unreachable for this app
@@ -616,7 +612,7 @@ describe('admin-api rate limits (docs/http-conventions.md "Rate limits")', () =>
     const dbName = uniqueDbName('admin_rate');
     const vhost = await createVhost('admin-rate');
     const { logger } = captureLogger('admin-api');
-    const config = readConfig({ ...NO_RATE_LIMITS, RATE_LIMIT_AUTH_FAILURES_PER_MIN: '3', NODE_ENV: 'test', PORT: '0', AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
+    const config = testConfig({ RATE_LIMIT_AUTH_FAILURES_PER_MIN: '3', AMQP_URL: vhost.url, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
     const service = await start(config, logger);
     try {
       const list = (token: string) => axios.get(`${service.url}/admin/v1/companies`, { headers: { Authorization: `Bearer ${token}` }, validateStatus: () => true });

@@ -4,9 +4,9 @@ import { LockAccountDoc, createPortalSession, identityModels } from '@smartlock/
 import { PORTAL_SESSION_COOKIE } from '@smartlock/contracts';
 import { Types } from '@smartlock/db';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, importSite, LaunchedApp, launchApp, MONGO_URL, NO_RATE_LIMITS, TestVhost, uniqueDbName } from '@smartlock/testing';
+import { captureLogger, createVhost, dropDatabases, importSite, LaunchedApp, launchApp, MONGO_URL, TestVhost, uniqueDbName } from '@smartlock/testing';
 import { start } from '../app';
-import { readConfig } from '../config';
+import { testConfig } from '../test-support/config';
 
 const ADMIN = 'test-admin-token-1234';
 const SECRETS_KEY = 'ab'.repeat(32);
@@ -57,12 +57,8 @@ describe('admin-api: lock accounts', () => {
       launchApp('lock-cloud-simulator', { MONGO_URL, MONGO_DB: simDb, SHUTDOWN_TIMEOUT_MS: '1000' }),
     ]);
     sim = axios.create({ baseURL: `${simulator.url}/sim`, validateStatus: () => true });
-    const config = readConfig({
-      ...NO_RATE_LIMITS,
-      NODE_ENV: 'test',
-      PORT: '0',
+    const config = testConfig({
       AMQP_URL: vhost.url,
-      MONGO_URL,
       MONGO_DB: dbName,
       ADMIN_TOKEN: ADMIN,
       SECRETS_KEY,
