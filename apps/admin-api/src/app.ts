@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { createAuth, identityModels, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
-import { Logger } from '@smartlock/observability';
+import { Logger, METRICS, collectedGauge } from '@smartlock/observability';
 import { callbackPolicy, rateLimits } from '@smartlock/config';
 import { createDeadLetters, operationModel } from '@smartlock/dead-letters';
 import { RunningService, startService } from '@smartlock/http';
@@ -21,7 +21,7 @@ import { portalScope } from './portal/portal-scope';
 import { portalSessionRoutes } from './portal/portal-session';
 import type { Deps } from './shared/deps';
 import { identityEvents } from './shared/identity-events';
-import { lockAccountList, lockAccountRoutes } from './lock-accounts/lock-accounts';
+import { lockAccountCounts, lockAccountList, lockAccountRoutes } from './lock-accounts/lock-accounts';
 import { locationLocks } from './lock-accounts/location';
 
 export const SERVICE = 'admin-api';
@@ -47,6 +47,8 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
       await ctx.broker.declareExchanges([EXCHANGES.identityEvents]);
       // The dispatcher's replica of callback endpoints learns of changes made before it first ran.
       await ctx.broker.declareQueues([QUEUES.dispatcherIdentityEvents]);
+      // Every instance reads the same slice: alert on the max across instances.
+      collectedGauge(ctx.metrics, METRICS.lockAccounts, () => lockAccountCounts(identityModels(ctx.db)));
       const now = opts.now ?? (() => new Date());
       const auth = createAuth({ identityDb: ctx.db, logger, now });
       deps = {

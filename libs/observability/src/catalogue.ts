@@ -102,6 +102,12 @@ export const METRICS = {
   }),
 
   // provisioning-worker: vendor accounts whose work is paused (their cloud failing across locks), read at scrape time
+  lockAccounts: def({
+    type: 'gauge',
+    name: 'lock_accounts',
+    help: "Companies' lock accounts by provider and status (connected; needs_attention: the vendor refused the stored credentials), read from the identity slice at each scrape",
+    labels: ['provider', 'status'],
+  }),
   lockCloudPausedAccounts: def({
     type: 'gauge',
     name: 'lock_cloud_paused_accounts',

@@ -211,6 +211,9 @@ describe('admin-api: lock accounts', () => {
     expect((await sim.put(`/nuki/accounts/${nuki.accountId}/token`, { apiToken: newToken })).status).toBe(200);
     expect(await admin.post(`/admin/v1/companies/${c}/lock-accounts/${account._id}/sync`)).toMatchObject({ status: 400, data: { message: 'The lock vendor (nuki) refused these credentials' } });
     expect((await admin.get(`/admin/v1/companies/${c}/lock-accounts`)).data[0]).toMatchObject({ status: 'needs_attention', status_reason: 'The lock vendor (nuki) refused these credentials' });
+    // One gauge for the alert, not a failed booking per lock.
+    const metrics = async () => (await axios.get(`${service.url}/metrics`)).data as string;
+    expect(await metrics()).toMatch(/^lock_accounts\{provider="nuki",status="needs_attention",service="admin-api"\} 1$/m);
 
     // A wrong new secret changes nothing; the right one reconnects it.
     expect((await admin.put(`/admin/v1/companies/${c}/lock-accounts/${account._id}/secret`, { api_token: 'still-not-it-0000000' })).status).toBe(400);
@@ -218,6 +221,7 @@ describe('admin-api: lock accounts', () => {
     const rotated = await admin.put(`/admin/v1/companies/${c}/lock-accounts/${account._id}/secret`, { api_token: newToken });
     expect(rotated).toMatchObject({ status: 200, data: { account: { status: 'connected', status_reason: null, locks_found: 1 } } });
     expect(JSON.stringify(await stored(account._id))).not.toContain(newToken);
+    expect(await metrics()).toMatch(/^lock_accounts\{provider="nuki",status="needs_attention",service="admin-api"\} 0$/m);
     expect((await admin.post(`/admin/v1/companies/${c}/lock-accounts/${account._id}/sync`)).status).toBe(200);
     // Another company's account id answers as an unknown one.
     const other = await company('Nosy Hotel');

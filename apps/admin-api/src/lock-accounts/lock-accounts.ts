@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
-import { LockAccountDoc, LockOwnerDoc, decryptSecret, encryptSecret, lockOwnersOf } from '@smartlock/auth';
-import { connectLockAccountSchema, rotateLockAccountSecretSchema } from '@smartlock/contracts';
+import { IdentityModels, LockAccountDoc, LockOwnerDoc, decryptSecret, encryptSecret, lockOwnersOf } from '@smartlock/auth';
+import { LOCK_ACCOUNT_PROVIDERS, connectLockAccountSchema, rotateLockAccountSecretSchema } from '@smartlock/contracts';
 import { claimEach, isDuplicateKeyError } from '@smartlock/db';
 import { HttpError, asyncHandler } from '@smartlock/http';
 import { LockAccountSecret, LockCloud, LockInfo, isLockCloudError, serviceLockId } from '@smartlock/lock-cloud';
@@ -125,6 +125,15 @@ async function sync(deps: Deps, accounts: LockAccountDeps, account: LockAccountD
     .map((o) => o._id)
     .filter((id) => !listed.has(id));
   return { account: view({ ...account, ...set, updated_at: deps.now() }), locks: found, missing };
+}
+
+const STATUSES: LockAccountDoc['status'][] = ['connected', 'needs_attention'];
+
+/** lock_accounts: every company's accounts by provider and status, zeros included (an alert resolves when its count drops to 0). */
+export async function lockAccountCounts(models: IdentityModels) {
+  const groups = await models.LockAccount.aggregate<{ _id: { provider: string; status: string }; n: number }>([{ $group: { _id: { provider: '$provider', status: '$status' }, n: { $sum: 1 } } }]);
+  const count = (provider: string, status: string) => groups.find((g) => g._id.provider === provider && g._id.status === status)?.n ?? 0;
+  return LOCK_ACCOUNT_PROVIDERS.flatMap((provider) => STATUSES.map((status) => ({ labels: { provider, status }, value: count(provider, status) })));
 }
 
 /** The company's accounts with their health (the operator's, and a portal session's with `view`). */
