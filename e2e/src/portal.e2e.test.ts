@@ -375,7 +375,7 @@ describe('the administration portal in a browser', () => {
     const received = failedRow.getByRole('cell').first().locator('time');
     expect(await received.innerText()).toMatch(/ E[SD]T$/);
     expect(await received.getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
-    await failedRow.getByText('BOOKING_CREATE').click();
+    await failedRow.getByText('Details').click();
     const failedDetail = page.getByRole('definition').filter({ hasText: 'America/New_York' }).first();
     await failedDetail.waitFor();
     expect(await page.getByLabel('Details of BOOKING_CREATE of PORTAL-F1').innerText()).toMatch(/Check-in\s+sent .*2031.* EDT \(not resolved yet\)/);
@@ -442,7 +442,7 @@ describe('the administration portal in a browser', () => {
     await page.setViewportSize(LAPTOP);
     await page.goto('/portal/#/events?referenceId=PORTAL-DATES');
     const row = page.getByRole('row', { name: /PORTAL-DATES BOOKING_CREATE COMPLETED/ });
-    await row.getByText('BOOKING_CREATE').click();
+    await row.getByText('Details').click();
     const detail = page.getByLabel('Details of BOOKING_CREATE of PORTAL-DATES');
     await detail.waitFor();
     const text = await detail.innerText();

@@ -77,11 +77,11 @@ function StayFacts({ stay, zone }: { stay: EventStay; zone: string }) {
 /** One event's detail: its id, times in its site's zone (UTC on hover), its stay as sent and as resolved. */
 function EventDetail({ e }: { e: ListedEvent }) {
   const zone = e.site_time_zone ?? 'UTC';
-  // Rendered once opened: closed, the row reads (and is named) as the list's other rows.
+  // Rendered once opened: a closed row reads as the list's other rows.
   const [open, setOpen] = useState(false);
   return (
     <details className="event-detail" onToggle={(t) => setOpen(t.currentTarget.open)}>
-      <summary>{e.event_type}</summary>
+      <summary>Details</summary>
       {open && (
         <dl className="facts" aria-label={`Details of ${e.event_type} of ${e.reference_id}`}>
           <dt>Event id</dt>
@@ -225,6 +225,7 @@ export function EventsPage({ session, title, param }: PageProps) {
                 <th scope="col">Event</th>
                 <th scope="col">Status</th>
                 <th scope="col">Message</th>
+                <th scope="col">Detail</th>
                 {canRetry && (
                   <th scope="col">
                     <span className="visually-hidden">Actions</span>
@@ -241,13 +242,14 @@ export function EventsPage({ session, title, param }: PageProps) {
                   <th scope="row" data-label="Reference">
                     <a href={`#/bookings/${encodeURIComponent(e.reference_id)}`}>{e.reference_id}</a>
                   </th>
-                  <td data-label="Event">
-                    <EventDetail e={e} />
-                  </td>
+                  <td data-label="Event">{e.event_type}</td>
                   <td data-label="Status">
                     <Status status={e.status} />
                   </td>
                   <td data-label="Message">{e.message ?? '—'}</td>
+                  <td data-label="Detail">
+                    <EventDetail e={e} />
+                  </td>
                   {canRetry && (
                     <td className="actions-cell">
                       {e.status === 'FAILED' && (
