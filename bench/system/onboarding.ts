@@ -192,16 +192,16 @@ async function main() {
           },
         };
         results.push(row);
-        for (const p of sys.processes()) {
-          const warned = sys.logs(p.name).split('\n').filter((l) => /"level":"(warn|error)"/.test(l));
-          if (warned.length) console.log(`${p.name}: ${warned.length} warnings and errors, the last: ${warned.slice(-3).join('\n').slice(0, 1500)}`);
-        }
         console.log(JSON.stringify(row));
       } catch (err) {
         // One size failing (an import refused, a timeout) is its row of the report; the next size still runs.
         console.error(err);
         results.push({ rooms, error: (err as Error).message });
       } finally {
+        for (const p of sys.processes()) {
+          const warned = sys.logs(p.name).split('\n').filter((l) => /"level":"(warn|error)"/.test(l));
+          if (warned.length) console.log(`${p.name}: ${warned.length} warnings and errors, the last: ${warned.slice(-3).join('\n').slice(0, 1500)}`);
+        }
         load.stop();
         await load.finished;
       }
