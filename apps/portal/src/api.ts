@@ -382,6 +382,17 @@ export interface RecentDeliveries {
   deliveries: RecentDelivery[];
 }
 
+/** A vendor account the company's locks are reached through (`GET /portal/api/lock-accounts`, admin-api), never its secret. */
+export interface LockAccount {
+  _id: string;
+  provider: string;
+  label: string;
+  /** needs_attention: the vendor refused its credentials at their last use. */
+  status: 'connected' | 'needs_attention';
+  status_reason: string | null;
+  locks_found: number;
+  synced_at: string | null;
+}
 /** The data of an API-host envelope `{ message, code, error, data }`. */
 const data = <T>(p: Promise<{ data: T }>) => p.then((r) => r.data);
 const ref = (referenceId: string) => encodeURIComponent(referenceId);
@@ -462,6 +473,7 @@ export const portalApi = {
   redeliver: (deliveryId: string) => data(api<{ data: { deliveryId: string; status: string } }>('POST', `/deliveries/${encodeURIComponent(deliveryId)}/redeliver`)),
   bookings: (query: Record<string, string>) => api<BookingList>('GET', `/bookings?${new URLSearchParams(query)}`),
   overview: (from: string, days: number) => api<Overview>('GET', `/overview?${new URLSearchParams({ from, days: String(days) })}`),
+  lockAccounts: () => api<LockAccount[]>('GET', '/lock-accounts'),
   recentDeliveries: () => data(api<{ data: RecentDeliveries }>('GET', '/deliveries/recent')),
   callbackHealth: () => data(api<{ data: CallbackHealth }>('GET', '/callback/health')),
   /** Enabled again; with `recoverSince`, what died since then is delivered again. */

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { BookingStatus, CallbackEndpoint, CallbackHealth, DayTally, Layout, Overview, PageProps, RecentDeliveries, portalApi } from '../api';
+import { BookingStatus, CallbackEndpoint, CallbackHealth, DayTally, Layout, LockAccount, Overview, PageProps, RecentDeliveries, portalApi } from '../api';
 import { ErrorNotice } from '../components/Notice';
 import { PageTitle, errorText } from '../components/PageTitle';
 import { SiteTime } from '../components/SiteTime';
@@ -74,6 +74,7 @@ export function OverviewPage({ session, title }: PageProps) {
   const [endpoint, setEndpoint] = useState<Part<CallbackEndpoint | null>>();
   const [recent, setRecent] = useState<Part<RecentDeliveries>>();
   const [layout, setLayout] = useState<Part<Layout>>();
+  const [accounts, setAccounts] = useState<Part<LockAccount[]>>();
   const [status, setStatus] = useState('');
   const [error, setError] = useState<string | null>(null);
 
@@ -89,6 +90,7 @@ export function OverviewPage({ session, title }: PageProps) {
     void settle(portalApi.callback(), setEndpoint);
     void settle(portalApi.recentDeliveries(), setRecent);
     void settle(portalApi.layout(), setLayout);
+    void settle(portalApi.lockAccounts(), setAccounts);
   }, [today]);
   useEffect(load, [load]);
 
@@ -107,6 +109,7 @@ export function OverviewPage({ session, title }: PageProps) {
   const locks = layout && !(layout instanceof Error) ? layout.nodes.flatMap((n) => n.locks ?? []) : [];
   const failing = health && !(health instanceof Error) && health.state !== 'healthy' ? health : null;
   const needs = overview && !(overview instanceof Error) ? overview.needs_action : null;
+  const stuck = accounts && !(accounts instanceof Error) ? accounts.filter((a) => a.status === 'needs_attention') : [];
 
   return (
     <>
@@ -137,11 +140,17 @@ export function OverviewPage({ session, title }: PageProps) {
             <a href="#/callback">Check the callback endpoint</a>
           </div>
         )}
+        {stuck.map((a) => (
+          <div key={a._id} className="alert-entry" data-testid="account-needs-attention">
+            <span className="badge tone-bad">needs attention</span> <strong>Lock account {a.label}</strong> ({a.provider}): the vendor refused its login
+            {a.status_reason ? ` (${a.status_reason})` : ''}; its locks get no new keys until it is given a new one.
+          </div>
+        ))}
         <PartError part={overview} />
         {needs && (
           <>
             <p className={needs.failed + needs.dead_letter ? 'summary' : undefined}>
-              {needs.failed + needs.dead_letter === 0 && !failing
+              {needs.failed + needs.dead_letter === 0 && !failing && stuck.length === 0
                 ? 'Nothing: no event is FAILED or dead-lettered.'
                 : `${needs.failed} FAILED event${needs.failed === 1 ? '' : 's'}, ${needs.dead_letter} dead-lettered.`}
             </p>
@@ -281,9 +290,28 @@ export function OverviewPage({ session, title }: PageProps) {
           )}
           <p className="hint">Battery and connection state: not reported yet. The service does not read the locks&apos; state from the vendor&apos;s cloud yet; a lock that cannot be reached shows as a FAILED or dead-lettered booking above.</p>
           <h3 id="ov-accounts">Lock accounts</h3>
-          <p className="hint" data-testid="lock-accounts">
-            The vendor accounts your locks are reached through, and whether one needs a new login, will be shown here once the service keeps lock accounts.
-          </p>
+          <PartError part={accounts} />
+          {accounts && !(accounts instanceof Error) && (
+            <div data-testid="lock-accounts">
+              {accounts.length === 0 ? (
+                <p className="hint">No lock account of your own is connected: your locks are reached through the service&apos;s account.</p>
+              ) : (
+                <ul className="plain">
+                  {accounts.map((a) => (
+                    <li key={a._id}>
+                      <span className={`badge tone-${a.status === 'connected' ? 'good' : 'bad'}`}>{a.status === 'connected' ? 'connected' : 'needs attention'}</span> {a.label} ({a.provider}),{' '}
+                      {a.locks_found} lock{a.locks_found === 1 ? '' : 's'}
+                      {a.synced_at && (
+                        <>
+                          , listed <SiteTime iso={a.synced_at} zone={zone} />
+                        </>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
+          )}
         </section>
       </div>
 
