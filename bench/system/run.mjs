@@ -151,7 +151,7 @@ if (outputs.onboarding) {
     }
     const rep = r.replicatedMs;
     const t = r.steadyTenant;
-    lines.push(`| ${r.rooms} | ${r.importAnswerMs} | ${r.lastRoomCompletedMs ?? 'not completed'} (${r.lastRoomStatus}; its 202 at ${r.lastRoom202Ms}) | ${Object.entries(r.afterImport).map(([k, v]) => `${v} ${k}`).join(', ')} | ${rep['ingest-gateway'] ?? '-'} / ${rep['access-api'] ?? '-'} / ${rep['provisioning-worker'] ?? '-'} | ${r.perRoom.pgTransactionsRaw} (${Math.max(0, r.perRoom.pgTransactions)}) | ${r.perRoom.brokerPublishes} | ${r.perRoom.brokerDeliveries} | ${r.perRoom.cpuMsSystem} | ${t.sentDuringImport} at ${t.ratePerS}/s, ${t.ingest202P99Ms}, ${t.toCompletedP99Ms} (the 10 s before the import: ${t.before.ingest202P99Ms}, ${t.before.toCompletedP99Ms}) |`);
+    lines.push(`| ${r.rooms} | ${r.importAnswerMs}${r.importLongerThanTheEdgeWaits ? ' (longer than the edge waits: a 502 through {base_url})' : ''} | ${r.lastRoomCompletedMs ?? 'not completed'} (${r.lastRoomStatus}; its 202 at ${r.lastRoom202Ms}) | ${Object.entries(r.afterImport).map(([k, v]) => `${v} ${k}`).join(', ')} | ${rep['ingest-gateway'] ?? '-'} / ${rep['access-api'] ?? '-'} / ${rep['provisioning-worker'] ?? '-'} | ${r.perRoom.pgTransactionsRaw} (${Math.max(0, r.perRoom.pgTransactions)}) | ${r.perRoom.brokerPublishes} | ${r.perRoom.brokerDeliveries} | ${r.perRoom.cpuMsSystem} | ${t.sentDuringImport} at ${t.ratePerS}/s, ${t.ingest202P99Ms}, ${t.toCompletedP99Ms} (the 10 s before the import: ${t.before.ingest202P99Ms}, ${t.before.toCompletedP99Ms}) |`);
   }
   lines.push('');
   for (const r of outputs.onboarding.results.filter((x) => !x.error)) {
