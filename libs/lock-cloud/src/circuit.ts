@@ -8,9 +8,19 @@ export function isVendorOutage(err: unknown): err is LockCloudError {
   return err instanceof LockCloudError && err.kind === 'transient' && OUTAGE.has(err.category);
 }
 
+/**
+ * The vendor refused the account itself (TTLock 10000/10001/10007 once its token could not be
+ * renewed; Nuki 401): a changed password or a revoked token, true of every lock of the account.
+ */
+export function isAccountRefused(err: unknown): err is LockCloudError {
+  return err instanceof LockCloudError && err.kind === 'permanent' && err.category === 'auth';
+}
+
 export interface AccountCircuit {
   /** The account's work is paused: take no booking to the vendor, wait. */
   isOpen(): boolean;
+  /** The vendor refused the account's login: pause at once (no booking can succeed) until a probe is let in again. */
+  refused(lockId: string | undefined): void;
   /** A call on `lockId` failed as the vendor does in an outage; enough distinct locks within the window open the circuit. */
   outage(lockId: string | undefined): void;
   /** A vendor call succeeded: the failures counted so far were not an outage. */
@@ -61,7 +71,7 @@ export function createAccountCircuit(opts: AccountCircuitOptions): AccountCircui
         (err: unknown) => {
           if (!open) return;
           // A lock-level answer (offline, busy) from the probe still means the cloud itself answers.
-          if (!isVendorOutage(err)) return close('probe answered');
+          if (!isVendorOutage(err) && !isAccountRefused(err)) return close('probe answered');
           scheduleProbe();
         },
       );
@@ -82,6 +92,18 @@ export function createAccountCircuit(opts: AccountCircuitOptions): AccountCircui
       opts.logger.warn('lock cloud failing across locks: the account pauses until a probe succeeds (bookings wait in their queue, no retry spent)', {
         account: opts.account,
         locks: failures.size,
+        probeIntervalMs: opts.probeIntervalMs,
+      });
+      scheduleProbe();
+    },
+    refused(lockId) {
+      // Without a lock to probe, nothing could ever resume it: the booking's own failure stands.
+      const probeLock = lockId ?? lastLock;
+      if (open || probeLock === undefined) return;
+      open = true;
+      lastLock = probeLock;
+      opts.logger.warn("lock cloud refused the account's login: the account pauses until it is accepted again (bookings wait in their queue, no retry spent)", {
+        account: opts.account,
         probeIntervalMs: opts.probeIntervalMs,
       });
       scheduleProbe();

@@ -32,7 +32,7 @@ export {
   classifyNukiStatus,
 } from './errors';
 export type { LockCloudErrorKind, LockCloudErrorCategory, LockCloudErrorInit } from './errors';
-export { createAccountCircuit, isVendorOutage } from './circuit';
+export { createAccountCircuit, isAccountRefused, isVendorOutage } from './circuit';
 export type { AccountCircuit } from './circuit';
 export { lockCloudAppEnv, lockCloudEnv, lockCloudConfigFromEnv, nukiEnv, LOCK_CLOUD_DEV_DEFAULTS } from './config';
 export type { LockAccountSecret, LockCloudConfig, LockCloudEnv, NukiEnv } from './config';

@@ -1,6 +1,6 @@
 import type { BookingEventMessage, LockCloudOperation } from '@smartlock/contracts';
 import { insertOnce } from '@smartlock/db';
-import { AccountCircuit, LockCapabilities, isVendorOutage } from '@smartlock/lock-cloud';
+import { AccountCircuit, LockCapabilities, isAccountRefused, isVendorOutage } from '@smartlock/lock-cloud';
 import { ReplicaUnavailableError } from '@smartlock/layout';
 import { PermanentError } from '@smartlock/messaging';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
@@ -223,7 +223,9 @@ async function provision(
     if (!stored) await insertBooking(deps, { ...b, ...(result ? { actual: result.active, operations: withOperations(b, result.operations) } : progress) });
     // A call naming no lock (the account's token) counts on the lock the booking needed.
     if (isVendorOutage(err)) deps.circuit.outage(err.lockId ?? b.desired[0]?.lockId);
-    if (isVendorOutage(err) && deps.circuit.isOpen()) {
+    // A refused login is the account's, not this booking's: every booking of the account waits for it.
+    if (isAccountRefused(err)) deps.circuit.refused(err.lockId ?? b.desired[0]?.lockId);
+    if ((isVendorOutage(err) || isAccountRefused(err)) && deps.circuit.isOpen()) {
       // What this run did is saved (above, or by saveProgress): the event runs again once the vendor answers.
       log.warn('lock cloud paused for the account: the event waits without spending a retry', { retryCount: ctx.retryCount, err });
       return park(deps, msg, ctx, { [RAN_BEFORE]: 1 });

@@ -55,6 +55,26 @@ describe('provisioning-worker: a vendor outage pauses the account instead of dea
     }
   });
 
+  it("the vendor refusing the account's login (its password changed) pauses the account at once: the bookings wait, and complete once the login is accepted again", async () => {
+    const rooms = ['301', '302', '303'];
+    const { siteId } = await s.layout.seed(s.app.ctx.db, company, rooms.map((name) => ({ name })));
+    await s.sim.sim.delete('/failures');
+    // The token the worker holds is refused as expired, and logging in again is refused: wrong account (10007).
+    expect((await s.sim.sim.post('/failures', { path: '/oauth2/token', errcode: 10007, errmsg: 'invalid account or password' })).status).toBe(201);
+    expect((await s.sim.sim.post('/failures', { errcode: 10004 })).status).toBe(201);
+    const events = await Promise.all(rooms.map((room, i) => publishEvent(s.pub, bookingEvent(company, siteId, `login-${i}`, 1, 'BOOKING_CREATE', { room, access_types: ['EKEY'] }))));
+    await waitFor(async () => (await paused()) === 1, { what: 'the account paused', timeoutMs: 20_000 });
+    expect(text()).toContain("lock cloud refused the account's login: the account pauses");
+    // Many retry schedules later, no booking has failed for it.
+    const probes = await calls('/oauth2/token');
+    await waitFor(async () => (await calls('/oauth2/token')) >= probes + 6, { what: 'more probes', timeoutMs: 20_000 });
+    expect(events.map((e) => s.t.final(e.event_id))).toEqual(Array(3).fill(undefined));
+
+    await s.sim.sim.delete('/failures');
+    for (const e of events) expect(await waitFinal(s.t, e.event_id, 30_000)).toMatchObject({ status: 'COMPLETED' });
+    expect(await paused()).toBe(0);
+  });
+
   it('one lock that alone keeps failing does not pause the account: its booking follows the retry schedule, the others complete', async () => {
     const { siteId, locks } = await s.layout.seed(s.app.ctx.db, company, [{ name: '201' }, { name: '202' }]);
     await s.sim.sim.delete('/failures');
