@@ -90,6 +90,7 @@ export const callbackEndpointSchema = Joi.object<{ url: string; auth: CallbackAu
 /** The lock vendors a company connects accounts of (libs/lock-cloud's providers). */
 export const LOCK_ACCOUNT_PROVIDERS = ['ttlock', 'nuki'] as const;
 
+const forProvider = (provider: string, schema: Joi.Schema) => Joi.when('provider', { is: provider, then: schema.required(), otherwise: Joi.forbidden() });
 const vendorSecret = (name: string) => Joi.string().min(1).max(512).messages({ 'string.base': `${name} must be a string` });
 
 /**
@@ -98,14 +99,14 @@ const vendorSecret = (name: string) => Joi.string().min(1).max(512).messages({ '
  */
 export const connectLockAccountSchema = Joi.object<{ provider: 'ttlock'; username: string; password: string } | { provider: 'nuki'; api_token: string; name: string }>({
   provider: Joi.string().valid(...LOCK_ACCOUNT_PROVIDERS).required(),
-  username: Joi.string().trim().min(1).max(100).when('provider', { is: 'ttlock', then: Joi.required(), otherwise: Joi.forbidden() }),
-  password: vendorSecret('password').when('provider', { is: 'ttlock', then: Joi.required(), otherwise: Joi.forbidden() }),
-  api_token: vendorSecret('api_token').when('provider', { is: 'nuki', then: Joi.required(), otherwise: Joi.forbidden() }),
-  name: nameSchema.max(100).when('provider', { is: 'nuki', then: Joi.required(), otherwise: Joi.forbidden() }),
+  // The field's schema inside the branch (as `only` above): the OpenAPI document then types it too.
+  username: forProvider('ttlock', Joi.string().trim().min(1).max(100)),
+  password: forProvider('ttlock', vendorSecret('password')),
+  api_token: forProvider('nuki', vendorSecret('api_token')),
+  name: forProvider('nuki', nameSchema.max(100)),
 });
 
 /** A new secret for a connected account (PUT …/lock-accounts/:accountId/secret): TTLock's password, or a new Nuki API token. */
-export const rotateLockAccountSecretSchema = Joi.object<{ password?: string; api_token?: string }>({
-  password: vendorSecret('password'),
-  api_token: vendorSecret('api_token'),
-}).xor('password', 'api_token');
+export const rotateLockAccountSecretSchema = Joi.alternatives<{ password?: string; api_token?: string }>()
+  .try(Joi.object({ password: vendorSecret('password').required() }), Joi.object({ api_token: vendorSecret('api_token').required() }))
+  .messages({ 'alternatives.match': 'give one of password (TTLock) or api_token (Nuki)' });
