@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import { IdentityModels, LockAccountDoc, LockOwnerDoc, decryptSecret, encryptSecret, lockOwnersOf } from '@smartlock/auth';
 import { LOCK_ACCOUNT_PROVIDERS, connectLockAccountSchema, rotateLockAccountSecretSchema } from '@smartlock/contracts';
-import { claimEach, isDuplicateKeyError } from '@smartlock/db';
+import { claimEach, insertUnlessHeld } from '@smartlock/db';
 import { HttpError, asyncHandler } from '@smartlock/http';
 import { LockAccountSecret, LockCloud, LockInfo, isLockCloudError, serviceLockId } from '@smartlock/lock-cloud';
 import type { Deps } from '../shared/deps';
@@ -166,15 +166,18 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
       const label = input.provider === 'ttlock' ? input.username : input.name;
       if (await deps.models.LockAccount.exists({ company_id: company, provider: input.provider, label })) throw new HttpError(409, `A ${input.provider} account "${label}" is connected already`);
       const locks = await discover(accounts, secret, req);
-      let account: LockAccountDoc;
-      try {
-        account = (
-          await deps.models.LockAccount.create({ company_id: company, provider: input.provider, label, secret: sealed(deps, company, secret), status: 'connected', status_reason: null, locks_found: locks.length, synced_at: deps.now() })
-        ).toObject();
-      } catch (err) {
-        if (isDuplicateKeyError(err)) throw new HttpError(409, `A ${input.provider} account "${label}" is connected already`);
-        throw err;
-      }
+      // Two connects of one account racing: the unique (company, provider, label) lets one through.
+      const account = await insertUnlessHeld<LockAccountDoc>(deps.models.LockAccount, {
+        company_id: company,
+        provider: input.provider,
+        label,
+        secret: sealed(deps, company, secret),
+        status: 'connected',
+        status_reason: null,
+        locks_found: locks.length,
+        synced_at: deps.now(),
+      });
+      if (!account) throw new HttpError(409, `A ${input.provider} account "${label}" is connected already`);
       const found = await adopt(deps, account, locks);
       req.log.info('lock account connected', { company, provider: account.provider, account: String(account._id), locks: found.length, heldElsewhere: found.filter((l) => l.held_elsewhere).length });
       res.status(201).json({ account: view(account), locks: found });
