@@ -1,7 +1,7 @@
 import axios, { AxiosInstance } from 'axios';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchSystem, System, waitFor } from '@smartlock/testing';
-import { launchBrowser, screenshot } from './support/browser';
+import { accessibilityViolations, launchBrowser, screenshot } from './support/browser';
 
 /**
  * The administration portal in a real browser (Debian's Chromium, driven by playwright-core) against
@@ -36,11 +36,20 @@ describe('the administration portal in a browser', () => {
     return context.newPage();
   };
   const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name });
-  // Issuing a key or an ingest URL, or setting the callback URL, needs what they carry (issue 46): every capability.
-  const openPortal = async (page: Page, company: string, capabilities = ['keys_tokens', 'callback', 'layout', 'bookings', 'credentials']) => {
+  const ALL = ['keys_tokens', 'callback', 'layout', 'bookings', 'credentials'];
+  /** A link opened: the portal lands on its overview. */
+  const openOverview = async (page: Page, company: string, capabilities = ALL) => {
     await page.goto((await link(company, { capabilities })).path);
+    await heading(page, 'Overview').waitFor();
+  };
+  // Issuing a key or an ingest URL, or setting the callback URL, needs what they carry (issue 46): every capability.
+  const openPortal = async (page: Page, company: string, capabilities = ALL) => {
+    await openOverview(page, company, capabilities);
+    await page.getByRole('link', { name: 'API keys' }).click();
     await heading(page, 'API keys').waitFor();
   };
+  /** The page as it is now passes axe-core's WCAG 2.1 A and AA rules (named with what failed otherwise). */
+  const accessible = async (page: Page) => expect(await accessibilityViolations(page)).toEqual([]);
 
   beforeAll(async () => {
     // Guest e-mail and SMS to the simulator's sink, as npm start wires them: its page shows what a guest got.
@@ -67,9 +76,9 @@ describe('the administration portal in a browser', () => {
     const page = await newPage();
     const { path } = await link(hotel, { capabilities: ['keys_tokens'] });
     await page.goto(path);
-    await heading(page, 'API keys').waitFor();
+    await heading(page, 'Overview').waitFor();
     expect(await page.getByTestId('company-name').textContent()).toBe('Harbour Hotel');
-    expect(page.url()).toBe(`${sys.baseUrl}/portal/#/keys`);
+    expect(page.url()).toBe(`${sys.baseUrl}/portal/#/overview`);
     const cookies = await page.context().cookies();
     expect(cookies).toEqual([expect.objectContaining({ name: 'portal_session', path: '/portal', httpOnly: true, sameSite: 'Strict', secure: true })]);
     // What the page can read of its cookies: not the session.
@@ -687,5 +696,147 @@ describe('the administration portal in a browser', () => {
     await page.reload();
     await heading(page, 'Administration portal').waitFor();
     await screenshot(page, 'portal-signed-out');
+  });
+  /** A day (YYYY-MM-DD) in New York, `plus` days from today there: the Harbour's "today". */
+  const newYorkDay = (plus = 0) => new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(Date.now() + plus * 86_400_000));
+
+  it('overview: the landing page says what needs action today; a FAILED arrival retried from it completes; a failing callback endpoint is a warning, enabled again with what failed re-delivered', async () => {
+    const token = (await admin.post(`/admin/v1/companies/${hotel}/ingest-tokens`, { site_id: site })).data.token;
+    const key = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'overview checker' })).data.key;
+    const statusOf = async (ref: string) => (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events.at(-1)?.status as string | undefined;
+    const health = async () => (await admin.get(`/admin/v1/companies/${hotel}/callback/health`)).data.data as { state: string };
+    await admin.put(`/admin/v1/companies/${hotel}/callback`, { url: `${sys.receiver.url}/hooks`, auth: { type: 'bearer', token: 'portal-e2e' } });
+    // The receiver refuses everything: the first callback runs out of retries and the endpoint is failing.
+    sys.receiver.setFallback(500);
+    const today = newYorkDay();
+    const arrive = (ref: string, room: string) =>
+      axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: ref, action: 'create', room_number: room, check_in: today, check_out: newYorkDay(1), guest: { name: 'Grace Hopper', email: 'grace@guest.example' } });
+    expect((await arrive('OV-OK', '101')).status).toBe(202);
+    // Room 105 is not in the layout yet: FAILED, Room not found.
+    expect((await arrive('OV-FAIL', '105')).status).toBe(202);
+    await waitFor(async () => (await statusOf('OV-OK')) === 'COMPLETED' && (await statusOf('OV-FAIL')) === 'FAILED', { timeoutMs: 60_000, what: 'OV-OK COMPLETED, OV-FAIL FAILED' });
+    await waitFor(async () => (await health()).state === 'failing', { timeoutMs: 30_000, what: 'the endpoint failing' });
+
+    const page = await newPage();
+    await openOverview(page, hotel, ['bookings', 'callback']);
+    await page.getByTestId('zone-label').getByText("Days and times in the property's time (America/New_York).").waitFor();
+    const action = page.getByTestId('needs-action');
+    await action.getByText('endpoint.failing').waitFor();
+    const failed = action.getByRole('row', { name: /OV-FAIL BOOKING_CREATE FAILED Room not found/ });
+    await failed.waitFor();
+    // Today's arrivals by status, each count a link to the list of them.
+    const todayCard = page.getByRole('region', { name: /^Today, / });
+    await todayCard.getByRole('link', { name: `1 keys issued: arrivals on ${today}` }).waitFor();
+    expect(await todayCard.getByRole('link', { name: `1 failed: arrivals on ${today}` }).getAttribute('href')).toBe(`#/bookings?from=${today}&to=${today}&status=FAILED`);
+    await page.getByTestId('callback-health').getByRole('row', { name: /OV-OK .*dead/ }).waitFor();
+    await accessible(page);
+    await screenshot(page, 'portal-overview');
+    await page.setViewportSize(PHONE);
+    await accessible(page);
+    await screenshot(page, 'portal-overview-phone');
+    await page.setViewportSize(LAPTOP);
+
+    // The cause fixed (room 105 added), the arrival retried from the overview.
+    await admin.put(`/admin/v1/companies/${hotel}/layout`, {
+      sites: [{ name: 'Harbour', buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '105', locks: [{ lock_id: 'H-105', lock_mac: 'AA:10:00:00:01:05' }] }] }] }] }],
+    });
+    await failed.getByRole('button', { name: 'Retry BOOKING_CREATE of OV-FAIL' }).click();
+    await page.getByText('The failed event of OV-FAIL was queued again.').waitFor();
+    await waitFor(async () => (await statusOf('OV-FAIL')) === 'COMPLETED', { timeoutMs: 60_000, what: 'OV-FAIL COMPLETED after its retry' });
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await todayCard.getByRole('link', { name: `2 keys issued: arrivals on ${today}` }).waitFor();
+    expect(await action.getByRole('row', { name: /OV-FAIL/ }).count()).toBe(0);
+
+    // The warning leads to the Callback page: failing since when, in the hotel's time; enabled again once the receiver answers.
+    await action.getByRole('link', { name: 'Check the callback endpoint' }).click();
+    await heading(page, 'Callback endpoint').waitFor();
+    const card = page.getByTestId('endpoint-health');
+    await card.getByText('endpoint.failing').waitFor();
+    expect(await card.locator('time').first().innerText()).toMatch(/ EST$/);
+    expect(await card.locator('time').first().getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
+    await accessible(page);
+    await screenshot(page, 'portal-callback-failing');
+    const before = sys.receiver.received.filter((r) => r.status === 200).length;
+    sys.receiver.setFallback(200);
+    await card.getByLabel('Re-deliver what failed').selectOption('failing');
+    await card.getByRole('button', { name: 'Enable the endpoint' }).click();
+    await page.getByText(/^The endpoint is enabled again; [1-9]\d* failed callbacks? (is|are) being delivered again\.$/).waitFor();
+    await card.getByText('healthy').waitFor();
+    // What had died is delivered now: OV-OK's access.provisioned among it.
+    await waitFor(() => sys.receiver.received.slice(before).some((r) => r.status === 200 && (r.body as { referenceId?: string }).referenceId === 'OV-OK'), { timeoutMs: 30_000, what: 'OV-OK\'s callback re-delivered' });
+    expect((await health()).state).toBe('healthy');
+    await screenshot(page, 'portal-callback-enabled');
+  });
+
+  it('bookings: a list by arrival, paged (20 a page) and filtered by dates, status and room, guest names masked until shown, each booking\'s story one click away', async () => {
+    const listHotel = (await admin.post('/admin/v1/companies', { name: 'List Hotel' })).data._id;
+    const rooms = ['201', '202', '203', '204', '205'];
+    await admin.put(`/admin/v1/companies/${listHotel}/layout`, {
+      sites: [{ name: 'Quay', buildings: [{ name: 'B', floors: [{ name: '2', rooms: rooms.map((n) => ({ name: n, locks: [{ lock_id: `L-${n}`, lock_mac: `AA:20:00:00:02:${n.slice(1)}` }] })) }] }] }],
+    });
+    const quay = ((await admin.get(`/admin/v1/companies/${listHotel}/snapshot`)).data.data.nodes as { _id: string; level: string }[]).find((n) => n.level === 'site')?._id as string;
+    const token = (await admin.post(`/admin/v1/companies/${listHotel}/ingest-tokens`, { site_id: quay })).data.token;
+    const key = (await admin.post(`/admin/v1/companies/${listHotel}/api-keys`, { name: 'list checker' })).data.key;
+    const guests = ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'Edsger Dijkstra', 'Barbara Liskov'];
+    // 25 stays over five days (five a day, one per room), and one in a room the layout lacks (FAILED). The site has no zone: days and times in UTC.
+    const day = (plus: number) => new Date(Date.now() + plus * 86_400_000).toISOString().slice(0, 10);
+    for (let i = 0; i < 25; i++) {
+      const body = { reference_id: `LIST-${String(i).padStart(2, '0')}`, action: 'create', room_number: rooms[i % 5], check_in: `${day(Math.floor(i / 5))}T15:00:00Z`, check_out: `${day(Math.floor(i / 5) + 2)}T11:00:00Z`, guest: { name: guests[i % 5] } };
+      expect((await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, body)).status).toBe(202);
+    }
+    expect((await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: 'LIST-LOST', action: 'create', room_number: '299', check_in: `${day(1)}T15:00:00Z`, check_out: `${day(2)}T11:00:00Z` })).status).toBe(202);
+    const count = async (status: string) => (await axios.get(`${sys.webhookUrl}/webhook/events`, { headers: { apikey: key }, params: { status } })).data.pagination.total as number;
+    await waitFor(async () => (await count('COMPLETED')) === 25 && (await count('FAILED')) === 1, { timeoutMs: 90_000, what: '25 bookings COMPLETED and one FAILED' });
+
+    const page = await newPage();
+    await openOverview(page, listHotel, ['view']);
+    await page.getByRole('link', { name: 'Bookings' }).click();
+    await heading(page, 'Bookings').waitFor();
+    const list = page.getByTestId('booking-list');
+    const rows = list.locator('tbody tr');
+    await page.getByText('Page 1 of 2').waitFor();
+    expect(await rows.count()).toBe(20);
+    // By arrival: today's five first; names masked.
+    expect(await rows.first().innerText()).toMatch(/201\s+A\*\* L\*{7}[\s\S]*COMPLETED\s+LIST-00/);
+    expect(await page.getByText('Ada Lovelace').count()).toBe(0);
+    await accessible(page);
+    await screenshot(page, 'portal-bookings-list');
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await page.getByText('Page 2 of 2').waitFor();
+    expect(page.url()).toBe(`${sys.baseUrl}/portal/#/bookings?page=2`);
+    expect(await rows.count()).toBe(6);
+
+    // Room 203: its five stays.
+    await page.getByLabel('Room').fill('203');
+    await page.getByRole('button', { name: 'Show bookings' }).click();
+    await page.getByText(/·\s5 bookings$/).waitFor();
+    expect(page.url()).toBe(`${sys.baseUrl}/portal/#/bookings?room=203`);
+    expect(await rows.allInnerTexts()).toEqual(['02', '07', '12', '17', '22'].map((n) => expect.stringContaining(`LIST-${n}`)));
+    // Arriving tomorrow or the day after, FAILED: the stay in a room the layout lacks, with why.
+    await page.getByLabel('Room').fill('');
+    await page.getByLabel('Arriving from').fill(day(1));
+    await page.getByLabel('Arriving until').fill(day(2));
+    await page.getByLabel('Status').selectOption('FAILED');
+    await page.getByRole('button', { name: 'Show bookings' }).click();
+    await page.getByText(/·\s1 booking$/).waitFor();
+    expect(await rows.first().innerText()).toMatch(/299[\s\S]*FAILED[\s\S]*Room not found[\s\S]*LIST-LOST/);
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Show guest names').check();
+    await page.getByRole('button', { name: 'Show bookings' }).click();
+    await page.getByText(/·\s11 bookings$/).waitFor();
+    expect(page.url()).toBe(`${sys.baseUrl}/portal/#/bookings?from=${day(1)}&to=${day(2)}&names=true`);
+    await list.getByText('Grace Hopper').first().waitFor();
+    // The site has no zone of its own: times in UTC, said so, the instant on hover.
+    expect(await rows.first().locator('time').first().innerText()).toMatch(/ UTC$/);
+    expect(await rows.first().locator('time').first().getAttribute('title')).toBe(`${day(1)} 15:00 UTC`);
+    await page.setViewportSize(PHONE);
+    await accessible(page);
+    await screenshot(page, 'portal-bookings-list-phone');
+    await page.setViewportSize(LAPTOP);
+
+    // One click to the booking's story.
+    await list.getByRole('link', { name: 'LIST-06' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Booking LIST-06' }).waitFor();
+    expect(page.url()).toBe(`${sys.baseUrl}/portal/#/bookings/LIST-06`);
   });
 });

@@ -54,9 +54,12 @@ describe('portal: bookings list and overview', () => {
     let res = await list({ from: '2031-03-08', to: '2031-03-08' });
     expect(res.status).toBe(200);
     expect(res.body.bookings).toEqual([
-      expect.objectContaining({ reference_id: ref, room: '204', arrival_day: '2031-03-08', departure_day: '2031-03-10', state: 'booked', status: 'COMPLETED', guest_name: 'A** L*******', guest_name_masked: true, event_id: created }),
+      expect.objectContaining({ reference_id: ref, room: '204', bed: null, arrival_day: '2031-03-08', departure_day: '2031-03-10', state: 'booked', status: 'COMPLETED', guest_name: 'A** L*******', guest_name_masked: true, event_id: created }),
     ]);
     expect((await list({ from: '2031-03-08', to: '2031-03-08', names: 'true' })).body.bookings[0].guest_name).toBe('Ada Lovelace');
+    // Stored whole: every field of the row, those no event set yet null.
+    const stored = await gw.deps.models.BookingRow.collection.findOne({ reference_id: ref, company_id: a.companyId });
+    expect(Object.keys(stored ?? {}).sort()).toEqual(Object.keys(gw.deps.models.BookingRow.schema.paths).filter((k) => k !== '__v').sort());
 
     // A room move: the row's room and event change, the dates stay; the new event not done yet.
     const moved = await ingest(a, { reference_id: ref, action: 'roommove', room: '305', check_in: '2031-03-08', check_out: '2031-03-10' });

@@ -30,9 +30,9 @@ export function localDay(value: string | undefined, timeZone: string | null): st
 /**
  * Brings the booking's row (the portal's bookings list) to a just-stored original event: the
  * fields the event carries replace the row's, an event older than the row's (a lower sequence) is
- * ignored. One statement: an update by `_id` conditioned on the sequence, upserting; when the row
- * holds a newer event the upsert's insert meets the `_id` and is dropped. Never fails the ingest:
- * the row is a view, and a row left behind is brought up to date by the booking's next event.
+ * ignored. One statement in the usual case: the first event's insert, or a later one's update by
+ * `_id` conditioned on the sequence. Never fails the ingest: the row is a view, and a row left
+ * behind is brought up to date by the booking's next event.
  */
 export async function recordBookingRow(deps: Deps, e: Pick<EventDoc, 'company_id' | 'site_id' | 'reference_id' | 'sequence' | 'event_id' | 'event_type' | 'booking' | 'guest' | 'received_at'>): Promise<void> {
   if (!e.sequence) return;
@@ -58,14 +58,24 @@ export async function recordBookingRow(deps: Deps, e: Pick<EventDoc, 'company_id
     if (b.room) set.room = b.room;
     if (b.bed) set.bed = b.bed;
     if (e.guest?.name) set.guest_name = e.guest.name;
-    // Fields no event of the booking has set yet start as null (a row is whole from its first write).
-    const unset = { state: 'booked', check_in: null, check_out: null, arrival_day: null, departure_day: null, room: null, bed: null, guest_name: null };
-    const onInsert = Object.fromEntries(Object.entries(unset).filter(([k]) => !(k in set)));
-    await deps.models.BookingRow.collection.updateOne(
-      { _id: bookingRowId(e.company_id, e.reference_id) as never, sequence: { $lt: e.sequence } },
-      { $set: set, ...(Object.keys(onInsert).length ? { $setOnInsert: onInsert } : {}) },
-      { upsert: true },
-    );
+    const id = bookingRowId(e.company_id, e.reference_id);
+    const newer = { _id: id as never, sequence: { $lt: e.sequence } };
+    // A booking's first event inserts its row whole (fields no event has set yet are null); a later
+    // one updates it, conditioned on being newer. (Not an upsert with $setOnInsert: FerretDB 1.x left
+    // those fields out.) Either write meeting the other's row (a race, or an older event) retries as
+    // the conditional update once, which drops an older event.
+    const whole = { _id: id, state: 'booked', check_in: null, check_out: null, arrival_day: null, departure_day: null, room: null, bed: null, guest_name: null, ...set };
+    const rows = deps.models.BookingRow.collection;
+    if (e.sequence === 1) {
+      try {
+        await rows.insertOne(whole as never);
+        return;
+      } catch (err) {
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+    }
+    const updated = await rows.updateOne(newer, { $set: set });
+    if (updated.matchedCount === 0 && e.sequence !== 1) await rows.insertOne(whole as never);
   } catch (err) {
     if (isDuplicateKeyError(err)) return;
     deps.logger.warn('booking row not written; the bookings list shows the booking as of its previous event', { eventId: e.event_id, companyId: e.company_id, err: (err as Error).message });

@@ -40,7 +40,7 @@ function Tally({ what, tally, day }: { what: 'Arrivals' | 'Departures'; tally: D
           {shown.map((s) => (
             <li key={s}>
               {what === 'Arrivals' ? (
-                <a href={bookingsHash({ from: day, to: day, status: s })} aria-label={`${tally.by_status[s]} arrivals ${STATUS_WORDS[s]} on ${day}`}>
+                <a href={bookingsHash({ from: day, to: day, status: s })} aria-label={`${tally.by_status[s]} ${STATUS_WORDS[s]}: arrivals on ${day}`}>
                   <Status status={s} label={`${tally.by_status[s]} ${STATUS_WORDS[s]}`} />
                 </a>
               ) : (
@@ -215,7 +215,7 @@ export function OverviewPage({ session, title }: PageProps) {
                 <h3 id={`day-${d.day}`}>{dayLabel(d.day, today)}</h3>
                 <Tally what="Arrivals" tally={d.arrivals} day={d.day} />
                 <Tally what="Departures" tally={d.departures} day={d.day} />
-                <a href={bookingsHash({ from: d.day, to: d.day })} aria-label={`Arrivals on ${d.day}`}>
+                <a href={bookingsHash({ from: d.day, to: d.day })} aria-label={`See the arrivals on ${d.day}`}>
                   See the arrivals
                 </a>
               </section>
