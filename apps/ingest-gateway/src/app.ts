@@ -18,6 +18,7 @@ import { relayEvent } from './publish/relay';
 import { unsettledEvents } from './publish/unsettled';
 import { replayRoutes } from './replay/replay';
 import { retryRoutes } from './retry/routes';
+import { boundedCache } from '@smartlock/db';
 import { applyStatus } from './status/apply-status';
 import { bookingRoutes } from './bookings/routes';
 import { EVENT_ROUTE, portalTrackingRoutes, trackingRoutes } from './tracking/routes';
@@ -59,6 +60,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       const models = eventModels(ctx.db);
       const now = opts.now ?? (() => new Date());
       replica = createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
+      const siteZones = boundedCache<string, string | null>({ max: 10_000, ttlMs: 60_000 });
       deps = {
         config,
         logger,
@@ -71,7 +73,9 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         metrics: gatewayMetrics(ctx.metrics),
         unsettled: unsettledEvents({ afterMs: settleAfterMs }),
         eventWaits: longPoll({ route: EVENT_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics }),
-        siteZone: async (companyId, siteId) => (await replica?.node(companyId, siteId))?.time_zone ?? null,
+        // A site's zone, read from the replica once a minute per site at most (a booking row and the
+        // events list ask on every instant they show): a changed zone shows within the minute.
+        siteZone: (companyId, siteId) => siteZones.get(`${companyId}:${siteId}`, async () => (await replica?.node(companyId, siteId))?.time_zone ?? null),
       };
       // Published events whose worker has not reported in time are settled (publish/unsettled.ts).
       settling = setInterval(() => {

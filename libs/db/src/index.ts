@@ -19,3 +19,4 @@ export { ConcurrentChangeError, nextVersion, versionModel } from './versions';
 export type { NextVersionOptions, VersionDoc, VersionedStore } from './versions';
 export { transientWriteError, withRetries } from './retry';
 export type { RetryPolicy } from './retry';
+export { boundedCache } from './cache';
