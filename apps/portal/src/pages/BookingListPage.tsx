@@ -135,7 +135,7 @@ export function BookingListPage({ title, param }: PageProps) {
           </div>
         </div>
         <div className="row">
-          <button type="submit">Show bookings</button>
+          <button type="submit">Apply filters</button>
           <button type="button" className="secondary" onClick={() => void load()}>
             Refresh
           </button>
