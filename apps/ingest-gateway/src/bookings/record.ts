@@ -6,7 +6,7 @@ import type { EventDoc } from '../events/event.schema';
 import type { BookingRowDoc, BookingState } from './booking-row.schema';
 
 /** A booking's row id: name-based on (company, reference_id), so every write of a booking hits one `_id`. */
-export const bookingRowId = (companyId: string, referenceId: string) => createHash('sha256').update(JSON.stringify(['booking-row', companyId, referenceId])).digest('hex').slice(0, 32);
+const bookingRowId = (companyId: string, referenceId: string) => createHash('sha256').update(JSON.stringify(['booking-row', companyId, referenceId])).digest('hex').slice(0, 32);
 
 const STATE_OF: Partial<Record<EventType, BookingState>> = {
   BOOKING_CREATE: 'booked',
