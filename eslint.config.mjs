@@ -38,6 +38,18 @@ export default [
     },
   },
   {
+    // Races are decided in libs/db (claimOnce, insertUnlessHeld, unlessHeld, nextVersion, claimExpiring),
+    // where what FerretDB 1.x and MongoDB guarantee is written beside each; an app catches no duplicate key.
+    files: ['**/*.ts'],
+    ignores: ['libs/db/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@smartlock/db', importNames: ['isDuplicateKeyError'], message: 'Decide the race with a libs/db primitive (claimOnce, insertUnlessHeld, unlessHeld, nextVersion, claimExpiring).' }] },
+      ],
+    },
+  },
+  {
     files: ['**/*.test.ts', '**/test-support/**/*.ts', 'e2e/**/*.ts', 'bench/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': boundaries(['type:testing']) },
   },

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EventType } from '@smartlock/contracts';
-import { isDuplicateKeyError } from '@smartlock/db';
+import { unlessHeld } from '@smartlock/db';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import type { BookingRowDoc, BookingState } from './booking-row.schema';
@@ -66,18 +66,11 @@ export async function recordBookingRow(deps: Deps, e: Pick<EventDoc, 'company_id
     // the conditional update once, which drops an older event.
     const whole = { _id: id, state: 'booked', check_in: null, check_out: null, arrival_day: null, departure_day: null, room: null, bed: null, guest_name: null, ...set };
     const rows = deps.models.BookingRow.collection;
-    if (e.sequence === 1) {
-      try {
-        await rows.insertOne(whole as never);
-        return;
-      } catch (err) {
-        if (!isDuplicateKeyError(err)) throw err;
-      }
-    }
+    if (e.sequence === 1 && (await unlessHeld(rows.insertOne(whole as never)))) return;
     const updated = await rows.updateOne(newer, { $set: set });
-    if (updated.matchedCount === 0 && e.sequence !== 1) await rows.insertOne(whole as never);
+    // No row yet for a later event (its first one's write failed): this one's, unless another landed meanwhile.
+    if (updated.matchedCount === 0 && e.sequence !== 1) await unlessHeld(rows.insertOne(whole as never));
   } catch (err) {
-    if (isDuplicateKeyError(err)) return;
     deps.logger.warn('booking row not written; the bookings list shows the booking as of its previous event', { eventId: e.event_id, companyId: e.company_id, err: (err as Error).message });
   }
 }
