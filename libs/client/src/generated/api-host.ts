@@ -9684,10 +9684,10 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     provider: "ttlock" | "nuki";
-                    username?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
-                    password?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
-                    api_token?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
-                    name?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                    username?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
+                    password?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
+                    api_token?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
+                    name?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
                 };
             };
         };
@@ -10105,8 +10105,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    password?: string;
-                    api_token?: string;
+                    password: string;
+                } | {
+                    api_token: string;
                 };
             };
         };
