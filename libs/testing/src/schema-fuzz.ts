@@ -101,7 +101,9 @@ function stringOf(s: Record<string, unknown>): fc.Arbitrary<string> {
   const max = (s.maxLength as number | undefined) ?? Infinity;
   const fits = (v: string) => v.length >= min && v.length <= max;
   let arb: fc.Arbitrary<string>;
-  if (s.format === 'date-time' || s.format === 'date') arb = isoDate();
+  if (s.format === 'date-time') arb = isoDate();
+  // JSON Schema's `date` is a full-date alone (ajv-formats refuses a time after it).
+  else if (s.format === 'date') arb = isoDate().map((v) => v.slice(0, 10));
   else if (s.format === 'email') arb = fc.tuple(fc.stringMatching(/^[a-z0-9]{1,12}$/), fc.stringMatching(/^[a-z0-9]{1,10}$/)).map(([a, b]) => `${a}@${b}.example`);
   else if (s.format === 'uri') arb = fc.webUrl({ validSchemes: ['https', 'http'] });
   else if (typeof s.pattern === 'string') arb = fc.stringMatching(new RegExp(s.pattern));

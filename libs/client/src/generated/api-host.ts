@@ -9682,12 +9682,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @enum {string} */
-                    provider: "ttlock" | "nuki";
-                    username?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
-                    password?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
-                    api_token?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
-                    name?: (unknown[] | boolean | number | Record<string, never> | null) & (string | unknown);
+                    /** @constant */
+                    provider: "ttlock";
+                    username: string;
+                    password: string;
+                } | {
+                    /** @constant */
+                    provider: "nuki";
+                    api_token: string;
+                    name: string;
                 };
             };
         };

@@ -3,7 +3,7 @@ import { REFERENCE_ID, REFERENCE_ID_RULE } from '../booking/reference-id';
 import { SuccessCodes } from '../envelopes/codes';
 import { employeeAccessSchema, employeeListQuerySchema } from '../employee/employee-access.request';
 import { deadLetterListQuerySchema, deadLetterOperationsQuerySchema, deadLetterPurgeSchema, deadLetterReplaySchema } from '../operations/dead-letters.requests';
-import { LOCK_ACCOUNT_PROVIDERS, callbackEndpointSchema, companyListQuerySchema, connectLockAccountSchema, createApiKeySchema, createCompanySchema, createIngestTokenSchema, rotateLockAccountSecretSchema } from '../identity/admin.requests';
+import { LOCK_ACCOUNT_PROVIDERS, callbackEndpointSchema, companyListQuerySchema, createApiKeySchema, createCompanySchema, createIngestTokenSchema } from '../identity/admin.requests';
 import { PORTAL_CAPABILITIES, PORTAL_ON_CALL, PORTAL_SESSION_COOKIE, createPortalLinkSchema, openPortalSessionSchema } from '../identity/portal.requests';
 import { layoutImportSchema } from '../location/layout-import.request';
 import { LOCATION_LEVELS, LocationLevel } from '../location/location-event.message';
@@ -823,7 +823,13 @@ function lockAccountPaths(): Record<string, unknown> {
       post: adminOp(tag, 'connectLockAccount', 'Connect a vendor account: its locks become the company\'s', {
         description: 'TTLock: the account\'s username and password under the service\'s application; Nuki: an API token (Nuki Web → API) and a name. The credentials are checked by listing the account\'s locks; each lock no company holds becomes the company\'s, one another company holds is reported (`held_elsewhere`) and never claimed. The secret is sealed at rest and never returned.',
         parameters: [companyParam],
-        requestBody: body(fromJoi(connectLockAccountSchema)),
+        // Written out (not fromJoi): one object per provider, so the document and the typed client say which fields each takes.
+        requestBody: body({
+          oneOf: [
+            obj({ provider: constant('ttlock'), username: str({ minLength: 1, maxLength: 100 }), password: str({ minLength: 1, maxLength: 512 }) }),
+            obj({ provider: constant('nuki'), api_token: str({ minLength: 1, maxLength: 512 }), name: str({ minLength: 1, maxLength: 100 }) }),
+          ],
+        }),
         responses: { '201': json('The account and the locks found in it.', obj({ account: lockAccountView, locks: arr(foundLock) })), ...errors(['400', '401', '404', '409', '413', '503']) },
       }),
       get: adminOp(tag, 'listLockAccounts', 'The company\'s lock accounts, oldest first', {
@@ -847,7 +853,7 @@ function lockAccountPaths(): Record<string, unknown> {
       put: adminOp(tag, 'rotateLockAccountSecret', 'Give the account a new secret (TTLock: password; Nuki: API token)', {
         description: 'Checked with the vendor before it replaces the old one: a refused secret changes nothing (400). Then the account is re-synced.',
         parameters: [companyParam, accountId],
-        requestBody: body(fromJoi(rotateLockAccountSecretSchema)),
+        requestBody: body({ oneOf: [obj({ password: str({ minLength: 1, maxLength: 512 }) }), obj({ api_token: str({ minLength: 1, maxLength: 512 }) })] }),
         responses: { '200': json('The account re-synced.', synced), ...errors(['400', '401', '404', '413', '503']) },
       }),
     },
