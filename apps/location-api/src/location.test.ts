@@ -22,15 +22,18 @@ describe('location-api: layout import and the public read API (SPEC "Location AP
     expect(first.data.data.locks.bound).toHaveLength(6 + 12);
     const version = first.data.data.version;
     expect(version).toBe(1 + 1 + 2 + 6 + 12 + 18);
-    await waitFor(() => h.events.filter((e) => e.company_id === A.id).length === version, { what: 'every event of the import' });
-    expect(h.events.filter((e) => e.company_id === A.id).map((e) => e.version)).toEqual(Array.from({ length: version }, (_, i) => i + 1));
+    // One layout.committed for the whole import (docs/adr/0108): versions 1..version, every created node in it.
+    const commit = await waitFor(() => h.events.find((e) => e.company_id === A.id && e.kind === 'layout.committed'), { what: 'the import\'s commit' });
+    expect(commit).toMatchObject({ commit_first: 1, commit_last: version, version });
+    expect(commit.changes?.nodes).toHaveLength(22);
+    expect(h.events.filter((e) => e.company_id === A.id)).toHaveLength(1);
 
     const again = await h.admin.put(`${A.base}/layout`, doc);
     expect(again.status).toBe(200);
     expect(again.data.data).toMatchObject({ version, created: [], renamed: [], removed: [], locks: { bound: [], unbound: [] } });
     expect(again.data.data.kept).toHaveLength(22);
     await new Promise((r) => setTimeout(r, 300)); // nothing may arrive: give a stray message the time to show up
-    expect(h.events.filter((e) => e.company_id === A.id)).toHaveLength(version);
+    expect(h.events.filter((e) => e.company_id === A.id)).toHaveLength(1);
   });
 
   it('/all: one row per Site -> Bed path in the SPEC envelope, code 7010, ordered by name at every level', async () => {
