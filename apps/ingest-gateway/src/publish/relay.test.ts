@@ -257,7 +257,8 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       expect(dead).toMatchObject({ retry_count: 3, publish_attempts: 4, next_attempt_at: null, failure: 'publish' });
       expect(dead.message).toMatch(/^Could not queue the event after 3 retries: /);
       const tracked = await request(gwA.url).get(`/webhook/events/${id}`).set('apikey', a.apiKey);
-      expect(tracked.body).toEqual({ success: true, eventId: id, status: 'DEAD_LETTER', message: dead.message });
+      // SPEC's four fields, and the documented addition `stay` (never resolved: no worker ran it).
+      expect(tracked.body).toEqual({ success: true, eventId: id, status: 'DEAD_LETTER', message: dead.message, stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
 
       const onB = await request(gwB.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
       expect(onB.status).toBe(202);
