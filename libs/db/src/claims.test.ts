@@ -1,6 +1,6 @@
 import { Schema } from 'mongoose';
 import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases } from '@smartlock/testing';
-import { Connection, Model, claimEach, claimExpiring, claimOnce, compareAndSet, connectDb, releaseClaim } from './index';
+import { Connection, Model, claimEach, claimExpiring, claimOnce, compareAndSet, connectDb, releaseClaim, updateAsOwner } from './index';
 
 interface ClaimDoc { _id: string; holder?: string; at?: Date }
 interface ThingDoc { _id: string; version: number; owner: string }
@@ -83,6 +83,15 @@ describe('libs/db claims', () => {
       if (ferret) expect(winners.length).toBeGreaterThanOrEqual(1);
       else expect(winners).toHaveLength(1);
     }
+  });
+
+  it('updateAsOwner: the single writer\'s conditional update answers the document as updated, or null while it does not hold what was expected', async () => {
+    await things().create({ _id: 'owned', version: 1, owner: 'a' });
+    expect(await updateAsOwner(things(), 'owned', { owner: 'b' }, { $set: { owner: 'c' } })).toBeNull();
+    expect(await updateAsOwner(things(), 'owned', { owner: 'a' }, { $inc: { version: 1 } })).toEqual({ _id: 'owned', version: 2, owner: 'a' });
+    expect(await things().findById('owned').lean()).toEqual({ _id: 'owned', version: 2, owner: 'a' });
+    expect(await updateAsOwner(things(), 'missing', {}, { $set: { owner: 'x' } })).toBeNull();
+    // Several writers at once are not what it is for: on FerretDB 1.x they can each match (the compareAndSet race above).
   });
 
   it('claimExpiring: one of many holds a live claim; a stale one is taken over by exactly one, and its old holder releases nothing of the new one', async () => {

@@ -121,3 +121,21 @@ export async function compareAndSet(model: Model<any>, id: unknown, expected: Re
   const res = await model.updateOne(byId(id as string, expected), update).exec();
   return res.matchedCount > 0;
 }
+
+/**
+ * The single writer's conditional update: applies `update` to the document `_id: id` while it still
+ * holds `expected` (e.g. `{ status: 'pending' }`) and returns it as updated, or null when it did not
+ * match. For a document one writer owns at a time (a delivery's record while its message is handled:
+ * the broker gives a message to one consumer at a time), where `expected` is a check, not a race.
+ *
+ * What holds:
+ * - MongoDB 7: atomic: of concurrent callers expecting the same value, exactly one matches.
+ * - FerretDB 1.x: a read, then a write of the whole document: concurrent callers can each match (see
+ *   compareAndSet), and the later write carries stale copies of what the other changed. Hence the
+ *   single writer; where several writers race for one change, decide it with transitionOnce,
+ *   nextVersion or a claim.
+ * Only `_id` reaches FerretDB's index (byId); the update is cast by the model's schema.
+ */
+export async function updateAsOwner<T>(model: Model<T>, id: unknown, expected: Record<string, unknown>, update: Record<string, unknown>): Promise<T | null> {
+  return (model as Model<any>).findOneAndUpdate(byId(id as string, expected), update, { new: true }).lean<T>();
+}
