@@ -17,3 +17,5 @@ export type { ApiDocs } from './docs';
 export { portalCookie } from './portal-cookie';
 export { WAIT_MAX_SECONDS, longPoll, waitParam } from './long-poll';
 export type { LongPoll } from './long-poll';
+export { broadcast, collections, consumer, part, relay, routes, timer, topology } from './parts';
+export type { Part, PartKind, RelayPart } from './parts';

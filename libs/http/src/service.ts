@@ -1,12 +1,13 @@
-import type { Express, Request } from 'express';
+import { Express, Request, Router } from 'express';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import http, { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import { Connection, connectDb, ensureIndexes, isDbReady, Model } from '@smartlock/db';
 import { Broker, createBroker } from '@smartlock/messaging';
 import { createLogger, createMetrics, createReadiness, Logger, Readiness, Registry } from '@smartlock/observability';
 import { createHttpApp, HttpAppOptions } from './app';
 import { listRoutes } from './routes';
 import type { EnvelopeFor } from './envelopes';
+import type { Part } from './parts';
 
 export interface ServiceContext {
   name: string;
@@ -17,6 +18,8 @@ export interface ServiceContext {
   db: Connection;
   /** Present when the spec names a broker. */
   broker: Broker;
+  /** Where `routes` parts mount: requests reach it once every part has started. */
+  http: Router;
 }
 
 export interface ServiceSpec {
@@ -43,13 +46,25 @@ export interface ServiceSpec {
    */
   metrics?: Registry;
   shutdownTimeoutMs?: number;
-  /** Models whose indexes are created at start-up. */
+  /**
+   * What the app runs, in the order it starts (docs/adr/0110): built here, once the database is
+   * connected and the broker exists, so that nothing is built in a hook named for something else.
+   */
+  parts?: (ctx: ServiceContext) => Part[];
+  /** The HTTP server's own limits (the edge: header and request time-outs, connections held). */
+  server?: ServerOptions & { maxConnections?: number };
+  /**
+   * Requests it takes (returns true) never reach Express: the edge streams them, unparsed, to the app
+   * that owns the path. Everything else (/healthz, /readyz, /metrics) is served as in every app.
+   */
+  passThrough?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** @deprecated provisioning-worker's until it lists parts: models whose indexes are created at start-up. */
   models?: (ctx: ServiceContext) => Model<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
-  /** Declares topology and consumers on ctx.broker (before it connects) and anything else to start. */
+  /** @deprecated as `models`: declares topology and consumers on ctx.broker and anything else to start. */
   setup?: (ctx: ServiceContext) => Promise<void>;
-  /** Adds the app's routes. */
+  /** @deprecated as `models`: adds the app's routes. */
   routes?: (app: Express, ctx: ServiceContext) => void;
-  /** Runs at shutdown after consumers drained, before the database closes. */
+  /** @deprecated as `models`: runs at shutdown after consumers drained, before the database closes. */
   teardown?: (ctx: ServiceContext) => Promise<void>;
 }
 
@@ -65,7 +80,8 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
   const logger = spec.logger;
   const metrics = spec.metrics ?? createMetrics(spec.name);
   const readiness = createReadiness();
-  const ctx = { name: spec.name, logger, metrics, readiness } as ServiceContext;
+  const ctx = { name: spec.name, logger, metrics, readiness, http: Router() } as ServiceContext;
+  const shutdownTimeoutMs = spec.shutdownTimeoutMs ?? 15_000;
 
   if (spec.mongo) {
     ctx.db = await connectDb({ url: spec.mongo.url, dbName: spec.mongo.dbName, logger, connectTimeoutMs: spec.mongo.connectTimeoutMs });
@@ -82,23 +98,51 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
     });
     readiness.add('broker', () => ctx.broker.isReady());
   }
+  const started: Part[] = [];
+  // Parts stop in reverse order, within what is left of one deadline: a part that hangs holds the
+  // ones after it until the deadline, never past it, and each of them is still told to stop.
+  const stopParts = async (within: (p: Promise<unknown>) => Promise<unknown>) => {
+    for (const p of started.splice(0).reverse()) {
+      await within(Promise.resolve().then(() => p.stop?.()).catch((err) => logger.warn('part failed to stop', { part: `${p.kind} ${p.name}`, err })));
+    }
+  };
+  let parts: Part[] = [];
   try {
+    parts = spec.parts?.(ctx) ?? [];
     if (spec.setup) await spec.setup(ctx);
+    // Connected before the parts start: a consumer takes messages from its own start, and a relay's
+    // first round finds the broker there.
     if (spec.amqp) await ctx.broker.connect();
+    for (const p of parts) {
+      try {
+        await p.start?.(ctx);
+      } catch (err) {
+        logger.error('part failed to start', { part: `${p.kind} ${p.name}`, err });
+        throw err;
+      }
+      started.push(p);
+    }
   } catch (err) {
+    const deadline = Date.now() + shutdownTimeoutMs;
+    await stopParts((p) => Promise.race([p, new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())).unref())]));
     await ctx.broker?.close(0).catch(() => undefined);
     await ctx.db?.close().catch(() => undefined);
     throw err;
   }
 
-  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits, onResponse: spec.onResponse }, (a) => spec.routes?.(a, ctx));
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(spec.port, () => resolve(s));
+  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits, onResponse: spec.onResponse }, (a) => {
+    a.use(ctx.http);
+    spec.routes?.(a, ctx);
   });
+  const { maxConnections, ...serverOptions } = spec.server ?? {};
+  const passThrough = spec.passThrough;
+  const server: Server = http.createServer(serverOptions, passThrough ? (req, res) => passThrough(req, res) || app(req, res) : app);
   server.keepAliveTimeout = 65_000;
+  if (maxConnections !== undefined) server.maxConnections = maxConnections;
+  await new Promise<void>((resolve) => server.listen(spec.port, resolve));
   const port = (server.address() as AddressInfo).port;
   // The routes it serves, for operators and for the contract check (every public one is in the OpenAPI document).
-  logger.info('service started', { port, routes: listRoutes(app) });
+  logger.info('service started', { port, parts: parts.map((p) => `${p.kind} ${p.name}`), routes: listRoutes(app) });
 
   let stopping: Promise<void> | undefined;
   // One deadline for the whole stop (issue 47: under a backlog the steps' own waits added up to 90 s
@@ -107,19 +151,21 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
   const stop = () =>
     (stopping ??= (async () => {
       logger.info('shutting down');
-      const deadline = Date.now() + (spec.shutdownTimeoutMs ?? 15_000);
+      const deadline = Date.now() + shutdownTimeoutMs;
       const left = () => Math.max(0, deadline - Date.now());
       const within = (p: Promise<unknown>) => Promise.race([p, new Promise((r) => setTimeout(r, left()).unref())]);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      // HTTP requests and messages in hand finish side by side, within the same deadline.
-      await Promise.all([ctx.broker ? within(ctx.broker.close(left())) : undefined, within(closed)]);
+      // No new work first: HTTP requests and messages in hand finish side by side, within the same deadline.
+      await Promise.all([ctx.broker ? within(ctx.broker.stopConsuming(left())) : undefined, within(closed)]);
       server.closeAllConnections();
+      await stopParts(within);
       if (spec.teardown) await within(spec.teardown(ctx).catch((err) => logger.warn('teardown failed', { err })));
+      await within(ctx.broker?.close(0) ?? Promise.resolve());
       const late = left() === 0;
       // Past the deadline, the database's connections are closed without waiting for what is still on them.
       await within(ctx.db?.close(late) ?? Promise.resolve());
-      if (late) logger.warn('stopped at the shutdown deadline; work in hand was left to be redelivered', { shutdownTimeoutMs: spec.shutdownTimeoutMs ?? 15_000 });
+      if (late) logger.warn('stopped at the shutdown deadline; work in hand was left to be redelivered', { shutdownTimeoutMs });
       logger.info('stopped');
     })());
 

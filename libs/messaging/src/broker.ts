@@ -111,6 +111,11 @@ export interface Broker {
    * while it was gone are lost, so a cache starts over there.
    */
   consumeBroadcast<T>(exchange: ExchangeDef, handler: Handler<T>, opts?: BroadcastOptions<T>): Promise<void>;
+  /**
+   * Stops taking messages and waits for in-flight handlers (up to drainTimeoutMs); publishing goes on
+   * until close(): what stops after the consumers (an outbox relay's last round) can still publish.
+   */
+  stopConsuming(drainTimeoutMs?: number): Promise<void>;
   /** Stops taking messages, waits for in-flight handlers (up to drainTimeoutMs), closes everything. */
   close(drainTimeoutMs?: number): Promise<void>;
 }
@@ -216,6 +221,8 @@ export function createBroker(opts: BrokerOptions): Broker {
   let connection: ChannelModel | undefined;
   let confirm: ConfirmChannel | undefined;
   let closing = false;
+  // False once stopConsuming() ran: a reconnect then restores publishing only.
+  let consuming = true;
   let reconnecting = false;
   let attempt = 0;
   let inFlight = 0;
@@ -287,7 +294,7 @@ export function createBroker(opts: BrokerOptions): Broker {
       if (c.channel !== ch) return;
       c.channel = undefined;
       // The channel died (e.g. a protocol error) but the connection lives on: consume again.
-      if (!closing && connection === conn) {
+      if (!closing && consuming && connection === conn) {
         startConsumer(conn, c).catch((err) => log.warn('could not restart consumer', { queue: c.queue, err }));
       }
     });
@@ -340,7 +347,7 @@ export function createBroker(opts: BrokerOptions): Broker {
     try {
       await assertAll(conn);
       await openConfirmChannel(conn);
-      for (const c of consumers) await startConsumer(conn, c);
+      if (consuming) for (const c of consumers) await startConsumer(conn, c);
     } catch (err) {
       await conn.close().catch(() => undefined);
       throw err;
@@ -619,7 +626,7 @@ export function createBroker(opts: BrokerOptions): Broker {
       consumers.push(consumer);
       if (connection) {
         await assertAll(connection);
-        await startConsumer(connection, consumer);
+        if (consuming) await startConsumer(connection, consumer);
       }
     },
 
@@ -666,11 +673,11 @@ export function createBroker(opts: BrokerOptions): Broker {
         },
       };
       consumers.push(consumer);
-      if (connection) await startConsumer(connection, consumer);
+      if (connection && consuming) await startConsumer(connection, consumer);
     },
 
-    async close(drainTimeoutMs = 15_000) {
-      closing = true;
+    async stopConsuming(drainTimeoutMs = 15_000) {
+      consuming = false;
       for (const c of consumers) {
         const { channel, consumerTag } = c;
         if (channel && consumerTag) await closeQuietly(() => channel.cancel(consumerTag));
@@ -687,6 +694,11 @@ export function createBroker(opts: BrokerOptions): Broker {
         c.channel = undefined;
         await closeQuietly(ch && (() => ch.close()));
       }
+    },
+
+    async close(drainTimeoutMs = 15_000) {
+      closing = true;
+      await broker.stopConsuming(drainTimeoutMs);
       const confirmChannel = confirm;
       await closeQuietly(confirmChannel && (() => confirmChannel.close()));
       const conn = connection;
