@@ -14,7 +14,6 @@ export { Types, Schema, isValidObjectId } from 'mongoose';
 export type { Connection, Model } from 'mongoose';
 export { claimEach, claimExpiring, claimOnce, compareAndSet, insertUnlessHeld, releaseClaim, unlessHeld, updateAsOwner } from './claims';
 export { transitionModel, transitionOnce } from './transitions';
-export type { Transition, TransitionDoc, TransitionStore } from './transitions';
 export { insertOnce, recordWriter } from './group-commit';
 export { freshReads } from './fresh-reads';
 export { ConcurrentChangeError, nextVersion, versionModel } from './versions';

@@ -5,7 +5,7 @@ import { byId } from './filters';
 /* eslint-disable @typescript-eslint/no-explicit-any -- any record model: only `_id` and the caller's fields are read here */
 
 /** The record of a one-way transition of one record: `_id` is `<record id>:<name>`. */
-export interface TransitionDoc {
+interface TransitionDoc {
   _id: string;
   record_id: string;
   name: string;
@@ -22,12 +22,12 @@ export function transitionModel(conn: Connection, collection: string): Model<Tra
   return (conn.models[name] as Model<TransitionDoc> | undefined) ?? conn.model<TransitionDoc>(name, transitionSchema, collection);
 }
 
-export interface TransitionStore<T> {
+interface TransitionStore<T> {
   records: Model<T>;
   transitions: Model<TransitionDoc>;
 }
 
-export interface Transition {
+interface Transition {
   /** Which transition (e.g. `revoked`): it happens once per record, ever. */
   name: string;
   /** What the record holds before it (e.g. `{ revoked_at: null }`). */
