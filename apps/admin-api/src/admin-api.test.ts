@@ -169,6 +169,19 @@ describe('admin-api (real database, real broker)', () => {
       expect(events.filter((e) => e.type === 'api_key.revoked' && e.id === created.body._id)).toHaveLength(1);
     });
 
+    it('concurrent revocations of one key: every answer the same revocation, and exactly one api_key.revoked published', async () => {
+      const companyId = await company();
+      const [key, sentinel] = await Promise.all([call('POST', `/admin/v1/companies/${companyId}/api-keys`, { name: 'raced' }), call('POST', `/admin/v1/companies/${companyId}/api-keys`, { name: 'sentinel' })]);
+      secrets.push(key.body.key, sentinel.body.key);
+      const answers = await Promise.all(Array.from({ length: 8 }, () => call('POST', `/admin/v1/api-keys/${key.body._id}/revoke`)));
+      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+      expect(new Set(answers.map((a) => a.body.revoked_at)).size).toBe(1);
+      // The sentinel's event is published after every answer above: once it is here, so is every event of the race.
+      await call('POST', `/admin/v1/api-keys/${sentinel.body._id}/revoke`);
+      await eventFor('api_key.revoked', sentinel.body._id);
+      expect(events.filter((e) => e.type === 'api_key.revoked' && e.id === key.body._id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ revoked_at: answers[0].body.revoked_at }) })]);
+    });
+
     it('a key without expires_at never expires', async () => {
       const res = await call('POST', `/admin/v1/companies/${await company()}/api-keys`, { name: 'k' });
       expect(res.status).toBe(201);

@@ -1,4 +1,4 @@
-import { Connection, Model, Schema, Types, basePlugin } from '@smartlock/db';
+import { Connection, Model, Schema, Types, basePlugin, transitionModel } from '@smartlock/db';
 
 /**
  * The identity slice (database `smartlock_identity`), written by admin-api. libs/auth reads it
@@ -237,6 +237,8 @@ export function identityModels(conn: Connection) {
     PortalSession: model(conn, 'PortalSession', portalSessionSchema, 'portal_sessions'),
     LockOwner: model(conn, 'LockOwner', lockOwnerSchema, 'lock_owners'),
     LockAccount: model(conn, 'LockAccount', lockAccountSchema, 'lock_accounts'),
+    // `<id>:revoked` of keys, tokens, portal links and sessions: which of concurrent revocations acts (libs/db transitionOnce).
+    Transitions: transitionModel(conn, 'identity_transitions'),
   };
 }
 export type IdentityModels = ReturnType<typeof identityModels>;

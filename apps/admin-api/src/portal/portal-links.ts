@@ -6,6 +6,7 @@ import type { Types } from '@smartlock/db';
 import { asyncHandler } from '@smartlock/http';
 import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
+import { revokedOnce } from '../shared/revoke';
 import { notFoundError, objectIdParam, validate } from '../shared/validation';
 
 /** The portal page that opens a link; the token is in the fragment, which browsers never send to a server. */
@@ -111,9 +112,7 @@ export function portalLinkRoutes(router: Router, deps: Deps): void {
     '/portal-links/:linkId/revoke',
     asyncHandler(async (req, res) => {
       const id = objectIdParam(req, 'linkId');
-      const link =
-        (await deps.models.PortalLink.findOneAndUpdate({ _id: id, revoked_at: null }, { $set: { revoked_at: deps.now() } }, { new: true }).lean()) ??
-        (await deps.models.PortalLink.findById(id).lean());
+      const link = (await revokedOnce(deps, deps.models.PortalLink, id))?.doc;
       if (!link) throw notFoundError('Portal link', id);
       // After the link's write: a session opened concurrently is either found here or refused when
       // its opening reads the link again (portal-session.ts).
@@ -127,12 +126,8 @@ export function portalLinkRoutes(router: Router, deps: Deps): void {
 
 /** Revokes a portal session (the operator's, or the session's own sign-out); 404 for an unknown id. */
 export async function revokeSession(deps: Deps, id: ReturnType<typeof objectIdParam>): Promise<PortalSessionDoc> {
-  const revoked = await deps.models.PortalSession.findOneAndUpdate({ _id: id, revoked_at: null }, { $set: { revoked_at: deps.now() } }, { new: true }).lean();
-  if (revoked) {
-    deps.logger.info('portal session revoked', { company_id: revoked.company_id ? String(revoked.company_id) : null, session_id: String(revoked._id) });
-    return revoked;
-  }
-  const existing = await deps.models.PortalSession.findById(id).lean();
-  if (!existing) throw notFoundError('Portal session', id);
-  return existing;
+  const done = await revokedOnce(deps, deps.models.PortalSession, id);
+  if (!done) throw notFoundError('Portal session', id);
+  if (done.won) deps.logger.info('portal session revoked', { company_id: done.doc.company_id ? String(done.doc.company_id) : null, session_id: String(done.doc._id) });
+  return done.doc;
 }

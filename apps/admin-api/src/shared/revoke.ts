@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { IdentityEventType } from '@smartlock/contracts';
+import { transitionOnce } from '@smartlock/db';
 import type { Model, Types } from '@smartlock/db';
 import type { Deps } from './deps';
 import { notFoundError } from './validation';
@@ -14,7 +15,7 @@ interface Revocable {
  * Revokes an API key or ingest token. Idempotent: revoking a revoked one answers with it unchanged
  * and publishes nothing new; an unknown id is a 404, and so is another company's when `owner` names
  * the company it must belong to (a portal session's). The next request with it is refused (libs/auth
- * reads the slice on every request).
+ * reads the slice on every request). Of concurrent revocations exactly one publishes (libs/db transitionOnce).
  */
 export async function revokeOnce<D extends Revocable>(
   deps: Deps,
@@ -23,17 +24,20 @@ export async function revokeOnce<D extends Revocable>(
   id: Types.ObjectId,
   owner?: Types.ObjectId,
 ): Promise<D> {
-  const mine = owner ? { company_id: owner } : {};
-  const revoked = await what.model.findOneAndUpdate({ _id: id, revoked_at: null, ...mine }, { $set: { revoked_at: deps.now() } }, { new: true }).lean<D>();
-  if (revoked) {
+  const guard = owner ? { company_id: owner } : {};
+  const done = await revokedOnce(deps, what.model, id, guard);
+  if (!done) throw notFoundError(what.label, id);
+  if (done.won) {
     await deps.events.publish(
       what.event,
-      { company_id: String(revoked.company_id), id: String(revoked._id), data: what.data(revoked) },
+      { company_id: String(done.doc.company_id), id: String(done.doc._id), data: what.data(done.doc) },
       { correlationId: req.correlationId, logger: req.log },
     );
-    return revoked;
   }
-  const existing = await what.model.findOne({ _id: id, ...mine }).lean<D>();
-  if (!existing) throw notFoundError(what.label, id);
-  return existing;
+  return done.doc;
+}
+
+/** Sets `revoked_at` once: `won` for the one of concurrent revocations that made it; null for an unknown id (or another's, with `guard`). */
+export function revokedOnce<D extends { revoked_at: Date | null }>(deps: Deps, model: Model<D>, id: Types.ObjectId, guard: Record<string, unknown> = {}) {
+  return transitionOnce({ records: model, transitions: deps.models.Transitions }, id, { name: 'revoked', from: { revoked_at: null }, set: { revoked_at: deps.now() }, guard });
 }
