@@ -76,8 +76,8 @@ export const ekeyOperations: VendorOperation[] = [
       const { models } = deps;
       const keyId = int(p, 'keyId', { required: true, min: 1 });
       const pr = period(p, { permanentAllowed: true });
-      const updated = await models.Ekey.findOneAndUpdate({ keyId }, { $set: pr }, { new: true }).lean();
-      if (!updated) throw notFound();
+      // Not a compare-and-set: the last change of a key's period stands, as at the vendor.
+      if (!(await models.Ekey.updateOne({ keyId }, { $set: pr })).matchedCount) throw notFound();
       return { ...OK };
     },
   },

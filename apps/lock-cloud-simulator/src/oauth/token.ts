@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { claimOnce } from '@smartlock/db';
 import type { Config } from '../config';
-import { SimStore, UserDoc, insertRecord } from '../models';
+import { SimStore, TokenDoc, UserDoc, insertRecord } from '../models';
 import { ERR, Params, VendorError, int, reqStr, str } from '../vendor/protocol';
 import type { VendorOperation } from '../vendor/operation';
 
@@ -63,9 +64,11 @@ export const tokenOperation: VendorOperation = {
     checkClient(p, config, true);
     if (str(p, 'grant_type') === 'refresh_token') {
       const refreshToken = reqStr(p, 'refresh_token');
-      const used = await models.Token.findOneAndUpdate({ refreshToken, refreshUsed: false }, { $set: { refreshUsed: true } }).lean();
-      if (!used) throw new VendorError(ERR.INVALID_REFRESH_TOKEN, 'invalid refresh_token');
-      return issue(deps, config, used.username);
+      const token = await models.Token.collection.findOne<TokenDoc>({ refreshToken });
+      // Once, also for concurrent refreshes (workers sharing an account): the claim of its use decides (libs/db claimOnce).
+      if (!token || token.refreshUsed || !(await claimOnce(models.IdClaim, `refresh:${refreshToken}`))) throw new VendorError(ERR.INVALID_REFRESH_TOKEN, 'invalid refresh_token');
+      await models.Token.updateOne({ _id: token._id }, { $set: { refreshUsed: true } });
+      return issue(deps, config, token.username);
     }
     return issue(deps, config, await accountOf(p, deps));
   },

@@ -54,6 +54,15 @@ describe('lock-cloud simulator: vendor protocol and controls', () => {
     });
   });
 
+  it('a refresh token works once also for concurrent refreshes: exactly one of 8 gets a token, the others 10011', async () => {
+    const first = await login();
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, grant_type: 'refresh_token', refresh_token: first.refresh_token })),
+    );
+    expect(answers.filter((a) => typeof a.access_token === 'string')).toHaveLength(1);
+    expect(answers.filter((a) => a.errcode === 10011)).toHaveLength(7);
+  });
+
   it('checks clientId, accessToken and date on every call', async () => {
     const lockId = uniqueName('lock');
     expect(await get('/v3/lock/detail', { ...auth(), clientId: 'other', lockId })).toMatchObject({ errcode: 10001 });
