@@ -5,7 +5,7 @@ import { callbackPolicy, rateLimits } from '@smartlock/config';
 import { createDeadLetters, operationModel } from '@smartlock/dead-letters';
 import { RunningService, startService } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
-import { accountLockCloud } from '@smartlock/lock-cloud';
+import { LockAccountSecret, accountLockCloud } from '@smartlock/lock-cloud';
 import type { Config } from './config';
 import { apiKeyRoutes } from './api-keys/api-keys';
 import { callbackEndpointModel, callbackEndpointVersions } from './callback/callback-endpoint.schema';
@@ -21,7 +21,7 @@ import { portalScope } from './portal/portal-scope';
 import { portalSessionRoutes } from './portal/portal-session';
 import type { Deps } from './shared/deps';
 import { identityEvents } from './shared/identity-events';
-import { lockAccountCounts, lockAccountList, lockAccountRoutes } from './lock-accounts/lock-accounts';
+import { lockAccountCounts, lockAccountRoutes } from './lock-accounts/lock-accounts';
 import { locationLocks } from './lock-accounts/location';
 
 export const SERVICE = 'admin-api';
@@ -83,7 +83,8 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
       callbackRoutes(admin, d, operator);
       callbackRepublishRoutes(admin, d);
       portalLinkRoutes(admin, d);
-      lockAccountRoutes(admin, d, { cloudOf: (secret) => accountLockCloud(secret, config, { logger }), ...locationLocks(config.LOCATION_API_URL, config.ADMIN_TOKEN) }, operator);
+      const lockAccounts = { cloudOf: (secret: LockAccountSecret) => accountLockCloud(secret, config, { logger }), ...locationLocks(config.LOCATION_API_URL, config.ADMIN_TOKEN) };
+      lockAccountRoutes(admin, d, lockAccounts, operator);
       // Operations: its own broker connection per call, as admin-api's broker user (deploy/rabbitmq).
       const deadLetters = createDeadLetters({ amqpUrl: config.AMQP_URL, db: async () => ctx.db, connectionName: `${SERVICE} dead letters`, now: d.now });
       deadLetterRoutes(admin, deadLetters);
@@ -100,7 +101,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
       apiKeyRoutes(portal, d, session);
       ingestTokenRoutes(portal, d, session);
       callbackRoutes(portal, d, session);
-      lockAccountList(portal, d, session);
+      lockAccountRoutes(portal, d, lockAccounts, session);
       // The on-call view: an operator's session (no company), every replay recorded under its name; no purge.
       const onCall = Router();
       onCall.use('/dead-letters', d.auth.portalOnCall());

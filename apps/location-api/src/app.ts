@@ -11,8 +11,8 @@ import { Deps } from './layout/write';
 import { publicReadRoutes } from './read/routes';
 import { earlyState } from './read/pages';
 import { externalIdRoutes } from './external-ids/routes';
-import { adminRoutes, patchNodeHandler } from './admin/routes';
-import { adoptBoundLocks } from './admin/lock-owners';
+import { adminRoutes, bindLockHandler, patchNodeHandler, unbindLockHandler } from './admin/routes';
+import { adoptBoundLocks, companyLocksHandler } from './admin/lock-owners';
 import { importLayoutHandler, snapshotHandler } from './admin/layout';
 import { startLayoutRelay } from './relay/relay';
 import { occupancyLogs, onAccessEvent } from './occupancy/occupancy';
@@ -101,6 +101,10 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       app.put('/portal/api/layout', auth.portal('layout'), heavy.consume(companyOf), importLayoutHandler(deps, auth.models, occupancyLogs(ctx.db), companyOf, { binder: 'portal' }));
       // A site's name, time zone and check-in/check-out hours, as the operator's PATCH of a site.
       app.patch('/portal/api/layout/sites/:id', auth.portal('layout'), patchNodeHandler(deps, companyOf, 'site'));
+      // The company's locks (its accounts' and the operator's), bound to a room or bed and unbound: the operator's handlers, the company's own locks only.
+      app.get('/portal/api/layout/locks', auth.portal('view'), companyLocksHandler(deps, auth.models, companyOf));
+      app.put('/portal/api/layout/locks/:lockId', auth.portal('layout'), bindLockHandler(deps, auth.models, companyOf, 'portal'));
+      app.delete('/portal/api/layout/locks/:lockId', auth.portal('layout'), unbindLockHandler(deps, companyOf));
     },
     teardown: async () => relay?.stop(),
   });

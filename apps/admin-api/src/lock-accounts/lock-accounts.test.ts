@@ -143,8 +143,8 @@ describe('admin-api: lock accounts', () => {
     expect(listed.data).toEqual([expect.objectContaining({ company_id: mine, provider: 'nuki', label: 'Cabinets', status: 'connected', locks_found: 1 })]);
     expect(JSON.stringify(listed.data)).not.toContain(nuki.apiToken);
     expect((await axios.get(`${service.url}/portal/api/lock-accounts`, { validateStatus: () => true })).status).toBe(401);
-    // The operator's writes are not the portal's.
-    expect((await axios.post(`${service.url}/portal/api/lock-accounts`, {}, { headers: { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` }, validateStatus: () => true })).status).toBe(404);
+    // Connecting is a write: the session's CSRF token and `layout` (portal-lock-accounts.test.ts).
+    expect((await axios.post(`${service.url}/portal/api/lock-accounts`, {}, { headers: { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` }, validateStatus: () => true })).status).toBe(403);
   });
 
   it('refuses credentials the vendor refuses, a second connection of one account, and malformed bodies, storing nothing', async () => {

@@ -137,7 +137,7 @@ export async function lockAccountCounts(models: IdentityModels) {
 }
 
 /** The company's accounts with their health (the operator's, and a portal session's with `view`). */
-export function lockAccountList(router: Router, deps: Deps, scope: CompanyScope): void {
+function lockAccountList(router: Router, deps: Deps, scope: CompanyScope): void {
   router.get(
     `${scope.prefix}/lock-accounts`,
     ...scope.may('view'),
@@ -154,11 +154,14 @@ export function lockAccountList(router: Router, deps: Deps, scope: CompanyScope)
  * one checks its credentials by listing its locks, which become the company's (discovery); its secret
  * is sealed at rest and never returned; it can be re-synced, given a new secret, and disconnected
  * (refused while its locks are bound, unless `?unbind=true`). The operator's service account
- * (LOCK_CLOUD_*) stays beside them for the locks the operator assigns.
+ * (LOCK_CLOUD_*) stays beside them for the locks the operator assigns. The portal's
+ * `/portal/api/lock-accounts…` are these routes in the session's scope: `view` to list, `layout` to
+ * change (the locks an account brings are what the layout binds).
  */
 export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAccountDeps, scope: CompanyScope): void {
   router.post(
     `${scope.prefix}/lock-accounts`,
+    ...scope.may('layout'),
     asyncHandler(async (req, res) => {
       const company = String((await scope.company(req))._id);
       const input = validate(connectLockAccountSchema, req.body);
@@ -188,6 +191,7 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
 
   router.post(
     `${scope.prefix}/lock-accounts/:accountId/sync`,
+    ...scope.may('layout'),
     asyncHandler(async (req, res) => {
       const company = String((await scope.company(req))._id);
       const account = await accountOf(deps, req, company);
@@ -197,6 +201,7 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
 
   router.put(
     `${scope.prefix}/lock-accounts/:accountId/secret`,
+    ...scope.may('layout'),
     asyncHandler(async (req, res) => {
       const company = String((await scope.company(req))._id);
       const account = await accountOf(deps, req, company);
@@ -220,6 +225,7 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
 
   router.delete(
     `${scope.prefix}/lock-accounts/:accountId`,
+    ...scope.may('layout'),
     asyncHandler(async (req, res) => {
       const company = String((await scope.company(req))._id);
       const account = await accountOf(deps, req, company);

@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { Request, Router } from 'express';
 import { SuccessCodes, ok } from '@smartlock/contracts';
 import { IdentityModels, LockOwnerDoc, claimLocks, lockOwnersOf } from '@smartlock/auth';
 import { claimEach } from '@smartlock/db';
@@ -62,40 +62,45 @@ function pageParam(raw: unknown, name: string, dflt: number, max: number): numbe
 }
 
 /**
+ * The company's locks, each with where it is bound: the operator's `GET …/companies/:companyId/locks`
+ * and the portal's `GET /portal/api/layout/locks` (the session's company).
+ */
+export function companyLocksHandler(deps: Deps, identity: IdentityModels, companyOf: (req: Request) => string) {
+  return asyncHandler(async (req, res) => {
+    const company = companyOf(req);
+    const page = pageParam(req.query.page, 'page', 1, 100_000);
+    const limit = pageParam(req.query.limit, 'limit', 100, 100);
+    const [owned, tree] = await Promise.all([
+      identity.LockOwner.find({ company_id: company }).sort({ _id: 1 }).skip((page - 1) * limit).limit(limit).lean<LockOwnerDoc[]>(),
+      deps.store.tree(await deps.store.current(company)),
+    ]);
+    const locks = owned.map((l) => {
+      const holder = tree.locks.get(l._id);
+      const node = holder ? nodeOf(tree, holder) : undefined;
+      return {
+        lock_id: l._id,
+        provider: vendorLockOf(l._id).provider,
+        // null: the operator's service account (LOCK_CLOUD_*), for locks the operator assigned or imported.
+        account_id: l.account_id ?? null,
+        name: l.name ?? null,
+        battery: l.battery ?? null,
+        source: l.source,
+        assigned_at: l.created_at,
+        bound_to: node ? { level: node.level, _id: node._id, name: node.name } : null,
+      };
+    });
+    res.json(ok('Locks retrieved', SuccessCodes.LOCKS_RETRIEVED, { page, limit, locks }));
+  });
+}
+
+/**
  * `/admin/v1/companies/:companyId/locks…`: the company's locks (each with where it is bound), a
  * lock assigned to the company on the service's vendor account, and a lock released again.
  */
 export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityModels): void {
   const bindings = async (company: string) => (await deps.store.tree(await deps.store.current(company)));
 
-  router.get(
-    '/locks',
-    asyncHandler(async (req, res) => {
-      const company = req.params.companyId;
-      const page = pageParam(req.query.page, 'page', 1, 100_000);
-      const limit = pageParam(req.query.limit, 'limit', 100, 100);
-      const [owned, tree] = await Promise.all([
-        identity.LockOwner.find({ company_id: company }).sort({ _id: 1 }).skip((page - 1) * limit).limit(limit).lean<LockOwnerDoc[]>(),
-        bindings(company),
-      ]);
-      const locks = owned.map((l) => {
-        const holder = tree.locks.get(l._id);
-        const node = holder ? nodeOf(tree, holder) : undefined;
-        return {
-          lock_id: l._id,
-          provider: vendorLockOf(l._id).provider,
-          // null: the operator's service account (LOCK_CLOUD_*), for locks the operator assigned or imported.
-          account_id: l.account_id ?? null,
-          name: l.name ?? null,
-          battery: l.battery ?? null,
-          source: l.source,
-          assigned_at: l.created_at,
-          bound_to: node ? { level: node.level, _id: node._id, name: node.name } : null,
-        };
-      });
-      res.json(ok('Locks retrieved', SuccessCodes.LOCKS_RETRIEVED, { page, limit, locks }));
-    }),
-  );
+  router.get('/locks', companyLocksHandler(deps, identity, (req) => req.params.companyId));
 
   router.put(
     '/locks/:lockId/owner',

@@ -2,8 +2,8 @@ import { NextFunction, Request, Response, Router } from 'express';
 import { LocationLevel, SITE_TIME_FIELDS, SiteTime, SuccessCodes, ok, siteTimeProblem } from '@smartlock/contracts';
 import { Types } from '@smartlock/db';
 import { asyncHandler, badRequest, companyIdParam, notFound } from '@smartlock/http';
-import type { Auth } from '@smartlock/auth';
-import { lockOwnerRoutes, requireBindable } from './lock-owners';
+import type { Auth, IdentityModels, LockOwnerDoc } from '@smartlock/auth';
+import { Binder, lockOwnerRoutes, requireBindable } from './lock-owners';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
 import { publicRow } from '../external-ids/routes';
 import { Deps, bindLock, createNode, deleteNode, getNode, renameNode, runWrite, setSiteTime, unbindLock } from '../layout/write';
@@ -68,6 +68,51 @@ export function patchNodeHandler(deps: Deps, companyOf: (req: Request) => string
   });
 }
 
+/**
+ * Binds a lock to a room (door) or a bed (cabinet): the operator's `PUT …/companies/:companyId/locks/:lockId`
+ * (a lock no company holds becomes the company's) and the portal's `PUT /portal/api/layout/locks/:lockId`
+ * (the company's own locks only). The portal binds a lock one of its accounts found, which the vendor
+ * names and may give no MAC (Nuki has none): there `lock_mac` may be left out (stored empty) and the
+ * name is the vendor's unless one is given.
+ */
+export function bindLockHandler(deps: Deps, identity: IdentityModels, companyOf: (req: Request) => string, binder: Binder) {
+  return asyncHandler(async (req, res) => {
+    const company = companyOf(req);
+    const body = objectBody(req, ['room_id', 'bed_id', 'lock_mac', 'name', 'provider']);
+    const targets = (['room_id', 'bed_id'] as const).filter((f) => body[f] !== undefined);
+    if (targets.length !== 1) throw badRequest('Give exactly one of room_id (door lock) or bed_id (cabinet lock)');
+    const target = body[targets[0]];
+    if (typeof target !== 'string' || !OBJECT_ID.test(target)) throw badRequest(`${targets[0]} must be a 24-character hexadecimal ObjectId`);
+    const macOptional = binder === 'portal' && body.lock_mac === undefined;
+    if (!macOptional && (typeof body.lock_mac !== 'string' || !body.lock_mac || body.lock_mac.length > 64)) throw badRequest('lock_mac is required (1 to 64 characters)');
+    for (const f of ['name', 'provider'] as const) {
+      // '' is refused like the import does: location.events (and so every replica) never carry it.
+      const v = body[f];
+      if (v !== undefined && v !== null && (typeof v !== 'string' || v.length < 1 || v.length > 100)) throw badRequest(`${f} must be a string (1 to 100 characters) or null`);
+    }
+    const lockId = req.params.lockId;
+    if (lockId.length > 64) throw badRequest('lockId must be at most 64 characters');
+    await requireBindable(identity, company, [lockId], binder, { claim: binder === 'operator' });
+    const vendorName = async () => (await identity.LockOwner.findOne({ _id: lockId, company_id: company }, { name: 1 }).lean<Pick<LockOwnerDoc, 'name'>>())?.name ?? null;
+    const name = (body.name as string | null | undefined) ?? (binder === 'portal' && body.name === undefined ? await vendorName() : null);
+    const lockMac = macOptional ? '' : (body.lock_mac as string);
+    const { result, version } = await runWrite(deps, company, req.correlationId, (ctx) => {
+      const node = getNode(ctx, target, targets[0] === 'room_id' ? 'room' : 'bed');
+      bindLock(ctx, node, { lock_id: lockId, lock_mac: lockMac, name, provider: (body.provider as string | null) ?? null });
+      return { lock: node.locks.find((l) => l.lock_id === lockId), node: publicRow(node) };
+    });
+    res.json(ok('Lock bound', SuccessCodes.LOCK_BOUND, { version, ...result }));
+  });
+}
+
+/** Unbinds a lock from the company's layout: the operator's `DELETE …/locks/:lockId` and the portal's `DELETE /portal/api/layout/locks/:lockId`. */
+export function unbindLockHandler(deps: Deps, companyOf: (req: Request) => string) {
+  return asyncHandler(async (req, res) => {
+    const { result, version } = await runWrite(deps, companyOf(req), req.correlationId, (ctx) => publicRow(unbindLock(ctx, req.params.lockId)));
+    res.json(ok('Lock unbound', SuccessCodes.LOCK_UNBOUND, { version, lock_id: req.params.lockId, node: result }));
+  });
+}
+
 /** `/admin/v1/companies/:companyId/...`: the only writer of the layout. */
 export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, resync: OccupancyResync): Router {
   const router = Router({ mergeParams: true });
@@ -84,39 +129,8 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
   router.put('/layout', importLayoutHandler(deps, auth.models, occupancy, companyInPath, { binder: 'operator' }));
   lockOwnerRoutes(router, deps, auth.models);
 
-  router.put(
-    '/locks/:lockId',
-    asyncHandler(async (req, res) => {
-      const body = objectBody(req, ['room_id', 'bed_id', 'lock_mac', 'name', 'provider']);
-      const targets = (['room_id', 'bed_id'] as const).filter((f) => body[f] !== undefined);
-      if (targets.length !== 1) throw badRequest('Give exactly one of room_id (door lock) or bed_id (cabinet lock)');
-      const target = body[targets[0]];
-      if (typeof target !== 'string' || !OBJECT_ID.test(target)) throw badRequest(`${targets[0]} must be a 24-character hexadecimal ObjectId`);
-      if (typeof body.lock_mac !== 'string' || !body.lock_mac || body.lock_mac.length > 64) throw badRequest('lock_mac is required (1 to 64 characters)');
-      for (const f of ['name', 'provider'] as const) {
-        // '' is refused like the import does: location.events (and so every replica) never carry it.
-        const v = body[f];
-        if (v !== undefined && v !== null && (typeof v !== 'string' || v.length < 1 || v.length > 100)) throw badRequest(`${f} must be a string (1 to 100 characters) or null`);
-      }
-      const lockId = req.params.lockId;
-      if (lockId.length > 64) throw badRequest('lockId must be at most 64 characters');
-      await requireBindable(auth.models, req.params.companyId, [lockId], 'operator', { claim: true });
-      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => {
-        const node = getNode(ctx, target, targets[0] === 'room_id' ? 'room' : 'bed');
-        bindLock(ctx, node, { lock_id: lockId, lock_mac: body.lock_mac as string, name: (body.name as string | null) ?? null, provider: (body.provider as string | null) ?? null });
-        return { lock: node.locks.find((l) => l.lock_id === lockId), node: publicRow(node) };
-      });
-      res.json(ok('Lock bound', SuccessCodes.LOCK_BOUND, { version, ...result }));
-    }),
-  );
-
-  router.delete(
-    '/locks/:lockId',
-    asyncHandler(async (req, res) => {
-      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => publicRow(unbindLock(ctx, req.params.lockId)));
-      res.json(ok('Lock unbound', SuccessCodes.LOCK_UNBOUND, { version, lock_id: req.params.lockId, node: result }));
-    }),
-  );
+  router.put('/locks/:lockId', bindLockHandler(deps, auth.models, companyInPath, 'operator'));
+  router.delete('/locks/:lockId', unbindLockHandler(deps, companyInPath));
 
   // Asks the sources of the logs of guests to send their messages again (docs/operations.md "Re-syncing replicas").
   router.post(

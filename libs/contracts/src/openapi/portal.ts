@@ -251,7 +251,8 @@ function asPortalOp(op: Record<string, unknown>, operationId: string, write: boo
 
 /**
  * The portal's layout (location-api): the operator's snapshot and import for the session's company,
- * `view` to read it, `layout` to import (and to preview: `dry_run=true`).
+ * `view` to read it, `layout` to import (and to preview: `dry_run=true`); its locks and the lock
+ * accounts they come from (portalLockPaths).
  */
 export function portalLayoutPaths(paths: Built): Record<string, unknown> {
   const base = '/admin/v1/companies/{companyId}';
@@ -267,6 +268,49 @@ export function portalLayoutPaths(paths: Built): Record<string, unknown> {
         true,
         'Capability `layout`. A new time zone or hours re-time the site\'s live bookings sent as dates or local times (integration guide "2. Create a booking").',
       ),
+    },
+    ...portalLockPaths(paths),
+  };
+}
+
+/**
+ * The portal's locks (location-api, under /portal/api/layout so the edge sends them there) and lock
+ * accounts (admin-api): the operator's handlers for the session's company, `view` to read, `layout`
+ * to connect, re-sync, rotate or disconnect an account and to bind or unbind a lock.
+ */
+function portalLockPaths(paths: Built): Record<string, unknown> {
+  const base = '/admin/v1/companies/{companyId}';
+  const accounts = `${base}/lock-accounts`;
+  const bind = paths[`${base}/locks/{lockId}`].put;
+  return {
+    '/portal/api/layout/locks': {
+      get: asPortalOp(paths[`${base}/locks`].get, 'listLocks', false, 'The session\'s company\'s locks (found in its lock accounts, or assigned by the operator) and where each is bound.'),
+    },
+    '/portal/api/layout/locks/{lockId}': {
+      put: {
+        ...asPortalOp(bind, 'bindLock', true, 'Capability `layout`. Only the company\'s own locks (409 otherwise, the holder never named). `lock_mac` may be left out (stored empty: a Nuki lock has none); `name` left out is the vendor\'s name of the lock.'),
+        requestBody: body(
+          obj(
+            { room_id: OBJECT_ID_SCHEMA, bed_id: OBJECT_ID_SCHEMA, lock_mac: str({ minLength: 1, maxLength: 64 }), name: nullable(str({ minLength: 1, maxLength: 100 })), provider: nullable(str({ minLength: 1, maxLength: 100 })) },
+            ['room_id', 'bed_id', 'lock_mac', 'name', 'provider'],
+            { description: 'Exactly one of room_id and bed_id.' },
+          ),
+        ),
+      },
+      delete: asPortalOp(paths[`${base}/locks/{lockId}`].delete, 'unbindLock', true, 'Capability `layout`.'),
+    },
+    '/portal/api/lock-accounts': {
+      ...paths['/portal/api/lock-accounts'],
+      post: asPortalOp(paths[accounts].post, 'connectLockAccount', true, 'Capability `layout`.'),
+    },
+    '/portal/api/lock-accounts/{accountId}/sync': {
+      post: asPortalOp(paths[`${accounts}/{accountId}/sync`].post, 'syncLockAccount', true, 'Capability `layout`. Another company\'s account id is a 404, as an unknown one.'),
+    },
+    '/portal/api/lock-accounts/{accountId}/secret': {
+      put: asPortalOp(paths[`${accounts}/{accountId}/secret`].put, 'rotateLockAccountSecret', true, 'Capability `layout`. Another company\'s account id is a 404.'),
+    },
+    '/portal/api/lock-accounts/{accountId}': {
+      delete: asPortalOp(paths[`${accounts}/{accountId}`].delete, 'disconnectLockAccount', true, 'Capability `layout`. Another company\'s account id is a 404.'),
     },
   };
 }
