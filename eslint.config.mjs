@@ -47,6 +47,15 @@ export default [
         'error',
         { paths: [{ name: '@smartlock/db', importNames: ['isDuplicateKeyError'], message: 'Decide the race with a libs/db primitive (claimOnce, insertUnlessHeld, unlessHeld, nextVersion, claimExpiring).' }] },
       ],
+      // A conditional findOneAndUpdate lets several writers "win" on FerretDB 1.x (docs/adr/0101): say which case it is.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name='findOneAndUpdate']",
+          message:
+            'findOneAndUpdate only in libs/db: updateAsOwner where one writer owns the document; transitionOnce, nextVersion or claimOnce where several race; updateOne/findById where nothing is conditional.',
+        },
+      ],
     },
   },
   {

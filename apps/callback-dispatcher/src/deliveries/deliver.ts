@@ -2,7 +2,7 @@ import axios from 'axios';
 import type { Counter, Histogram } from 'prom-client';
 import { SecretKey, decryptSecret } from '@smartlock/auth';
 import { CONNECTION_REFUSED, OutboundPolicy, guardedAgents } from '@smartlock/http';
-import { insertOnce } from '@smartlock/db';
+import { insertOnce, updateAsOwner } from '@smartlock/db';
 import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
 import { redactQuery } from '@smartlock/observability';
 import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels, EndpointDoc } from '../models';
@@ -293,7 +293,8 @@ export async function onDeliveryDeadLetter(deps: DeliverDeps, msg: WorkMessage |
   let companyId: string | undefined;
   if (msg?.id) {
     const death = { status: 'dead' as const, dead_at: new Date(), dead_reason: reason };
-    const dead = await deps.models.Delivery.findOneAndUpdate({ _id: msg.id, status: 'pending' }, { $set: death }, { new: true }).lean<DeliveryDoc>();
+    // The message in hand owns its delivery's record (one consumer at a time; one attempt per process: inFlight).
+    const dead = await updateAsOwner<DeliveryDoc>(deps.models.Delivery, msg.id, { status: 'pending' }, { $set: death });
     companyId = dead?.company_id;
     // Dead before any attempt stored it (its endpoint removed meanwhile): recorded dead all the same.
     if (!dead && msg.delivery && (await insertOnce(deps.models.Delivery, { ...startingRecord(msg.delivery), ...death }))) companyId = msg.delivery.company_id;

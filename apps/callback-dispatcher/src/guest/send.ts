@@ -1,6 +1,7 @@
 import type { Counter } from 'prom-client';
 import type { GuestMessageNotSentReason } from '@smartlock/contracts';
 import { SecretKey, decryptSecret } from '@smartlock/auth';
+import { updateAsOwner } from '@smartlock/db';
 import { DeadLetterInfo, MessageContext, PermanentError, isPermanent } from '@smartlock/messaging';
 import type { DispatcherModels, GuestMessageDoc } from '../models';
 import type { WorkMessage } from '../deliveries/deliver';
@@ -29,7 +30,8 @@ type GuestContent = { to: string; text: string } & Partial<EmailContent>;
  */
 export async function sendGuestMessage(deps: GuestDeps, msg: WorkMessage, ctx: MessageContext): Promise<void> {
   const { models } = deps;
-  const doc = await models.GuestMessage.findOneAndUpdate({ _id: msg.id, status: 'pending' }, { $inc: { attempts: 1 } }, { new: true }).lean<GuestMessageDoc>();
+  // The message in hand owns the guest message's record: the broker gives it to one consumer at a time.
+  const doc = await updateAsOwner<GuestMessageDoc>(models.GuestMessage, msg.id, { status: 'pending' }, { $inc: { attempts: 1 } });
   if (!doc) {
     ctx.logger.info('guest message unknown or already settled', { guestMessageId: msg.id });
     return;
@@ -68,7 +70,7 @@ export async function sendGuestMessage(deps: GuestDeps, msg: WorkMessage, ctx: M
 
 export async function onGuestDeadLetter(deps: GuestDeps, msg: WorkMessage | undefined, ctx: MessageContext, info: DeadLetterInfo) {
   const doc = msg?.id
-    ? await deps.models.GuestMessage.findOneAndUpdate({ _id: msg.id, status: 'pending' }, { $set: { status: 'dead', last_error: info.reason } }).lean<GuestMessageDoc>()
+    ? await updateAsOwner<GuestMessageDoc>(deps.models.GuestMessage, msg.id, { status: 'pending' }, { $set: { status: 'dead', last_error: info.reason } })
     : null;
   deps.failed.inc({ channel: doc?.channel ?? 'unknown', outcome: 'dead_lettered' });
   ctx.logger.error('guest message dead-lettered', { alert: 'access.failed', guestMessageId: msg?.id, reason: info.reason, retries: info.retryCount });
