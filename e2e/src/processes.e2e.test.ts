@@ -38,6 +38,8 @@ describe('every app as a process', () => {
 
   it('the edge starts and stops the same way', async () => {
     const app = await launchApp('edge', {});
+    expect((await axios.get(`${app.url}/healthz`)).data).toEqual({ status: 'ok' });
+    expect((await axios.get(`${app.url}/metrics`)).data).toContain('process_resident_memory_bytes');
     expect(await app.stop()).toBe(0);
     const lines = app.output().split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(lines.map((l) => l.message)).toEqual(expect.arrayContaining(['service started', 'shutting down', 'stopped']));

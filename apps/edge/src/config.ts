@@ -15,6 +15,7 @@ export interface Config {
   MAX_CONNECTIONS: number;
   UPSTREAM_MAX_SOCKETS: number;
   TRUSTED_PROXIES: string;
+  SHUTDOWN_TIMEOUT_MS: number;
 }
 
 const upstream = (port: number, app: string) =>
@@ -26,6 +27,7 @@ const upstream = (port: number, app: string) =>
 export const configSchema = Joi.object<Config>({
   LOG_LEVEL: baseEnv.LOG_LEVEL,
   LOG_PRETTY: baseEnv.LOG_PRETTY,
+  SHUTDOWN_TIMEOUT_MS: baseEnv.SHUTDOWN_TIMEOUT_MS,
   ...portEnv(8080),
   // {base_url}'s clients connect to the edge: X-Forwarded-For is its own unless a proxy in front is named.
   ...trustedProxiesEnv(''),

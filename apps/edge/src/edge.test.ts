@@ -41,6 +41,24 @@ describe('edge routing table', () => {
   it('routes nothing else', () => expect(upstreamFor('/api/v9/other')).toBeUndefined());
 });
 
+describe('edge: its own health, readiness and metrics, served as every app serves them', () => {
+  it('answers /healthz, /readyz and /metrics (Prometheus text) itself, with no upstream running', async () => {
+    const { logger } = captureLogger('edge');
+    const edge = await start(readConfig({ PORT: '0', LOCATION_API_URL: 'http://127.0.0.1:1', ADMIN_API_URL: 'http://127.0.0.1:1' }), logger);
+    try {
+      expect((await request(edge.url).get('/healthz')).body).toEqual({ status: 'ok' });
+      expect((await request(edge.url).get('/readyz')).body).toEqual({ status: 'ready', service: 'edge', checks: {} });
+      const metrics = await request(edge.url).get('/metrics');
+      expect(metrics.status).toBe(200);
+      expect(metrics.headers['content-type']).toMatch(/^text\/plain;.*version=0\.0\.4/);
+      expect(metrics.text).toMatch(/^# HELP process_resident_memory_bytes /m);
+      expect(metrics.text).toMatch(/^process_resident_memory_bytes{service="edge"} \d+/m);
+    } finally {
+      await edge.stop();
+    }
+  });
+});
+
 describe('edge proxy', () => {
   it('streams requests to the owning app, and answers 502 in the envelope when it is down', async () => {
     const seen: { method?: string; url?: string; body: string; correlation?: string }[] = [];
@@ -206,9 +224,14 @@ describe('edge: paths, slow clients and connections', () => {
   });
 
   it("never routes an app's /metrics, /readyz or an admin route the table does not name", async () => {
-    for (const path of ['/metrics', '/readyz?full=1', '/api/metrics', '/admin/v2/anything']) {
+    for (const path of ['/api/metrics', '/admin/v2/anything', '/metrics/', '/readyz/x']) {
       const res = await raw(path);
       expect({ path, status: res.status, internal: res.body.includes('INTERNAL') }).toEqual({ path, status: 404, internal: false });
+    }
+    // Its own /metrics and /readyz answer, as every app's do: never an upstream's.
+    for (const path of ['/metrics', '/readyz?full=1']) {
+      const res = await raw(path);
+      expect({ path, status: res.status, internal: res.body.includes('INTERNAL') }).toEqual({ path, status: 200, internal: false });
     }
     expect(seen.filter((u) => /metrics|readyz/.test(u))).toEqual([]);
     // what is routed arrives exactly as sent, encoded bytes included
