@@ -11,7 +11,7 @@ describe('the seed (npm start) against the running system', () => {
   let sys: System;
   const seed = async () =>
     JSON.parse(
-      (await exec(process.execPath, ['dist/tools/seed.js', '--json'], { cwd: ROOT, env: { PATH: process.env.PATH, SMARTLOCK_URL: sys.baseUrl, ADMIN_TOKEN: sys.adminToken } }))
+      (await exec(process.execPath, ['dist/tools/seed.js', '--json'], { cwd: ROOT, env: { PATH: process.env.PATH, SMARTLOCK_URL: sys.baseUrl, ADMIN_TOKEN: sys.adminToken, NUKI_API_URL: sys.simUrl } }))
         .stdout,
     );
 
@@ -32,20 +32,30 @@ describe('the seed (npm start) against the running system', () => {
       ingestToken: { provider: 'direct', path: expect.stringMatching(/^\/webhook\/t\//) },
     });
     expect(first.ingestToken.site_id).toBe(first.site._id);
+    expect(first.nuki).toEqual({ account_id: expect.any(String), lock_id: 'nuki:9010105' });
     const second = await seed();
     expect(second.company).toEqual({ ...first.company, reused: true });
     expect(second.site).toEqual(first.site);
+    expect(second.nuki).toEqual(first.nuki);
     expect(second.apiKey.key).not.toBe(first.apiKey.key);
     const admin = { headers: { Authorization: `Bearer ${sys.adminToken}` } };
     expect((await axios.get(`${sys.baseUrl}/admin/v1/companies?name=Demo%20Hotel`, admin)).data).toHaveLength(1);
     const all = await axios.get(`${sys.baseUrl}/api/v4/location/all`, { headers: { apikey: second.apiKey.key } });
-    expect(all.data.data.total).toBe(6); // 101-104, 201/A, 201/B: importing again changed nothing
+    expect(all.data.data.total).toBe(7); // 101-105, 201/A, 201/B: importing again changed nothing
+    // Room 105's door is the company's own Nuki lock: found in its connected account, bound by the layout.
+    expect((await axios.get(`${sys.baseUrl}/admin/v1/companies/${first.company._id}/lock-accounts`, admin)).data).toEqual([
+      expect.objectContaining({ _id: first.nuki.account_id, provider: 'nuki', label: 'Demo Nuki', status: 'connected', locks_found: 1 }),
+    ]);
+    const locks = (await axios.get(`${sys.baseUrl}/admin/v1/companies/${first.company._id}/locks`, admin)).data.data.locks as { lock_id: string }[];
+    expect(locks.find((l) => l.lock_id === 'nuki:9010105')).toEqual(
+      expect.objectContaining({ provider: 'nuki', account_id: first.nuki.account_id, name: 'Room 105 door', source: 'account', bound_to: expect.objectContaining({ level: 'room', name: '105' }) }),
+    );
     // Issue 51: the demo locks' MAC addresses were `DE:M0:00:00:-1:01`; each is six hex octets, distinct.
     const snapshot = JSON.stringify((await axios.get(`${sys.baseUrl}/admin/v1/companies/${first.company._id}/snapshot`, admin)).data);
     const macs = [...snapshot.matchAll(/"lock_mac":"([^"]*)"/g)].map((m) => m[1]);
-    expect(macs).toHaveLength(7); // 101-104, 201, 201/A, 201/B
+    expect(macs).toHaveLength(8); // 101-105, 201, 201/A, 201/B
     for (const mac of macs) expect(mac).toMatch(/^02(:[0-9A-F]{2}){5}$/);
-    expect(new Set(macs).size).toBe(7);
+    expect(new Set(macs).size).toBe(8);
 
     // the booking the start command prints as an example
     const booking = await axios.post(`${sys.webhookUrl}${second.ingestToken.path}`, {
