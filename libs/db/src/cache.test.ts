@@ -38,7 +38,7 @@ describe('libs/db boundedCache', () => {
     expect(reads).toBe(3);
   });
 
-  it('keeps at most max entries (the oldest goes), and no failed read', async () => {
+  it('keeps at most max entries (the least recently used goes), and no failed read', async () => {
     const cache = boundedCache<string, string | null>({ max: 1, ttlMs: 60_000 });
     reads = 0;
     await cache.get('a', read);
@@ -49,5 +49,40 @@ describe('libs/db boundedCache', () => {
     expect(reads).toBe(3);
     await expect(cache.get('c', () => Promise.reject(new Error('database down')))).rejects.toThrow('database down');
     expect(await cache.get('c', read)).toBeNull();
+  });
+
+  it('the least recently used goes first: a key read again stays', async () => {
+    const cache = boundedCache<string, string | null>({ max: 2, ttlMs: 60_000 });
+    reads = 0;
+    await cache.get('a', read);
+    await cache.get('b', read);
+    await cache.get('a', read); // a used after b
+    await cache.get('c', read); // b goes
+    expect(reads).toBe(3);
+    await cache.get('a', read);
+    expect(reads).toBe(3);
+    await cache.get('b', read);
+    expect(reads).toBe(4);
+  });
+
+  it('set keeps a value learnt elsewhere (no read); peek answers only what is held and loaded; a load under way when its key is cleared does not refill it', async () => {
+    let clock = 0;
+    const cache = boundedCache<string, string | null>({ max: 10, ttlMs: 1000, now: () => clock });
+    reads = 0;
+    cache.set('a', 'Asia/Tokyo');
+    expect(cache.peek('a')).toBe('Asia/Tokyo');
+    expect(await cache.get('a', read)).toBe('Asia/Tokyo');
+    expect(reads).toBe(0);
+    expect(cache.peek('b')).toBeUndefined();
+    const loading = cache.get('b', read);
+    expect(cache.peek('b')).toBeUndefined();
+    await loading;
+    expect(cache.peek('b')).toBe('Europe/Berlin');
+    clock = 1000;
+    expect(cache.peek('a')).toBeUndefined();
+    const before = cache.get('b', read);
+    cache.clear();
+    await before;
+    expect(cache.peek('b')).toBeUndefined();
   });
 });
