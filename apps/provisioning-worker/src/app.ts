@@ -5,12 +5,12 @@ import { Logger, METRICS, collectedGauge, counter, createMetrics } from '@smartl
 import { RunningService, startService } from '@smartlock/http';
 import { identityModels, ownedLocksCheck, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
-import { createAccountCircuit, createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
+import { accountLockCloud, createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
 import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher, waitableFetcher } from '@smartlock/layout';
 import type { Config } from './config';
 import { workerModels } from './models';
 import { replicaLayout } from './layout/replica-lookup';
-import { lockInfoCache } from './credentials/reconcile';
+import { lockAccounts } from './credentials/accounts';
 import { createTurns } from './bookings/order';
 import { credentialVault } from './credentials/vault';
 import { onBookingDeadLetter, onBookingEvent } from './bookings/on-booking-event';
@@ -31,16 +31,9 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   const metrics = createMetrics(SERVICE);
   const cloud = createTtlockLockCloud(lockCloudConfigFromEnv(config), { logger, metrics });
   const delays = config.PROVISIONING_RETRY_DELAYS_MS;
-  // The operator's service account is today's only vendor account: one circuit.
-  const circuit = createAccountCircuit({
-    account: 'service',
-    distinctLocks: config.LOCK_CLOUD_PAUSE_AFTER_LOCKS,
-    windowMs: config.LOCK_CLOUD_PAUSE_WINDOW_MS,
-    probeIntervalMs: config.LOCK_CLOUD_PROBE_INTERVAL_MS,
-    probe: (lockId) => cloud.getLock(lockId),
-    logger,
-  });
-  collectedGauge(metrics, METRICS.lockCloudPausedAccounts, async () => [{ labels: { provider: cloud.provider }, value: circuit.isOpen() ? 1 : 0 }]);
+  const confirm = { timeoutMs: config.NUKI_CONFIRM_TIMEOUT_MS, pollMs: config.NUKI_CONFIRM_POLL_MS };
+  let accounts: ReturnType<typeof lockAccounts> | undefined;
+  collectedGauge(metrics, METRICS.lockCloudPausedAccounts, async () => accounts?.pausedCounts() ?? []);
   let replica: LayoutReplica | undefined;
   return startService({
     name: SERVICE,
@@ -68,22 +61,33 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       await broker.declareQueues([QUEUES.ingestEventStatus, QUEUES.accessApiAccessEvents, QUEUES.dispatcherAccessEvents, QUEUES.locationApiAccessEvents]);
       const vault = credentialVault(secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS));
       const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+      const identity = identityModels(ctx.db.useDb(config.IDENTITY_DB, { useCache: true }));
+      // Every vendor call through the account of the lock it acts on, each account with its circuit.
+      accounts = lockAccounts({
+        identity,
+        owners: ownedLocksCheck(identity, { ttlMs: config.LOCK_OWNER_CACHE_MS }),
+        secretsKey: secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS),
+        service: cloud,
+        cloudOf: (secret) => accountLockCloud(secret, config, { logger, metrics, confirm }),
+        ttlMs: config.LOCK_OWNER_CACHE_MS,
+        closeAfterMs: config.LOCK_CLOUD_TIMEOUT_MS + confirm.timeoutMs,
+        circuit: { distinctLocks: config.LOCK_CLOUD_PAUSE_AFTER_LOCKS, windowMs: config.LOCK_CLOUD_PAUSE_WINDOW_MS, probeIntervalMs: config.LOCK_CLOUD_PROBE_INTERVAL_MS },
+        logger,
+      });
       const reconcileDeps = {
-        cloud,
         models,
         owner,
         // A vendor call cannot outlive its timeout: past it, a pending operation's owner is gone.
         leaseMs: config.LOCK_CLOUD_TIMEOUT_MS + 1000,
-        lockInfo: lockInfoCache(cloud),
+        confirmWaitMs: confirm.timeoutMs,
         inFlight: new Set<string>(),
-        owners: ownedLocksCheck(identityModels(ctx.db.useDb(config.IDENTITY_DB, { useCache: true })), { ttlMs: config.LOCK_OWNER_CACHE_MS }),
+        accounts,
       };
       const bookingDeps = {
         models,
         broker,
         messageKey: parseSecretsKey(config.MESSAGE_KEY),
         layout: replicaLayout(layout),
-        caps: cloud.capabilities,
         reconcile: reconcileDeps,
         turns: createTurns(models, vault),
         vault,
@@ -92,7 +96,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         orderWaits: counter(metrics, METRICS.bookingOrderWaits),
         processingReportAfterMs: config.PROCESSING_REPORT_AFTER_MS,
         parkQueue: retryQueueName(QUEUES.provisioningBookingEvents.name, delays[0]),
-        circuit,
         replicaMaxWaitMs: config.PROVISIONING_REPLICA_MAX_WAIT_MS,
       };
       await broker.consume<BookingEventMessage>(QUEUES.provisioningBookingEvents, (msg, mctx) => onBookingEvent(bookingDeps, msg, mctx), {
@@ -126,7 +129,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       await layout.consume(QUEUES.provisioningLocationEvents);
     },
     teardown: async () => {
-      circuit.stop();
+      accounts?.stop();
       replica?.stop();
       await cloud.close();
     },

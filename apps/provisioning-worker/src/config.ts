@@ -1,7 +1,7 @@
 import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
-import { LockCloudEnv, lockCloudEnv } from '@smartlock/lock-cloud';
+import { LockCloudEnv, NukiEnv, lockCloudEnv, nukiEnv } from '@smartlock/lock-cloud';
 
-export interface Config extends BaseConfig, LockCloudEnv {
+export interface Config extends BaseConfig, LockCloudEnv, NukiEnv {
   PORT: number;
   MONGO_DB: string;
   ADMIN_TOKEN: string;
@@ -17,6 +17,10 @@ export interface Config extends BaseConfig, LockCloudEnv {
   IDENTITY_DB: string;
   /** How long the set of a company's locks is taken as current by the check before every vendor call. */
   LOCK_OWNER_CACHE_MS: number;
+  /** How long a new or changed Nuki keypad code may take to show on its lock before the attempt fails (transient, retried). */
+  NUKI_CONFIRM_TIMEOUT_MS: number;
+  /** How often the lock's codes are read meanwhile. */
+  NUKI_CONFIRM_POLL_MS: number;
   /** Distinct locks failing with outage errors (no success between) that pause the vendor account. */
   LOCK_CLOUD_PAUSE_AFTER_LOCKS: number;
   /** Outage failures older than this no longer count toward the pause. */
@@ -51,6 +55,14 @@ export const configSchema = Joi.object({
   ...messageKeyEnv,
   ...secretsKeyEnv,
   ...lockCloudEnv,
+  ...nukiEnv,
+  NUKI_CONFIRM_TIMEOUT_MS: Joi.number()
+    .integer()
+    .min(1000)
+    .max(600_000)
+    .default(60_000)
+    .description("how long a new or changed Nuki keypad code may take to show on its lock (the Web API accepts it at once and carries it to the lock later) before the attempt fails as transient and is retried; the code is reported issued only once the lock holds it"),
+  NUKI_CONFIRM_POLL_MS: Joi.number().integer().min(50).max(60_000).default(2000).description("how often the lock's codes are read while a Nuki keypad code waits for its confirmation"),
   MONGO_DB: Joi.string().default('smartlock_provisioning').description("the app's own database (its slice)"),
   ...locationApiUrlEnv,
   ...identityDbEnv,
@@ -59,7 +71,7 @@ export const configSchema = Joi.object({
     .min(0)
     .max(3_600_000)
     .default(60_000)
-    .description("how long the set of a company's locks, read at once, is taken as current by the check before every vendor call (a lock missing from it is read again at once; a lock is released only once unbound); 0 reads it for every booking"),
+    .description("how long the set of a company's locks, read at once with the account each is reached through, is taken as current by the check before every vendor call (a lock missing from it is read again at once; a lock is released only once unbound), and a company's lock account (its secret: a rotated or disconnected account is seen within it, at once by a paused account's probe); 0 reads them for every booking"),
   LOCK_CLOUD_PAUSE_AFTER_LOCKS: Joi.number()
     .integer()
     .min(1)

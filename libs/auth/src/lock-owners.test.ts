@@ -39,16 +39,30 @@ describe('libs/auth lock owners', () => {
     const check = ownedLocksCheck(models(), { ttlMs: 60_000, now: () => t });
     await claimLocks(models(), 'hotel', ['h1', 'h2'], 'import');
     await claimLocks(models(), 'rival', ['r1'], 'import');
-    expect(await check.notOwned('hotel', ['h1', 'h2'])).toEqual([]);
-    expect(await check.notOwned('hotel', ['h1', 'r1', 'nobody'])).toEqual(['r1', 'nobody']);
+    expect((await check.check('hotel', ['h1', 'h2'])).notOwned).toEqual([]);
+    expect((await check.check('hotel', ['h1', 'r1', 'nobody'])).notOwned).toEqual(['r1', 'nobody']);
     // Assigned since the set was read: a miss reads it again.
     await claimLocks(models(), 'hotel', ['h3'], 'assigned');
-    expect(await check.notOwned('hotel', ['h3'])).toEqual([]);
+    expect((await check.check('hotel', ['h3'])).notOwned).toEqual([]);
     // Taken away (the operator releases and reassigns it): within ttlMs the set still has it, after it not.
     await models().LockOwner.updateOne({ _id: 'h2' }, { $set: { company_id: 'rival' } });
-    expect(await check.notOwned('hotel', ['h2'])).toEqual([]);
+    expect((await check.check('hotel', ['h2'])).notOwned).toEqual([]);
     t += 60_000;
-    expect(await check.notOwned('hotel', ['h2'])).toEqual(['h2']);
+    expect((await check.check('hotel', ['h2'])).notOwned).toEqual(['h2']);
+  });
+
+  it("the account each lock is reached through comes with the set (none: the operator's service account), and a sync moving a lock is seen after ttlMs", async () => {
+    let t = 1_000;
+    const check = ownedLocksCheck(models(), { ttlMs: 60_000, now: () => t });
+    await claimLocks(models(), 'inn', ['i1', 'nuki:7'], 'import');
+    await models().LockOwner.updateOne({ _id: 'nuki:7' }, { $set: { account_id: 'acct-nuki' } });
+    const first = await check.check('inn', ['i1', 'nuki:7']);
+    expect(first.notOwned).toEqual([]);
+    expect([first.accountOf.get('i1'), first.accountOf.get('nuki:7')]).toEqual([null, 'acct-nuki']);
+    await models().LockOwner.updateOne({ _id: 'i1' }, { $set: { account_id: 'acct-ttlock' } });
+    expect((await check.check('inn', ['i1'])).accountOf.get('i1')).toBeNull();
+    t += 60_000;
+    expect((await check.check('inn', ['i1'])).accountOf.get('i1')).toBe('acct-ttlock');
   });
 
   it('the first bookings of a property arriving together share one read of its set', async () => {
@@ -58,7 +72,7 @@ describe('libs/auth lock owners', () => {
     conn.set('debug', (collection: string, method: string) => void (collection === models().LockOwner.collection.name && method === 'find' && reads.push(method)));
     try {
       const check = ownedLocksCheck(models(), { ttlMs: 60_000 });
-      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => check.notOwned('tower', [locks[i * 30], i === 9 ? 'elsewhere' : locks[i]])));
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => check.check('tower', [locks[i * 30], i === 9 ? 'elsewhere' : locks[i]]).then((c) => c.notOwned)));
       expect(answers).toEqual([...Array.from({ length: 9 }, () => []), ['elsewhere']]);
       // One read for the ten, and one more for the call that joined it and missed a lock (the shared
       // read may have begun before a lock was assigned to the company).

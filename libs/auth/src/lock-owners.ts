@@ -1,4 +1,4 @@
-import { claimEach } from '@smartlock/db';
+import { boundedCache, claimEach } from '@smartlock/db';
 import type { IdentityModels, LockOwnerDoc } from './identity.models';
 
 /** The owner company of each of these locks that has one. */
@@ -30,54 +30,61 @@ export async function claimLocks(models: IdentityModels, companyId: string, lock
   return foreign;
 }
 
-export interface OwnedLocksCheck {
-  /** The locks of `lockIds` that are not the company's (another company's, or nobody's). */
-  notOwned(companyId: string, lockIds: string[]): Promise<string[]>;
+/** What the worker's check answers for a subject's locks. */
+export interface CompanyLocks {
+  /** The locks asked about that are not the company's (another company's, or nobody's). */
+  notOwned: string[];
+  /** The company's lock account each of its locks is reached through; null: the operator's service account. */
+  accountOf: ReadonlyMap<string, string | null>;
 }
 
+export interface OwnedLocksCheck {
+  /** Which of `lockIds` are the company's, and through which account each one is reached. */
+  check(companyId: string, lockIds: string[]): Promise<CompanyLocks>;
+}
+
+/** `readAt`: the count of checks begun when its read began (a set read before a call is older than that call). */
+type LockSet = { accounts: ReadonlyMap<string, string | null>; readAt: number; stale: boolean };
+
 /**
- * The worker's check before each vendor call. The company's whole set of locks is read at once and
- * taken as current for `ttlMs`, so a booking pays no read at all in steady state (one read a company
- * per `ttlMs`), however many rooms the property has. A lock missing from a fresh set is read again
- * at once (it may have been assigned since); ownership is taken away only by the operator, and only
- * from a lock no layout binds. At most `maxCompanies` sets are kept: when full, the oldest goes.
+ * The worker's check before each vendor call, and where the lock's account comes from (the account
+ * is cached with the lock: a company with one account pays no read per call for it). The company's
+ * whole set of locks is read at once and taken as current for `ttlMs` (libs/db boundedCache), so a
+ * booking pays no read at all in steady state (one read a company per `ttlMs`), however many rooms
+ * the property has. A lock missing from a set read before the call is read again at once (it may
+ * have been assigned since); ownership is taken away only by the operator, and only from a lock no
+ * layout binds, and a lock moves onto another account only by a sync of the company's accounts
+ * (seen within `ttlMs`). At most `maxCompanies` sets are kept: when full, the oldest goes.
  */
 export function ownedLocksCheck(models: IdentityModels, opts: { ttlMs: number; maxCompanies?: number; now?: () => number }): OwnedLocksCheck {
-  const max = opts.maxCompanies ?? 1000;
   const now = opts.now ?? Date.now;
-  const sets = new Map<string, { locks: Set<string>; until: number }>();
-  // Concurrent misses of one company share one read: the first bookings of a property just imported
-  // arrive together, and each read of a 10,000-lock company is 10,000 documents (issue 47's benchmark
-  // saw ten at once hold up every tenant's statements).
-  const loading = new Map<string, Promise<Set<string>>>();
-  function shared(companyId: string, t: number): { read: Promise<Set<string>>; joined: boolean } {
-    const running = loading.get(companyId);
-    if (running) return { read: running, joined: true };
-    const read = load(companyId, t).finally(() => loading.delete(companyId));
-    loading.set(companyId, read);
-    return { read, joined: false };
-  }
-  async function load(companyId: string, t: number) {
-    const docs = await models.LockOwner.find({ company_id: companyId }, { _id: 1 }).lean<Pick<LockOwnerDoc, '_id'>[]>();
-    const entry = { locks: new Set(docs.map((d) => d._id)), until: t + opts.ttlMs };
-    sets.delete(companyId);
-    sets.set(companyId, entry);
-    if (sets.size > max) sets.delete(sets.keys().next().value as string);
-    return entry.locks;
-  }
+  // Concurrent misses of one company share one read (boundedCache): the first bookings of a property
+  // just imported arrive together, and each read of a 10,000-lock company is 10,000 documents (issue
+  // 47's benchmark saw ten at once hold up every tenant's statements).
+  const sets = boundedCache<string, LockSet>({ max: opts.maxCompanies ?? 1000, ttlMs: opts.ttlMs, now });
+  let checks = 0;
+  const load = async (companyId: string): Promise<LockSet> => {
+    const readAt = checks;
+    const docs = await models.LockOwner.find({ company_id: companyId }, { _id: 1, account_id: 1 }).lean<Pick<LockOwnerDoc, '_id' | 'account_id'>[]>();
+    return { accounts: new Map(docs.map((d) => [d._id, d.account_id ?? null])), readAt, stale: false };
+  };
   return {
-    async notOwned(companyId, lockIds) {
+    async check(companyId, lockIds) {
       // A checkout or cancel wants no credential: nothing to check, nothing to read.
-      if (!lockIds.length) return [];
-      const t = now();
-      const cached = sets.get(companyId);
-      const fresh = cached && cached.until > t ? cached.locks : undefined;
-      if (fresh && lockIds.every((id) => fresh.has(id))) return [];
-      const { read, joined } = shared(companyId, t);
-      let locks = await read;
-      // A read that began before this call may predate a lock assigned since: a miss reads again.
-      if (joined && lockIds.some((id) => !locks.has(id))) locks = await load(companyId, t);
-      return [...new Set(lockIds)].filter((id) => !locks.has(id));
+      if (!lockIds.length) return { notOwned: [], accountOf: new Map() };
+      const t = ++checks;
+      let set = await sets.get(companyId, load);
+      // A set read before this call may predate a lock assigned since: a miss reads again, once for
+      // all the calls that missed on that set.
+      if (set.readAt < t && lockIds.some((id) => !set.accounts.has(id))) {
+        if (!set.stale) {
+          set.stale = true;
+          sets.delete(companyId);
+        }
+        set = await sets.get(companyId, load);
+      }
+      const notOwned = [...new Set(lockIds)].filter((id) => !set.accounts.has(id));
+      return { notOwned, accountOf: set.accounts };
     },
   };
 }

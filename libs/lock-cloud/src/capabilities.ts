@@ -41,3 +41,6 @@ export const CAPABILITIES: Readonly<Record<LockCloudProvider, LockCapabilities>>
     passcodeRule: { pattern: /^(?!12)[1-9]{6}$/, description: 'a Nuki keypad code is 6 digits from 1 to 9, not starting with 12' },
   },
 };
+
+/** What the provider can do, without an adapter of it (the worker decides a lock's credentials before it reaches the lock's account). */
+export const capabilitiesOf = (provider: LockCloudProvider): LockCapabilities => CAPABILITIES[provider];

@@ -111,8 +111,8 @@ export const METRICS = {
   lockCloudPausedAccounts: def({
     type: 'gauge',
     name: 'lock_cloud_paused_accounts',
-    help: 'Vendor accounts whose booking work this worker has paused because their cloud fails across locks (events wait without spending retries), by provider',
-    labels: ['provider'],
+    help: "Vendor accounts whose booking work this worker has paused because their cloud fails across locks or refused the account's login (events wait without spending retries), by provider and kind of account (service: the operator's; company: a company's lock account, named in the log)",
+    labels: ['provider', 'account'],
   }),
 
   // libs/lock-cloud: every call to the vendor (provisioning-worker)

@@ -1,5 +1,5 @@
 import type { Request, Router } from 'express';
-import { IdentityModels, LockAccountDoc, LockOwnerDoc, decryptSecret, encryptSecret, lockOwnersOf } from '@smartlock/auth';
+import { IdentityModels, LockAccountDoc, LockOwnerDoc, lockOwnersOf, openLockAccountSecret, sealLockAccountSecret } from '@smartlock/auth';
 import { LOCK_ACCOUNT_PROVIDERS, connectLockAccountSchema, rotateLockAccountSecretSchema } from '@smartlock/contracts';
 import { claimEach, insertUnlessHeld } from '@smartlock/db';
 import { HttpError, asyncHandler } from '@smartlock/http';
@@ -54,10 +54,9 @@ interface FoundLock {
   held_elsewhere: boolean;
 }
 
-// Bound to its company: a sealed secret copied onto another company's record does not open.
-const aad = (company: string) => `lock account of company ${company}`;
-const sealed = (deps: Deps, company: string, secret: LockAccountSecret) => encryptSecret(JSON.stringify(secret), deps.secretsKey, aad(company));
-const opened = (deps: Deps, a: LockAccountDoc): LockAccountSecret => JSON.parse(decryptSecret(a.secret, deps.secretsKey, aad(a.company_id))) as LockAccountSecret;
+// Bound to its company (libs/auth): the worker opens it with the same SECRETS_KEY ring to act through the account.
+const sealed = (deps: Deps, company: string, secret: LockAccountSecret) => sealLockAccountSecret(secret, deps.secretsKey, company);
+const opened = (deps: Deps, a: LockAccountDoc) => openLockAccountSecret<LockAccountSecret>(a, deps.secretsKey);
 
 /** The vendor's answer to "list your locks" with these credentials, or the error the caller gets. */
 async function discover(accounts: LockAccountDeps, secret: LockAccountSecret, req: Request): Promise<LockInfo[]> {

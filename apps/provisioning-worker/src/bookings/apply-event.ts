@@ -1,6 +1,5 @@
 import { PermanentError } from '@smartlock/messaging';
 import { EventFailureMessages, isLocalTime, resolveStayTime, type BookingEventMessage, type SiteTime } from '@smartlock/contracts';
-import type { LockCapabilities } from '@smartlock/lock-cloud';
 import type { BookingDoc, CredentialPlace } from '../models';
 import type { LayoutLookup, LockRef } from '../layout/lookup';
 import { desiredCredentials } from '../credentials/desired';
@@ -33,7 +32,7 @@ async function sameSite(layout: LayoutLookup, company: string, a: string, b: str
  * UPDATE change what they carry and the reconcile step converges the locks. Throws PermanentError
  * for what no retry can fix (unknown room, site or booking, another site's event).
  */
-export async function applyEvent(layout: LayoutLookup, caps: LockCapabilities, b: BookingDoc, msg: BookingEventMessage): Promise<BookingChange> {
+export async function applyEvent(layout: LayoutLookup, b: BookingDoc, msg: BookingEventMessage): Promise<BookingChange> {
   const ref = msg.reference_id;
   const now = new Date();
   const known = b.state !== 'none';
@@ -51,20 +50,19 @@ export async function applyEvent(layout: LayoutLookup, caps: LockCapabilities, b
       if (!known) throw notFound(ref);
       return { state: 'checked_out', desired: [], checked_out_at: now };
     case 'BOOKING_CREATE':
-      return provision(layout, caps, b, msg, 'active', true);
+      return provision(layout, b, msg, 'active', true);
     case 'BOOKING_CHECKIN':
       if (ended) throw new PermanentError(`Booking ${ref} is ${b.state === 'cancelled' ? 'cancelled' : 'checked out'}`);
-      return { ...(await provision(layout, caps, b, msg, 'checked_in', !known)), checked_in_at: now };
+      return { ...(await provision(layout, b, msg, 'checked_in', !known)), checked_in_at: now };
     default:
       // ROOMMOVE, DATECHANGE, UPDATE: change a live booking (an unknown one is created from the event).
       if (ended) throw new PermanentError(`Booking ${ref} is ${b.state === 'cancelled' ? 'cancelled' : 'checked out'}`);
-      return provision(layout, caps, b, msg, known ? (b.state as BookingDoc['state']) : 'active', !known);
+      return provision(layout, b, msg, known ? (b.state as BookingDoc['state']) : 'active', !known);
   }
 }
 
 async function provision(
   layout: LayoutLookup,
-  caps: LockCapabilities,
   b: BookingDoc,
   msg: BookingEventMessage,
   state: BookingDoc['state'],
@@ -92,19 +90,16 @@ async function provision(
   const cardId = e.card_id ?? b.card_id;
   const guest = msg.guest ?? b.guest;
 
-  const desired = desiredCredentials(
-    {
-      places,
-      types: accessTypes,
-      receiver: guest?.email ?? guest?.phone ?? `booking-${msg.reference_id}`,
-      cardId: cardId ?? null,
-      validFrom: new Date(checkIn).toISOString(),
-      validTo: new Date(checkOut).toISOString(),
-      version: msg.sequence,
-      previous: b.desired,
-    },
-    caps,
-  );
+  const desired = desiredCredentials({
+    places,
+    types: accessTypes,
+    receiver: guest?.email ?? guest?.phone ?? `booking-${msg.reference_id}`,
+    cardId: cardId ?? null,
+    validFrom: new Date(checkIn).toISOString(),
+    validTo: new Date(checkOut).toISOString(),
+    version: msg.sequence,
+    previous: b.desired,
+  });
   return {
     state,
     // The resolved `_id` (the event may name the site by its external id); for a known booking, its own site (applyEvent).

@@ -1,6 +1,6 @@
 import type { BookingEventMessage, LockCloudOperation } from '@smartlock/contracts';
 import { insertOnce } from '@smartlock/db';
-import { AccountCircuit, LockCapabilities, isAccountRefused, isVendorOutage } from '@smartlock/lock-cloud';
+import { isAccountRefused, isVendorOutage } from '@smartlock/lock-cloud';
 import { ReplicaUnavailableError } from '@smartlock/layout';
 import { PermanentError } from '@smartlock/messaging';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
@@ -20,7 +20,6 @@ export interface BookingDeps {
   /** Seals credentials in access.events (MESSAGE_KEY). */
   messageKey: Buffer;
   layout: LayoutLookup;
-  caps: LockCapabilities;
   reconcile: ReconcileDeps;
   turns: Turns;
   /** Seals the credentials of booking records at rest (SECRETS_KEY). */
@@ -33,8 +32,6 @@ export interface BookingDeps {
   processingReportAfterMs: number;
   /** Where an early event waits (the first retry queue: back to the work queue after its delay). */
   parkQueue: string;
-  /** The vendor account's circuit: while it is open, events wait in the park queue without spending a retry. */
-  circuit: AccountCircuit;
   /** How long an event waits parked for its company's layout replica (an import being applied, location-api down) before its retries count. */
   replicaMaxWaitMs: number;
 }
@@ -117,8 +114,6 @@ async function park(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageCon
 async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext, surelyNew: boolean): Promise<void> {
   const { Booking } = deps.models;
   const log = ctx.logger.child({ eventId: msg.event_id, referenceId: msg.reference_id, sequence: msg.sequence });
-  // The vendor is down across locks: nothing to do for this event but wait, not read its booking.
-  if (deps.circuit.isOpen()) return park(deps, msg, ctx);
   const id = bookingId(msg.company_id, msg.reference_id);
   const found = surelyNew ? null : deps.vault.open(await Booking.findById(id).lean<BookingDoc>());
   // A new booking is stored once, when its first event settles (one insert, not an insert and an
@@ -180,7 +175,7 @@ async function provision(
   if (fresh) {
     let change: BookingChange;
     try {
-      change = await applyEvent(deps.layout, deps.caps, b, msg);
+      change = await applyEvent(deps.layout, b, msg);
     } catch (err) {
       // Waiting for the layout is not a failure: parked (nothing was done yet), it comes back after the
       // park queue's delay without spending a retry, until replicaMaxWaitMs.
@@ -199,6 +194,13 @@ async function provision(
     log.info('event already applied to the booking; converging the locks only', { modelSequence: b.model_sequence });
   }
 
+  // An account of the booking's locks is paused (its vendor down, or its login refused): the event
+  // waits without spending a retry, before any vendor call. Other accounts' bookings keep flowing.
+  if (await pausedAccountOf(deps, msg.company_id, b)) {
+    log.info('lock account of the booking paused: the event waits without spending a retry', { retryCount: ctx.retryCount });
+    return park(deps, msg, ctx, stored ? { [RAN_BEFORE]: 1 } : {});
+  }
+
   // What a failed run leaves on the locks: saved at once on a stored booking, with the insert below on a new one.
   let progress: Pick<BookingDoc, 'actual' | 'operations'> | undefined;
   let result: ReconcileResult | undefined;
@@ -212,7 +214,6 @@ async function provision(
       },
       log,
     );
-    deps.circuit.succeeded();
     return await publishAndSettle(deps, msg, ctx, { b, stored, told, unsettled, log }, result, processing);
   } catch (err) {
     if (err instanceof SeenBefore) {
@@ -221,17 +222,22 @@ async function provision(
     }
     // The dead-letter path settles the event on the stored booking, so the booking's next event runs.
     if (!stored) await insertBooking(deps, { ...b, ...(result ? { actual: result.active, operations: withOperations(b, result.operations) } : progress) });
-    // A call naming no lock (the account's token) counts on the lock the booking needed.
-    if (isVendorOutage(err)) deps.circuit.outage(err.lockId ?? b.desired[0]?.lockId);
-    // A refused login is the account's, not this booking's: every booking of the account waits for it.
-    if (isAccountRefused(err)) deps.circuit.refused(err.lockId ?? b.desired[0]?.lockId);
-    if ((isVendorOutage(err) || isAccountRefused(err)) && deps.circuit.isOpen()) {
+    // reconcile counted the failure toward its lock's account (a refused login pauses it at once: it
+    // is the account's, not this booking's, so every booking of the account waits for it).
+    if ((isVendorOutage(err) || isAccountRefused(err)) && (await pausedAccountOf(deps, msg.company_id, b))) {
       // What this run did is saved (above, or by saveProgress): the event runs again once the vendor answers.
       log.warn('lock cloud paused for the account: the event waits without spending a retry', { retryCount: ctx.retryCount, err });
       return park(deps, msg, ctx, { [RAN_BEFORE]: 1 });
     }
     throw err;
   }
+}
+
+/** Whether an account through which the booking's locks are reached is paused now (no read: the accounts are cached with the company's locks). */
+async function pausedAccountOf(deps: BookingDeps, companyId: string, b: BookingDoc): Promise<boolean> {
+  const lockIds = [...b.desired, ...b.actual].map((c) => c.lockId);
+  if (!lockIds.length) return false;
+  return (await deps.reconcile.accounts.resolve(companyId, lockIds)).paused();
 }
 
 /** The locks converged: publish what changed, settle the event (storing a new booking), report COMPLETED. */

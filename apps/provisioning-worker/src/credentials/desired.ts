@@ -1,6 +1,6 @@
 import { PermanentError } from '@smartlock/messaging';
 import type { AccessType } from '@smartlock/contracts';
-import type { LockCapabilities } from '@smartlock/lock-cloud';
+import { LockCapabilities, capabilitiesOf, vendorLockOf } from '@smartlock/lock-cloud';
 import type { CredentialPlace, DesiredCredential } from '../models';
 
 export interface DesiredInput {
@@ -16,6 +16,9 @@ export interface DesiredInput {
   previous: DesiredCredential[];
 }
 
+/** What the lock's provider can do, read from its id (ADR 0109: the provider is in the id, no lookup). */
+export const lockCapabilities = (lockId: string): LockCapabilities => capabilitiesOf(vendorLockOf(lockId).provider);
+
 /** The kinds of credential one lock gets for the requested access types. */
 function kinds(types: AccessType[], caps: LockCapabilities): { type: AccessType; remote: boolean }[] {
   const set = new Set(types);
@@ -28,15 +31,24 @@ function kinds(types: AccessType[], caps: LockCapabilities): { type: AccessType;
   return out;
 }
 
-/** Every requested credential type on every lock of the places, valid validFrom → validTo. */
-export function desiredCredentials(input: DesiredInput, caps: LockCapabilities): DesiredCredential[] {
+/**
+ * Every requested credential type on every lock of the places that the lock's provider can hold
+ * (lockCapabilities: read from the lock id), valid validFrom → validTo. A room with a TTLock door and a
+ * Nuki cabinet gets the e-key on the door and the PIN on the cabinet. What leaves a lock with nothing
+ * the guest could open it with, or a requested type no lock of the places can hold, fails with the
+ * provider's refusal (FAILED, SPEC's wording of today).
+ */
+export function desiredCredentials(input: DesiredInput): DesiredCredential[] {
   if (input.types.includes('CARD') && !input.cardId) throw new PermanentError('card_id is required when access_type includes CARD');
-  const unsupported = input.types.filter((t) => !caps.credentialTypes.includes(t));
-  if (unsupported.length) throw new PermanentError(`access type ${unsupported.join(', ')} is not supported by the lock provider`);
+  const held = (place: CredentialPlace) => input.types.filter((t) => lockCapabilities(place.lockId).credentialTypes.includes(t));
+  const nowhere = input.places.length ? input.types.filter((t) => !input.places.some((p) => held(p).includes(t))) : [];
+  const bare = input.places.find((p) => !held(p).length);
+  const refused = nowhere.length ? nowhere : bare ? input.types : [];
+  if (refused.length) throw new PermanentError(`access type ${refused.join(', ')} is not supported by the lock provider`);
   const before = new Map(input.previous.map((d) => [d.slot, d]));
   const out: DesiredCredential[] = [];
   for (const place of input.places) {
-    for (const k of kinds(input.types, caps)) {
+    for (const k of kinds(held(place), lockCapabilities(place.lockId))) {
       const slot = `${place.lockId}|${k.type}`;
       const cardId = k.type === 'CARD' ? input.cardId : null;
       // Identity: what cannot be changed in place (a new receiver needs a new e-key, a new card a new

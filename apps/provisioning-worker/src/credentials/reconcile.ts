@@ -1,26 +1,29 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { LockCloudAction, LockCloudOperation } from '@smartlock/contracts';
 import { insertOnce } from '@smartlock/db';
-import { LockCloud, LockCloudError, LockInfo, isLockCloudError } from '@smartlock/lock-cloud';
+import { LockCloud, LockCloudError, isLockCloudError } from '@smartlock/lock-cloud';
 import { PermanentError, stableReason } from '@smartlock/messaging';
-import type { OwnedLocksCheck } from '@smartlock/auth';
 import { EventFailureMessages } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
 import type { ActualCredential, DesiredCredential, OperationDoc, WorkerModels } from '../models';
-import { sameCard } from './desired';
+import { lockCapabilities, sameCard } from './desired';
+import type { LockAccess, LockAccounts, SubjectLocks } from './accounts';
 
 export interface ReconcileDeps {
-  cloud: LockCloud;
   models: WorkerModels;
   /** This process (host, pid, boot): whose pending operations are whose. */
   owner: string;
   /** A pending operation of another process younger than this may still be in flight. */
   leaseMs: number;
-  lockInfo: (lockId: string) => Promise<LockInfo>;
+  /** Added to it on a lock whose provider confirms a change later (Nuki): the issue call waits for the confirmation too. */
+  confirmWaitMs: number;
   /** Operations this process is running now. */
   inFlight: Set<string>;
-  /** Whose each lock is (libs/auth): nothing is put on a lock of another company, whatever a layout says. */
-  owners: OwnedLocksCheck;
+  /**
+   * Whose each lock is (libs/auth): nothing is put on a lock of another company, whatever a layout
+   * says; and the account each vendor call goes through (the lock's), with its circuit.
+   */
+  accounts: LockAccounts;
 }
 
 /** Whose credentials: a booking or an employee schedule. */
@@ -95,7 +98,9 @@ export async function reconcile(
   // Before any vendor call: a lock that is not the company's gets nothing (its layout may say
   // otherwise: a binding older than lock ownership), and what the subject holds there is revoked,
   // which only takes access away. The subject then fails with the reason.
-  const foreign = await deps.owners.notOwned(subject.companyId, subject.desired.map((d) => d.lockId));
+  const wanted = new Set(subject.desired.map((d) => d.lockId));
+  const locks = await deps.accounts.resolve(subject.companyId, [...subject.desired, ...subject.actual].map((c) => c.lockId));
+  const foreign = locks.notOwned.filter((id) => wanted.has(id));
   const desired = foreign.length ? subject.desired.filter((d) => !foreign.includes(d.lockId)) : subject.desired;
 
   const keep = new Set<ActualCredential>();
@@ -114,7 +119,7 @@ export async function reconcile(
           const credentialId = match.keyId ?? match.passcodeId ?? match.cardId;
           if (credentialId !== null) {
             const change = await timed(ops, 'change', match, () =>
-              deps.cloud.changeValidity({ type: match.type, lockId: match.lockId, credentialId, validity: { start: d.validFrom, end: d.validTo } }),
+              onLock(deps, locks, match.lockId, (at) => at.account.cloud.changeValidity({ type: match.type, lockId: at.vendorId, credentialId, validity: { start: d.validFrom, end: d.validTo } })),
             );
             if (change.changed) {
               const next = { ...match, ...placeOf(d), version: d.version, validFrom: d.validFrom, validTo: d.validTo, appliedFrom: change.validFrom, appliedTo: change.validTo };
@@ -126,7 +131,7 @@ export async function reconcile(
           // Not changeable in place: a new one is issued below and the old one revoked after.
           keep.delete(match);
         }
-        const issued = await issue(deps, subject, d, ops, logger);
+        const issued = await issue(deps, locks, subject, d, ops, logger);
         actual = [...actual, issued];
         keep.add(issued);
         result.issued.push(issued);
@@ -149,7 +154,7 @@ export async function reconcile(
         .filter((a) => !keep.has(a))
         .map(async (a) => {
           try {
-            await timed(ops, 'delete', a, () => revoke(deps.cloud, a, vendorLabel(subject, a.op)));
+            await timed(ops, 'delete', a, () => onLock(deps, locks, a.lockId, (at) => revoke(at, a, vendorLabel(subject, a.op))));
             actual = actual.filter((x) => x !== a);
             result.revoked.push(a);
           } catch (err) {
@@ -169,6 +174,19 @@ export async function reconcile(
   }
   result.active = actual;
   return result;
+}
+
+/** One vendor call on the lock through its account: its outcome counts toward the account's pause. */
+async function onLock<T>(deps: ReconcileDeps, locks: SubjectLocks, lockId: string, call: (at: LockAccess) => Promise<T>): Promise<T> {
+  const at = locks.access(lockId);
+  try {
+    const out = await call(at);
+    deps.accounts.succeeded(at);
+    return out;
+  } catch (err) {
+    deps.accounts.failed(lockId, at, err);
+    throw err;
+  }
 }
 
 function placeOf(d: DesiredCredential) {
@@ -207,10 +225,11 @@ async function timed<T>(ops: LockCloudOperation[], action: LockCloudAction, c: P
  * every other credential on its lock carrying its operation's label, so a copy the vendor applied
  * after our call timed out does not outlive the booking.
  */
-async function revoke(cloud: LockCloud, a: ActualCredential, label: string): Promise<void> {
-  const { lockId } = a;
+async function revoke(at: LockAccess, a: ActualCredential, label: string): Promise<void> {
+  const { cloud } = at.account;
+  const lockId = at.vendorId;
   const listed = a.maybeDuplicated ? await cloud.listCredentials(lockId) : undefined;
-  const copies = <T extends { name: string }>(xs: T[] | undefined) => (xs ?? []).filter((x) => x.name === label);
+  const copies = <T extends { name: string }>(xs: T[] | undefined) => (xs ?? []).filter((x) => x.name === asKept(cloud, label));
   if (a.type === 'EKEY' || a.type === 'REMOTE') {
     for (const keyId of new Set([a.keyId as number, ...copies(listed?.ekeys).map((k) => k.keyId)])) await cloud.revokeEkey({ lockId, keyId });
   } else if (a.type === 'PASSCODE') {
@@ -230,7 +249,7 @@ async function revoke(cloud: LockCloud, a: ActualCredential, label: string): Pro
  * label, else issue. Not writing "done" saves an update per credential, which FerretDB 1.x carries
  * out as two transactions (ADR 0104).
  */
-async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential, ops: LockCloudOperation[], logger: Logger): Promise<ActualCredential> {
+async function issue(deps: ReconcileDeps, locks: SubjectLocks, subject: Subject, d: DesiredCredential, ops: LockCloudOperation[], logger: Logger): Promise<ActualCredential> {
   const { Operation } = deps.models;
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
@@ -239,7 +258,8 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
     if (subject.firstSight) throw new SeenBefore(id);
     let op = await Operation.findById(id).lean<OperationDoc>();
     if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
-    const liveElsewhere = () => op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < deps.leaseMs);
+    const lease = deps.leaseMs + (lockCapabilities(d.lockId).confirmedLater ? deps.confirmWaitMs : 0);
+    const liveElsewhere = () => op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < lease);
     while (liveElsewhere()) {
       await sleep(50);
       op = await Operation.findById(id).lean<OperationDoc>();
@@ -247,7 +267,7 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
     // Pending (its call ended, or its process died) or uncertain (timed out): the earlier call may have landed.
     maybeDuplicated = op?.status !== 'failed';
     if (maybeDuplicated) {
-      const found = await findOnLock(deps, d, label);
+      const found = await onLock(deps, locks, d.lockId, (at) => findOnLock(deps, at, d, label));
       if (found) {
         logger.info('credential found on the lock after an interrupted issue; adopted', { op: id, lockId: d.lockId, type: d.type });
         return { ...found, op: id, maybeDuplicated };
@@ -257,7 +277,7 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   }
   deps.inFlight.add(id);
   try {
-    return { ...(await timed(ops, 'add', d, () => callIssue(deps, d, label, id))), ...(maybeDuplicated && { maybeDuplicated }) };
+    return { ...(await timed(ops, 'add', d, () => onLock(deps, locks, d.lockId, (at) => callIssue(deps, at, d, label, id)))), ...(maybeDuplicated && { maybeDuplicated }) };
   } catch (err) {
     // A timeout may have issued it: the next attempt lists the lock before issuing again.
     const status = isLockCloudError(err) && err.maybeApplied ? 'uncertain' : 'failed';
@@ -268,7 +288,7 @@ async function issue(deps: ReconcileDeps, subject: Subject, d: DesiredCredential
   }
 }
 
-function base(d: DesiredCredential, info: LockInfo, op: string): ActualCredential {
+function base(d: DesiredCredential, info: { lockMac: string }, op: string): ActualCredential {
   return {
     ...d,
     op,
@@ -284,9 +304,10 @@ function base(d: DesiredCredential, info: LockInfo, op: string): ActualCredentia
   };
 }
 
-async function callIssue(deps: ReconcileDeps, d: DesiredCredential, label: string, op: string): Promise<ActualCredential> {
-  const { cloud } = deps;
-  const info = await deps.lockInfo(d.lockId);
+async function callIssue(deps: ReconcileDeps, at: LockAccess, d: DesiredCredential, label: string, op: string): Promise<ActualCredential> {
+  const { cloud } = at.account;
+  const lockId = at.vendorId;
+  const info = await deps.accounts.lockInfo(d.lockId, at);
   const validity = { start: d.validFrom, end: d.validTo };
   const a = base(d, info, op);
   if (d.type === 'EKEY' || d.type === 'REMOTE') {
@@ -294,16 +315,16 @@ async function callIssue(deps: ReconcileDeps, d: DesiredCredential, label: strin
     // the guest gets their key's lockData, never the lock's administrator data, and no two guests
     // share one (the vendor keeps one key per account and lock).
     const account = await cloud.createAccount();
-    const input = { lockId: d.lockId, receiver: account, name: label, validity };
+    const input = { lockId, receiver: account, name: label, validity };
     const k = d.type === 'REMOTE' ? await cloud.grantRemoteUnlock(input) : await cloud.issueEkey({ ...input, remoteUnlock: d.remote });
-    const data = await keyDataOf(cloud, d.lockId, account, k.keyId);
+    const data = await keyDataOf(cloud, lockId, account, k.keyId);
     return { ...a, keyId: k.keyId, account, lockData: data.lockData, appliedFrom: k.validFrom, appliedTo: k.validTo };
   }
   if (d.type === 'PASSCODE') {
-    const p = await cloud.issuePasscode({ lockId: d.lockId, name: label, validity });
+    const p = await cloud.issuePasscode({ lockId, name: label, validity });
     return { ...a, passcodeId: p.passcodeId, passcode: p.code, appliedFrom: p.validFrom, appliedTo: p.validTo };
   }
-  const c = await cloud.issueCard({ lockId: d.lockId, cardNumber: d.card_id as string, name: label, validity });
+  const c = await cloud.issueCard({ lockId, cardNumber: d.card_id as string, name: label, validity });
   return { ...a, cardId: c.cardId, appliedFrom: c.validFrom, appliedTo: c.validTo };
 }
 
@@ -324,14 +345,16 @@ async function keyDataOf(cloud: LockCloud, lockId: string, account: string, keyI
   }
 }
 
-async function findOnLock(deps: ReconcileDeps, d: DesiredCredential, label: string): Promise<ActualCredential | null> {
-  const listed = await deps.cloud.listCredentials(d.lockId);
-  const info = await deps.lockInfo(d.lockId);
+async function findOnLock(deps: ReconcileDeps, at: LockAccess, d: DesiredCredential, fullLabel: string): Promise<ActualCredential | null> {
+  const { cloud } = at.account;
+  const listed = await cloud.listCredentials(at.vendorId);
+  const info = await deps.accounts.lockInfo(d.lockId, at);
   const a = base(d, info, '');
+  const label = asKept(cloud, fullLabel);
   if (d.type === 'EKEY' || d.type === 'REMOTE') {
     const k = listed.ekeys.find((x) => x.name === label);
     if (!k) return null;
-    const data = await keyDataOf(deps.cloud, d.lockId, k.receiver, k.keyId);
+    const data = await keyDataOf(cloud, at.vendorId, k.receiver, k.keyId);
     return { ...a, keyId: k.keyId, account: k.receiver, lockData: data.lockData, appliedFrom: k.validFrom, appliedTo: k.validTo };
   }
   if (d.type === 'PASSCODE') {
@@ -342,16 +365,8 @@ async function findOnLock(deps: ReconcileDeps, d: DesiredCredential, label: stri
   return c ? { ...a, cardId: c.cardId, appliedFrom: c.validFrom, appliedTo: c.validTo } : null;
 }
 
-/** A lock's MAC, fetched once per process (it does not change while the lock is bound). */
-export function lockInfoCache(cloud: LockCloud): (lockId: string) => Promise<LockInfo> {
-  const cache = new Map<string, Promise<LockInfo>>();
-  return (lockId) => {
-    let p = cache.get(lockId);
-    if (!p) {
-      p = cloud.getLock(lockId);
-      cache.set(lockId, p);
-      p.catch(() => cache.delete(lockId));
-    }
-    return p;
-  };
+/** The label as the vendor keeps it (Nuki: its last 32 characters), so a listing finds it. */
+function asKept(cloud: LockCloud, label: string): string {
+  const max = cloud.capabilities.maxNameLength;
+  return max !== null && label.length > max ? label.slice(-max) : label;
 }

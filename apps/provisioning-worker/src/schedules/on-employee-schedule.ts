@@ -1,7 +1,6 @@
 import { DateTime } from 'luxon';
 import { localDayBound, siteTimeOf, type EmployeeScheduleMessage, type SiteTime } from '@smartlock/contracts';
 import { claimExpiring, insertUnlessHeld, releaseClaim } from '@smartlock/db';
-import type { LockCapabilities } from '@smartlock/lock-cloud';
 import { Broker, DeadLetterInfo, MessageContext, TransientError } from '@smartlock/messaging';
 import type { CredentialPlace, DesiredCredential, ScheduleDoc, WorkerModels } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
@@ -16,7 +15,6 @@ export interface ScheduleDeps {
   broker: Broker;
   messageKey: Buffer;
   layout: LayoutLookup;
-  caps: LockCapabilities;
   reconcile: ReconcileDeps;
   /** Seals the credentials of schedule records at rest (SECRETS_KEY). */
   vault: CredentialVault;
@@ -78,19 +76,16 @@ async function desiredOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage, previ
     const zone = siteTimeOf(siteTimes.get(siteId) ?? {}).time_zone;
     const validFrom = msg.start_day ? localDayBound(msg.start_day, 'start', zone) : DateTime.fromISO(msg.start);
     const validTo = msg.end_day ? localDayBound(msg.end_day, 'end', zone) : DateTime.fromISO(msg.end);
-    return desiredCredentials(
-      {
-        places: sitePlaces,
-        types: msg.access_types,
-        receiver: msg.contact ?? `employee-${msg.employee_id ?? msg.ref_id}`,
-        cardId: null,
-        validFrom: validFrom.toUTC().toISO() as string,
-        validTo: validTo.toUTC().toISO() as string,
-        version: msg.version,
-        previous,
-      },
-      deps.caps,
-    );
+    return desiredCredentials({
+      places: sitePlaces,
+      types: msg.access_types,
+      receiver: msg.contact ?? `employee-${msg.employee_id ?? msg.ref_id}`,
+      cardId: null,
+      validFrom: validFrom.toUTC().toISO() as string,
+      validTo: validTo.toUTC().toISO() as string,
+      version: msg.version,
+      previous,
+    });
   });
 }
 

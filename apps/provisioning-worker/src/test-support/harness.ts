@@ -21,13 +21,14 @@ import type { Logger } from '@smartlock/observability';
 // Test-only module (imported by *.test.ts alone), so libs/testing is allowed here as in the tests.
 import { LaunchedApp, MONGO_URL, bookingEventMessage, TestVhost, createVhost, dropDatabases, launchApp, uniqueDbName, uniqueName, waitFor } from '@smartlock/testing';
 import { Connection, Types } from '@smartlock/db';
-import { claimLocks, identityModels, openAccessEvent, parseSecretsKey } from '@smartlock/auth';
+import { claimLocks, identityModels, openAccessEvent, parseSecretsKey, sealLockAccountSecret, secretsKeyRing } from '@smartlock/auth';
+import type { LockAccountSecret } from '@smartlock/lock-cloud';
 import { start } from '../app';
 import { Config, readConfig } from '../config';
 
 /** The lock-cloud simulator as a process (apps never import each other), with its /sim controls. */
-export async function launchSimulator(dbName: string): Promise<{ app: LaunchedApp; url: string; sim: AxiosInstance }> {
-  const app = await launchApp('lock-cloud-simulator', { MONGO_URL, MONGO_DB: dbName, SHUTDOWN_TIMEOUT_MS: '1000' });
+export async function launchSimulator(dbName: string, env: Record<string, string> = {}): Promise<{ app: LaunchedApp; url: string; sim: AxiosInstance }> {
+  const app = await launchApp('lock-cloud-simulator', { MONGO_URL, MONGO_DB: dbName, SHUTDOWN_TIMEOUT_MS: '1000', ...env });
   return { app, url: app.url, sim: axios.create({ baseURL: `${app.url}/sim`, validateStatus: () => true, timeout: 10_000 }) };
 }
 
@@ -150,12 +151,13 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
      * A site with rooms (each with a door lock, on floor `floor` or "1") and optional beds (each with
      * a cabinet lock). Published on location.events and awaited in the worker's replica (`db`);
      * `{ publish: false }` leaves it to the snapshot route (a company the worker has never seen);
-     * `site` gives the site's fields (its time zone and hours).
+     * `site` gives the site's fields (its time zone and hours); `door` and `cabinets` (by bed) give a
+     * room's lock ids (a company account's locks), generated otherwise.
      */
     async seed(
       db: Connection,
       companyId: string,
-      rooms: { name: string; externalId?: string; floor?: string; beds?: string[] }[],
+      rooms: { name: string; externalId?: string; floor?: string; beds?: string[]; door?: string; cabinets?: Record<string, string> }[],
       { publish = true, site: siteFields = {} }: { publish?: boolean; site?: Partial<LocationNodeState> } = {},
     ) {
       const site = await add(companyId, 'site', 'Main site', null, siteFields, publish);
@@ -167,12 +169,12 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
         const floorName = r.floor ?? '1';
         let floor = floors.get(floorName);
         if (!floor) floors.set(floorName, (floor = await add(companyId, 'floor', floorName, building, {}, publish)));
-        const door = uniqueName('door');
+        const door = r.door ?? uniqueName('door');
         locks[r.name] = door;
         const room = await add(companyId, 'room', r.name, floor, { external_id: r.externalId ?? null, locks: [lock(door, 'door')] }, publish);
         ids[r.name] = room._id;
         for (const bed of r.beds ?? []) {
-          const cabinet = uniqueName('cab');
+          const cabinet = r.cabinets?.[bed] ?? uniqueName('cab');
           locks[`${r.name}/${bed}`] = cabinet;
           ids[`${r.name}/${bed}`] = (await add(companyId, 'bed', bed, room, { locks: [lock(cabinet, 'cabinet')] }, publish))._id;
         }
@@ -215,6 +217,29 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
   };
 }
 export type LayoutSource = Awaited<ReturnType<typeof layoutSource>>;
+
+/**
+ * A company's lock account as admin-api connects it: its secret sealed with the worker's SECRETS_KEY
+ * (the test configuration's), and `lockIds` made the company's through it. Returns the account's id.
+ */
+export async function connectLockAccount(db: Connection, companyId: string, secret: LockAccountSecret, lockIds: string[]): Promise<string> {
+  const identity = identityModels(db.useDb(identityDbOf(db.name), { useCache: true }));
+  const key = secretsKeyRing(readConfig({ NODE_ENV: 'test' }).SECRETS_KEY);
+  const label = secret.provider === 'ttlock' ? secret.username : uniqueName('nuki');
+  const account = await identity.LockAccount.create({ company_id: companyId, provider: secret.provider, label, secret: sealLockAccountSecret(secret, key, companyId), status: 'connected', status_reason: null });
+  const account_id = String(account._id);
+  for (const _id of lockIds) {
+    await identity.LockOwner.updateOne({ _id }, { $set: { company_id: companyId, source: 'account', account_id }, $setOnInsert: { created_at: new Date() } }, { upsert: true });
+  }
+  return account_id;
+}
+
+/** A new secret for the account, as admin-api's PUT …/secret stores it. */
+export async function rotateLockAccountSecret(db: Connection, accountId: string, companyId: string, secret: LockAccountSecret): Promise<void> {
+  const identity = identityModels(db.useDb(identityDbOf(db.name), { useCache: true }));
+  const key = secretsKeyRing(readConfig({ NODE_ENV: 'test' }).SECRETS_KEY);
+  await identity.LockAccount.updateOne({ _id: accountId }, { $set: { secret: sealLockAccountSecret(secret, key, companyId) } });
+}
 
 /** The identity slice of a test worker whose own database is `dbName`: where location-api records who owns each lock. */
 export const identityDbOf = (dbName: string) => `${dbName.slice(0, 50)}_idn`;
@@ -270,6 +295,8 @@ export function workerTestConfig(o: { vhost: TestVhost; dbName: string; simUrl: 
     MONGO_URL,
     MONGO_DB: o.dbName,
     LOCK_CLOUD_URL: o.simUrl,
+    NUKI_API_URL: o.simUrl,
+    NUKI_CONFIRM_POLL_MS: '100',
     LOCATION_API_URL: o.layoutUrl,
     IDENTITY_DB: identityDbOf(o.dbName),
     ADMIN_TOKEN,
@@ -286,11 +313,11 @@ export function workerTestConfig(o: { vhost: TestVhost; dbName: string; simUrl: 
  * A test file's whole stack: its own vhost and databases, the simulator, the layout source, one worker
  * (`env` overrides its configuration), the status/access tap and a publisher. `stop()` tears it all down.
  */
-export async function workerStack(name: string, logger: Logger, env: Record<string, string> = {}) {
+export async function workerStack(name: string, logger: Logger, env: Record<string, string> = {}, simEnv: Record<string, string> = {}) {
   const vhost = await createVhost(name);
   const dbName = uniqueDbName(name.replace(/-/g, '_'));
   const simDb = uniqueDbName(`${name.replace(/-/g, '_')}_sim`);
-  const sim = await launchSimulator(simDb);
+  const sim = await launchSimulator(simDb, simEnv);
   const layout = await layoutSource(vhost, logger);
   const app = await start(workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }, env), logger);
   const t = await tap(vhost);
