@@ -6,7 +6,7 @@
  * one key share one load; a failed load is not kept. `delete` and `clear` are the invalidation for a
  * process that learns of a change sooner (an event, its own write): a load that was under way when
  * its key was deleted or cleared does not refill it. `set` keeps a value learnt so (an event's,
- * one's own write); `peek` answers only what is held and loaded, without a load.
+ * one's own write); `peek` answers what is held, without a load.
  */
 export function boundedCache<K, V>(opts: { max: number; ttlMs: number; now?: () => number }) {
   const now = opts.now ?? Date.now;
@@ -50,8 +50,9 @@ export function boundedCache<K, V>(opts: { max: number; ttlMs: number; now?: () 
     set(key: K, value: V): void {
       keep(key, { value: Promise.resolve(value), at: now(), loaded: { value } });
     },
+    /** What is held and loaded, even past ttlMs (get reads it again; a newer value learnt can be compared with it). */
     peek(key: K): V | undefined {
-      return fresh(key)?.loaded?.value;
+      return entries.get(key)?.loaded?.value;
     },
     delete(key: K): void {
       entries.delete(key);
