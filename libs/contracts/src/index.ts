@@ -23,3 +23,4 @@ export * from './envelopes/auth-errors';
 export * from './operations/dead-letters.requests';
 export * from './versioning/deprecations';
 export * from './openapi';
+export * from './locks/lock-id';

@@ -1,4 +1,4 @@
-import { serviceLockId, vendorLockOf } from './index';
+import { serviceLockId, vendorLockOf } from './lock-id';
 
 describe('lock ids across vendors (ADR 0109)', () => {
   it("keeps TTLock's ids as they are and prefixes every other vendor's", () => {
