@@ -3,6 +3,7 @@ import { ensureIndexes, Model } from '@smartlock/db';
 import type { BroadcastOptions, ConsumeOptions, ExchangeDef, Handler, OutboxFields, OutboxRelay, OutboxRelayOptions, QueueDef } from '@smartlock/messaging';
 import { startOutboxRelay } from '@smartlock/messaging';
 import type { ServiceContext } from './service';
+import type { HttpAppOptions } from './app';
 
 export type PartKind = 'collections' | 'topology' | 'replica' | 'consumer' | 'relay' | 'timer' | 'task' | 'routes';
 
@@ -16,6 +17,8 @@ export interface Part {
   name: string;
   start?: (ctx: ServiceContext) => unknown;
   stop?: () => unknown;
+  /** Routes that take larger bodies than the default say so where they are declared (one rule per service). */
+  largeBodies?: HttpAppOptions['largeBodies'];
 }
 
 /** A part of the app's own: what it starts and, if anything, what it stops. */
@@ -118,6 +121,6 @@ export function timer(name: string, everyMs: number, round: () => Promise<unknow
  * HTTP routes, mounted in list order on the service's router. Requests reach them once every part has
  * started; the server stops taking them first, at the stop.
  */
-export function routes(name: string, mount: (router: Router) => void): Part {
-  return { kind: 'routes', name, start: ({ http }) => mount(http) };
+export function routes(name: string, mount: (router: Router) => void, opts: { largeBodies?: HttpAppOptions['largeBodies'] } = {}): Part {
+  return { kind: 'routes', name, start: ({ http }) => mount(http), ...opts };
 }

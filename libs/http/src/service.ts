@@ -32,8 +32,6 @@ export interface ServiceSpec {
   envelope?: EnvelopeFor;
   /** See HttpAppOptions.formBodies. */
   formBodies?: (req: Request) => boolean;
-  /** See HttpAppOptions.largeBodies. */
-  largeBodies?: HttpAppOptions['largeBodies'];
   /** See HttpAppOptions.adminToken. */
   adminToken?: string;
   /** See HttpAppOptions.rateLimits. */
@@ -107,8 +105,12 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
     }
   };
   let parts: Part[] = [];
+  let largeBodies: HttpAppOptions['largeBodies'];
   try {
     parts = spec.parts?.(ctx) ?? [];
+    const rules = parts.flatMap((p) => (p.largeBodies ? [p.largeBodies] : []));
+    if (rules.length > 1) throw new Error(`${spec.name}: one largeBodies rule per service (routes parts declare ${rules.length})`);
+    largeBodies = rules[0];
     if (spec.setup) await spec.setup(ctx);
     // Connected before the parts start: a consumer takes messages from its own start, and a relay's
     // first round finds the broker there.
@@ -130,7 +132,7 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
     throw err;
   }
 
-  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies: spec.largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits, onResponse: spec.onResponse }, (a) => {
+  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits, onResponse: spec.onResponse }, (a) => {
     a.use(ctx.http);
     spec.routes?.(a, ctx);
   });

@@ -1,3 +1,4 @@
+import type { Request, RequestHandler } from 'express';
 import { Chunk, CompanyState, Entry, Head, LayoutStore, MissingChunkError, SeqName } from '../layout/store';
 
 /** Number of entries of `seq` whose key sorts below `key`: a binary search over the chunks, then inside one. */
@@ -71,14 +72,28 @@ export async function lookupId(store: LayoutStore, head: Head, id: string): Prom
  * same one the request makes after verification, and only used if the key proves to be that
  * company's (withFreshState); started after the request arrived, so as fresh as one started later.
  */
-export interface EarlyState {
+interface EarlyState {
   company: string;
   state: Promise<CompanyState | undefined>;
 }
 
-export function earlyState(store: LayoutStore, company: string): EarlyState {
-  // Nobody may await it (the key fails verification): a failure must not become an unhandled rejection.
-  return { company, state: store.current(company).catch(() => undefined) };
+const early = new WeakMap<Request, EarlyState>();
+
+/**
+ * A read's state probe, started while the key is verified (two round trips in parallel, not in a
+ * row) for the company the key last verified for; the read takes it with earlyStateOf(req).
+ */
+export function startEarlyState(store: LayoutStore, likelyCompany: (apikey: unknown) => string | undefined): RequestHandler {
+  return (req, _res, next) => {
+    const company = req.method === 'GET' ? likelyCompany(req.headers.apikey) : undefined;
+    // Nobody may await it (the key fails verification): a failure must not become an unhandled rejection.
+    if (company) early.set(req, { company, state: store.current(company).catch(() => undefined) });
+    next();
+  };
+}
+
+export function earlyStateOf(req: Request): EarlyState | undefined {
+  return early.get(req);
 }
 
 /** Runs a read against the latest state; a chunk collected under it means a newer state: read again. */

@@ -5,7 +5,7 @@ import { asyncHandler, badRequest, notFound } from '@smartlock/http';
 import { companyOf } from '@smartlock/auth';
 import { LEVEL_DEPTH, OBJECT_ID, PLURALS } from '../layout/keys';
 import { Chunk, Entry, LayoutStore, SeqName } from '../layout/store';
-import { EarlyState, lookupId, rangeUnder, readRange, total, withFreshState } from './pages';
+import { earlyStateOf, lookupId, rangeUnder, readRange, total, withFreshState } from './pages';
 
 const MAX_LIMIT = 100;
 const FILTERS = ['site_id', 'building_id', 'floor_id', 'room_id', 'bed_id'] as const;
@@ -102,7 +102,7 @@ export function publicReadRoutes(store: LayoutStore): Router {
         if (!head || from >= count) return { rows: [] as string[], count, headId: head?._id };
         const parts = await readRange(store, head, 'all', from, Math.min(count, from + limit));
         return { rows: parts.flatMap((p) => rowsJson(p.chunk, 'all').slice(p.start, p.end)), count, headId: head._id };
-      }, res.locals.earlyState as EarlyState | undefined);
+      }, earlyStateOf(req));
       setETag(req, res, headId);
       send(res, 'Locations retrieved successfully', SuccessCodes.LOCATIONS_RETRIEVED, 'locations', rows, page, limit, count);
     }),
@@ -138,7 +138,7 @@ export function publicReadRoutes(store: LayoutStore): Router {
         if (from >= hi) return { rows: [], count, headId: head._id };
         const parts = await readRange(store, head, level, from, Math.min(hi, from + limit));
         return { rows: parts.flatMap((p) => rowsJson(p.chunk, level).slice(p.start, p.end)), count, headId: head._id };
-      }, res.locals.earlyState as EarlyState | undefined);
+      }, earlyStateOf(req));
       const meta = LEVEL_CODES[level];
       setETag(req, res, headId);
       send(res, meta.message, meta.code, meta.key, rows, page, limit, count);

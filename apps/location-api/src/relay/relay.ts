@@ -1,6 +1,5 @@
-import type { Connection, Model } from '@smartlock/db';
-import { OutboxRelay, startOutboxRelay } from '@smartlock/messaging';
-import type { Registry } from '@smartlock/observability';
+import type { Model } from '@smartlock/db';
+import { RelayPart, relay } from '@smartlock/http';
 import type { CommitDoc } from '../layout/store';
 import { Deps, publishOne } from '../layout/write';
 
@@ -10,11 +9,10 @@ import { Deps, publishOne } from '../layout/write';
  * the commit's last version: every replica that had not seen all of them rebuilds from the snapshot.
  * One location-api instance at a time (the relay's lease); rounds wait while the broker is away.
  */
-export function startLayoutRelay(deps: Deps, o: { db: Connection; intervalMs: number; metrics: Registry }): OutboxRelay {
-  return startOutboxRelay({
+export function layoutRelay(deps: Deps, intervalMs: number): RelayPart {
+  return relay({
     name: 'location-events',
     model: deps.store.commits as Model<CommitDoc>,
-    db: o.db,
     publish: async (c) => {
       await publishOne(deps, {
         company_id: c.company_id,
@@ -28,10 +26,8 @@ export function startLayoutRelay(deps: Deps, o: { db: Connection; intervalMs: nu
       await deps.store.markPublished(c.company_id, c.first);
       deps.logger.warn('replicas told to resync after unpublished events', { company: c.company_id, version: c.last });
     },
-    logger: deps.logger,
-    intervalMs: o.intervalMs,
-    leaseMs: Math.max(30_000, 3 * o.intervalMs),
+    intervalMs,
+    leaseMs: Math.max(30_000, 3 * intervalMs),
     ready: () => deps.broker.isReady(),
-    metrics: o.metrics,
   });
 }
