@@ -55,6 +55,17 @@ export async function syncLock(deps: NukiDeps, lock: NukiSmartlockDoc): Promise<
   return out;
 }
 
+/**
+ * The validity a new auth (PUT) or a change (POST) asks for: each date the body names, else the one
+ * the auth holds (`base`); the lock takes it after its confirmation delay. One rule for both routes.
+ */
+function requestedWindow(deps: NukiDeps, lock: NukiSmartlockDoc, b: Record<string, unknown>, base: Pick<NukiAuthDoc, 'allowedFromDate' | 'allowedUntilDate'>) {
+  const allowedFromDate = 'allowedFromDate' in b ? isoDate(b.allowedFromDate, 'allowedFromDate') : base.allowedFromDate;
+  const allowedUntilDate = 'allowedUntilDate' in b ? isoDate(b.allowedUntilDate, 'allowedUntilDate') : base.allowedUntilDate;
+  if (allowedFromDate && allowedUntilDate && Date.parse(allowedUntilDate) <= Date.parse(allowedFromDate)) throw new NukiError(400, 'allowedUntilDate must be after allowedFromDate');
+  return { allowedFromDate, allowedUntilDate, syncAt: Date.now() + (lock.confirmDelayMs ?? deps.confirmDelayMs) };
+}
+
 /** An auth as GET /smartlock/{smartlockId}/auth answers it (the server's fields only). */
 function authView(a: NukiAuthDoc) {
   return {
@@ -157,9 +168,7 @@ const OPERATIONS: Operation[] = [
       if (typeof b.name !== 'string' || !b.name || b.name.length > NAME_MAX) throw new NukiError(400, `name is required (at most ${NAME_MAX} characters)`);
       if (b.type !== KEYPAD_CODE) throw new NukiError(400, 'accountUserId is required unless type is 13 (keypad code)');
       if (typeof b.code !== 'number' || !KEYPAD_CODE_RULE.test(String(b.code))) throw new NukiError(400, 'code: 6 digits from 1 to 9, not starting with 12');
-      const from = isoDate(b.allowedFromDate, 'allowedFromDate');
-      const until = isoDate(b.allowedUntilDate, 'allowedUntilDate');
-      if (from && until && Date.parse(until) <= Date.parse(from)) throw new NukiError(400, 'allowedUntilDate must be after allowedFromDate');
+      const window = requestedWindow(deps, lock, b, { allowedFromDate: null, allowedUntilDate: null });
       if (await deps.models.NukiAuth.exists({ smartlockId: lock.smartlockId, code: b.code })) throw new NukiError(409, 'parameter conflicts: the code is in use on this lock');
       const at = nowIso();
       const auth: NukiAuthDoc = {
@@ -171,11 +180,9 @@ const OPERATIONS: Operation[] = [
         code: b.code,
         enabled: b.enabled !== false,
         remoteAllowed: b.remoteAllowed === true,
-        allowedFromDate: from,
-        allowedUntilDate: until,
+        ...window,
         creationDate: at,
         updateDate: at,
-        syncAt: Date.now() + (lock.confirmDelayMs ?? deps.confirmDelayMs),
         pending: null,
       };
       await deps.models.NukiAuth.create(auth);
@@ -190,12 +197,7 @@ const OPERATIONS: Operation[] = [
     async handle(req, account, deps) {
       const { lock, auth } = await ownAuth(deps, account, req);
       const b = (req.body ?? {}) as Record<string, unknown>;
-      const base = auth.pending ?? auth;
-      const from = 'allowedFromDate' in b ? isoDate(b.allowedFromDate, 'allowedFromDate') : base.allowedFromDate;
-      const until = 'allowedUntilDate' in b ? isoDate(b.allowedUntilDate, 'allowedUntilDate') : base.allowedUntilDate;
-      if (from && until && Date.parse(until) <= Date.parse(from)) throw new NukiError(400, 'allowedUntilDate must be after allowedFromDate');
-      const syncAt = Date.now() + (lock.confirmDelayMs ?? deps.confirmDelayMs);
-      await deps.models.NukiAuth.updateOne({ id: auth.id }, { $set: { updateDate: nowIso(), pending: { allowedFromDate: from, allowedUntilDate: until, syncAt } } });
+      await deps.models.NukiAuth.updateOne({ id: auth.id }, { $set: { updateDate: nowIso(), pending: requestedWindow(deps, lock, b, auth.pending ?? auth) } });
       return { status: 204 };
     },
   },
