@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Connection, Model, Types, freshReads } from '@smartlock/db';
+import { Connection, Model, Types, boundedCache, freshReads } from '@smartlock/db';
 import { HttpError, isAdminBearer } from '@smartlock/http';
 import { AuthErrors, PORTAL_CSRF_HEADER, PORTAL_ON_CALL, PortalCapability, PortalErrors } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
@@ -75,9 +75,10 @@ export function createAuth(opts: AuthOptions): Auth {
   const models = identityModels(opts.identityDb);
   const now = opts.now ?? (() => new Date());
   const touchInterval = opts.touchIntervalMs ?? 60_000;
-  const lastTouched = new Map<string, number>();
-  /** sha256 of a key that verified → its company (likelyCompany). */
-  const companyOfKey = new Map<string, string>();
+  /** Keys and tokens recorded used within the interval: an entry lives touchInterval. */
+  const touched = boundedCache<string, void>({ max: ID_CACHE_MAX, ttlMs: touchInterval, now: () => now().getTime() });
+  /** sha256 of a key that verified → its company (likelyCompany); a key's company never changes. */
+  const companyOfKey = boundedCache<string, string>({ max: ID_CACHE_MAX, ttlMs: Infinity });
 
   /**
    * Keeps `last_used_at` (credential_usage, apart from the key or token: see CredentialUsageDoc)
@@ -86,12 +87,17 @@ export function createAuth(opts: AuthOptions): Auth {
    */
   function touch(id: Types.ObjectId) {
     const key = String(id);
-    const t = now().getTime();
-    if (t - (lastTouched.get(key) ?? 0) < touchInterval) return;
-    lastTouched.set(key, t);
-    models.CredentialUsage.updateOne({ _id: key }, { $set: { last_used_at: new Date(t) } }, { upsert: true })
-      .exec()
-      .catch((err: Error) => opts.logger.warn('could not record last_used_at', { id: key, err: err.message }));
+    // A failed write is kept as a touch too: tried again after the interval, not on every request.
+    void touched.get(key, () =>
+      models.CredentialUsage.updateOne({ _id: key }, { $set: { last_used_at: now() } }, { upsert: true })
+        .exec()
+        .then(
+          () => undefined,
+          (err: Error) => {
+            opts.logger.warn('could not record last_used_at', { id: key, err: err.message });
+          },
+        ),
+    );
   }
 
   async function verifyApiKey(key: unknown) {
@@ -107,7 +113,6 @@ export function createAuth(opts: AuthOptions): Auth {
     if (doc.expires_at && doc.expires_at.getTime() <= now().getTime()) throw new HttpError(401, AuthMessages.expired);
     touch(doc._id);
     const companyId = String(doc.company_id);
-    if (companyOfKey.size >= ID_CACHE_MAX) companyOfKey.clear();
     companyOfKey.set(hash, companyId);
     return { companyId, keyId: String(doc._id) };
   }
@@ -123,9 +128,10 @@ export function createAuth(opts: AuthOptions): Auth {
    * the caller's CPU per read against 0.62–0.72 through Mongoose's query).
    */
   function byRememberedId<D extends { _id: Types.ObjectId }>(model: Model<D>, field: 'hash' | 'prefix') {
-    const ids = new Map<string, Types.ObjectId>();
+    // A lookup value's id never changes; a deleted document's is dropped when its read misses.
+    const ids = boundedCache<string, Types.ObjectId>({ max: ID_CACHE_MAX, ttlMs: Infinity });
     return freshReads(async (value: string): Promise<D | null> => {
-      const id = ids.get(value);
+      const id = ids.peek(value);
       if (id) {
         const byId = await model.collection.findOne<D>({ _id: id });
         if (byId && (byId as Record<string, unknown>)[field] === value) return byId;
@@ -133,10 +139,7 @@ export function createAuth(opts: AuthOptions): Auth {
         if (!byId) return null; // deleted
       }
       const doc = await model.collection.findOne<D>({ [field]: value });
-      if (doc) {
-        if (ids.size >= ID_CACHE_MAX) ids.clear();
-        ids.set(value, doc._id);
-      }
+      if (doc) ids.set(value, doc._id);
       return doc;
     });
   }
@@ -208,7 +211,7 @@ export function createAuth(opts: AuthOptions): Auth {
     models,
     verifyApiKey,
     verifyIngestToken,
-    likelyCompany: (key) => (typeof key === 'string' && key !== '' ? companyOfKey.get(sha256(key)) : undefined),
+    likelyCompany: (key) => (typeof key === 'string' && key !== '' ? companyOfKey.peek(sha256(key)) : undefined),
     apiKey: () =>
       wrap(async (req) => {
         const { companyId, keyId } = await verifyApiKey(req.headers.apikey);
