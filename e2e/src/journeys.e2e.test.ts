@@ -134,7 +134,7 @@ describe('customer journeys (every app as a process)', () => {
     const passcode = v4.data?.data.credentials.find((c) => c.type === 'PASSCODE')?.passcode;
     expect(passcode).toMatch(/^\d{4,9}$/);
 
-    // v3 and the legacy v2, exactly SPEC's fields and types
+    // v3 and the legacy v2, exactly SPEC's fields and types, and the lock's provider
     const v3 = await lockData('STAY-1');
     expect(v3.data?.data.locks).toEqual([expect.objectContaining({ lockId: 'L-101', lockLocationType: 'door' })]);
     // v3 lock data is deprecated as well (libs/contracts DEPRECATED_FAMILIES), with v4's access as successor
@@ -155,6 +155,8 @@ describe('customer journeys (every app as a process)', () => {
         bedNumber: null,
         siteName: 'Harbour',
         keyId: expect.any(Number),
+        // the documented addition (ADR 0109): the lock's vendor
+        lockProvider: 'ttlock',
       },
     ]);
 
@@ -293,7 +295,8 @@ describe('customer journeys (every app as a process)', () => {
     expect(a.v2.lockData).not.toBe(b.v2.lockData);
     expect(a.v2.keyId).not.toBe(b.v2.keyId);
     expect([a.v2.lockData, b.v2.lockData]).not.toContain((await lock('L-101')).lock.lockData);
-    const tryOn = async (lockData: string) => (await axios.post(`${sys.simUrl}/sim/locks/L-101/try`, { lockData })).data;
+    // v2's lockData is null only on a lock that is not TTLock's (ADR 0109); L-101 is TTLock's
+    const tryOn = async (lockData: string | null) => (await axios.post(`${sys.simUrl}/sim/locks/L-101/try`, { lockData })).data;
     expect(await tryOn(a.v2.lockData)).toMatchObject({ opened: true, keyId: a.v2.keyId });
     expect(await tryOn(b.v2.lockData)).toMatchObject({ opened: true, keyId: b.v2.keyId });
 

@@ -93,7 +93,7 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     expect(creds).toHaveLength(5);
     expect(creds[0]).toEqual({
       type: 'EKEY',
-      lock: { lockId: 'lock-101', lockMac: 'AA:BB:CC:DD:EE:01', lockLocationType: 'door' },
+      lock: { lockId: 'lock-101', lockMac: 'AA:BB:CC:DD:EE:01', lockLocationType: 'door', lockProvider: 'ttlock' },
       place: { site: { name: 'Harbour House', _id: 'site-1' }, room: { name: '101', _id: 'room-101' }, bed: null },
       valid_from: '2026-12-01T14:00:00.000Z',
       valid_to: '2026-12-04T10:00:00.000Z',
@@ -121,7 +121,8 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     // One per e-key on a lock: the REMOTE record is the door's e-key again; passcodes and cards are not e-keys.
     expect(res.data.data).toHaveLength(2);
     const [door, cabinet] = res.data.data;
-    const fields = ['lockData', 'lockMac', 'lockId', 'lockLocationType', 'roomNumber', 'bedNumber', 'siteName', 'keyId'];
+    // SPEC's fields, then the documented addition lockProvider (ADR 0109)
+    const fields = ['lockData', 'lockMac', 'lockId', 'lockLocationType', 'roomNumber', 'bedNumber', 'siteName', 'keyId', 'lockProvider'];
     for (const record of [door, cabinet]) {
       expect(Object.keys(record).sort()).toEqual([...fields].sort());
       expect(typeof record.lockData).toBe('string');
@@ -140,6 +141,7 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
       bedNumber: null,
       siteName: 'Harbour House',
       keyId: 7001,
+      lockProvider: 'ttlock',
     });
     expect(cabinet).toEqual({
       lockData: 'LOCKDATA-CABINET-3',
@@ -150,6 +152,7 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
       bedNumber: '3',
       siteName: 'Harbour House',
       keyId: 7003,
+      lockProvider: 'ttlock',
     });
     expect(res.headers.deprecation).toMatch(/^@\d+$/);
     expect(new Date(String(res.headers.sunset)).toISOString()).toBe('2027-06-30T00:00:00.000Z');

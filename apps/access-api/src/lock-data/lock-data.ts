@@ -5,12 +5,13 @@ import { asyncHandler, notFound } from '@smartlock/http';
 import type { AccessLog } from '../credentials/access-log.schema';
 import { referenceParam } from '../credentials/params';
 import { findAccess } from '../credentials/repository';
-import { ekeysPerLock, placeOf } from '../credentials/present';
+import { legacyRecords, placeOf } from '../credentials/present';
 
 /**
  * `GET /api/v3/booking/getLockData/:referenceId`: the legacy v2 information (one entry per active
  * e-key on a lock) in the standard envelope, with the place as `{ name, _id }` objects (a cabinet keeps
- * its room; a door has no bed) and the booking's status, so a v2 client migrates field by field. Shape in README.
+ * its room; a door has no bed) and the booking's status, so a v2 client migrates field by field; v2's
+ * records of another vendor's lock too, with the documented addition `lockProvider`. Shape in README.
  */
 export function lockDataRoutes(deps: { log: AccessLog; apiKey: RequestHandler }): Router {
   const router = Router();
@@ -26,7 +27,7 @@ export function lockDataRoutes(deps: { log: AccessLog; apiKey: RequestHandler })
           reference_id: view.reference_id,
           status: view.status,
           validity: view.validity,
-          locks: ekeysPerLock(view.active).map((c) => {
+          locks: legacyRecords(view.active).map((c) => {
             const place = placeOf(c);
             return {
               lockId: c.lockId,
@@ -39,6 +40,7 @@ export function lockDataRoutes(deps: { log: AccessLog; apiKey: RequestHandler })
               bed: c.lockLocationType === 'door' ? null : place.bed,
               validFrom: c.validFrom,
               validTo: c.validTo,
+              lockProvider: c.lockProvider,
             };
           }),
         }),

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AccessEventMessage, CallbackBody, CallbackCredential, CredentialRecord } from '@smartlock/contracts';
+import { customerLock, type AccessEventMessage, type CallbackBody, type CallbackCredential, type CredentialRecord } from '@smartlock/contracts';
 
 /** Deterministic: a broker redelivery of the same access event maps to the same delivery (unique _id). */
 export function deliveryIdFor(eventId: string, event: string, companyId: string): string {
@@ -9,13 +9,15 @@ export function deliveryIdFor(eventId: string, event: string, companyId: string)
 /**
  * `revoked`: the credential that no longer opens, named by its ids (keyId, passcodeId, cardId) and
  * place, never by its secret (lockData, passcode digits, card number): a revocation hands nothing
- * usable to whoever holds the endpoint, and a leak of it opens nothing either.
+ * usable to whoever holds the endpoint, and a leak of it opens nothing either. `lockProvider` comes
+ * last: a TTLock credential's bytes are those of before it, plus that field.
  */
 function toCallbackCredential(c: CredentialRecord, revoked: boolean): CallbackCredential {
-  const out: CallbackCredential = {
+  const lock = customerLock(c);
+  const out: Omit<CallbackCredential, 'lockProvider'> = {
     type: c.type,
     lockId: c.lockId,
-    lockMac: c.lockMac,
+    lockMac: lock.lockMac,
     lockLocationType: c.lockLocationType,
     siteId: c.siteId,
     siteName: c.siteName,
@@ -33,7 +35,7 @@ function toCallbackCredential(c: CredentialRecord, revoked: boolean): CallbackCr
   if (c.passcodeId !== undefined) out.passcodeId = c.passcodeId;
   if (c.card_id !== undefined && !revoked) out.cardNumber = c.card_id;
   if (c.cardId !== undefined) out.cardId = c.cardId;
-  return out;
+  return { ...out, lockProvider: lock.lockProvider };
 }
 
 /** The body of one delivery, serialized once: every retry sends these exact bytes. */

@@ -1,5 +1,5 @@
 import { IANAZone } from 'luxon';
-import { formatSiteTime, type AccessEventMessage, type CredentialRecord } from '@smartlock/contracts';
+import { formatSiteTime, vendorLockOf, type AccessEventMessage, type CredentialRecord, type LockProvider } from '@smartlock/contracts';
 
 export interface EmailContent {
   subject: string;
@@ -22,7 +22,19 @@ function where(c: CredentialRecord): string {
   return parts.join(', ');
 }
 
+/** The brand a guest sees on the lock. */
+const BRAND: Record<LockProvider, string> = { ttlock: 'TTLock', nuki: 'Nuki' };
+
+/**
+ * TTLock's lines read as they always have (its vocabulary is the service's own); another vendor's
+ * code is typed on that lock's keypad, so the line says so and names the brand on the lock.
+ */
 function how(c: CredentialRecord, keyLink: string): string {
+  const provider = vendorLockOf(c.lockId).provider;
+  if (provider !== 'ttlock' && c.type === 'PASSCODE') {
+    const lock = `the ${BRAND[provider]} lock`;
+    return c.passcode ? `keypad code ${c.passcode} for ${lock} (enter it on its keypad)` : `a keypad code for ${lock} (ask the front desk)`;
+  }
   switch (c.type) {
     case 'PASSCODE':
       return c.passcode ? `door code ${c.passcode}` : 'a door code (ask the front desk)';

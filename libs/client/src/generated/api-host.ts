@@ -855,7 +855,11 @@ export interface paths {
         /** The company's lock accounts and their health (connected or needs_attention), never their secrets */
         get: operations["portalListLockAccounts"];
         put?: never;
-        post?: never;
+        /**
+         * Connect a vendor account: its locks become the company's
+         * @description Capability `layout`. TTLock: the account's username and password under the service's application; Nuki: an API token (Nuki Web → API) and a name. The credentials are checked by listing the account's locks; each lock no company holds becomes the company's, one another company holds is reported (`held_elsewhere`) and never claimed. The secret is sealed at rest and never returned.
+         */
+        post: operations["portalConnectLockAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1958,6 +1962,110 @@ export interface paths {
         patch: operations["portalUpdateSite"];
         trace?: never;
     };
+    "/portal/api/layout/locks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The company's locks and where each is bound
+         * @description The session's company's locks (found in its lock accounts, or assigned by the operator) and where each is bound. Every lock the service operates has one owner company; a layout binds only its own company's locks.
+         */
+        get: operations["portalListLocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/layout/locks/{lockId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Bind a lock to a room (door) or a bed (cabinet)
+         * @description Capability `layout`. Only the company's own locks (409 otherwise, the holder never named). `lock_mac` may be left out (stored empty: a Nuki lock has none); `name` left out is the vendor's name of the lock.
+         */
+        put: operations["portalBindLock"];
+        post?: never;
+        /**
+         * Unbind a lock
+         * @description Capability `layout`.
+         */
+        delete: operations["portalUnbindLock"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/lock-accounts/{accountId}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the account's locks again
+         * @description Capability `layout`. Another company's account id is a 404, as an unknown one. New locks become the company's, names and batteries are refreshed. A refusal of the credentials marks the account `needs_attention` (400).
+         */
+        post: operations["portalSyncLockAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/lock-accounts/{accountId}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Give the account a new secret (TTLock: password; Nuki: API token)
+         * @description Capability `layout`. Another company's account id is a 404. Checked with the vendor before it replaces the old one: a refused secret changes nothing (400). Then the account is re-synced.
+         */
+        put: operations["portalRotateLockAccountSecret"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/api/lock-accounts/{accountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect an account: its locks are released
+         * @description Capability `layout`. Another company's account id is a 404. 409 while any of its locks is bound in the company's layout, unless `unbind=true`, which unbinds them first.
+         */
+        delete: operations["portalDisconnectLockAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/portal-links/on-call": {
         parameters: {
             query?: never;
@@ -2190,7 +2298,8 @@ export interface components {
             /** @enum {unknown} */
             type: "EKEY" | "PASSCODE" | "CARD" | "REMOTE";
             lockId: string;
-            lockMac: string;
+            /** @description The lock's MAC address (TTLock); null on a lock whose `lockProvider` is not `ttlock`, where the field has no meaning. */
+            lockMac: string | null;
             /** @enum {unknown} */
             lockLocationType: "door" | "cabinet";
             siteId: string;
@@ -2212,6 +2321,11 @@ export interface components {
             passcodeId?: number;
             cardNumber?: string;
             cardId?: number;
+            /**
+             * @description An addition to SPEC's fields: the vendor of the credential's lock, from its id (`nuki:<id>` is Nuki's; an id without a provider prefix is TTLock's), which says whose vocabulary the fields are in; a Nuki PASSCODE is a code for that lock's keypad. Not the booking's `provider` (v2's query parameter).
+             * @enum {unknown}
+             */
+            lockProvider: "ttlock" | "nuki";
         };
         /** @description The exact bytes of one delivery never change between retries. */
         CallbackBody: {
@@ -2313,9 +2427,15 @@ export interface components {
         };
         LockRef: {
             lockId: string;
-            lockMac: string;
+            /** @description The lock's MAC address (TTLock); null on a lock whose `lockProvider` is not `ttlock`, where the field has no meaning. */
+            lockMac: string | null;
             /** @enum {unknown} */
             lockLocationType: "door" | "cabinet";
+            /**
+             * @description An addition to SPEC's fields: the vendor of the credential's lock, from its id (`nuki:<id>` is Nuki's; an id without a provider prefix is TTLock's), which says whose vocabulary the fields are in; a Nuki PASSCODE is a code for that lock's keypad. Not the booking's `provider` (v2's query parameter).
+             * @enum {unknown}
+             */
+            lockProvider: "ttlock" | "nuki";
         };
         Place: {
             site: components["schemas"]["Named"] | null;
@@ -6760,11 +6880,14 @@ export interface operations {
                             validity: components["schemas"]["Validity"];
                             locks: {
                                 lockId: string;
-                                lockMac: string;
+                                /** @description The lock's MAC address (TTLock); null on a lock whose `lockProvider` is not `ttlock`, where the field has no meaning. */
+                                lockMac: string | null;
                                 /** @enum {unknown} */
                                 lockLocationType: "door" | "cabinet";
-                                lockData: string;
-                                keyId: number;
+                                /** @description The e-key's data (TTLock); null on a lock whose `lockProvider` is not `ttlock`, where the field has no meaning. */
+                                lockData: string | null;
+                                /** @description The e-key's id (TTLock); null on a lock whose `lockProvider` is not `ttlock`, where the field has no meaning. */
+                                keyId: number | null;
                                 site: components["schemas"]["Named"] | null;
                                 room: components["schemas"]["Named"] | null;
                                 bed: components["schemas"]["Named"] | null;
@@ -6772,6 +6895,11 @@ export interface operations {
                                 validFrom: string;
                                 /** Format: date-time */
                                 validTo: string;
+                                /**
+                                 * @description An addition to SPEC's fields: the vendor of the credential's lock, from its id (`nuki:<id>` is Nuki's; an id without a provider prefix is TTLock's), which says whose vocabulary the fields are in; a Nuki PASSCODE is a code for that lock's keypad. Not the booking's `provider` (v2's query parameter).
+                                 * @enum {unknown}
+                                 */
+                                lockProvider: "ttlock" | "nuki";
                             }[];
                         };
                     };
@@ -6952,15 +7080,23 @@ export interface operations {
                         /** @constant */
                         error: false;
                         data: {
-                            lockData: string;
-                            lockMac: string;
+                            /** @description The e-key's data (TTLock); null on a lock whose `lockProvider` is not `ttlock`, where the field has no meaning. */
+                            lockData: string | null;
+                            /** @description The lock's MAC address (TTLock); null on a lock whose `lockProvider` is not `ttlock`, where the field has no meaning. */
+                            lockMac: string | null;
                             lockId: string;
                             /** @enum {unknown} */
                             lockLocationType: "door" | "cabinet";
                             roomNumber: string | null;
                             bedNumber: string | null;
                             siteName: string;
-                            keyId: number;
+                            /** @description The e-key's id (TTLock); null on a lock whose `lockProvider` is not `ttlock`, where the field has no meaning. */
+                            keyId: number | null;
+                            /**
+                             * @description An addition to SPEC's fields: the vendor of the credential's lock, from its id (`nuki:<id>` is Nuki's; an id without a provider prefix is TTLock's), which says whose vocabulary the fields are in; a Nuki PASSCODE is a code for that lock's keypad. Not the booking's `provider` (v2's query parameter).
+                             * @enum {unknown}
+                             */
+                            lockProvider: "ttlock" | "nuki";
                         }[];
                     };
                 };
@@ -9911,6 +10047,193 @@ export interface operations {
                      *       "data": null
                      *     }
                      */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalConnectLockAccount: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+                /** @description The session's `csrf_token` (from `GET /portal/api/session`): required on every write. */
+                "X-CSRF-Token": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    provider: "ttlock";
+                    username: string;
+                    password: string;
+                } | {
+                    /** @constant */
+                    provider: "nuki";
+                    api_token: string;
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account and the locks found in it. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account: {
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            _id: string;
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            company_id: string;
+                            /** @enum {unknown} */
+                            provider: "ttlock" | "nuki";
+                            /** @description TTLock: the username; Nuki: the name given. */
+                            label: string;
+                            /**
+                             * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                             * @enum {unknown}
+                             */
+                            status: "connected" | "needs_attention";
+                            status_reason: string | null;
+                            locks_found: number;
+                            /** Format: date-time */
+                            synced_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        locks: {
+                            /** @description The service's id of the lock (docs/adr/0109). */
+                            lock_id: string;
+                            name: string;
+                            battery: {
+                                percent: number | null;
+                                low: boolean;
+                            } | null;
+                            /** @description The vendor reaches the lock (a gateway, a bridge or Wi-Fi). */
+                            remote: boolean;
+                            /** @description Another company holds it: it is not this company's (the other is not named). */
+                            held_elsewhere: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid request, or the lock vendor refused the credentials given. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ApiError"];
                 };
             };
@@ -19684,6 +20007,969 @@ export interface operations {
                 };
             };
             /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalListLocks: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Page size, at most 100. */
+                limit?: number;
+            };
+            header?: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Locks retrieved (code 7039). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7039;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            page: number;
+                            limit: number;
+                            locks: {
+                                /** @description TTLock's lockId as it is; another vendor's id with its provider (`nuki:17012345`, docs/adr/0109). */
+                                lock_id: string;
+                                /** @enum {unknown} */
+                                provider: "ttlock" | "nuki";
+                                /** @description The company's lock account it was found in; null: the operator's service account. */
+                                account_id: string | null;
+                                /** @description As the vendor names it, at the account's last sync. */
+                                name: string | null;
+                                battery: {
+                                    percent: number | null;
+                                    low: boolean;
+                                } | null;
+                                /**
+                                 * @description assigned: by the operator; import: claimed by the operator's layout import; account: found in one of the company's lock accounts.
+                                 * @enum {unknown}
+                                 */
+                                source: "assigned" | "import" | "account";
+                                /** Format: date-time */
+                                assigned_at: string;
+                                bound_to: {
+                                    /** @enum {unknown} */
+                                    level: "room" | "bed";
+                                    _id: string;
+                                    name: string;
+                                } | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalBindLock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+                /** @description The session's `csrf_token` (from `GET /portal/api/session`): required on every write. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                lockId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                    room_id?: string;
+                    /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                    bed_id?: string;
+                    lock_mac?: string;
+                    name?: string | null;
+                    provider?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Done (code 7034). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7034;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            /** @description The layout version this change made. */
+                            version: number;
+                            lock: components["schemas"]["Lock"];
+                            node: components["schemas"]["LocationNode"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalUnbindLock: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+                /** @description The session's `csrf_token` (from `GET /portal/api/session`): required on every write. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                lockId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done (code 7035). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        message: string;
+                        /** @constant */
+                        code: 7035;
+                        /** @constant */
+                        error: false;
+                        data: {
+                            /** @description The layout version this change made. */
+                            version: number;
+                            lock_id: string;
+                            node: components["schemas"]["LocationNode"];
+                        };
+                    };
+                };
+            };
+            /** @description Invalid request: the body, a parameter or a header is malformed or missing. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A dependency (database, broker) is unavailable; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalSyncLockAccount: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+                /** @description The session's `csrf_token` (from `GET /portal/api/session`): required on every write. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account, its locks, and those the vendor no longer lists. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account: {
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            _id: string;
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            company_id: string;
+                            /** @enum {unknown} */
+                            provider: "ttlock" | "nuki";
+                            /** @description TTLock: the username; Nuki: the name given. */
+                            label: string;
+                            /**
+                             * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                             * @enum {unknown}
+                             */
+                            status: "connected" | "needs_attention";
+                            status_reason: string | null;
+                            locks_found: number;
+                            /** Format: date-time */
+                            synced_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        locks: {
+                            /** @description The service's id of the lock (docs/adr/0109). */
+                            lock_id: string;
+                            name: string;
+                            battery: {
+                                percent: number | null;
+                                low: boolean;
+                            } | null;
+                            /** @description The vendor reaches the lock (a gateway, a bridge or Wi-Fi). */
+                            remote: boolean;
+                            /** @description Another company holds it: it is not this company's (the other is not named). */
+                            held_elsewhere: boolean;
+                        }[];
+                        /** @description Locks the company holds through this account that the vendor no longer lists: kept. */
+                        missing: string[];
+                    };
+                };
+            };
+            /** @description Invalid request, or the lock vendor refused the credentials given. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalRotateLockAccountSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+                /** @description The session's `csrf_token` (from `GET /portal/api/session`): required on every write. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                } | {
+                    api_token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account re-synced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account: {
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            _id: string;
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            company_id: string;
+                            /** @enum {unknown} */
+                            provider: "ttlock" | "nuki";
+                            /** @description TTLock: the username; Nuki: the name given. */
+                            label: string;
+                            /**
+                             * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                             * @enum {unknown}
+                             */
+                            status: "connected" | "needs_attention";
+                            status_reason: string | null;
+                            locks_found: number;
+                            /** Format: date-time */
+                            synced_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        locks: {
+                            /** @description The service's id of the lock (docs/adr/0109). */
+                            lock_id: string;
+                            name: string;
+                            battery: {
+                                percent: number | null;
+                                low: boolean;
+                            } | null;
+                            /** @description The vendor reaches the lock (a gateway, a bridge or Wi-Fi). */
+                            remote: boolean;
+                            /** @description Another company holds it: it is not this company's (the other is not named). */
+                            held_elsewhere: boolean;
+                        }[];
+                        /** @description Locks the company holds through this account that the vendor no longer lists: kept. */
+                        missing: string[];
+                    };
+                };
+            };
+            /** @description Invalid request, or the lock vendor refused the credentials given. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The body exceeds the size limit (256 kB; the layout import has its own). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Any other error, in the same envelope. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    portalDisconnectLockAccount: {
+        parameters: {
+            query?: {
+                /** @description true: unbind the account's bound locks, then disconnect. */
+                unbind?: "true" | "false";
+            };
+            header: {
+                /** @description Optional: when sent, it must be the company of the API key (else 403). */
+                "X-Company-Id"?: string;
+                /** @description The session's `csrf_token` (from `GET /portal/api/session`): required on every write. */
+                "X-CSRF-Token": string;
+            };
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account disconnected, the locks released and those unbound. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account: {
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            _id: string;
+                            /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
+                            company_id: string;
+                            /** @enum {unknown} */
+                            provider: "ttlock" | "nuki";
+                            /** @description TTLock: the username; Nuki: the name given. */
+                            label: string;
+                            /**
+                             * @description needs_attention: the vendor refused the account's credentials at its last use (a changed password, a revoked token): give it a new secret.
+                             * @enum {unknown}
+                             */
+                            status: "connected" | "needs_attention";
+                            status_reason: string | null;
+                            locks_found: number;
+                            /** Format: date-time */
+                            synced_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        released: string[];
+                        unbound: string[];
+                    };
+                };
+            };
+            /** @description Invalid request, or the lock vendor refused the credentials given. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description No portal session, or one expired or revoked: open a new portal link. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "API key has been revoked",
+                     *       "code": 4010,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "X-Company-Id does not match the company of the API key",
+                     *       "code": 4030,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not found (or another company's: both answer alike). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too many requests: a rate limit was reached. Retry after the seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header). */
+                    RateLimit?: string;
+                    /** @description The policy: `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Too many requests; retry after the time in Retry-After",
+                     *       "code": 4290,
+                     *       "error": true,
+                     *       "data": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description The lock vendor, the database or location-api cannot be reached now; retry shortly. */
             503: {
                 headers: {
                     [name: string]: unknown;

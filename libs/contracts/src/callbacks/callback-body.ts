@@ -1,15 +1,17 @@
 import type { AccessEventType } from '../exchanges';
 import type { AccessType } from '../booking/actions';
+import type { LockProvider } from '../locks/lock-id';
 
 /**
  * One credential as a customer's callback endpoint receives it: the SPEC credential record's names
  * (lockId, lockMac, lockData, keyId, roomNumber, bedNumber, siteName) plus what each type needs to
- * be used (passcode digits, card number) and its validity window.
+ * be used (passcode digits, card number) and its validity window, and, last, the lock's vendor.
  */
 export interface CallbackCredential {
   type: AccessType;
   lockId: string;
-  lockMac: string;
+  /** TTLock's; null on another vendor's lock (customerLock). */
+  lockMac: string | null;
   lockLocationType: 'door' | 'cabinet';
   siteId: string;
   siteName: string;
@@ -30,6 +32,8 @@ export interface CallbackCredential {
   /** CARD: the RFID card number the booking named, and the vendor's id of it */
   cardNumber?: string;
   cardId?: number;
+  /** The lock's vendor, from its id (ADR 0109): which vocabulary the fields above are in. */
+  lockProvider: LockProvider;
 }
 
 /**

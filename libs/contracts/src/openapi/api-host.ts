@@ -24,7 +24,7 @@ import {
   sharedSchemas,
 } from './components';
 import { JsonSchema, arr, bool, constant, dateTime, fromJoi, int, nullable, obj, oneOf, pattern, ref, str } from './schema';
-import { webhooks, webhookSchemas } from './webhooks';
+import { LOCK_MAC, LOCK_PROVIDER, NOT_TTLOCK, webhooks, webhookSchemas } from './webhooks';
 import { portalOverviewPaths } from './portal-overview';
 import { CSRF_HEADER, callbackHealthPaths, callbackTestPaths, deliveriesListing, onCallDeadLetterPaths, onCallLinkPaths, portalDataPaths, portalErrors, portalLayoutPaths, portalOp, portalSession } from './portal';
 
@@ -118,7 +118,7 @@ const schemas: Record<string, JsonSchema> = {
   Lock: obj({ lock_id: str(), lock_mac: str(), name: nullable(str()), provider: nullable(str()), lockLocationType: oneOf(['door', 'cabinet']) }),
   LayoutItem: obj({ level: oneOf(LOCATION_LEVELS), _id: str(), name: str() }),
   LockPlacement: obj({ lock_id: str(), level: oneOf(LOCATION_LEVELS), _id: str() }),
-  LockRef: obj({ lockId: str(), lockMac: str(), lockLocationType: oneOf(['door', 'cabinet']) }),
+  LockRef: obj({ lockId: str(), lockMac: LOCK_MAC, lockLocationType: oneOf(['door', 'cabinet']), lockProvider: LOCK_PROVIDER }),
   Place: obj({ site: nullableNamed, room: nullableNamed, bed: nullableNamed }),
   Validity: nullable(
     obj({
@@ -464,18 +464,23 @@ function accessPaths(): Record<string, unknown> {
                 status: ref('AccessStatus'),
                 validity: ref('Validity'),
                 locks: arr(
-                  obj({
-                    lockId: str(),
-                    lockMac: str(),
-                    lockLocationType: oneOf(['door', 'cabinet']),
-                    lockData: str(),
-                    keyId: int(),
-                    site: nullableNamed,
-                    room: nullableNamed,
-                    bed: nullableNamed,
-                    validFrom: dateTime(),
-                    validTo: dateTime(),
-                  }),
+                  obj(
+                    {
+                      lockId: str(),
+                      lockMac: LOCK_MAC,
+                      lockLocationType: oneOf(['door', 'cabinet']),
+                      lockData: nullable(str({ description: `The e-key's data (TTLock); ${NOT_TTLOCK}.` })),
+                      keyId: nullable(int({ description: `The e-key's id (TTLock); ${NOT_TTLOCK}.` })),
+                      site: nullableNamed,
+                      room: nullableNamed,
+                      bed: nullableNamed,
+                      validFrom: dateTime(),
+                      validTo: dateTime(),
+                      lockProvider: LOCK_PROVIDER,
+                    },
+                    [],
+                    { description: "One per e-key on a TTLock lock; one per credential on another vendor's lock (a Nuki keypad code), whose code is read in v4." },
+                  ),
                 ),
               }),
             ),
@@ -503,16 +508,21 @@ function accessPaths(): Record<string, unknown> {
             envelope(
               SuccessCodes.LEGACY_CREDENTIALS_FETCHED,
               arr(
-                obj({
-                  lockData: str(),
-                  lockMac: str(),
-                  lockId: str(),
-                  lockLocationType: oneOf(['door', 'cabinet']),
-                  roomNumber: nullable(str()),
-                  bedNumber: nullable(str()),
-                  siteName: str(),
-                  keyId: int(),
-                }),
+                obj(
+                  {
+                    lockData: nullable(str({ description: `The e-key's data (TTLock); ${NOT_TTLOCK}.` })),
+                    lockMac: LOCK_MAC,
+                    lockId: str(),
+                    lockLocationType: oneOf(['door', 'cabinet']),
+                    roomNumber: nullable(str()),
+                    bedNumber: nullable(str()),
+                    siteName: str(),
+                    keyId: nullable(int({ description: `The e-key's id (TTLock); ${NOT_TTLOCK}.` })),
+                    lockProvider: LOCK_PROVIDER,
+                  },
+                  [],
+                  { description: "SPEC's credential record, then `lockProvider`. One per e-key on a TTLock lock; one per credential on another vendor's lock (a Nuki keypad code), whose code is read in v4." },
+                ),
               ),
             ),
           ),

@@ -1,15 +1,27 @@
 import { ACCESS_TYPES } from '../booking/actions';
 import { CALLBACK_HEADERS } from '../callbacks/callback-body';
 import { AccessEventTypes } from '../exchanges';
+import { LOCK_ACCOUNT_PROVIDERS } from '../identity/admin.requests';
 import { body } from './components';
 import { JsonSchema, arr, constant, dateTime, int, nullable, obj, oneOf, ref, str } from './schema';
+
+/**
+ * Documented additions of issue 52 (ADR 0109), in the callbacks and the v4, v3 and v2 reads: the
+ * vendor of a credential's lock, and TTLock's fields null on another vendor's lock.
+ */
+export const LOCK_PROVIDER = oneOf(LOCK_ACCOUNT_PROVIDERS, {
+  description:
+    "An addition to SPEC's fields: the vendor of the credential's lock, from its id (`nuki:<id>` is Nuki's; an id without a provider prefix is TTLock's), which says whose vocabulary the fields are in; a Nuki PASSCODE is a code for that lock's keypad. Not the booking's `provider` (v2's query parameter).",
+});
+export const NOT_TTLOCK = 'null on a lock whose `lockProvider` is not `ttlock`, where the field has no meaning';
+export const LOCK_MAC = nullable(str({ description: `The lock's MAC address (TTLock); ${NOT_TTLOCK}.` }));
 
 export const webhookSchemas: Record<string, JsonSchema> = {
   CallbackCredential: obj(
     {
       type: oneOf(ACCESS_TYPES),
       lockId: str(),
-      lockMac: str(),
+      lockMac: LOCK_MAC,
       lockLocationType: oneOf(['door', 'cabinet']),
       siteId: str(),
       siteName: str(),
@@ -26,6 +38,7 @@ export const webhookSchemas: Record<string, JsonSchema> = {
       passcodeId: int(),
       cardNumber: str(),
       cardId: int(),
+      lockProvider: LOCK_PROVIDER,
     },
     ['keyId', 'lockData', 'passcode', 'passcodeId', 'cardNumber', 'cardId'],
     { description: 'EKEY and REMOTE: keyId, lockData. PASSCODE: passcode, passcodeId. CARD: cardNumber (the booking\'s card_id), cardId. In access.revoked no secret: keyId, passcodeId or cardId name the credential; lockData, passcode and cardNumber are absent.' },
