@@ -1,4 +1,5 @@
 import type { CallbackEndpointConfig, IdentityEventMessage } from '@smartlock/contracts';
+import { boundedCache } from '@smartlock/db';
 import type { DispatcherModels, EndpointDoc } from '../models';
 import { CALLBACK_EVENTS, currentEndpoint } from './on-identity-event';
 
@@ -12,36 +13,24 @@ export type EndpointCache = ReturnType<typeof endpointCache>;
 /**
  * The callback endpoints this process signs with, kept in memory instead of read twice per delivery
  * (once when the access event is recorded, once per attempt). An entry is read from the replica
- * once, then kept current by identity.events themselves: every dispatcher process gets them on a
- * broadcast queue of its own (signed by admin-api, like the replica's), so a changed URL or a
- * rotated secret is used from the next attempt on, in every process. A company without an endpoint
- * is remembered too, until its `callback.updated` arrives. The broadcast queue is lost while the
- * broker connection is, and events sent meanwhile with it: each time it is bound again the cache
- * starts over (`clear`).
+ * once (libs/db boundedCache: concurrent misses share the read), then kept current by
+ * identity.events themselves: every dispatcher process gets them on a broadcast queue of its own
+ * (signed by admin-api, like the replica's), so a changed URL or a rotated secret is used from the
+ * next attempt on, in every process. A company without an endpoint is remembered too, until its
+ * `callback.updated` arrives. The broadcast queue is lost while the broker connection is, and
+ * events sent meanwhile with it: each time it is bound again the cache starts over (`clear`; a
+ * read under way then does not refill it).
  */
 export function endpointCache(models: DispatcherModels, now: () => number = Date.now) {
-  const entries = new Map<string, { endpoint: EndpointDoc | null; at: number }>();
-  /** Bumped by clear(): a read that began before must not refill the cache with what it read. */
-  let generation = 0;
-
+  const entries = boundedCache<string, EndpointDoc | null>({ max: MAX_ENTRIES, ttlMs: ENTRY_TTL_MS, now });
   const versionOf = (e: EndpointDoc | null | undefined) => e?.version ?? 0;
-
-  function remember(companyId: string, endpoint: EndpointDoc | null) {
-    if (entries.size >= MAX_ENTRIES && !entries.has(companyId)) entries.clear();
-    entries.set(companyId, { endpoint, at: now() });
-  }
 
   return {
     async get(companyId: string): Promise<EndpointDoc | null> {
-      const hit = entries.get(companyId);
-      if (hit && now() - hit.at < ENTRY_TTL_MS) return hit.endpoint;
-      const started = generation;
-      const read = await currentEndpoint(models, companyId);
+      const read = await entries.get(companyId, (id) => currentEndpoint(models, id));
       // An event applied while the read was on its way is newer than what it found.
-      const meanwhile = entries.get(companyId);
-      if (meanwhile && meanwhile !== hit && versionOf(meanwhile.endpoint) > versionOf(read)) return meanwhile.endpoint;
-      if (started === generation) remember(companyId, read);
-      return read;
+      const meanwhile = entries.peek(companyId);
+      return meanwhile !== undefined && versionOf(meanwhile) > versionOf(read) ? meanwhile : read;
     },
 
     /** identity.events: a callback configuration newer than the one held replaces it. */
@@ -50,14 +39,12 @@ export function endpointCache(models: DispatcherModels, now: () => number = Date
       const config = (msg.data as { endpoint?: CallbackEndpointConfig } | undefined)?.endpoint;
       if (!config || typeof config.version !== 'number' || typeof config.url !== 'string' || !config.auth) return;
       const companyId = String(config.company_id ?? msg.company_id);
-      const held = entries.get(companyId);
       // Kept even for a company not asked for yet: its replica document may still be the older one.
-      if (held && versionOf(held.endpoint) >= config.version) return;
-      remember(companyId, { company_id: companyId, version: config.version, config: { ...config, company_id: companyId } });
+      if (versionOf(entries.peek(companyId)) >= config.version) return;
+      entries.set(companyId, { company_id: companyId, version: config.version, config: { ...config, company_id: companyId } });
     },
 
     clear(): void {
-      generation += 1;
       entries.clear();
     },
   };
