@@ -20,6 +20,7 @@ import { replayRoutes } from './replay/replay';
 import { retryRoutes } from './retry/routes';
 import { boundedCache } from '@smartlock/db';
 import { applyStatus } from './status/apply-status';
+import { bookingRows } from './bookings/record';
 import { bookingRoutes } from './bookings/routes';
 import { EVENT_ROUTE, portalTrackingRoutes, trackingRoutes } from './tracking/routes';
 
@@ -61,6 +62,10 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       const now = opts.now ?? (() => new Date());
       replica = createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
       const siteZones = boundedCache<string, string | null>({ max: 10_000, ttlMs: 60_000 });
+      // A site's zone, read from the replica once a minute per site at most (a booking row and the
+      // events list ask on every instant they show): a changed zone shows within the minute.
+      const siteZone: Deps['siteZone'] = (companyId, siteId) => siteZones.get(`${companyId}:${siteId}`, async () => (await replica?.node(companyId, siteId))?.time_zone ?? null);
+      const writers = createWriters(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS, bookingRowLingerMs: config.BOOKING_ROW_LINGER_MS });
       deps = {
         config,
         logger,
@@ -68,14 +73,13 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         broker: ctx.broker,
         auth: createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger }),
         now,
-        writers: createWriters(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS }),
+        writers,
         knownSite: siteChecker(replica, logger),
         metrics: gatewayMetrics(ctx.metrics),
         unsettled: unsettledEvents({ afterMs: settleAfterMs }),
         eventWaits: longPoll({ route: EVENT_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics }),
-        // A site's zone, read from the replica once a minute per site at most (a booking row and the
-        // events list ask on every instant they show): a changed zone shows within the minute.
-        siteZone: (companyId, siteId) => siteZones.get(`${companyId}:${siteId}`, async () => (await replica?.node(companyId, siteId))?.time_zone ?? null),
+        siteZone,
+        bookingRows: bookingRows({ models, writers, logger, siteZone }),
       };
       // Published events whose worker has not reported in time are settled (publish/unsettled.ts).
       settling = setInterval(() => {
@@ -88,8 +92,10 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       await ctx.broker.consume<EventStatusMessage>(
         QUEUES.ingestEventStatus,
         async (report, mctx) => {
-          await applyStatus(deps, report, mctx);
+          const applied = await applyStatus(deps, report, mctx);
           deps.eventWaits.wake(report.event_id);
+          // Acknowledged once the event's booking row is written (bookings/record.ts: what re-creates a row a crash lost).
+          if (applied !== 'unknown') await deps.bookingRows.reported(report);
         },
         { schema: eventStatusMessageSchema },
       );
@@ -102,6 +108,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       await settlingRound;
       await settleUnreported(deps, true);
       await deps.writers.recordStatus.drain();
+      await deps.bookingRows.drain();
     },
     routes: (app) => {
       // {webhook_url}/openapi.json and /docs: the contract of this host.

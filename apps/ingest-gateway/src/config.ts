@@ -12,6 +12,7 @@ export interface Config extends BaseConfig, RateLimitConfig, WaitConfig {
   /** How often the relay looks for events to (re)publish; 0 turns the relay off in this instance. */
   RELAY_INTERVAL_MS: number;
   STATUS_HISTORY_LINGER_MS: number;
+  BOOKING_ROW_LINGER_MS: number;
   /** An event still owed this long after its receipt was left by a crash (or a lost confirm): the relay publishes it. */
   RELAY_GRACE_MS: number;
   /** The relay's lease: one gateway instance relays in each slot of this length (libs/messaging outbox). */
@@ -56,6 +57,12 @@ export const configSchema = Joi.object<Config>({
     .max(60_000)
     .default(200)
     .description("how long an event's status history entry waits for others to share one database write (the timeline shows it that much later; the entries still waiting are written at shutdown); `0` writes each at once"),
+  BOOKING_ROW_LINGER_MS: Joi.number()
+    .integer()
+    .min(0)
+    .max(60_000)
+    .default(200)
+    .description("how long a new booking's row of the portal's bookings list waits for others to share one database write, after the ingest answered (the list shows the booking that much later; a worker's report of the event is acknowledged once its row is written); `0` writes each at once"),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -2,6 +2,7 @@ import type { Auth } from '@smartlock/auth';
 import type { LongPoll } from '@smartlock/http';
 import type { Broker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
+import type { BookingRows } from './bookings/record';
 import type { Config } from './config';
 import type { EventModels } from './events/event.schema';
 import type { Writers } from './events/writers';
@@ -30,4 +31,6 @@ export interface Deps {
   eventWaits: LongPoll;
   /** A site's IANA zone from the layout replica (null: none set, or not known here). */
   siteZone: (companyId: string, siteId: string) => Promise<string | null>;
+  /** The portal's booking rows, written off the ingest's answer and made certain before a report is acknowledged (bookings/record.ts). */
+  bookingRows: BookingRows;
 }

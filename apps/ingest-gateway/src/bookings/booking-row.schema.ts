@@ -6,8 +6,8 @@ export type BookingState = 'booked' | 'checked_in' | 'checked_out' | 'cancelled'
 
 /**
  * One booking of a company as its events last described it: the portal's bookings list and the
- * overview's arrivals and departures (bookings/routes.ts). A view, written by the gateway when it
- * stores an original event (bookings/record.ts), never read by the booking path: the event records
+ * overview's arrivals and departures (bookings/routes.ts). A view, written by the gateway after it
+ * stores an original event, off the 202 (bookings/record.ts), never read by the booking path: the event records
  * stay the truth, and a row's status is read from its latest event's record when it is shown, so a
  * status report costs no write here. `_id` is name-based on (company, reference_id).
  */

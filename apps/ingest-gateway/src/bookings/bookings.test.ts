@@ -30,6 +30,8 @@ describe('portal: bookings list and overview', () => {
     publishStatus(vhost.url, { event_id: eventId, company_id: c.companyId, status, message, retry_count: 0, at: new Date().toISOString() });
   const statusIs = (id: string, status: string) => waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.status === status, { what: `${id} to be ${status}` });
   const list = (query: Record<string, string>, headers = viewA) => request(gw.url).get('/portal/api/bookings').query(query).set(headers);
+  // The row is written after the 202, not before it (bookings/record.ts): within BOOKING_ROW_LINGER_MS.
+  const rowHolds = (eventId: string) => waitFor(async () => !!(await gw.deps.models.BookingRow.exists({ event_id: eventId })), { what: `the booking row of ${eventId}` });
 
   beforeAll(async () => {
     vhost = await createVhost('portal_bookings');
@@ -63,6 +65,7 @@ describe('portal: bookings list and overview', () => {
 
     // A room move: the row's room and event change, the dates stay; the new event not done yet.
     const moved = await ingest(a, { reference_id: ref, action: 'roommove', room: '305', check_in: '2031-03-08', check_out: '2031-03-10' });
+    await rowHolds(moved);
     res = await list({ from: '2031-03-08', to: '2031-03-08' });
     expect(res.body.bookings[0]).toMatchObject({ room: '305', departure_day: '2031-03-10', status: 'QUEUED', event_id: moved, guest_name: 'A** L*******' });
     await report(a, moved, 'FAILED', 'Room not found');
@@ -71,6 +74,7 @@ describe('portal: bookings list and overview', () => {
     expect(res.body.bookings[0]).toMatchObject({ status: 'FAILED', message: 'Room not found' });
 
     const cancelled = await ingest(a, { reference_id: ref, action: 'cancel' });
+    await rowHolds(cancelled);
     res = await list({ from: '2031-03-08', to: '2031-03-08' });
     expect(res.body.bookings[0]).toMatchObject({ state: 'cancelled', event_id: cancelled, room: '305', arrival_day: '2031-03-08' });
     // Another company's session sees none of it.
@@ -89,6 +93,7 @@ describe('portal: bookings list and overview', () => {
     }
     await report(c, ids[2], 'FAILED', 'Room not found');
     await statusIs(ids[2], 'FAILED');
+    for (const id of ids) await rowHolds(id);
     let res = await list({}, view);
     expect(res.body.pagination).toEqual({ page: 1, pageSize: 20, total: 25, totalPages: 2 });
     expect(res.body.bookings).toHaveLength(20);
@@ -114,7 +119,7 @@ describe('portal: bookings list and overview', () => {
     const bad = await ingest(c, booking({ reference_id: 'O-2', check_in: '2031-05-01', check_out: '2031-05-03' }));
     const dead = await ingest(c, booking({ reference_id: 'O-3', check_in: '2031-05-02', check_out: '2031-05-03' }));
     await ingest(c, booking({ reference_id: 'O-4', check_in: '2031-05-01', check_out: '2031-05-03' }));
-    await ingest(c, { reference_id: 'O-4', action: 'cancel' });
+    await rowHolds(await ingest(c, { reference_id: 'O-4', action: 'cancel' }));
     await report(c, ok, 'COMPLETED');
     await report(c, bad, 'FAILED', 'Room not found');
     await report(c, dead, 'DEAD_LETTER', 'lock offline');

@@ -9,8 +9,8 @@ import { recordWriter } from '@smartlock/db';
  * (`_id: {$in}`) reads the whole events collection on FerretDB 1.x, so each event is updated on its
  * own, by `_id` (publish/publisher.ts).
  */
-export function createWriters(models: EventModels, opts: { historyLingerMs: number }) {
-  const { Event, SequenceClaim, StatusHistory } = models;
+export function createWriters(models: EventModels, opts: { historyLingerMs: number; bookingRowLingerMs: number }) {
+  const { BookingRow, Event, SequenceClaim, StatusHistory } = models;
   return {
     insertEvent: recordWriter(Event),
     claimSequence: recordWriter(SequenceClaim),
@@ -21,6 +21,11 @@ export function createWriters(models: EventModels, opts: { historyLingerMs: numb
      * up to STATUS_HISTORY_LINGER_MS later; the gateway drains them at shutdown (app.ts).
      */
     recordStatus: recordWriter(StatusHistory, { lingerMs: opts.historyLingerMs }),
+    /**
+     * A booking's first row (bookings/record.ts), off the ingest's answer: rows linger the same way
+     * (BOOKING_ROW_LINGER_MS), the list shows a booking that much after its 202 at most.
+     */
+    insertBookingRow: recordWriter(BookingRow, { lingerMs: opts.bookingRowLingerMs }),
   };
 }
 export type Writers = ReturnType<typeof createWriters>;

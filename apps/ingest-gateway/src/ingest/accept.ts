@@ -6,7 +6,6 @@ import { SETTLED, owed } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import { publishNew } from '../publish/publisher';
-import { recordBookingRow } from '../bookings/record';
 import type { ValidBooking } from './validate';
 
 /** Who sent the event: from the ingest token, or from the API key and the X-Site-Id header. */
@@ -225,7 +224,8 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       if (stored === null) await voidClaim(claimId, sequence);
       throw err;
     }
-    await recordBookingRow(deps, doc);
+    // The portal's row, not waited for: made certain before the worker's report is acknowledged (bookings/record.ts).
+    deps.bookingRows.written(doc);
     deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, companyId: company, referenceId: ref, correlationId: source.correlationId });
     const published = await publishNew(deps, doc as unknown as EventDoc);
     return published ? { kind: 'queued', eventId: claimId } : { kind: 'publish-delayed', eventId: claimId };

@@ -21,6 +21,8 @@ export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
   const log = deps.logger.child({ correlationId: e.correlation_id });
   if (e.status === 'QUEUED') {
     // Stored but never confirmed or settled (a crash, a lost confirm), or a re-queue that did not finish.
+    // Its booking row may have been lost with the process that accepted it (bookings/record.ts).
+    await deps.bookingRows.relayed(e);
     let sentAt: Date;
     try {
       sentAt = await publishEvent(deps, e);
@@ -34,6 +36,7 @@ export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
     return;
   }
   if (e.status === 'FAILED' && e.failure === 'publish') {
+    await deps.bookingRows.relayed(e);
     const retry = e.retry_count + 1;
     let sentAt: Date;
     try {
