@@ -43,7 +43,7 @@ describe('layout replica in a second process (libs/layout against location-api)'
     const snap = (await h.admin.get(`${A.base}/snapshot`)).data.data;
     const nodes = await db
       .collection('replica_location_nodes')
-      .find({ company_id: A.id }, { projection: { company_id: 0, name_key: 0 } })
+      .find({ company_id: A.id }, { projection: { company_id: 0, name_key: 0, lookup_name: 0, lookup_ext: 0 } })
       .toArray();
     const state = await db.collection('replica_location_companies').findOne({ _id: A.id as never });
     const norm = (list: Record<string, unknown>[]) => JSON.stringify(list.map((n) => Object.fromEntries(Object.entries(n).sort())).sort((a, b) => String(a._id).localeCompare(String(b._id))));

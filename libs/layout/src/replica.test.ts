@@ -94,7 +94,7 @@ describe('libs/layout: the layout replica', () => {
   async function contents(replica: ReturnType<typeof createLayoutReplica>, company: string) {
     const levels = ['site', 'building', 'floor', 'room', 'bed'] as const;
     const all = (await Promise.all(levels.map((l) => replica.all(company, l)))).flat();
-    return all.map(({ company_id: _c, name_key: _n, ...n }) => n).sort((a, b) => a._id.localeCompare(b._id));
+    return all.map(({ company_id: _c, name_key: _n, lookup_name: _l, lookup_ext: _e, ...n }) => n).sort((a, b) => a._id.localeCompare(b._id));
   }
 
   it('applies messages in version order whatever order they arrive in, once each, and resolves names', async () => {
@@ -214,23 +214,25 @@ describe('libs/layout: the layout replica', () => {
     expect(await replica.findRoomByName(company, site._id, rooms[10].name)).toBeNull();
   });
 
-  it('lookup keys stored before keys carried company_id are merged, not lost, when a large commit adds to them', async () => {
+  it('a replica written before look-ups lived on the nodes is taken from the snapshot once, then answers; a commit meanwhile keeps it so', async () => {
     const { company, src, replica } = await setup();
     const site = src.add('site', 'Old');
-    const b = src.add('building', 'B', site);
-    const f1 = src.add('floor', '1', b);
-    const first = src.add('room', '101', f1);
+    const f1 = src.add('floor', '1', src.add('building', 'B', site));
+    const room = src.add('room', '101', f1, { external_id: 'EXT-101' });
     await replica.apply(src.commit());
-    // As an earlier replica wrote them: no company_id.
-    const legacy = await db.collection('replica_location_keys').updateMany({ _id: { $regex: `^${company}\\|` } } as never, { $unset: { company_id: '' } });
-    expect(legacy.modifiedCount).toBeGreaterThan(0);
-    const f2 = src.add('floor', '2', b);
-    const second = src.add('room', '101', f2);
-    for (let i = 0; i < 20; i++) src.add('room', `2${String(i).padStart(2, '0')}`, f2); // more than are read one by one
+    // As the earlier replica left it: nodes without look-ups, a state without a shape.
+    await db.collection('replica_location_nodes').updateMany({ company_id: company }, { $unset: { lookup_name: '', lookup_ext: '' } });
+    await db.collection('replica_location_companies').updateOne({ _id: company } as never, { $unset: { shape: '' } });
+    // A commit applied on top of it: its new node has look-ups, the others still none, and the state says so.
+    const second = src.add('room', '102', f1);
     await replica.apply(src.commit());
-    const clash = await replica.findRoomByName(company, site._id, '101').catch((err: AmbiguousLocationError) => err);
-    expect(clash).toBeInstanceOf(AmbiguousLocationError);
-    expect((clash as AmbiguousLocationError).candidates.map((n) => n._id).sort()).toEqual([first._id, second._id].sort());
+    expect(await db.collection('replica_location_companies').findOne({ _id: company } as never)).not.toHaveProperty('shape');
+    // The first look-up takes the snapshot (the version does not move) and finds every room.
+    expect((await replica.findRoomByName(company, site._id, '101'))?._id).toBe(room._id);
+    expect((await replica.findRoomByExternalId(company, 'EXT-101'))?._id).toBe(room._id);
+    expect((await replica.findRoomByName(company, site._id, '102'))?._id).toBe(second._id);
+    expect(await db.collection('replica_location_companies').findOne({ _id: company } as never)).toMatchObject({ shape: 2, version: src.messages.length });
+    expect(await db.collection('replica_location_nodes').countDocuments({ company_id: company, lookup_name: null, level: 'room' })).toBe(0);
   });
 
   it('same name on two floors of a site is ambiguous; an exact match beats a case-insensitive one', async () => {

@@ -20,6 +20,9 @@ import type { Logger } from '@smartlock/observability';
 export interface ReplicaNode extends LocationNodeState {
   company_id: string;
   name_key: string;
+  /** What a booking looks the node up by (lookupsOf): a room's or a bed's name in its parent; its external id. */
+  lookup_name?: string | null;
+  lookup_ext?: string | null;
 }
 
 export type FetchSnapshot = (companyId: string) => Promise<LayoutSnapshot>;
@@ -120,6 +123,8 @@ const nodeSchema = new Schema(
     check_in_time: String,
     check_out_time: String,
     version: Number,
+    lookup_name: { type: String, default: null },
+    lookup_ext: { type: String, default: null },
   },
   { versionKey: false },
 );
@@ -130,14 +135,21 @@ nodeSchema.index({ company_id: 1, building_id: 1, level: 1 });
 nodeSchema.index({ company_id: 1, floor_id: 1, level: 1 });
 nodeSchema.index({ company_id: 1, room_id: 1, level: 1 });
 nodeSchema.index({ company_id: 1, level: 1 });
+// A booking's look-ups (`<company>|room-name|<site>|<name>`, `<company>|room-ext|<id>`): one equality
+// on one field, which FerretDB 1.x pushes down to that field's GIN twin (scripts/ferretdb-pg-indexes.sql)
+// and MongoDB serves from this index. They used to be documents of their own (replica_location_keys),
+// one more insert per room in each replica (issue 47: half a replica's inserts of an import).
+nodeSchema.index({ lookup_name: 1 });
+nodeSchema.index({ lookup_ext: 1 });
 
-// Lookup keys (`<company>|room-name|<site>|<name>` -> node ids): every lookup of a booking is a get by _id.
-// company_id lets a large change read the company's keys in one statement (keys written before it had
-// none: their insert meets a duplicate and is merged one by one).
-const keySchema = new Schema({ _id: String, company_id: String, ids: [String] }, { versionKey: false });
-keySchema.index({ company_id: 1 });
+/**
+ * The shape of the replica's nodes this code writes: 2, with their look-ups on the node. A company
+ * whose state says otherwise (written before, with key documents) is taken from its snapshot once,
+ * at its next look-up (ensureCompany) or commit.
+ */
+const SHAPE = 2;
 // A company's applied version. Written only by the holder of the claim on the next version.
-const stateSchema = new Schema({ _id: String, version: Number, rebuilt_at: Date }, { versionKey: false });
+const stateSchema = new Schema({ _id: String, version: Number, shape: Number, rebuilt_at: Date }, { versionKey: false });
 /** How many companies one process remembers as present (ensureCompany): one short string each. */
 const PRESENT_MAX = 100_000;
 /** Up to this many documents are read one by one (`_id` look-ups); more, with one read of the company's. */
@@ -170,12 +182,12 @@ const keyOf = {
   bedName: (company: string, roomId: string, nameKey: string) => `${company}|bed-name|${roomId}|${nameKey}`,
 };
 
-function keysOf(n: Pick<ReplicaNode, 'company_id' | 'level' | 'external_id' | 'name_key' | 'site_id' | 'room_id'>): string[] {
-  const out: string[] = [];
-  if (n.external_id !== null && n.external_id !== undefined) out.push(keyOf.ext(n.company_id, n.level, n.external_id));
-  if (n.level === 'room' && n.site_id) out.push(keyOf.roomName(n.company_id, n.site_id, n.name_key));
-  if (n.level === 'bed' && n.room_id) out.push(keyOf.bedName(n.company_id, n.room_id, n.name_key));
-  return out;
+/** A node's look-ups: by name in its site (a room) or its room (a bed), and by external id. */
+function lookupsOf(n: Pick<ReplicaNode, 'company_id' | 'level' | 'external_id' | 'name_key' | 'site_id' | 'room_id'>): Pick<ReplicaNode, 'lookup_name' | 'lookup_ext'> {
+  let name: string | null = null;
+  if (n.level === 'room' && n.site_id) name = keyOf.roomName(n.company_id, n.site_id, n.name_key);
+  if (n.level === 'bed' && n.room_id) name = keyOf.bedName(n.company_id, n.room_id, n.name_key);
+  return { lookup_name: name, lookup_ext: n.external_id !== null && n.external_id !== undefined ? keyOf.ext(n.company_id, n.level, n.external_id) : null };
 }
 
 /**
@@ -197,13 +209,14 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
   const rebuildWaitSlackMs = 5000;
   const model = <T>(name: string, schema: Schema<T>, collection: string) => db.models[name] ?? db.model<T>(name, schema, collection);
   const Nodes = model('ReplicaLocationNode', nodeSchema, 'replica_location_nodes');
-  const Keys = model('ReplicaLocationKey', keySchema, 'replica_location_keys');
   const States = model('ReplicaLocationState', stateSchema, 'replica_location_companies');
   const Pending = model('ReplicaLocationPending', pendingSchema, 'replica_location_pending');
   const Claims = model('ReplicaLocationClaim', claimSchema, 'replica_location_claims');
   let timer: NodeJS.Timeout | undefined;
 
-  const state = (company: string) => States.collection.findOne<{ version: number }>({ _id: company as never });
+  const state = (company: string) => States.collection.findOne<{ version: number; shape?: number }>({ _id: company as never });
+  /** A company's state as this code writes it (SHAPE), or none yet: a commit applied on top keeps the shape. */
+  const shaped = (s: { shape?: number } | null) => !s || s.shape === SHAPE;
   /** Companies this process has seen a state of (ensureCompany). */
   const present = new Set<string>();
 
@@ -239,35 +252,26 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
   }
 
   /**
-   * Writes a company's changed nodes and their lookup keys in bulk, under the company's claim: one
-   * read of what they replace, then inserts of what is new (a statement per BATCH), one replace per
-   * node that changed and one delete for what went. `whole`: `nodes` is the company's entire layout
-   * (a snapshot), so every node not in it goes. Keys first, nodes after: a retry after a crash in
-   * between recomputes the keys from the nodes it still finds as they were. Idempotent.
+   * Writes a company's changed nodes in bulk, under the company's claim: one read of what they
+   * replace, then inserts of what is new (a statement per BATCH), one replace per node that changed
+   * and one delete for what went. `whole`: `nodes` is the company's entire layout (a snapshot), so
+   * every node not in it goes. Each node carries its own look-ups, so there is nothing else to keep
+   * in step with it. Idempotent.
    */
   async function writeChanges(company: string, changes: LayoutChanges, whole = false) {
     const docs = changes.nodes.map((n) => replicaDoc(n, company));
     const next = new Map(docs.map((d) => [d._id, d]));
     const old = await readSome<ReplicaNode>(Nodes.collection, company, [...next.keys(), ...changes.deleted], whole);
     const gone = whole ? [...old.keys()].filter((id) => !next.has(id)) : changes.deleted.filter((id) => old.has(id) && !next.has(id));
-    const added = new Map<string, string[]>();
-    const removed = new Map<string, string[]>();
-    const note = (m: Map<string, string[]>, k: string, id: string) => m.set(k, [...(m.get(k) ?? []), id]);
     const siteTimes: SiteTimeChange[] = [];
     for (const d of docs) {
       const before = old.get(d._id);
-      const was = before ? keysOf(before) : [];
-      const is = keysOf(d);
-      for (const k of was) if (!is.includes(k)) note(removed, k, d._id);
-      for (const k of is) if (!was.includes(k)) note(added, k, d._id);
       if (before && d.level === 'site') {
         const [b, a] = [siteTimeOf(before), siteTimeOf(d)];
         if (SITE_TIME_FIELDS.some((f) => b[f] !== a[f])) siteTimes.push({ company_id: company, site_id: d._id, version: d.version, before: b, after: a });
       }
     }
-    for (const id of gone) for (const k of keysOf(old.get(id) as ReplicaNode)) note(removed, k, id);
     for (const change of siteTimes) await opts.onSiteTimeChange?.(change);
-    await writeKeys(company, added, removed);
 
     const changed = docs.filter((d) => old.has(d._id) && !sameDoc(old.get(d._id) as ReplicaNode, d));
     await insertAll(Nodes.collection, docs.filter((d) => !old.has(d._id)), (d) => Nodes.collection.replaceOne({ _id: d._id as never }, d as never, { upsert: true }));
@@ -276,41 +280,6 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     }
     // The company's equality is pushed down by FerretDB 1.x, the `$in` is checked on its rows.
     for (let i = 0; i < gone.length; i += BATCH) await Nodes.collection.deleteMany({ company_id: company, _id: { $in: gone.slice(i, i + BATCH) } } as never);
-  }
-
-  /** Key documents after adding and removing node ids: new ones inserted, changed ones replaced, emptied ones deleted. */
-  async function writeKeys(company: string, added: Map<string, string[]>, removed: Map<string, string[]>) {
-    const touched = [...new Set([...added.keys(), ...removed.keys()])];
-    if (!touched.length) return;
-    const old = await readSome<{ _id: string; ids: string[] }>(Keys.collection, company, touched);
-    const idsAfter = (k: string, held: string[]) => {
-      const out = new Set(held);
-      for (const id of removed.get(k) ?? []) out.delete(id);
-      for (const id of added.get(k) ?? []) out.add(id);
-      return [...out];
-    };
-    const fresh: { _id: string; company_id: string; ids: string[] }[] = [];
-    const replace: { _id: string; company_id: string; ids: string[] }[] = [];
-    const emptied: string[] = [];
-    for (const k of touched) {
-      const held = old.get(k);
-      const ids = idsAfter(k, held?.ids ?? []);
-      if (!ids.length) {
-        if (held) emptied.push(k);
-      } else (held ? replace : fresh).push({ _id: k, company_id: company, ids });
-    }
-    // A key stored before keys had company_id is not in the company's read: merged with what it holds.
-    const merge = async (d: { _id: string; company_id: string; ids: string[] }) => {
-      const held = await Keys.collection.findOne<{ ids: string[] }>({ _id: d._id as never });
-      await Keys.collection.replaceOne({ _id: d._id as never }, { ...d, ids: idsAfter(d._id, held?.ids ?? []) } as never, { upsert: true });
-    };
-    await insertAll(Keys.collection, fresh, merge);
-    for (let i = 0; i < replace.length; i += WINDOW) {
-      await Promise.all(replace.slice(i, i + WINDOW).map((d) => Keys.collection.replaceOne({ _id: d._id as never }, d as never, { upsert: true })));
-    }
-    // A `$in` is not pushed down by FerretDB 1.x (it reads the collection): by `_id` when few.
-    if (emptied.length <= FEW) await Promise.all(emptied.map((k) => Keys.collection.deleteOne({ _id: k as never })));
-    else for (let i = 0; i < emptied.length; i += BATCH) await Keys.collection.deleteMany({ _id: { $in: emptied.slice(i, i + BATCH) } } as never);
   }
 
   /** Changes a message carries (a per-node message of an earlier location-api: its one node). */
@@ -324,9 +293,9 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     const snap = await fetch(company);
     if (snap.company_id !== company) throw new Error(`snapshot of ${snap.company_id} received for ${company}`);
     const current = await state(company);
-    if (current && current.version >= snap.version) return;
+    if (current && current.version >= snap.version && shaped(current)) return;
     await writeChanges(company, { nodes: snap.nodes, deleted: [] }, true);
-    await States.collection.updateOne({ _id: company as never }, { $set: { version: snap.version, rebuilt_at: new Date() } }, { upsert: true });
+    await States.collection.updateOne({ _id: company as never }, { $set: { version: snap.version, shape: SHAPE, rebuilt_at: new Date() } }, { upsert: true });
     await Pending.collection.deleteMany({ company_id: company, version: { $lte: snap.version } });
     logger.info('layout replica rebuilt from snapshot', { company, version: snap.version, nodes: snap.nodes.length });
   }
@@ -336,9 +305,10 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     m.kind === 'layout.resync' || (m.kind === 'layout.committed' && !m.changes) || (m.kind !== 'layout.committed' && m.commit_last - applied > threshold);
 
   /** Applies a message whose first version is `next`, under the claim on it; the version moves to its last. */
-  async function applyClaimed(company: string, m: LocationEventMessage, next: number) {
+  async function applyClaimed(company: string, m: LocationEventMessage, next: number, before: { shape?: number } | null) {
     await writeChanges(company, changesOf(m));
-    await States.collection.updateOne({ _id: company as never }, { $set: { version: spanOf(m).to } }, { upsert: true });
+    // A company of an earlier shape stays so (its other nodes have no look-ups): its snapshot is taken at its next look-up.
+    await States.collection.updateOne({ _id: company as never }, { $set: { version: spanOf(m).to, ...(shaped(before) ? { shape: SHAPE } : {}) } }, { upsert: true });
     await Pending.collection.deleteOne({ _id: `${company}:${next}` as never });
   }
 
@@ -370,7 +340,7 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
           // A snapshot that brings nothing new (the source is not ahead): stop, the gap check tries later.
           if (!after || (s && after.version <= s.version)) return;
         } else if (p) {
-          await applyClaimed(company, p.message, next);
+          await applyClaimed(company, p.message, next, s);
         }
       } finally {
         await release(company, next);
@@ -379,7 +349,7 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
   }
 
   const replica = {
-    models: [Nodes, Keys, States, Pending, Claims],
+    models: [Nodes, States, Pending, Claims],
 
     /** Applies a location.events message (idempotent; any order; any number of processes). */
     async apply(message: LocationEventMessage): Promise<void> {
@@ -396,7 +366,7 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
         const claimed = await claimAfter(m.company_id, applied);
         if (claimed === 'held') {
           try {
-            await applyClaimed(m.company_id, m, from);
+            await applyClaimed(m.company_id, m, from, s);
           } finally {
             await release(m.company_id, from);
           }
@@ -477,14 +447,19 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     async ensureCompany(companyId: string): Promise<void> {
       // A company's state, once written, is never removed: one read per company and process, not per booking.
       if (present.has(companyId)) return;
-      if (!(await state(companyId))) {
+      // None yet, or one of an earlier shape (SHAPE): taken from the snapshot.
+      const current = async () => {
+        const s = await state(companyId);
+        return !!s && shaped(s);
+      };
+      if (!(await current())) {
         if (!opts.fetchSnapshot) throw new ReplicaUnavailableError(`no layout replica of company ${companyId} yet`);
         await drain(companyId, true);
         // Another process holds the company's claim: it is applying the company's first commit (an
         // import a moment ago) or its snapshot, done within a second or two as a rule. Waited for that
         // long rather than failed at once (a booking would be parked for its retry queue's delay).
-        for (let waited = 0; waited < FIRST_STATE_WAIT_MS && !(await state(companyId)); waited += 200) await new Promise((r) => setTimeout(r, 200));
-        if (!(await state(companyId))) throw new ReplicaUnavailableError(`the layout replica of ${companyId} is being rebuilt; retry`);
+        for (let waited = 0; waited < FIRST_STATE_WAIT_MS && !(await current()); waited += 200) await new Promise((r) => setTimeout(r, 200));
+        if (!(await current())) throw new ReplicaUnavailableError(`the layout replica of ${companyId} is being rebuilt; retry`);
       }
       if (present.size >= PRESENT_MAX) present.clear();
       present.add(companyId);
@@ -495,10 +470,10 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       return n && n.company_id === companyId ? n : null;
     },
 
-    async byKey(companyId: string, key: string, check: (n: ReplicaNode) => boolean): Promise<ReplicaNode[]> {
-      const doc = await Keys.collection.findOne<{ ids: string[] }>({ _id: key as never });
-      const nodes = await Promise.all((doc?.ids ?? []).map((id) => replica.node(companyId, id)));
-      return nodes.filter((n): n is ReplicaNode => !!n && check(n));
+    /** Nodes by one of their look-ups (lookupsOf): one read, an equality on one field. */
+    async byLookup(companyId: string, field: 'lookup_name' | 'lookup_ext', key: string, check: (n: ReplicaNode) => boolean): Promise<ReplicaNode[]> {
+      const nodes = await Nodes.collection.find<ReplicaNode>({ [field]: key }).toArray();
+      return nodes.filter((n) => n.company_id === companyId && check(n));
     },
 
     /** A site by its _id or its external id. */
@@ -506,7 +481,7 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       await replica.ensureCompany(companyId);
       const byId = await replica.node(companyId, siteIdOrExternal);
       if (byId?.level === 'site') return byId;
-      return (await replica.byKey(companyId, keyOf.ext(companyId, 'site', siteIdOrExternal), (n) => n.level === 'site' && n.external_id === siteIdOrExternal))[0] ?? null;
+      return (await replica.byLookup(companyId, 'lookup_ext', keyOf.ext(companyId, 'site', siteIdOrExternal), (n) => n.level === 'site' && n.external_id === siteIdOrExternal))[0] ?? null;
     },
 
     /**
@@ -517,26 +492,26 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     async findRoomByName(companyId: string, siteId: string, roomName: string): Promise<ReplicaNode | null> {
       await replica.ensureCompany(companyId);
       const key = roomName.toLowerCase();
-      const all = await replica.byKey(companyId, keyOf.roomName(companyId, siteId, key), (n) => n.level === 'room' && n.site_id === siteId && n.name_key === key);
+      const all = await replica.byLookup(companyId, 'lookup_name', keyOf.roomName(companyId, siteId, key), (n) => n.level === 'room' && n.site_id === siteId && n.name_key === key);
       return pick(all, roomName, `room "${roomName}" in site ${siteId}`);
     },
 
     async findRoomByExternalId(companyId: string, externalId: string): Promise<ReplicaNode | null> {
       await replica.ensureCompany(companyId);
-      return (await replica.byKey(companyId, keyOf.ext(companyId, 'room', externalId), (n) => n.level === 'room' && n.external_id === externalId))[0] ?? null;
+      return (await replica.byLookup(companyId, 'lookup_ext', keyOf.ext(companyId, 'room', externalId), (n) => n.level === 'room' && n.external_id === externalId))[0] ?? null;
     },
 
     /** The bed of that name in the room: exact match first, then ignoring case if unambiguous. */
     async findBedByName(companyId: string, roomId: string, bedName: string): Promise<ReplicaNode | null> {
       await replica.ensureCompany(companyId);
       const key = bedName.toLowerCase();
-      const all = await replica.byKey(companyId, keyOf.bedName(companyId, roomId, key), (n) => n.level === 'bed' && n.room_id === roomId && n.name_key === key);
+      const all = await replica.byLookup(companyId, 'lookup_name', keyOf.bedName(companyId, roomId, key), (n) => n.level === 'bed' && n.room_id === roomId && n.name_key === key);
       return pick(all, bedName, `bed "${bedName}" in room ${roomId}`);
     },
 
     async findBedByExternalId(companyId: string, externalId: string): Promise<ReplicaNode | null> {
       await replica.ensureCompany(companyId);
-      return (await replica.byKey(companyId, keyOf.ext(companyId, 'bed', externalId), (n) => n.level === 'bed' && n.external_id === externalId))[0] ?? null;
+      return (await replica.byLookup(companyId, 'lookup_ext', keyOf.ext(companyId, 'bed', externalId), (n) => n.level === 'bed' && n.external_id === externalId))[0] ?? null;
     },
 
     /** Locks bound to a room (door) or a bed (cabinet). */
@@ -581,7 +556,7 @@ function replicaDoc(node: LocationNodeState, company: string): ReplicaNode {
   if (node.level === 'room' || node.level === 'bed') doc.locks = node.locks ?? [];
   // A site's time (site-time.ts); a location-api from before site time publishes none: the defaults.
   if (node.level === 'site') Object.assign(doc, siteTimeOf(node));
-  return doc;
+  return Object.assign(doc, lookupsOf(doc));
 }
 
 function sameDoc(a: ReplicaNode, b: ReplicaNode): boolean {
@@ -590,8 +565,8 @@ function sameDoc(a: ReplicaNode, b: ReplicaNode): boolean {
 }
 
 /**
- * Inserts documents in statements of BATCH (unordered); one whose `_id` is already there (a retry,
- * a key written before keys had company_id) goes to `onDuplicate` instead.
+ * Inserts documents in statements of BATCH (unordered); one whose `_id` is already there (a retry
+ * after a crash, another process's write) goes to `onDuplicate` instead.
  */
 async function insertAll<T extends { _id: string }>(coll: { insertMany: (docs: never[], o: { ordered: false }) => Promise<unknown> }, docs: T[], onDuplicate: (d: T) => Promise<unknown>) {
   for (let i = 0; i < docs.length; i += BATCH) {
