@@ -10,10 +10,10 @@ import {
   bookingEventMessageSchema,
   locationEventMessageSchema,
 } from '@smartlock/contracts';
-import { LayoutReplica, REPLICATION_PREFETCH, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
+import { REPLICATION_PREFETCH, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
 import type { Logger } from '@smartlock/observability';
-import { LongPoll, RunningService, apiEnvelope, employeeEnvelope, longPoll, startService } from '@smartlock/http';
-import { EXCHANGES, OutboxRelay, QUEUES, outboxLeaseModel, startOutboxRelay } from '@smartlock/messaging';
+import { RunningService, apiEnvelope, collections, consumer, employeeEnvelope, longPoll, part, relay, routes, startService, timer, topology } from '@smartlock/http';
+import { EXCHANGES, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
 import type { Config } from './config';
 import { accessLogModel } from './credentials/access-log.schema';
 import { onAccessEvent, onBookingEvent } from './credentials/on-access-event';
@@ -50,12 +50,6 @@ const accessEventSchema: Joi.ObjectSchema<AccessEventMessage> = (accessEventMess
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   const messageKey = parseSecretsKey(config.MESSAGE_KEY);
   const secretsKey = secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
-  let relay: OutboxRelay | undefined;
-  let sweep: NodeJS.Timeout | undefined;
-  // One replica per process (its gap check timer), built in setup, once the broker exists.
-  let replica!: LayoutReplica;
-  // `GET /api/v4/bookings/:referenceId/access?wait=`: woken by the access events this process records.
-  let accessWaits!: LongPoll;
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -66,77 +60,57 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     envelope: (req) => (req.path.startsWith('/api/v3/access/employee') ? employeeEnvelope : apiEnvelope),
-    // Only the collections here (the broker does not exist yet): the replica itself is built in setup.
-    models: (ctx) => [accessLogModel(ctx.db), scheduleModel(ctx.db), versionModel(ctx.db), outboxLeaseModel(ctx.db), ...createLayoutReplica({ db: ctx.db, logger }).models],
-    setup: async (ctx) => {
-      replica = createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
+    parts: (ctx) => {
+      const { broker } = ctx;
+      // One replica per process (its gap check timer).
+      const replica = createLayoutReplica({ db: ctx.db, broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
       const log = { model: accessLogModel(ctx.db), secretsKey };
-      await ctx.broker.declareExchanges([EXCHANGES.employeeSchedules]);
-      // Schedules wait in the worker's queue even if no worker has ever started.
-      await ctx.broker.declareQueues([QUEUES.provisioningEmployeeSchedules]);
-      accessWaits = longPoll({ route: ACCESS_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics });
+      const schedules = scheduleModel(ctx.db);
+      const versions = versionModel(ctx.db);
+      // `GET /api/v4/bookings/:referenceId/access?wait=`: woken by the access events this process records.
+      const accessWaits = longPoll({ route: ACCESS_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics });
       const onAccess = async (msg: AccessEventMessage, mctx: Parameters<typeof onAccessEvent>[2]) => {
         await onAccessEvent(log, openAccessEvent(msg, messageKey), mctx);
         accessWaits.wake(bookingWaitId(msg.company_id, msg.reference_id));
       };
-      await ctx.broker.consume<AccessEventMessage>(QUEUES.accessApiAccessEvents, onAccess, {
-        schema: accessEventSchema,
-        prefetch: 64,
-      });
-      await ctx.broker.consume<BookingEventMessage>(QUEUES.accessApiBookingEvents, (msg, mctx) => onBookingEvent(log, msg, mctx), {
-        schema: bookingEventMessageSchema,
-        prefetch: 64,
-      });
-      const follower = layoutFollower({ schedules: scheduleModel(ctx.db), versions: versionModel(ctx.db), replica, broker: ctx.broker, logger });
-      await ctx.broker.consume<LocationEventMessage>(QUEUES.accessApiLocationEvents, (msg, mctx) => follower.onLocationEvent(msg, mctx), {
-        schema: locationEventMessageSchema,
-        prefetch: REPLICATION_PREFETCH,
-      });
-      // Finishes versions a lost message held back (rebuilding from the snapshot after the grace time).
-      replica.start();
-      // The outbox of employee.schedules (libs/messaging): schedule versions the broker did not confirm,
-      // published by one instance at a time, while the broker is connected.
-      const owed = { schedules: scheduleModel(ctx.db), broker: ctx.broker, logger };
-      relay = startOutboxRelay({
-        name: 'employee-schedules',
-        model: owed.schedules,
-        db: ctx.db,
-        publish: async (doc) => void (await publishSchedule(owed, doc, randomUUID())),
-        logger,
-        intervalMs: config.SCHEDULE_RELAY_INTERVAL_MS,
-        leaseMs: Math.max(30_000, 3 * config.SCHEDULE_RELAY_INTERVAL_MS),
-        ready: () => ctx.broker.isReady(),
-        metrics: ctx.metrics,
-      });
-      // Layout versions no handled message re-resolved (see layoutFollower).
-      sweep = setInterval(() => {
-        if (ctx.broker.isReady()) follower.sweep().catch((err: Error) => logger.warn('layout sweep failed', { err: err.message }));
-      }, config.SCHEDULE_RELAY_INTERVAL_MS);
-      sweep.unref();
-    },
-    routes: (app, ctx) => {
+      const follower = layoutFollower({ schedules, versions, replica, broker, logger });
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
       // The administration portal's read of a booking's access: a company's portal session (the edge routes /portal/api/bookings/:ref/access here).
-      const deps = { log: { model: accessLogModel(ctx.db), secretsKey }, apiKey: auth.apiKey(), portalView: auth.portal('view') };
-      app.use(bookingAccessRoutes({ ...deps, waits: accessWaits }));
-      app.use(lockDataRoutes(deps));
-      app.use(legacyAccessRoutes(deps));
-      app.use(replayRoutes({ log: deps.log, broker: ctx.broker, messageKey, logger, admin: auth.admin(config.ADMIN_TOKEN) }));
-      app.use(
-        employeeAccessRoutes({
-          schedules: scheduleModel(ctx.db),
-          versions: versionModel(ctx.db),
-          broker: ctx.broker,
-          logger,
-          replica,
-          apiKey: deps.apiKey,
+      const deps = { log, apiKey: auth.apiKey(), portalView: auth.portal('view') };
+      return [
+        collections([log.model, schedules, versions, outboxLeaseModel(ctx.db), ...replica.models]),
+        // Schedules wait in the worker's queue even if no worker has ever started.
+        topology({ exchanges: [EXCHANGES.employeeSchedules], queues: [QUEUES.provisioningEmployeeSchedules] }),
+        consumer<AccessEventMessage>(QUEUES.accessApiAccessEvents, onAccess, { schema: accessEventSchema, prefetch: 64 }),
+        consumer<BookingEventMessage>(QUEUES.accessApiBookingEvents, (msg, mctx) => onBookingEvent(log, msg, mctx), { schema: bookingEventMessageSchema, prefetch: 64 }),
+        consumer<LocationEventMessage>(QUEUES.accessApiLocationEvents, (msg, mctx) => follower.onLocationEvent(msg, mctx), {
+          schema: locationEventMessageSchema,
+          prefetch: REPLICATION_PREFETCH,
         }),
-      );
-    },
-    teardown: async () => {
-      clearInterval(sweep);
-      await relay?.stop();
-      replica?.stop();
+        // Finishes versions a lost message held back (rebuilding from the snapshot after the grace time).
+        part('replica', 'layout replica gap check', { start: () => replica.start(), stop: () => replica.stop() }),
+        // The outbox of employee.schedules (libs/messaging): schedule versions the broker did not confirm,
+        // published by one instance at a time, while the broker is connected.
+        relay({
+          name: 'employee-schedules',
+          model: schedules,
+          publish: async (doc) => void (await publishSchedule({ schedules, broker, logger }, doc, randomUUID())),
+          intervalMs: config.SCHEDULE_RELAY_INTERVAL_MS,
+          leaseMs: Math.max(30_000, 3 * config.SCHEDULE_RELAY_INTERVAL_MS),
+          ready: () => broker.isReady(),
+        }),
+        // Layout versions no handled message re-resolved (see layoutFollower).
+        timer('layout sweep', config.SCHEDULE_RELAY_INTERVAL_MS, async () => {
+          if (broker.isReady()) await follower.sweep();
+        }),
+        routes('credential retrieval', (r) => {
+          r.use(bookingAccessRoutes({ ...deps, waits: accessWaits }));
+          r.use(lockDataRoutes(deps));
+          r.use(legacyAccessRoutes(deps));
+          r.use(replayRoutes({ log, broker, messageKey, logger, admin: auth.admin(config.ADMIN_TOKEN) }));
+        }),
+        routes('employee access', (r) => r.use(employeeAccessRoutes({ schedules, versions, broker, logger, replica, apiKey: deps.apiKey }))),
+      ];
     },
   });
 }
