@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { Connection, Model, Schema, Types, basePlugin, insertOnce } from '@smartlock/db';
+import { Connection, Model, Schema, Types, basePlugin, boundedCache, insertOnce } from '@smartlock/db';
 
 /**
  * The simulated vendor's state, in the simulator's own database. All vendor times are epoch ms
@@ -204,11 +204,12 @@ export function insertRecord<T>(model: Model<T>, doc: T): Promise<boolean> {
 /**
  * Read-through caches of what nearly every call reads (its token, its lock). The simulator is one
  * process and every write goes through it, so the database stays the source of truth: writes update
- * both, POST /sim/reset clears both.
+ * both, POST /sim/reset clears both. Bounded (libs/db boundedCache, no TTL: nothing changes behind
+ * them): every booking grants a token, and a long benchmark must not grow the process.
  */
 export function createCache() {
-  const tokens = new Map<string, { expiresAt: number; username: string }>();
-  const locks = new Map<string, LockDoc>();
+  const tokens = boundedCache<string, { expiresAt: number; username: string }>({ max: 50_000, ttlMs: Infinity });
+  const locks = boundedCache<string, LockDoc>({ max: 50_000, ttlMs: Infinity });
   return {
     tokens,
     locks,

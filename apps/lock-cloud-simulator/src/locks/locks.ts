@@ -16,7 +16,7 @@ function randomMac(): string {
  * (e.g. no gateway, another owner). A lock that exists keeps its owner whatever `init` says.
  */
 export async function ensureLock(store: SimStore, lockId: string, init: Partial<Pick<LockDoc, 'hasGateway' | 'lockAlias' | 'owner'>> = {}): Promise<LockDoc> {
-  const cached = store.cache.locks.get(lockId);
+  const cached = store.cache.locks.peek(lockId);
   if (cached) return cached;
   const { models } = store;
   const found = await models.Lock.findOne({ lockId }).lean();

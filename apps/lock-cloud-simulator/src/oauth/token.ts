@@ -67,7 +67,7 @@ export const tokenOperation: VendorOperation = {
       const token = await models.Token.collection.findOne<TokenDoc>({ refreshToken });
       // Once, also for concurrent refreshes (workers sharing an account): the claim of its use decides (libs/db claimOnce).
       if (!token || token.refreshUsed || !(await claimOnce(models.IdClaim, `refresh:${refreshToken}`))) throw new VendorError(ERR.INVALID_REFRESH_TOKEN, 'invalid refresh_token');
-      await models.Token.updateOne({ _id: token._id }, { $set: { refreshUsed: true } });
+      await models.Token.updateOne({ refreshToken }, { $set: { refreshUsed: true } });
       return issue(deps, config, token.username);
     }
     return issue(deps, config, await accountOf(p, deps));
@@ -84,7 +84,7 @@ export async function checkAccess(p: Params, { models, cache }: SimStore, config
   if (!accessToken) throw new VendorError(ERR.INVALID_TOKEN, 'invalid token');
   const date = int(p, 'date', { required: true, min: 0 });
   if (Math.abs(Date.now() - date) > SKEW_MS) throw new VendorError(ERR.DATE_SKEW, 'date must be current time, in 5 minutes');
-  let known = cache.tokens.get(accessToken);
+  let known = cache.tokens.peek(accessToken);
   if (known === undefined) {
     const token = await models.Token.findOne({ accessToken }).lean();
     if (!token) throw new VendorError(ERR.INVALID_TOKEN, 'invalid token');
