@@ -1,4 +1,5 @@
 import { type LayoutReplica, type ReplicaNode, ReplicaUnavailableError } from '@smartlock/layout';
+import { boundedCache } from '@smartlock/db';
 import { HttpError } from '@smartlock/http';
 import type { Logger } from '@smartlock/observability';
 
@@ -21,8 +22,8 @@ export const siteNotFound = (site: string) => `Site ${site} not found in the com
  * (SPEC Errors), and ingest does not stop with location-api.
  */
 export function siteChecker(replica: LayoutReplica, logger: Logger, { recheckMs = 10_000, catchUpMs = 1000 } = {}) {
-  const recheckedAt = new Map<string, number>();
-  const due = (companyId: string) => Date.now() - (recheckedAt.get(companyId) ?? 0) >= recheckMs;
+  const recheckedAt = boundedCache<string, number>({ max: 10_000, ttlMs: Infinity });
+  const due = (companyId: string) => Date.now() - (recheckedAt.peek(companyId) ?? 0) >= recheckMs;
   return async function knownSite(companyId: string, site: string, correlationId: string): Promise<string> {
     // Another consumer is building this company's replica right now: the rebuild below waits for it.
     const look = () =>
@@ -33,7 +34,6 @@ export function siteChecker(replica: LayoutReplica, logger: Logger, { recheckMs 
     try {
       let found = await look();
       if (!found && due(companyId)) {
-        if (recheckedAt.size >= 10_000) recheckedAt.clear();
         recheckedAt.set(companyId, Date.now());
         await replica.rebuild(companyId);
         found = await replica.findSite(companyId, site);
