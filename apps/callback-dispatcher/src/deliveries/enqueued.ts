@@ -9,7 +9,8 @@
  * Kept for `ttlMs` at most and `max` entries (beyond them a first attempt reads, as after a
  * restart), and cleared after a broker reconnect, when another process may get the message. The
  * default bound covers 30 s of 1,000 deliveries a second, above what one process sends (about 150
- * bytes an entry, 4.5 MB full).
+ * bytes an entry, 4.5 MB full). Not a libs/db boundedCache: no read behind it, each entry answers
+ * `take` once, and full it refuses new entries rather than drop a live one (an unsent first attempt).
  */
 export function recentlyEnqueued(max = 30_000, ttlMs = 30_000, now = () => Date.now()) {
   const entries = new Map<string, { at: number; fresh: boolean }>();
