@@ -41,4 +41,25 @@ describe('libs/db withRetries', () => {
     await expect(withRetries(() => { inserts++; return things.insertOne({ _id: 'one' }); }, { attempts: 5, delayMs: 1 })).rejects.toMatchObject({ code: 11000 });
     expect(inserts).toBe(1);
   });
+
+  it('withinMs: polls for another writer\'s record until it is there, or gives up once the next try would start past the deadline', async () => {
+    const records = client.db(dbName).collection<{ _id: string }>('records');
+    class NotYet extends Error {}
+    const poll = (id: string) =>
+      withRetries(
+        async () => {
+          const found = await records.findOne({ _id: id });
+          if (!found) throw new NotYet(id);
+          return found;
+        },
+        { attempts: Infinity, delayMs: 20, maxDelayMs: 20, withinMs: 300, retryable: (err) => err instanceof NotYet },
+      );
+    setTimeout(() => void records.insertOne({ _id: 'late' }), 100);
+    expect(await poll('late')).toEqual({ _id: 'late' });
+    const started = Date.now();
+    await expect(poll('never')).rejects.toBeInstanceOf(NotYet);
+    const spent = Date.now() - started;
+    expect(spent).toBeGreaterThanOrEqual(280);
+    expect(spent).toBeLessThan(1000);
+  });
 });

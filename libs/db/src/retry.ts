@@ -10,6 +10,8 @@ export interface RetryPolicy {
   jitter?: boolean;
   /** Whether an error may clear by trying again (default: any error but a taken unique key). */
   retryable?: (err: unknown) => boolean;
+  /** No try starts later than this after the first (a poll for another's write, within a deadline); `attempts` may then be Infinity. */
+  withinMs?: number;
 }
 
 /** A write that failed on a taken unique key fails the same way every time; anything else (a busy or lost server) may clear. */
@@ -22,6 +24,7 @@ export const transientWriteError = (err: unknown): boolean => !isDuplicateKeyErr
  */
 export async function withRetries<T>(op: (attempt: number) => Promise<T>, policy: RetryPolicy): Promise<T> {
   const retryable = policy.retryable ?? transientWriteError;
+  const deadline = Date.now() + (policy.withinMs ?? Infinity);
   for (let attempt = 1; ; attempt++) {
     try {
       return await op(attempt);
@@ -29,6 +32,7 @@ export async function withRetries<T>(op: (attempt: number) => Promise<T>, policy
       if (attempt >= policy.attempts || !retryable(err)) throw err;
       const full = Math.min(policy.delayMs * 2 ** (attempt - 1), policy.maxDelayMs ?? Infinity);
       const wait = policy.jitter ? full / 2 + Math.random() * (full / 2) : full;
+      if (Date.now() + wait > deadline) throw err;
       await new Promise((r) => setTimeout(r, wait));
     }
   }
