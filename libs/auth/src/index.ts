@@ -6,7 +6,7 @@ export { identityModels } from './identity.models';
 export type { ApiKeyDoc, CompanyDoc, IngestTokenDoc, IdentityModels, LockAccountDoc, LockOwnerDoc, PortalLinkDoc, PortalSessionDoc } from './identity.models';
 export { claimLocks, lockOwnersOf, ownedLocksCheck } from './lock-owners';
 export { openLockAccountSecret, sealLockAccountSecret } from './lock-accounts';
-export type { CompanyLocks, OwnedLocksCheck } from './lock-owners';
+export type { OwnedLocksCheck } from './lock-owners';
 export { createPortalSession, generatePortalSecret, parsePortalCredential, portalCookie, portalCsrfToken } from './portal';
 export type { NewPortalSession } from './portal';
 export { generateApiKey, generateIngestToken, safeEqual, sha256 } from './secrets';
