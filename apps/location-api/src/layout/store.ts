@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Connection, Schema, claimEach, claimOnce, compareAndSet } from '@smartlock/db';
+import { Connection, Schema, boundedCache, claimEach, claimOnce, compareAndSet } from '@smartlock/db';
 import { OutboxFields, SETTLED, outboxPlugin, owed } from '@smartlock/messaging';
 import { LOCATION_LEVELS, LocationLevel, siteTimeOf } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
@@ -139,24 +139,6 @@ const commitSchema = new Schema(
 commitSchema.plugin(outboxPlugin);
 const pointerSchema = new Schema({ _id: String, first: Number, last: Number }, { versionKey: false });
 
-class Lru<V> {
-  private map = new Map<string, V>();
-  constructor(private max: number) {}
-  get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-  set(key: string, v: V) {
-    this.map.delete(key);
-    this.map.set(key, v);
-    while (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
-  }
-}
-
 /**
  * `relayAfterMs`: how long a commit's writer has to publish its events before the relay announces
  * the commit instead (outbox, relay/relay.ts).
@@ -168,9 +150,10 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
   const Commits = model('LocationCommit', commitSchema, 'location_commits');
   const Pointers = model('LocationPointer', pointerSchema, 'location_pointers');
 
-  const chunks = new Lru<Chunk>(800);
-  const heads = new Lru<Head>(64);
-  const trees = new Lru<Tree>(4);
+  // Content-addressed (a chunk's or head's id is a hash of what it holds; a tree is its head's): never stale, so no TTL.
+  const chunks = boundedCache<string, Chunk>({ max: 800, ttlMs: Infinity });
+  const heads = boundedCache<string, Head>({ max: 64, ttlMs: Infinity });
+  const trees = boundedCache<string, Tree>({ max: 4, ttlMs: Infinity });
   const states = new Map<string, CompanyState>();
   const probes = new Map<string, { running?: Promise<CompanyState>; queued?: Promise<CompanyState> }>();
 
@@ -216,22 +199,20 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
     return queued;
   }
 
-  async function head(id: string): Promise<Head> {
-    const cached = heads.get(id);
-    if (cached) return cached;
-    const doc = await Heads.collection.findOne<Head>({ _id: id as never });
-    if (!doc) throw new MissingChunkError(`head ${id} is gone`);
-    heads.set(id, doc);
-    return doc;
+  function head(id: string): Promise<Head> {
+    return heads.get(id, async () => {
+      const doc = await Heads.collection.findOne<Head>({ _id: id as never });
+      if (!doc) throw new MissingChunkError(`head ${id} is gone`);
+      return doc;
+    });
   }
 
-  async function chunk(id: string): Promise<Chunk> {
-    const cached = chunks.get(id);
-    if (cached) return cached;
-    const doc = await Chunks.collection.findOne<Chunk>({ _id: id as never });
-    if (!doc) throw new MissingChunkError(`chunk ${id} is gone`);
-    chunks.set(id, doc);
-    return doc;
+  function chunk(id: string): Promise<Chunk> {
+    return chunks.get(id, async () => {
+      const doc = await Chunks.collection.findOne<Chunk>({ _id: id as never });
+      if (!doc) throw new MissingChunkError(`chunk ${id} is gone`);
+      return doc;
+    });
   }
 
   async function entriesOf(h: Head, seq: SeqName): Promise<Entry[]> {
@@ -241,10 +222,10 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
 
   /** The layout of a state, read-only (writers copy it). */
   async function tree(state: CompanyState): Promise<Tree> {
-    if (!state.headId) return emptyTree();
-    const cached = trees.get(state.headId);
-    if (cached) return cached;
-    const h = await head(state.headId);
+    return state.headId ? trees.get(state.headId, build) : emptyTree();
+  }
+  async function build(headId: string): Promise<Tree> {
+    const h = await head(headId);
     const t = emptyTree();
     for (const level of LOCATION_LEVELS) {
       for (const e of await entriesOf(h, level)) {
@@ -266,7 +247,6 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
         addNode(t, node);
       }
     }
-    trees.set(state.headId, t);
     return t;
   }
 
