@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DUPLICATE_WINDOW_MS } from '@smartlock/contracts';
-import { unlessHeld } from '@smartlock/db';
+import { unlessHeld, withRetries } from '@smartlock/db';
 import { HttpError } from '@smartlock/http';
 import { SETTLED, owed } from '@smartlock/messaging';
 import type { Deps } from '../deps';
@@ -49,6 +49,12 @@ export const ORPHAN_AFTER_MS = 15_000;
 const MAX_STEPS = 10_000;
 
 export const OriginalPendingMessage = 'The original of this duplicate event is still being stored; retry shortly';
+/** The original's insert is still on its way: looked for again every 25 ms within ORIGINAL_WAIT_MS, then this 503. */
+class OriginalPending extends HttpError {
+  constructor() {
+    super(503, OriginalPendingMessage);
+  }
+}
 
 type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
 
@@ -124,15 +130,16 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
   }
 
   /** The original of a claimed window, once stored; undefined for an orphan; a 503 if it is still on its way. */
-  async function originalOf(claimId: string, claimedAt: Date): Promise<Original | undefined> {
-    const deadline = Date.now() + ORIGINAL_WAIT_MS;
-    for (;;) {
-      const e = await findEvent(claimId);
-      if (e) return e;
-      if (now.getTime() - claimedAt.getTime() >= ORPHAN_AFTER_MS) return undefined;
-      if (Date.now() > deadline) throw new HttpError(503, OriginalPendingMessage);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+  function originalOf(claimId: string, claimedAt: Date): Promise<Original | undefined> {
+    return withRetries(
+      async () => {
+        const e = await findEvent(claimId);
+        if (e) return e;
+        if (now.getTime() - claimedAt.getTime() >= ORPHAN_AFTER_MS) return undefined;
+        throw new OriginalPending();
+      },
+      { attempts: Infinity, delayMs: 25, maxDelayMs: 25, withinMs: ORIGINAL_WAIT_MS, retryable: (err) => err instanceof OriginalPending },
+    );
   }
 
   /**
