@@ -3,7 +3,7 @@ import { createAuth, identityModels, parseSecretsKey, secretsKeyRing } from '@sm
 import { Logger, METRICS, collectedGauge } from '@smartlock/observability';
 import { callbackPolicy, rateLimits } from '@smartlock/config';
 import { createDeadLetters, operationModel } from '@smartlock/dead-letters';
-import { RunningService, startService } from '@smartlock/http';
+import { RunningService, collections, part, routes, startService, topology } from '@smartlock/http';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import { LockAccountSecret, accountLockCloud } from '@smartlock/lock-cloud';
 import type { Config } from './config';
@@ -32,7 +32,6 @@ export const SERVICE = 'admin-api';
  */
 export async function start(config: Config, logger: Logger, opts: { now?: () => Date } = {}): Promise<RunningService> {
   const secretsKey = secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS);
-  let deps: Deps | undefined;
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -42,16 +41,10 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    models: (ctx) => [...Object.values(identityModels(ctx.db)), callbackEndpointModel(ctx.db), callbackEndpointVersions(ctx.db), operationModel(ctx.db)],
-    setup: async (ctx) => {
-      await ctx.broker.declareExchanges([EXCHANGES.identityEvents]);
-      // The dispatcher's replica of callback endpoints learns of changes made before it first ran.
-      await ctx.broker.declareQueues([QUEUES.dispatcherIdentityEvents]);
-      // Every instance reads the same slice: alert on the max across instances.
-      collectedGauge(ctx.metrics, METRICS.lockAccounts, () => lockAccountCounts(identityModels(ctx.db)));
+    parts: (ctx) => {
       const now = opts.now ?? (() => new Date());
       const auth = createAuth({ identityDb: ctx.db, logger, now });
-      deps = {
+      const d: Deps = {
         models: auth.models,
         CallbackEndpoint: callbackEndpointModel(ctx.db),
         CallbackEndpointVersions: callbackEndpointVersions(ctx.db),
@@ -65,50 +58,57 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
         now,
         portal: { linkTtlMs: config.PORTAL_LINK_TTL_MS, sessionTtlMs: config.PORTAL_SESSION_TTL_MS, cookieSecure: config.PORTAL_COOKIE_SECURE, webhookUrl: config.PORTAL_WEBHOOK_URL.replace(/\/+$/, '') },
       };
-    },
-    routes: (app, ctx) => {
-      if (!deps) throw new Error('admin-api: routes mounted before setup');
-      const d = deps;
-      // For integrators, with their own `apikey`: mounted before the administrator check.
-      const integrator = Router();
-      currentKeyRoutes(integrator, d);
-      app.use('/admin/v1', integrator);
-
-      const admin = Router();
-      admin.use(d.auth.admin(config.ADMIN_TOKEN));
-      companyRoutes(admin, d);
-      const operator = operatorScope(d);
-      apiKeyRoutes(admin, d, operator);
-      ingestTokenRoutes(admin, d, operator);
-      callbackRoutes(admin, d, operator);
-      callbackRepublishRoutes(admin, d);
-      portalLinkRoutes(admin, d);
-      const lockAccounts = { cloudOf: (secret: LockAccountSecret) => accountLockCloud(secret, config, { logger }), ...locationLocks(config.LOCATION_API_URL, config.ADMIN_TOKEN) };
-      lockAccountRoutes(admin, d, lockAccounts, operator);
       // Operations: its own broker connection per call, as admin-api's broker user (deploy/rabbitmq).
-      const deadLetters = createDeadLetters({ amqpUrl: config.AMQP_URL, db: async () => ctx.db, connectionName: `${SERVICE} dead letters`, now: d.now });
-      deadLetterRoutes(admin, deadLetters);
-      app.use('/admin/v1', admin);
-
-      // The administration portal: the same use cases, the company from the session, never the path.
-      const portal = Router();
-      portal.use((_req, res, next) => {
-        res.setHeader('Cache-Control', 'no-store');
-        next();
-      });
-      portalSessionRoutes(portal, d);
-      const session = portalScope(d);
-      apiKeyRoutes(portal, d, session);
-      ingestTokenRoutes(portal, d, session);
-      callbackRoutes(portal, d, session);
-      lockAccountRoutes(portal, d, lockAccounts, session);
-      // The on-call view: an operator's session (no company), every replay recorded under its name; no purge.
-      const onCall = Router();
-      onCall.use('/dead-letters', d.auth.portalOnCall());
-      deadLetterRoutes(onCall, deadLetters, { actor: onCallActor, purge: false });
-      portal.use(onCall);
-      app.use('/portal/api', portal);
-      portalPages(app, config.PORTAL_DIR);
+      const deadLetters = createDeadLetters({ amqpUrl: config.AMQP_URL, db: async () => ctx.db, connectionName: `${SERVICE} dead letters`, now });
+      const lockAccounts = { cloudOf: (secret: LockAccountSecret) => accountLockCloud(secret, config, { logger }), ...locationLocks(config.LOCATION_API_URL, config.ADMIN_TOKEN) };
+      return [
+        collections([...Object.values(identityModels(ctx.db)), d.CallbackEndpoint, d.CallbackEndpointVersions, operationModel(ctx.db)]),
+        // The dispatcher's replica of callback endpoints learns of changes made before it first ran.
+        topology({ exchanges: [EXCHANGES.identityEvents], queues: [QUEUES.dispatcherIdentityEvents] }),
+        // Every instance reads the same slice: alert on the max across instances.
+        part('task', 'lock accounts gauge', { start: () => collectedGauge(ctx.metrics, METRICS.lockAccounts, () => lockAccountCounts(identityModels(ctx.db))) }),
+        // For integrators, with their own `apikey`: mounted before the administrator check.
+        routes('current key', (r) => {
+          const integrator = Router();
+          currentKeyRoutes(integrator, d);
+          r.use('/admin/v1', integrator);
+        }),
+        routes('administration', (r) => {
+          const admin = Router();
+          admin.use(d.auth.admin(config.ADMIN_TOKEN));
+          companyRoutes(admin, d);
+          const operator = operatorScope(d);
+          apiKeyRoutes(admin, d, operator);
+          ingestTokenRoutes(admin, d, operator);
+          callbackRoutes(admin, d, operator);
+          callbackRepublishRoutes(admin, d);
+          portalLinkRoutes(admin, d);
+          lockAccountRoutes(admin, d, lockAccounts, operator);
+          deadLetterRoutes(admin, deadLetters);
+          r.use('/admin/v1', admin);
+        }),
+        // The administration portal: the same use cases, the company from the session, never the path.
+        routes('portal', (r) => {
+          const portal = Router();
+          portal.use((_req, res, next) => {
+            res.setHeader('Cache-Control', 'no-store');
+            next();
+          });
+          portalSessionRoutes(portal, d);
+          const session = portalScope(d);
+          apiKeyRoutes(portal, d, session);
+          ingestTokenRoutes(portal, d, session);
+          callbackRoutes(portal, d, session);
+          lockAccountRoutes(portal, d, lockAccounts, session);
+          // The on-call view: an operator's session (no company), every replay recorded under its name; no purge.
+          const onCall = Router();
+          onCall.use('/dead-letters', d.auth.portalOnCall());
+          deadLetterRoutes(onCall, deadLetters, { actor: onCallActor, purge: false });
+          portal.use(onCall);
+          r.use('/portal/api', portal);
+          portalPages(r, config.PORTAL_DIR);
+        }),
+      ];
     },
   });
 }

@@ -1,4 +1,4 @@
-import express, { Express } from 'express';
+import express, { Router } from 'express';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { HttpError } from '@smartlock/http';
@@ -21,7 +21,7 @@ const PAGE_POLICY = [
  * page itself is never cached (a new build takes effect at once); its assets carry a content hash
  * in their names and are cached for a year. Middleware, not routes: pages, not API operations.
  */
-export function portalPages(app: Express, dir: string): void {
+export function portalPages(app: Router, dir: string): void {
   const index = path.resolve(dir, 'index.html');
   const assets = express.static(path.resolve(dir, 'assets'), { index: false, redirect: false, immutable: true, maxAge: '365d' });
   app.use('/portal', (req, res, next) => {
