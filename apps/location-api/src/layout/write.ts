@@ -1,4 +1,4 @@
-import { Types } from '@smartlock/db';
+import { Types, withRetries } from '@smartlock/db';
 import {
   Exchanges,
   LocationEventKind,
@@ -67,21 +67,28 @@ export function runWrite<T>(deps: Deps, company: string, correlationId: string, 
   return run;
 }
 
-async function attemptWrite<T>(deps: Deps, company: string, correlationId: string, mutate: (ctx: WriteCtx) => T) {
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const base = await deps.store.current(company);
-    const ctx: WriteCtx = { company, tree: cloneTree(await deps.store.tree(base)), base, events: [] };
-    const result = mutate(ctx);
-    if (!ctx.events.length) return { result, version: base.last, events: ctx.events };
-    const state = await deps.store.commit(company, base, ctx.tree, ctx.events.length, correlationId);
-    if (!state) {
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
-      continue;
-    }
-    await publishEvents(deps, company, state, ctx.events, correlationId);
-    return { result, version: state.last, events: ctx.events };
+/** Another instance's write committed first, MAX_ATTEMPTS times: a 503 the client retries. */
+class LayoutBusy extends HttpError {
+  constructor() {
+    super(503, 'The layout is being changed by other requests; retry shortly');
   }
-  throw new HttpError(503, 'The layout is being changed by other requests; retry shortly');
+}
+
+async function attemptWrite<T>(deps: Deps, company: string, correlationId: string, mutate: (ctx: WriteCtx) => T) {
+  // A lost commit is recomputed on the new state after a jittered back-off (libs/db withRetries); a refused change or a database error is not.
+  return withRetries(
+    async () => {
+      const base = await deps.store.current(company);
+      const ctx: WriteCtx = { company, tree: cloneTree(await deps.store.tree(base)), base, events: [] };
+      const result = mutate(ctx);
+      if (!ctx.events.length) return { result, version: base.last, events: ctx.events };
+      const state = await deps.store.commit(company, base, ctx.tree, ctx.events.length, correlationId);
+      if (!state) throw new LayoutBusy();
+      await publishEvents(deps, company, state, ctx.events, correlationId);
+      return { result, version: state.last, events: ctx.events };
+    },
+    { attempts: MAX_ATTEMPTS, delayMs: 10, maxDelayMs: 80, jitter: true, retryable: (err) => err instanceof LayoutBusy },
+  );
 }
 
 /** What `mutate` would do to the latest layout, and the layout it would start from; nothing is written. */

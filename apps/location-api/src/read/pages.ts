@@ -1,4 +1,5 @@
 import type { Request, RequestHandler } from 'express';
+import { withRetries } from '@smartlock/db';
 import { Chunk, CompanyState, Entry, Head, LayoutStore, MissingChunkError, SeqName } from '../layout/store';
 
 /** Number of entries of `seq` whose key sorts below `key`: a binary search over the chunks, then inside one. */
@@ -103,13 +104,13 @@ export async function withFreshState<T>(
   read: (head: Head | undefined) => Promise<T>,
   early?: EarlyState,
 ): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    const known = attempt === 0 && early?.company === company ? await early.state : undefined;
-    const state = known ?? (attempt === 0 ? await store.current(company) : await store.probe(company));
-    try {
-      return await read(state.headId ? await store.head(state.headId) : undefined);
-    } catch (err) {
-      if (!(err instanceof MissingChunkError) || attempt >= 3) throw err;
-    }
-  }
+  return withRetries(
+    async (attempt) => {
+      const known = attempt === 1 && early?.company === company ? await early.state : undefined;
+      const state = known ?? (attempt === 1 ? await store.current(company) : await store.probe(company));
+      return read(state.headId ? await store.head(state.headId) : undefined);
+    },
+    // At once: the newer state is there to read (probe), nothing to wait for.
+    { attempts: 4, delayMs: 0, retryable: (err) => err instanceof MissingChunkError },
+  );
 }
