@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { ApiKeyDoc, generateApiKey } from '@smartlock/auth';
 import { PORTAL_ISSUING_NEEDS, createApiKeySchema } from '@smartlock/contracts';
-import { insertUnlessHeld } from '@smartlock/db';
+import { insertUnlessHeld, withRetries } from '@smartlock/db';
 import { asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../shared/deps';
 import { withLastUse } from '../shared/last-use';
@@ -36,6 +36,9 @@ const apiKeyView = (k: ApiKeyDoc & { last_used_at: Date | null }): ApiKeyView =>
 });
 
 /** Issue, list and revoke the API keys of the scope's company (the operator's path, or the portal session's). */
+/** A drawn key's prefix is another's already. */
+class PrefixTaken extends Error {}
+
 export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): void {
   router.post(
     `${scope.prefix}/api-keys`,
@@ -45,23 +48,23 @@ export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): v
       const input = validate(createApiKeySchema, req.body);
       const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
       if (expiresAt && expiresAt.getTime() <= deps.now().getTime()) throw badRequest('expires_at must be in the future');
-      // The 8-character prefix is unique (index): on the rare collision, draw another key.
-      for (let attempt = 1; ; attempt++) {
-        const { key, prefix, hash } = generateApiKey();
-        const doc = await insertUnlessHeld(deps.models.ApiKey, { company_id: company._id, name: input.name, prefix, hash, expires_at: expiresAt, portal_session_id: scope.session(req) });
-        if (!doc) {
-          if (attempt >= 5) throw new Error('no unused API key prefix in 5 draws');
-          continue;
-        }
-        await deps.events.publish(
-          'api_key.created',
-          { company_id: String(company._id), id: String(doc._id), data: { prefix, name: doc.name, expires_at: doc.expires_at } },
-          { correlationId: req.correlationId, logger: req.log },
-        );
-        // The plaintext key is in this response only; the database keeps its sha256.
-        res.status(201).json({ _id: String(doc._id), key, prefix, name: doc.name, expires_at: doc.expires_at, created_at: doc.created_at });
-        return;
-      }
+      // The 8-character prefix is unique (index): on the rare collision, draw another key at once (libs/db withRetries).
+      const { key, prefix, doc } = await withRetries(
+        async () => {
+          const drawn = generateApiKey();
+          const stored = await insertUnlessHeld(deps.models.ApiKey, { company_id: company._id, name: input.name, prefix: drawn.prefix, hash: drawn.hash, expires_at: expiresAt, portal_session_id: scope.session(req) });
+          if (!stored) throw new PrefixTaken('no unused API key prefix in 5 draws');
+          return { ...drawn, doc: stored };
+        },
+        { attempts: 5, delayMs: 0, retryable: (err) => err instanceof PrefixTaken },
+      );
+      await deps.events.publish(
+        'api_key.created',
+        { company_id: String(company._id), id: String(doc._id), data: { prefix, name: doc.name, expires_at: doc.expires_at } },
+        { correlationId: req.correlationId, logger: req.log },
+      );
+      // The plaintext key is in this response only; the database keeps its sha256.
+      res.status(201).json({ _id: String(doc._id), key, prefix, name: doc.name, expires_at: doc.expires_at, created_at: doc.created_at });
     }),
   );
 
