@@ -235,6 +235,27 @@ describe('libs/layout: the layout replica', () => {
     expect(await db.collection('replica_location_nodes').countDocuments({ company_id: company, lookup_name: null, level: 'room' })).toBe(0);
   });
 
+  it("a commit's nodes are checked a slice at a time, the event loop turning in between; a bad node refuses the message for good, named", async () => {
+    const { company, replica } = await setup();
+    const site = { _id: oid(), level: 'site', name: 'S', external_id: null, version: 1 };
+    const nodes: Record<string, unknown>[] = [site, ...Array.from({ length: 2999 }, (_, i) => ({ _id: oid(), level: 'room', name: String(i), external_id: null, version: i + 2, site_id: site._id, locks: [] }))];
+    nodes[2500] = { ...nodes[2500], version: 'not a number' };
+    const m = { company_id: company, kind: 'layout.committed', version: 1, commit_first: 1, commit_last: 3000, occurred_at: new Date().toISOString(), changes: { nodes, deleted: [] }, correlation_id: 'slices' } as unknown as LocationEventMessage;
+    // Turns of the event loop while the message is checked (a check all at once would allow none before it ends).
+    let turns = 0;
+    let checking = true;
+    const turn = () => {
+      turns += 1;
+      if (checking) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const err = await replica.apply(m).catch((e: Error & { permanent?: boolean }) => e);
+    checking = false;
+    expect(err).toMatchObject({ permanent: true, message: expect.stringContaining('node 2500') });
+    expect(turns).toBeGreaterThanOrEqual(20);
+    expect(await replica.version(company)).toBe(0);
+  });
+
   it('same name on two floors of a site is ambiguous; an exact match beats a case-insensitive one', async () => {
     const { company, src, replica } = await setup();
     const site = src.add('site', 'S');

@@ -130,7 +130,8 @@ const nodeStateFields = {
   version: Joi.number().integer().min(1).required(),
 };
 
-const locationNodeStateSchema = Joi.object<LocationNodeState>(nodeStateFields);
+/** One node's state (a commit's change, a snapshot's node): the replicas check a large list in slices (libs/layout). */
+export const locationNodeStateSchema = Joi.object<LocationNodeState>(nodeStateFields);
 
 export const locationEventMessageSchema = Joi.object<LocationEventMessage>({
   company_id: id.required(),
