@@ -1,10 +1,10 @@
 import { rateLimits } from '@smartlock/config';
 import { createAuth } from '@smartlock/auth';
 import { eventStatusMessageSchema, EventStatusMessage, ingestDocument } from '@smartlock/contracts';
-import { RunningService, apiDocs, apiEnvelope, ingestEnvelope, longPoll, startService } from '@smartlock/http';
-import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
-import { EXCHANGES, OutboxRelay, QUEUES, outboxLeaseModel, startOutboxRelay } from '@smartlock/messaging';
-import type { Logger } from '@smartlock/observability';
+import { RelayPart, RunningService, apiDocs, apiEnvelope, collections, consumer, ingestEnvelope, longPoll, part, relay, routes, startService, timer, topology } from '@smartlock/http';
+import { createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
+import { EXCHANGES, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
+import { Logger, createMetrics } from '@smartlock/observability';
 import type { Config } from './config';
 import type { Clock, Deps } from './deps';
 import { eventModels } from './events/event.schema';
@@ -31,119 +31,107 @@ export interface StartOptions {
   now?: Clock;
 }
 
-export interface Gateway extends RunningService {
+export interface Gateway extends RunningService<Deps> {
+  /** Its use cases' deps (tests read the models, and call a use case as the gateway does). */
   deps: Deps;
-  relay: OutboxRelay;
+  relay: RelayPart;
 }
 
 /** Booking ingest, event tracking and the retry of FAILED events ({webhook_url}). */
 export async function start(config: Config, logger: Logger, opts: StartOptions = {}): Promise<Gateway> {
-  let deps!: Deps;
-  let replica: LayoutReplica | undefined;
-  let settling: NodeJS.Timeout | undefined;
-  let settlingRound: Promise<void> | undefined;
   // Well inside the relay's grace, so the relay never publishes an event only because its worker is slow.
   const settleAfterMs = Math.floor(config.RELAY_GRACE_MS / 3);
+  // Made before the service: the ingest outcomes are counted as each response is sent.
+  const registry = createMetrics(SERVICE);
+  const metrics = gatewayMetrics(registry);
   const service = await startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
     rateLimits: rateLimits(config),
     port: config.PORT,
     logger,
+    metrics: registry,
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     // {webhook_url}'s envelope; the portal's routes (reached through the edge, {base_url}) answer in the API's.
     envelope: (req) => (req.path.startsWith('/portal/') ? apiEnvelope : ingestEnvelope),
-    onResponse: (req, res, route) => countIngestOutcome(deps.metrics, req, res, route),
-    models: (ctx) => [...Object.values(eventModels(ctx.db)), outboxLeaseModel(ctx.db), ...createLayoutReplica({ db: ctx.db, logger }).models],
-    setup: async (ctx) => {
+    onResponse: (req, res, route) => countIngestOutcome(metrics, req, res, route),
+    parts: (ctx) => {
       const models = eventModels(ctx.db);
-      const now = opts.now ?? (() => new Date());
-      replica = createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
+      const replica = createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
       const siteZones = boundedCache<string, string | null>({ max: 10_000, ttlMs: 60_000 });
       // A site's zone, read from the replica once a minute per site at most (a booking row and the
       // events list ask on every instant they show): a changed zone shows within the minute.
-      const siteZone: Deps['siteZone'] = (companyId, siteId) => siteZones.get(`${companyId}:${siteId}`, async () => (await replica?.node(companyId, siteId))?.time_zone ?? null);
+      const siteZone: Deps['siteZone'] = (companyId, siteId) => siteZones.get(`${companyId}:${siteId}`, async () => (await replica.node(companyId, siteId))?.time_zone ?? null);
       const writers = createWriters(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS, bookingRowLingerMs: config.BOOKING_ROW_LINGER_MS });
-      deps = {
+      const deps: Deps = {
         config,
         logger,
         models,
         broker: ctx.broker,
         auth: createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger }),
-        now,
+        now: opts.now ?? (() => new Date()),
         writers,
         knownSite: siteChecker(replica, logger),
-        metrics: gatewayMetrics(ctx.metrics),
+        metrics,
         unsettled: unsettledEvents({ afterMs: settleAfterMs }),
         eventWaits: longPoll({ route: EVENT_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics }),
         siteZone,
         bookingRows: bookingRows({ models, writers, logger, siteZone }),
       };
-      // Published events whose worker has not reported in time are settled (publish/unsettled.ts).
-      settling = setInterval(() => {
-        settlingRound ??= settleUnreported(deps).finally(() => (settlingRound = undefined));
-      }, Math.max(50, Math.min(1000, settleAfterMs)));
-      settling.unref();
-      await ctx.broker.declareExchanges([EXCHANGES.bookingEvents]);
-      // Accepted events wait in the worker's queue even if no worker has ever started.
-      await ctx.broker.declareQueues([QUEUES.provisioningBookingEvents]);
-      await ctx.broker.consume<EventStatusMessage>(
-        QUEUES.ingestEventStatus,
-        async (report, mctx) => {
-          const applied = await applyStatus(deps, report, mctx);
-          deps.eventWaits.wake(report.event_id);
-          // Acknowledged once the event's booking row is written (bookings/record.ts: what re-creates a row a crash lost).
-          if (applied !== 'unknown') await deps.bookingRows.reported(report);
-        },
-        { schema: eventStatusMessageSchema },
-      );
-      await replica.consume(QUEUES.ingestLocationEvents);
-    },
-    // Consumers have drained: the events still waiting for a report are settled, and the history
-    // entries left lingering go out, before the database closes.
-    teardown: async () => {
-      clearInterval(settling);
-      await settlingRound;
-      await settleUnreported(deps, true);
-      await deps.writers.recordStatus.drain();
-      await deps.bookingRows.drain();
-    },
-    routes: (app) => {
-      // {webhook_url}/openapi.json and /docs: the contract of this host.
-      app.use(apiDocs(ingestDocument()).middleware);
-      app.use(ingestRoutes(deps));
-      app.use(trackingRoutes(deps));
-      app.use(portalTrackingRoutes(deps));
-      app.use(bookingRoutes(deps));
-      app.use(retryRoutes(deps));
-      app.use(replayRoutes(deps));
+      const parts = [
+        collections([...Object.values(models), outboxLeaseModel(ctx.db), ...replica.models]),
+        // Accepted events wait in the worker's queue even if no worker has ever started.
+        topology({ exchanges: [EXCHANGES.bookingEvents], queues: [QUEUES.provisioningBookingEvents] }),
+        consumer<EventStatusMessage>(
+          QUEUES.ingestEventStatus,
+          async (report, mctx) => {
+            const applied = await applyStatus(deps, report, mctx);
+            deps.eventWaits.wake(report.event_id);
+            // Acknowledged once the event's booking row is written (bookings/record.ts: what re-creates a row a crash lost).
+            if (applied !== 'unknown') await deps.bookingRows.reported(report);
+          },
+          { schema: eventStatusMessageSchema },
+        ),
+        part('replica', 'layout replica', { start: () => replica.consume(QUEUES.ingestLocationEvents), stop: () => replica.stop() }),
+        // Stops after the consumers drained and the settling timer's last round: the events still
+        // waiting for a report are settled, and the entries and rows left lingering are written,
+        // before the database closes.
+        part('task', 'settle and write what lingers', {
+          stop: async () => {
+            await settleUnreported(deps, true);
+            await deps.writers.recordStatus.drain();
+            await deps.bookingRows.drain();
+          },
+        }),
+        // Published events whose worker has not reported in time are settled (publish/unsettled.ts).
+        timer('settling unreported events', Math.max(50, Math.min(1000, settleAfterMs)), () => settleUnreported(deps)),
+        // The outbox of booking.events (libs/messaging): events owed to the broker, published by one
+        // instance at a time (publish/relay.ts). Not gated on the broker: a publish that fails is
+        // recorded (FAILED, then DEAD_LETTER after its retries, as SPEC says).
+        relay({
+          name: 'booking-events',
+          model: models.Event,
+          publish: (e) => relayEvent(deps, e),
+          intervalMs: config.RELAY_INTERVAL_MS,
+          leaseMs: config.RELAY_LEASE_MS,
+          batch: config.RELAY_BATCH,
+          now: deps.now,
+        }),
+        routes('{webhook_url}', (r) => {
+          // {webhook_url}/openapi.json and /docs: the contract of this host.
+          r.use(apiDocs(ingestDocument()).middleware);
+          r.use(ingestRoutes(deps));
+          r.use(trackingRoutes(deps));
+          r.use(portalTrackingRoutes(deps));
+          r.use(bookingRoutes(deps));
+          r.use(retryRoutes(deps));
+          r.use(replayRoutes(deps));
+        }),
+      ];
+      return { parts, exposed: deps };
     },
   });
-  // The outbox of booking.events (libs/messaging): events owed to the broker, published by one
-  // instance at a time (publish/relay.ts). Started once the broker is connected: a round before that
-  // would only record publish failures.
-  const relay = startOutboxRelay({
-    name: 'booking-events',
-    model: deps.models.Event,
-    db: service.ctx.db,
-    publish: (e) => relayEvent(deps, e),
-    logger,
-    intervalMs: config.RELAY_INTERVAL_MS,
-    leaseMs: config.RELAY_LEASE_MS,
-    batch: config.RELAY_BATCH,
-    metrics: service.ctx.metrics,
-    now: deps.now,
-  });
-  return {
-    ...service,
-    deps,
-    relay,
-    async stop() {
-      await relay.stop();
-      replica?.stop();
-      await service.stop();
-    },
-  };
+  return { ...service, deps: service.exposed, relay: service.relayOf('booking-events') };
 }

@@ -7,7 +7,7 @@ import { createLogger, createMetrics, createReadiness, Logger, Readiness, Regist
 import { createHttpApp, HttpAppOptions } from './app';
 import { listRoutes } from './routes';
 import type { EnvelopeFor } from './envelopes';
-import type { Part } from './parts';
+import type { Part, RelayPart } from './parts';
 
 export interface ServiceContext {
   name: string;
@@ -22,7 +22,7 @@ export interface ServiceContext {
   http: Router;
 }
 
-export interface ServiceSpec {
+export interface ServiceSpec<E = undefined> {
   name: string;
   /** 0 picks a free port (tests). */
   port: number;
@@ -48,7 +48,7 @@ export interface ServiceSpec {
    * What the app runs, in the order it starts (docs/adr/0110): built here, once the database is
    * connected and the broker exists, so that nothing is built in a hook named for something else.
    */
-  parts?: (ctx: ServiceContext) => Part[];
+  parts?: (ctx: ServiceContext) => Part[] | { parts: Part[]; exposed: E };
   /** The HTTP server's own limits (the edge: header and request time-outs, connections held). */
   server?: ServerOptions & { maxConnections?: number };
   /**
@@ -66,15 +66,19 @@ export interface ServiceSpec {
   teardown?: (ctx: ServiceContext) => Promise<void>;
 }
 
-export interface RunningService {
+export interface RunningService<E = unknown> {
   port: number;
   url: string;
   ctx: ServiceContext;
   /** The SIGTERM path: stop taking work, finish what is in flight, close everything. */
   stop(): Promise<void>;
+  /** The relay part of that name (tests run its rounds by hand). */
+  relayOf(name: string): RelayPart;
+  /** What the parts' builder handed out with them (ingest-gateway: its use cases' deps, for its tests). */
+  exposed: E;
 }
 
-export async function startService(spec: ServiceSpec): Promise<RunningService> {
+export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise<RunningService<E>> {
   const logger = spec.logger;
   const metrics = spec.metrics ?? createMetrics(spec.name);
   const readiness = createReadiness();
@@ -105,9 +109,12 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
     }
   };
   let parts: Part[] = [];
+  let exposed: E | undefined;
   let largeBodies: HttpAppOptions['largeBodies'];
   try {
-    parts = spec.parts?.(ctx) ?? [];
+    const built = spec.parts?.(ctx) ?? [];
+    if (Array.isArray(built)) parts = built;
+    else ({ parts, exposed } = built);
     const rules = parts.flatMap((p) => (p.largeBodies ? [p.largeBodies] : []));
     if (rules.length > 1) throw new Error(`${spec.name}: one largeBodies rule per service (routes parts declare ${rules.length})`);
     largeBodies = rules[0];
@@ -171,7 +178,12 @@ export async function startService(spec: ServiceSpec): Promise<RunningService> {
       logger.info('stopped');
     })());
 
-  return { port, url: `http://127.0.0.1:${port}`, ctx, stop };
+  const relayOf = (name: string): RelayPart => {
+    const found = parts.find((p): p is RelayPart => p.kind === 'relay' && p.name === name && 'runOnce' in p);
+    if (!found) throw new Error(`${spec.name} has no relay part ${name}`);
+    return found;
+  };
+  return { port, url: `http://127.0.0.1:${port}`, ctx, stop, relayOf, exposed: exposed as E };
 }
 
 /**
