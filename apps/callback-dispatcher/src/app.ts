@@ -2,16 +2,16 @@ import { createAuth, openAccessEvent, operatorScope, parseSecretsKey, portalScop
 import { AccessEventMessage, IdentityEventMessage, accessEventMessageSchema, identityEventMessageSchema } from '@smartlock/contracts';
 import { Logger, METRICS, counter, histogram } from '@smartlock/observability';
 import { EXCHANGES, QUEUES } from '@smartlock/messaging';
-import { RunningService, rateLimiter, startService } from '@smartlock/http';
+import { RunningService, broadcast, collections, consumer, part, rateLimiter, routes, startService } from '@smartlock/http';
 import { callbackPolicy, rateLimits } from '@smartlock/config';
 import type { Config } from './config';
 import { dispatcherModels } from './models';
-import { EndpointCache, endpointCache } from './endpoints/cache';
+import { endpointCache } from './endpoints/cache';
 import { adoptSingleDocumentReplica, onIdentityEvent } from './endpoints/on-identity-event';
 import { onAccessEvent } from './deliveries/on-access-event';
 import { WorkMessage, deliver, destinations, onDeliveryDeadLetter } from './deliveries/deliver';
 import { failingEndpoints } from './deliveries/failing';
-import { EndpointHealth, endpointHealth } from './deliveries/health';
+import { endpointHealth } from './deliveries/health';
 import { createLimiter } from './deliveries/limiter';
 import { recentlyEnqueued } from './deliveries/enqueued';
 import { createEmailSender, createSmsSender } from './guest/channels';
@@ -66,10 +66,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
 
   // Callbacks connect only to the addresses the policy allows (checked on each connection).
   const outbound = destinations(callbackPolicy(config));
-  // Built in setup (its models and gauge), used by the deliveries and by the admin routes' enable.
-  let health!: EndpointHealth;
-  // Built in setup, used by the deliveries and by the test event (which signs as a delivery does).
-  let endpoints!: EndpointCache;
   return startService({
     name: SERVICE,
     adminToken: config.ADMIN_TOKEN,
@@ -79,15 +75,14 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    models: (ctx) => Object.values(dispatcherModels(ctx.db)),
-    setup: async (ctx) => {
-      const models = dispatcherModels(ctx.db);
-      const adopted = await adoptSingleDocumentReplica(models);
-      if (adopted) logger.info('callback endpoint replica moved to its version log', { adopted });
+    parts: (ctx) => {
       const { broker, metrics } = ctx;
-      endpoints = endpointCache(models);
+      const models = dispatcherModels(ctx.db);
+      // Used by the deliveries and by the test event (which signs as a delivery does).
+      const endpoints = endpointCache(models);
       const enqueued = recentlyEnqueued();
-      health = endpointHealth(models, logger, metrics, { disableAfterMs: config.CALLBACK_DISABLE_AFTER_MS });
+      // Used by the deliveries and by the admin routes' enable.
+      const health = endpointHealth(models, logger, metrics, { disableAfterMs: config.CALLBACK_DISABLE_AFTER_MS });
       const deliveriesPrefetch = Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4);
       const deliverDeps = {
         models,
@@ -121,39 +116,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         failed: counter(metrics, METRICS.guestMessagesFailed),
         limit: rateLimiter({ name: 'guest-messages', limit: config.RATE_LIMIT_GUEST_MESSAGES_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES }),
       };
-
-      // Only admin-api's signed messages: anyone else on the broker could otherwise redirect a company's callbacks.
-      await broker.consume<IdentityEventMessage>(QUEUES.dispatcherIdentityEvents, (msg, mctx) => onIdentityEvent(models, msg, mctx), {
-        schema: identityEventMessageSchema,
-        verifyWith: identityEventsKey,
-      });
-      // Every process's own copy of the same events: its endpoint cache (endpoints/cache.ts).
-      await broker.consumeBroadcast<IdentityEventMessage>(EXCHANGES.identityEvents, async (msg) => endpoints.apply(msg), {
-        schema: identityEventMessageSchema,
-        verifyWith: identityEventsKey,
-        // After a reconnect: another process may have got messages of deliveries enqueued here.
-        onBound: () => {
-          endpoints.clear();
-          enqueued.clear();
-        },
-      });
-      // A high prefetch: a hanging endpoint holds at most perEndpoint + queuePerEndpoint messages, the
-      // rest of the window keeps flowing to other companies (its surplus is parked in the broker).
-      // First attempts and later ones (retried, parked) in two lanes with a window each: a company's
-      // parked backlog returning at once never queues ahead of another company's first attempt.
-      for (const lane of [QUEUES.dispatcherDeliveries, QUEUES.dispatcherDeliveryRetries]) {
-        await broker.consume<WorkMessage>(lane, (msg, mctx) => deliver(deliverDeps, msg, mctx), {
-          ...retry,
-          prefetch: deliveriesPrefetch,
-          onDeadLetter: (msg, mctx, info) => onDeliveryDeadLetter(deliverDeps, msg, mctx, info),
-        });
-      }
-      await broker.consume<WorkMessage>(QUEUES.dispatcherGuestMessages, (msg, mctx) => sendGuestMessage(guestDeps, msg, mctx), {
-        ...retry,
-        prefetch: 16,
-        onDeadLetter: (msg, mctx, info) => onGuestDeadLetter(guestDeps, msg, mctx, info),
-      });
-      // After the deliveries' consumer: a delivery's first attempt may run here as that queue's (handleHere).
       const accessDeps = {
         models,
         endpoints,
@@ -164,14 +126,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         enqueued,
         attemptHere: (company: string) => deliverDeps.limiter.free(company) && !deliverDeps.failing.failing(company),
       };
-      await broker.consume<AccessEventMessage>(QUEUES.dispatcherAccessEvents, (msg, mctx) => onAccessEvent(accessDeps, openAccessEvent(msg, messageKey), mctx), {
-        schema: accessEventMessageSchema,
-        prefetch: 64,
-      });
-    },
-    routes: (app, ctx) => {
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
-      const adminDeps = { models: dispatcherModels(ctx.db), broker: ctx.broker, key, health };
+      const adminDeps = { models, broker, key, health };
       const testDeps = {
         endpoints,
         key,
@@ -179,17 +135,68 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         timeoutMs: config.CALLBACK_TIMEOUT_MS,
         limit: rateLimiter({ name: 'callback-test', limit: config.RATE_LIMIT_HEAVY_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES }),
       };
-      // The operator's and the administration portal's (a company's portal session; the edge routes
-      // /portal/api/deliveries and /portal/api/callback/test here).
-      for (const scope of [operatorScope(auth, config.ADMIN_TOKEN, companyInPath), portalScope(auth)]) {
-        app.use(adminRoutes(adminDeps, scope));
-        app.use(testEventRoutes(testDeps, scope));
-      }
-    },
-    teardown: async () => {
-      email?.close();
-      outbound.httpAgent.destroy();
-      outbound.httpsAgent.destroy();
+      // A high prefetch: a hanging endpoint holds at most perEndpoint + queuePerEndpoint messages, the
+      // rest of the window keeps flowing to other companies (its surplus is parked in the broker).
+      // First attempts and later ones (retried, parked) in two lanes with a window each: a company's
+      // parked backlog returning at once never queues ahead of another company's first attempt.
+      const deliveries = [QUEUES.dispatcherDeliveries, QUEUES.dispatcherDeliveryRetries].map((lane) =>
+        consumer<WorkMessage>(lane, (msg, mctx) => deliver(deliverDeps, msg, mctx), {
+          ...retry,
+          prefetch: deliveriesPrefetch,
+          onDeadLetter: (msg, mctx, info) => onDeliveryDeadLetter(deliverDeps, msg, mctx, info),
+        }),
+      );
+      return [
+        collections(Object.values(models)),
+        // Stopped last: the SMTP pool and the callbacks' sockets, once nothing delivers any more.
+        part('task', 'outbound connections', {
+          stop: () => {
+            email?.close();
+            outbound.httpAgent.destroy();
+            outbound.httpsAgent.destroy();
+          },
+        }),
+        part('task', 'callback endpoint replica moved to its version log', {
+          start: async () => {
+            const adopted = await adoptSingleDocumentReplica(models);
+            if (adopted) logger.info('callback endpoint replica moved to its version log', { adopted });
+          },
+        }),
+        // Only admin-api's signed messages: anyone else on the broker could otherwise redirect a company's callbacks.
+        consumer<IdentityEventMessage>(QUEUES.dispatcherIdentityEvents, (msg, mctx) => onIdentityEvent(models, msg, mctx), {
+          schema: identityEventMessageSchema,
+          verifyWith: identityEventsKey,
+        }),
+        // Every process's own copy of the same events: its endpoint cache (endpoints/cache.ts).
+        broadcast<IdentityEventMessage>(EXCHANGES.identityEvents, async (msg) => endpoints.apply(msg), {
+          schema: identityEventMessageSchema,
+          verifyWith: identityEventsKey,
+          // After a reconnect: another process may have got messages of deliveries enqueued here.
+          onBound: () => {
+            endpoints.clear();
+            enqueued.clear();
+          },
+        }),
+        ...deliveries,
+        consumer<WorkMessage>(QUEUES.dispatcherGuestMessages, (msg, mctx) => sendGuestMessage(guestDeps, msg, mctx), {
+          ...retry,
+          prefetch: 16,
+          onDeadLetter: (msg, mctx, info) => onGuestDeadLetter(guestDeps, msg, mctx, info),
+        }),
+        // After the deliveries' consumer: a delivery's first attempt may run here as that queue's (handleHere).
+        consumer<AccessEventMessage>(QUEUES.dispatcherAccessEvents, (msg, mctx) => onAccessEvent(accessDeps, openAccessEvent(msg, messageKey), mctx), {
+          schema: accessEventMessageSchema,
+          prefetch: 64,
+        }),
+        // The operator's and the administration portal's (a company's portal session; the edge routes
+        // /portal/api/deliveries and /portal/api/callback/test here).
+        routes('deliveries and test callbacks', (r) => {
+          for (const scope of [operatorScope(auth, config.ADMIN_TOKEN, companyInPath), portalScope(auth)]) {
+            r.use(adminRoutes(adminDeps, scope));
+            r.use(testEventRoutes(testDeps, scope));
+          }
+        }),
+      ];
     },
   });
 }
