@@ -1,4 +1,4 @@
-import type { Express, Request, Response } from 'express';
+import type { Request, Response, Router } from 'express';
 import { ReceivedMail, ReceivedSms, SmtpSink, smsApi, startSmtpSink } from '@smartlock/sinks';
 import type { Config } from '../config';
 
@@ -7,7 +7,7 @@ const KEEP = 200;
 
 export interface GuestSink {
   /** The SMS API under /sms, the page at /sim/guest-messages (and its data as JSON). */
-  routes(app: Express): void;
+  routes(app: Router): void;
   close(): Promise<void>;
 }
 
