@@ -9,6 +9,7 @@ import { DeadLettersPage } from './pages/DeadLettersPage';
 import { EventsPage } from './pages/EventsPage';
 import { KeysPage } from './pages/KeysPage';
 import { LayoutPage } from './pages/LayoutPage';
+import { LocksPage } from './pages/LocksPage';
 import { OverviewPage } from './pages/OverviewPage';
 import { TokensPage } from './pages/TokensPage';
 
@@ -33,6 +34,7 @@ const COMPANY_PAGES: PageDef[] = [
   { route: 'keys', title: 'API keys', Page: KeysPage },
   { route: 'tokens', title: 'Ingest tokens', Page: TokensPage },
   { route: 'layout', title: 'Layout', Page: LayoutPage },
+  { route: 'locks', title: 'Locks', Page: LocksPage },
 ];
 const ON_CALL_PAGES: PageDef[] = [{ route: 'dead-letters', title: 'Dead letters', Page: DeadLettersPage }];
 const pagesOf = (session: Session) => (session.company_id ? COMPANY_PAGES : ON_CALL_PAGES);

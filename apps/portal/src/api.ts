@@ -393,6 +393,28 @@ export interface LockAccount {
   locks_found: number;
   synced_at: string | null;
 }
+/** A lock found in an account as connecting or re-syncing it answers: `held_elsewhere` when another company holds it (not named, not this company's). */
+export interface FoundLock {
+  lock_id: string;
+  name: string;
+  battery: { percent: number | null; low: boolean } | null;
+  remote: boolean;
+  held_elsewhere: boolean;
+}
+/** What connecting an account takes: TTLock's username and password under the service's application, or a Nuki API token and a name for it. */
+export type LockAccountCredentials = { provider: 'ttlock'; username: string; password: string } | { provider: 'nuki'; name: string; api_token: string };
+/** One of the company's locks (`GET /portal/api/layout/locks`, location-api) and where it is bound. */
+export interface CompanyLock {
+  lock_id: string;
+  provider: string;
+  /** The lock account it was found in; null: the operator's service account (a lock the operator assigned). */
+  account_id: string | null;
+  name: string | null;
+  battery: { percent: number | null; low: boolean } | null;
+  source: 'assigned' | 'import' | 'account';
+  assigned_at: string;
+  bound_to: { level: 'room' | 'bed'; _id: string; name: string } | null;
+}
 /** The data of an API-host envelope `{ message, code, error, data }`. */
 const data = <T>(p: Promise<{ data: T }>) => p.then((r) => r.data);
 const ref = (referenceId: string) => encodeURIComponent(referenceId);
@@ -474,6 +496,24 @@ export const portalApi = {
   bookings: (query: Record<string, string>) => api<BookingList>('GET', `/bookings?${new URLSearchParams(query)}`),
   overview: (from: string, days: number) => api<Overview>('GET', `/overview?${new URLSearchParams({ from, days: String(days) })}`),
   lockAccounts: () => api<LockAccount[]>('GET', '/lock-accounts'),
+  /** Connecting checks the credentials with the vendor by listing the account's locks, which become the company's (`layout`). */
+  connectLockAccount: (credentials: LockAccountCredentials) => api<{ account: LockAccount; locks: FoundLock[] }>('POST', '/lock-accounts', credentials),
+  syncLockAccount: (id: string) => api<{ account: LockAccount; locks: FoundLock[]; missing: string[] }>('POST', `/lock-accounts/${encodeURIComponent(id)}/sync`),
+  replaceLockAccountSecret: (id: string, secret: { password: string } | { api_token: string }) =>
+    api<{ account: LockAccount; locks: FoundLock[]; missing: string[] }>('PUT', `/lock-accounts/${encodeURIComponent(id)}/secret`, secret),
+  /** Refused (409) while a lock of the account is bound, unless `unbind`. */
+  disconnectLockAccount: (id: string, unbind: boolean) => api<{ account: LockAccount; released: string[]; unbound: string[] }>('DELETE', `/lock-accounts/${encodeURIComponent(id)}${unbind ? '?unbind=true' : ''}`),
+  /** Every lock of the company, 100 a page. */
+  locks: async () => {
+    const all: CompanyLock[] = [];
+    for (let page = 1; ; page++) {
+      const { locks } = await data(api<{ data: { locks: CompanyLock[] } }>('GET', `/layout/locks?page=${page}&limit=100`));
+      all.push(...locks);
+      if (locks.length < 100) return all;
+    }
+  },
+  bindLock: (lockId: string, place: { room_id: string } | { bed_id: string }) => data(api<{ data: { lock: Lock } }>('PUT', `/layout/locks/${encodeURIComponent(lockId)}`, place)),
+  unbindLock: (lockId: string) => data(api<{ data: { lock_id: string } }>('DELETE', `/layout/locks/${encodeURIComponent(lockId)}`)),
   recentDeliveries: () => data(api<{ data: RecentDeliveries }>('GET', '/deliveries/recent')),
   callbackHealth: () => data(api<{ data: CallbackHealth }>('GET', '/callback/health')),
   /** Enabled again; with `recoverSince`, what died since then is delivered again. */
