@@ -2,8 +2,15 @@ import type { Request, Response } from 'express';
 import type { GatewayMetrics } from '../metrics';
 import type { Acceptance } from './accept';
 
-/** What the ingest routes tell the count about a request (res.locals.ingestOutcome), beyond its status. */
-export type IngestNote = Acceptance['kind'] | 'invalid_event';
+/** What the ingest routes tell the count about a request (noteIngestOutcome), beyond its status. */
+type IngestNote = Acceptance['kind'] | 'invalid_event';
+
+const notes = new WeakMap<Response, IngestNote>();
+
+/** Told by the ingest routes as they answer: read by countIngestOutcome once the response is sent. */
+export function noteIngestOutcome(res: Response, note: IngestNote): void {
+  notes.set(res, note);
+}
 
 const INGEST_ROUTES = new Set(['/webhook/t/:token', '/webhook/generic']);
 /** An ingest path refused before routing (rate limit, body parser): Express matches it case-blind. */
@@ -22,7 +29,7 @@ function rejection(status: number, note: IngestNote | undefined): string {
  */
 export function countIngestOutcome(metrics: GatewayMetrics, req: Request, res: Response, route: string): void {
   if (!INGEST_ROUTES.has(route) && !(route === 'unmatched' && req.method === 'POST' && INGEST_PATH.test(req.path))) return;
-  const note = res.locals.ingestOutcome as IngestNote | undefined;
+  const note = notes.get(res);
   if (res.statusCode === 202) {
     if (note === 'duplicate') metrics.ingest.inc({ outcome: 'duplicate', reason: 'within_window' });
     else metrics.ingest.inc({ outcome: 'accepted', reason: note === 'publish-delayed' ? 'publish_delayed' : 'queued' });

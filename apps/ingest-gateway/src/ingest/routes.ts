@@ -4,7 +4,7 @@ import type { IngestAccepted } from '@smartlock/contracts';
 import { HttpError, asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../deps';
 import { Acceptance, IngestSource, acceptEvent } from './accept';
-import type { IngestNote } from './outcomes';
+import { noteIngestOutcome } from './outcomes';
 import { validateBookingEvent } from './validate';
 
 export const IngestMessages = {
@@ -22,7 +22,7 @@ const GENERIC_PROVIDER = 'generic';
 const SITE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function reply(res: Response, result: Acceptance) {
-  res.locals.ingestOutcome = result.kind satisfies IngestNote;
+  noteIngestOutcome(res, result.kind);
   const body: IngestAccepted = {
     success: true,
     eventId: result.kind === 'duplicate' ? result.originalId : result.eventId,
@@ -36,7 +36,7 @@ function reply(res: Response, result: Acceptance) {
 async function ingest(deps: Deps, req: Request, res: Response, source: Omit<IngestSource, 'correlationId'>) {
   const v = validateBookingEvent(req.body);
   if (!v.ok) {
-    res.locals.ingestOutcome = 'invalid_event' satisfies IngestNote;
+    noteIngestOutcome(res, 'invalid_event');
     throw badRequest(
       IngestMessages.invalid,
       v.errors.map((message) => ({ path: [], message })),
