@@ -33,6 +33,7 @@ export {
 } from './errors';
 export type { LockCloudErrorKind, LockCloudErrorCategory, LockCloudErrorInit } from './errors';
 export { createAccountCircuit, isAccountRefused, isVendorOutage } from './circuit';
+export { capabilitiesOf } from './capabilities';
 export type { AccountCircuit } from './circuit';
 export { lockCloudAppEnv, lockCloudEnv, lockCloudConfigFromEnv, nukiEnv, LOCK_CLOUD_DEV_DEFAULTS } from './config';
 export type { LockAccountSecret, LockCloudConfig, LockCloudEnv, NukiEnv } from './config';
