@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import request from 'supertest';
-import { captureLogger } from '@smartlock/testing';
+import { captureLogger, waitFor } from '@smartlock/testing';
 import { start } from './app';
 import { readConfig } from './config';
 import { upstreamFor } from './routes';
@@ -55,6 +55,36 @@ describe('edge: its own health, readiness and metrics, served as every app serve
       expect(metrics.text).toMatch(/^process_resident_memory_bytes{service="edge"} \d+/m);
     } finally {
       await edge.stop();
+    }
+  });
+});
+
+describe('edge: a graceful stop', () => {
+  it('ends within SHUTDOWN_TIMEOUT_MS with a proxied request in hand, whose client sees its connection closed', async () => {
+    const held: http.ServerResponse[] = [];
+    // An app that takes the request and never answers (a long ?wait=).
+    const upstream = http.createServer((_req, res) => void held.push(res));
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const { logger, text } = captureLogger('edge');
+    const shutdownMs = 600;
+    const edge = await start(readConfig({ PORT: '0', ACCESS_API_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, SHUTDOWN_TIMEOUT_MS: String(shutdownMs) }), logger);
+    try {
+      const inHand = request(edge.url).get('/api/v4/bookings/R1/access?wait=30').then(
+        () => 'answered',
+        (err: Error) => err.message,
+      );
+      await waitFor(() => held.length > 0, { what: 'the request to reach the app' });
+      const t0 = Date.now();
+      await edge.stop();
+      const tookMs = Date.now() - t0;
+      expect(tookMs).toBeGreaterThanOrEqual(shutdownMs - 50);
+      expect(tookMs).toBeLessThan(shutdownMs + 500);
+      expect(await inHand).toMatch(/socket hang up|ECONNRESET/);
+      expect(text()).toContain('stopped at the shutdown deadline');
+    } finally {
+      await edge.stop();
+      for (const res of held) res.destroy();
+      await new Promise((r) => upstream.close(r));
     }
   });
 });
