@@ -1,4 +1,5 @@
 import { FormEvent, ReactNode, useCallback, useEffect, useState } from 'react';
+import { ListTable } from './ListTable';
 import { StatusBadge } from './Notice';
 import { errorText } from './PageTitle';
 import { statusOf, when } from '../format';
@@ -83,7 +84,6 @@ export interface Column<T> {
  */
 export function IssuedList<T extends Issued>(props: { id: string; title: string; empty: string; items: T[] | null; columns: Column<T>[]; canManage: boolean; revokeLabel: (item: T) => string; onRevoke: (item: T) => void }) {
   const { items, columns, canManage } = props;
-  const [head, ...rest] = columns;
   return (
     <section className="card" aria-labelledby={props.id}>
       <h2 id={props.id}>{props.title}</h2>
@@ -92,58 +92,27 @@ export function IssuedList<T extends Issued>(props: { id: string; title: string;
       ) : items.length === 0 ? (
         <p>{props.empty}</p>
       ) : (
-        <table className="list">
-          <thead>
-            <tr>
-              {columns.map((c) => (
-                <th key={c.header} scope="col">
-                  {c.header}
-                </th>
-              ))}
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Status</th>
-              {canManage && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((item) => {
-              const state = statusOf(item);
-              return (
-                <tr key={item._id}>
-                  <th scope="row" data-label={head.header} className={head.mono ? 'mono' : undefined}>
-                    {head.cell(item)}
-                  </th>
-                  {rest.map((c) => (
-                    <td key={c.header} data-label={c.header} className={c.mono ? 'mono' : undefined}>
-                      {c.cell(item)}
-                    </td>
-                  ))}
-                  <td data-label="Created">{when(item.created_at)}</td>
-                  <td data-label="Last used">{when(item.last_used_at)}</td>
-                  <td data-label="Expires">{item.expires_at ? when(item.expires_at) : 'Never'}</td>
-                  <td data-label="Status">
-                    <StatusBadge status={state} />
-                  </td>
-                  {canManage && (
-                    <td className="actions-cell">
-                      {state !== 'revoked' && (
-                        <button type="button" className="danger small" onClick={() => props.onRevoke(item)} aria-label={props.revokeLabel(item)}>
-                          Revoke
-                        </button>
-                      )}
-                    </td>
-                  )}
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <ListTable
+          rows={items}
+          keyOf={(item) => item._id}
+          columns={[
+            ...columns.map((c, i) => ({ header: c.header, cell: c.cell, names: i === 0, className: c.mono ? 'mono' : undefined })),
+            { header: 'Created', cell: (item: T) => when(item.created_at) },
+            { header: 'Last used', cell: (item: T) => when(item.last_used_at) },
+            { header: 'Expires', cell: (item: T) => (item.expires_at ? when(item.expires_at) : 'Never') },
+            { header: 'Status', cell: (item: T) => <StatusBadge status={statusOf(item)} /> },
+          ]}
+          actions={
+            canManage
+              ? (item) =>
+                  statusOf(item) !== 'revoked' && (
+                    <button type="button" className="danger small" onClick={() => props.onRevoke(item)} aria-label={props.revokeLabel(item)}>
+                      Revoke
+                    </button>
+                  )
+              : undefined
+          }
+        />
       )}
     </section>
   );

@@ -7,6 +7,18 @@ export function ErrorNotice({ error }: { error: string | null }) {
   ) : null;
 }
 
+/** What the last action did, or why it failed: each announced as it appears (a page's list and its actions share them). */
+export function Outcome({ error, status }: { error: string | null; status: string }) {
+  return (
+    <>
+      <ErrorNotice error={error} />
+      <p role="status" className="ok">
+        {status}
+      </p>
+    </>
+  );
+}
+
 export function StatusBadge({ status }: { status: 'active' | 'revoked' | 'expired' }) {
   return <span className={`badge ${status}`}>{status}</span>;
 }

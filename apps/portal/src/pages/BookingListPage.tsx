@@ -1,9 +1,11 @@
-import { FormEvent, useCallback, useEffect, useState } from 'react';
-import { BookingList, BookingRow, BookingStatus, PageProps, portalApi } from '../api';
+import { FormEvent, useState } from 'react';
+import { BookingRow, BookingStatus, PageProps, portalApi } from '../api';
+import { ListTable } from '../components/ListTable';
 import { ErrorNotice } from '../components/Notice';
-import { PageTitle, errorText } from '../components/PageTitle';
+import { PageTitle } from '../components/PageTitle';
 import { SiteTime } from '../components/SiteTime';
 import { Status } from '../components/Status';
+import { useHashList } from '../components/useHashList';
 import { useSiteZones } from '../components/useSiteZones';
 
 export const BOOKING_STATUSES: BookingStatus[] = ['QUEUED', 'PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER'];
@@ -60,33 +62,16 @@ function ReferenceSearch() {
  * shown; each reference opens the booking's story.
  */
 export function BookingListPage({ title, param }: PageProps) {
-  const applied = filtersOf(param);
-  const key = bookingsHash(applied);
-  const [form, setForm] = useState(applied);
-  const [list, setList] = useState<BookingList | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { applied, form, setForm, list, error, reload: load, apply: show } = useHashList(param, {
+    parse: filtersOf,
+    hash: bookingsHash,
+    load: (f) => portalApi.bookings(Object.fromEntries(Object.entries(f).filter(([, v]) => v !== ''))),
+  });
   const zones = useSiteZones();
-
-  const load = useCallback(async () => {
-    const f = filtersOf(param);
-    const query = Object.fromEntries(Object.entries(f).filter(([, v]) => v !== ''));
-    try {
-      setList(await portalApi.bookings(query));
-      setError(null);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  }, [param]);
-  useEffect(() => {
-    setForm(filtersOf(param));
-    void load();
-  }, [key, load, param]);
 
   const apply = (e: FormEvent) => {
     e.preventDefault();
-    const next = bookingsHash({ ...form, room: form.room.trim(), page: '1' });
-    if (next === window.location.hash) void load();
-    else window.location.hash = next;
+    show({ ...form, room: form.room.trim(), page: '1' });
   };
   const field = (name: keyof Filters, value: string) => setForm({ ...form, [name]: value });
   const { page, totalPages, total } = list?.pagination ?? { page: Number(applied.page), totalPages: 0, total: 0 };
@@ -159,46 +144,36 @@ export function BookingListPage({ title, param }: PageProps) {
         ) : list.bookings.length === 0 ? (
           <p>No booking matches these filters.</p>
         ) : (
-          <table className="list" data-testid="booking-list">
-            <thead>
-              <tr>
-                <th scope="col">Arrival</th>
-                <th scope="col">Departure</th>
-                <th scope="col">Room</th>
-                <th scope="col">Guest</th>
-                <th scope="col">Status</th>
-                <th scope="col">Reference</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.bookings.map((b) => {
-                const zone = zones.of(b.site_id);
-                const state = STATE_LABEL[b.state];
-                return (
-                  <tr key={b.reference_id} className={b.status === 'FAILED' || b.status === 'DEAD_LETTER' ? 'attention' : undefined}>
-                    <td data-label="Arrival">
-                      <SiteTime iso={b.check_in} zone={zone} />
-                    </td>
-                    <td data-label="Departure">
-                      <SiteTime iso={b.check_out} zone={zone} />
-                    </td>
-                    <td data-label="Room">{b.room ? `${b.room}${b.bed ? ` · bed ${b.bed}` : ''}` : '—'}</td>
-                    <td data-label="Guest">
-                      {b.guest_name ?? '—'}
-                      {b.guest_name_masked && <span className="visually-hidden"> (name hidden)</span>}
-                    </td>
-                    <td data-label="Status">
-                      <Status status={b.status} /> {state && <span className="badge tone-plain">{state}</span>}
-                      {b.message && <span className="hint"> {b.message}</span>}
-                    </td>
-                    <th scope="row" data-label="Reference">
-                      <a href={`#/bookings/${encodeURIComponent(b.reference_id)}`}>{b.reference_id}</a>
-                    </th>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
+          <ListTable
+            rows={list.bookings}
+            keyOf={(b) => b.reference_id}
+            testId="booking-list"
+            rowClass={(b) => (b.status === 'FAILED' || b.status === 'DEAD_LETTER' ? 'attention' : undefined)}
+            columns={[
+              { header: 'Arrival', cell: (b) => <SiteTime iso={b.check_in} zone={zones.of(b.site_id)} /> },
+              { header: 'Departure', cell: (b) => <SiteTime iso={b.check_out} zone={zones.of(b.site_id)} /> },
+              { header: 'Room', cell: (b) => (b.room ? `${b.room}${b.bed ? ` · bed ${b.bed}` : ''}` : '—') },
+              {
+                header: 'Guest',
+                cell: (b) => (
+                  <>
+                    {b.guest_name ?? '—'}
+                    {b.guest_name_masked && <span className="visually-hidden"> (name hidden)</span>}
+                  </>
+                ),
+              },
+              {
+                header: 'Status',
+                cell: (b) => (
+                  <>
+                    <Status status={b.status} /> {STATE_LABEL[b.state] && <span className="badge tone-plain">{STATE_LABEL[b.state]}</span>}
+                    {b.message && <span className="hint"> {b.message}</span>}
+                  </>
+                ),
+              },
+              { header: 'Reference', names: true, cell: (b) => <a href={`#/bookings/${encodeURIComponent(b.reference_id)}`}>{b.reference_id}</a> },
+            ]}
+          />
         )}
         {totalPages > 1 && (
           <nav className="pager" aria-label="Pages of bookings">

@@ -1,9 +1,11 @@
 import { FormEvent, useCallback, useEffect, useState } from 'react';
-import { DeadLetter, DeadLetterFilter, DeadLetterList, DeadLetterQueue, Operation, PageProps, Replay, portalApi } from '../api';
+import { DeadLetter, DeadLetterFilter, DeadLetterQueue, Operation, PageProps, Replay, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { ErrorNotice } from '../components/Notice';
+import { ListTable } from '../components/ListTable';
+import { Outcome } from '../components/Notice';
 import { PageTitle, errorText } from '../components/PageTitle';
 import { Status } from '../components/Status';
+import { useHashList } from '../components/useHashList';
 import { whenExact } from '../format';
 
 /** A waiting time for people: 45 s, 12 min, 3 h, 2 d. */
@@ -22,6 +24,31 @@ const FILTERS: { key: keyof DeadLetterFilter; label: string; hint?: string }[] =
   { key: 'older_than', label: 'Older than', hint: 'A duration: 90s, 30m, 2h, 7d.' },
   { key: 'newer_than', label: 'Newer than', hint: 'A duration: 90s, 30m, 2h, 7d.' },
 ];
+
+/** A queue and its filters, as in the address (`#/dead-letters/<queue>?reason=offline`): a filtered view can be sent to a colleague. */
+interface Shown {
+  queue?: string;
+  filter: DeadLetterFilter;
+}
+function shownOf(param: string | undefined): Shown {
+  if (!param) return { filter: {} };
+  const at = param.indexOf('?');
+  const q = new URLSearchParams(at < 0 ? '' : param.slice(at + 1));
+  const filter: DeadLetterFilter = {};
+  for (const { key } of FILTERS) {
+    const v = q.get(key)?.trim();
+    if (v) filter[key] = v;
+  }
+  return { queue: at < 0 ? param : param.slice(0, at), filter };
+}
+function hashOf({ queue, filter }: Shown): string {
+  if (!queue) return '#/dead-letters';
+  const q = new URLSearchParams();
+  for (const { key } of FILTERS) if (filter[key]?.trim()) q.set(key, (filter[key] as string).trim());
+  // The portal decodes what follows a page's name once (the queue's escapes): the query's own escapes are escaped again.
+  const s = q.toString().replace(/%/g, '%25');
+  return `#/dead-letters/${encodeURIComponent(queue)}${s ? `?${s}` : ''}`;
+}
 
 const selectionText = (op: Operation) => {
   if (!op.selection) return 'the whole queue (purge)';
@@ -44,40 +71,36 @@ function History({ operations, queue }: { operations: Operation[] | null; queue?
       ) : shown.length === 0 ? (
         <p>None yet.</p>
       ) : (
-        <table className="list" data-testid="operations">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Who</th>
-              <th scope="col">What</th>
-              {!queue && <th scope="col">Queue</th>}
-              <th scope="col">Chosen</th>
-              <th scope="col">Result</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((o) => (
-              <tr key={o._id}>
-                <td data-label="When">{whenExact(o.started_at)}</td>
-                <th scope="row" data-label="Who">
+        <ListTable
+          rows={shown}
+          keyOf={(o) => o._id}
+          testId="operations"
+          columns={[
+            { header: 'When', cell: (o: Operation) => whenExact(o.started_at) },
+            {
+              header: 'Who',
+              names: true,
+              cell: (o: Operation) => (
+                <>
                   {o.operator} <span className="hint">({o.via})</span>
-                </th>
-                <td data-label="What">{o.action}</td>
-                {!queue && (
-                  <td data-label="Queue" className="mono">
-                    {o.queue}
-                  </td>
-                )}
-                <td data-label="Chosen">{selectionText(o)}</td>
-                <td data-label="Result">
+                </>
+              ),
+            },
+            { header: 'What', cell: (o: Operation) => o.action },
+            ...(queue ? [] : [{ header: 'Queue', className: 'mono', cell: (o: Operation) => o.queue }]),
+            { header: 'Chosen', cell: selectionText },
+            {
+              header: 'Result',
+              cell: (o: Operation) => (
+                <>
                   <Status status={o.status === 'done' ? 'delivered' : o.status === 'failed' ? 'failed' : 'pending'} label={o.status} />{' '}
                   {o.action === 'replay' ? `${o.counts.replayed} of ${o.counts.matched} replayed` : `${o.counts.purged} purged`}
                   {o.error && <span className="detail"> {o.error}</span>}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+          ]}
+        />
       )}
     </section>
   );
@@ -91,45 +114,30 @@ function History({ operations, queue }: { operations: Operation[] | null; queue?
 export function DeadLettersPage({ title, param }: PageProps) {
   const [queues, setQueues] = useState<DeadLetterQueue[] | null>(null);
   const [operations, setOperations] = useState<Operation[] | null>(null);
-  const [list, setList] = useState<DeadLetterList | null>(null);
-  const [filter, setFilter] = useState<DeadLetterFilter>({});
-  const [applied, setApplied] = useState<DeadLetterFilter>({});
-  const [error, setError] = useState<string | null>(null);
+  const { applied, form, setForm, list, setList, error, setError, reload, apply } = useHashList(param, {
+    parse: shownOf,
+    hash: hashOf,
+    load: ({ queue, filter }) => (queue ? portalApi.deadLetters(queue, filter) : Promise.resolve(null)),
+  });
   const [status, setStatus] = useState('');
   const [confirm, setConfirm] = useState<'all' | 'filtered' | null>(null);
-  const queue = param;
+  const { queue } = applied;
 
-  const loadHistory = useCallback(() => portalApi.operations().then(setOperations, (err) => setError(errorText(err))), []);
-  const loadQueues = useCallback(() => portalApi.deadLetterQueues().then(setQueues, (err) => setError(errorText(err))), []);
-  const loadList = useCallback(
-    async (f: DeadLetterFilter) => {
-      if (!queue) return;
-      try {
-        setList(await portalApi.deadLetters(queue, f));
-        setError(null);
-      } catch (err) {
-        setError(errorText(err));
-      }
-    },
-    [queue],
-  );
+  const loadHistory = useCallback(() => portalApi.operations().then(setOperations, (err) => setError(errorText(err))), [setError]);
+  const loadQueues = useCallback(() => portalApi.deadLetterQueues().then(setQueues, (err) => setError(errorText(err))), [setError]);
 
+  // Another queue (or none): nothing of the last one stays shown.
   useEffect(() => {
     setList(null);
     setStatus('');
-    setFilter({});
-    setApplied({});
     void loadHistory();
-    if (queue) void loadList({});
-    else void loadQueues();
-  }, [queue, loadHistory, loadList, loadQueues]);
+    if (!queue) void loadQueues();
+  }, [queue, loadHistory, loadQueues, setList]);
 
   const show = (e: FormEvent) => {
     e.preventDefault();
-    const f = Object.fromEntries(Object.entries(filter).filter(([, v]) => v && v.trim())) as DeadLetterFilter;
-    setApplied(f);
     setStatus('');
-    void loadList(f);
+    apply(form);
   };
   const replay = async (selection: Parameters<typeof portalApi.replay>[1]) => {
     if (!queue) return;
@@ -142,11 +150,11 @@ export function DeadLettersPage({ title, param }: PageProps) {
       setError(errorText(err));
     }
     // The outcome is shown with the list that reflects it, never beside the rows it just replayed.
-    await Promise.all([loadList(applied), loadHistory()]);
+    await Promise.all([reload(), loadHistory()]);
     setStatus(done);
   };
   const idOf = (m: DeadLetter) => m.message_id ?? m.event_id;
-  const filtered = Object.keys(applied).length > 0;
+  const filtered = Object.keys(applied.filter).length > 0;
 
   return (
     <>
@@ -162,39 +170,35 @@ export function DeadLettersPage({ title, param }: PageProps) {
           )}
         </p>
       </PageTitle>
-      <ErrorNotice error={error} />
-      <p role="status" className="ok">
-        {status}
-      </p>
+      <Outcome error={error} status={status} />
       {!queue && (
         <section className="card" aria-labelledby="queues-head">
           <h2 id="queues-head">Dead-letter queues</h2>
           {queues === null ? (
             <p role="status">Loading…</p>
           ) : (
-            <table className="list" data-testid="queues">
-              <thead>
-                <tr>
-                  <th scope="col">Queue</th>
-                  <th scope="col">Waiting</th>
-                  <th scope="col">Oldest</th>
-                </tr>
-              </thead>
-              <tbody>
-                {queues.map((q) => (
-                  <tr key={q.queue} className={q.depth > 0 ? 'attention' : undefined}>
-                    <th scope="row" data-label="Queue">
-                      <a href={`#/dead-letters/${encodeURIComponent(q.queue)}`} className="mono">
+            <ListTable
+              rows={queues}
+              keyOf={(q) => q.queue}
+              testId="queues"
+              rowClass={(q) => (q.depth > 0 ? 'attention' : undefined)}
+              columns={[
+                {
+                  header: 'Queue',
+                  names: true,
+                  cell: (q) => (
+                    <>
+                      <a href={hashOf({ queue: q.queue, filter: {} })} className="mono">
                         {q.queue}
                       </a>
                       {!q.declared && <span className="hint"> (not declared yet)</span>}
-                    </th>
-                    <td data-label="Waiting">{q.depth}</td>
-                    <td data-label="Oldest">{q.oldest_dead_lettered_at ? `${age(q.oldest_age_seconds)} ago (${whenExact(q.oldest_dead_lettered_at)})` : '—'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+                    </>
+                  ),
+                },
+                { header: 'Waiting', cell: (q) => q.depth },
+                { header: 'Oldest', cell: (q) => (q.oldest_dead_lettered_at ? `${age(q.oldest_age_seconds)} ago (${whenExact(q.oldest_dead_lettered_at)})` : '—') },
+              ]}
+            />
           )}
         </section>
       )}
@@ -210,8 +214,8 @@ export function DeadLettersPage({ title, param }: PageProps) {
                     id={`dl-${f.key}`}
                     autoComplete="off"
                     spellCheck={false}
-                    value={filter[f.key] ?? ''}
-                    onChange={(e) => setFilter({ ...filter, [f.key]: e.target.value })}
+                    value={form.filter[f.key] ?? ''}
+                    onChange={(e) => setForm({ ...form, filter: { ...form.filter, [f.key]: e.target.value } })}
                     aria-describedby={f.hint ? `dl-${f.key}-hint` : undefined}
                   />
                   {f.hint && (
@@ -246,45 +250,41 @@ export function DeadLettersPage({ title, param }: PageProps) {
                   )}
                 </div>
                 {list.messages.length > 0 && (
-                  <table className="list" data-testid="dead-letters">
-                    <thead>
-                      <tr>
-                        <th scope="col">Dead-lettered</th>
-                        <th scope="col">Booking</th>
-                        <th scope="col">Company</th>
-                        <th scope="col">Reason</th>
-                        <th scope="col">Retries</th>
-                        <th scope="col">
-                          <span className="visually-hidden">Actions</span>
-                        </th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {list.messages.map((m, i) => (
-                        <tr key={idOf(m) ?? i}>
-                          <td data-label="Dead-lettered">
+                  <ListTable
+                    rows={list.messages}
+                    keyOf={(m, i) => idOf(m) ?? String(i)}
+                    testId="dead-letters"
+                    columns={[
+                      {
+                        header: 'Dead-lettered',
+                        cell: (m) => (
+                          <>
                             {whenExact(m.dead_lettered_at)} <span className="hint">({age(m.age_seconds)} ago)</span>
-                          </td>
-                          <th scope="row" data-label="Booking">
+                          </>
+                        ),
+                      },
+                      {
+                        header: 'Booking',
+                        names: true,
+                        cell: (m) => (
+                          <>
                             {m.reference_id ?? '—'}
                             {m.original_routing_key && <span className="hint mono"> {m.original_routing_key}</span>}
-                          </th>
-                          <td data-label="Company" className="mono">
-                            {m.company_id ?? '—'}
-                          </td>
-                          <td data-label="Reason">{m.reason ?? '—'}</td>
-                          <td data-label="Retries">{m.retry_count}</td>
-                          <td className="actions-cell">
-                            {idOf(m) && (
-                              <button type="button" className="small" aria-label={`Replay ${m.reference_id ?? idOf(m)}`} onClick={() => replay({ ids: [idOf(m) as string] })}>
-                                Replay
-                              </button>
-                            )}
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                          </>
+                        ),
+                      },
+                      { header: 'Company', className: 'mono', cell: (m) => m.company_id ?? '—' },
+                      { header: 'Reason', cell: (m) => m.reason ?? '—' },
+                      { header: 'Retries', cell: (m) => m.retry_count },
+                    ]}
+                    actions={(m) =>
+                      idOf(m) && (
+                        <button type="button" className="small" aria-label={`Replay ${m.reference_id ?? idOf(m)}`} onClick={() => replay({ ids: [idOf(m) as string] })}>
+                          Replay
+                        </button>
+                      )
+                    }
+                  />
                 )}
               </>
             )}
@@ -296,7 +296,7 @@ export function DeadLettersPage({ title, param }: PageProps) {
         <ConfirmDialog
           title={confirm === 'all' ? `Replay all ${list.depth} dead letters?` : `Replay the ${list.matched} dead letters shown?`}
           confirm="Replay"
-          onConfirm={() => replay(confirm === 'all' ? { all: true } : applied)}
+          onConfirm={() => replay(confirm === 'all' ? { all: true } : applied.filter)}
           onCancel={() => setConfirm(null)}
         >
           <p>They go back to their work queue with their retry count reset, and fail again after their retries if the cause is not fixed. The replay is recorded under your name.</p>

@@ -1,11 +1,13 @@
-import { FormEvent, Fragment, useCallback, useEffect, useState } from 'react';
+import { FormEvent, Fragment, useState } from 'react';
 import type { EventStatus } from '@smartlock/contracts';
-import { EventPage, EventStay, ListedEvent, PageProps, portalApi } from '../api';
+import { EventRecord, EventStay, ListedEvent, PageProps, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
-import { ErrorNotice } from '../components/Notice';
+import { Column, ListTable } from '../components/ListTable';
+import { Outcome } from '../components/Notice';
 import { PageTitle, errorText } from '../components/PageTitle';
 import { SiteTime } from '../components/SiteTime';
 import { Status } from '../components/Status';
+import { useHashList } from '../components/useHashList';
 
 /** SPEC's statuses (States and transitions), in their order. */
 const STATUSES: EventStatus[] = ['RECEIVED', 'QUEUED', 'PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER', 'DUPLICATE'];
@@ -37,6 +39,28 @@ function hashOf(f: Filters): string {
   if (f.page > 1) q.set('page', String(f.page));
   const s = q.toString();
   return `#/events${s ? `?${s}` : ''}`;
+}
+
+/** What a list of events shows of each (the events page's, the overview's "Needs action"): when, whose, what, how it stands. */
+export function eventColumns<E extends Pick<EventRecord, 'received_at' | 'reference_id' | 'event_type' | 'status' | 'message'>>(
+  zoneOf: (e: E) => string | null,
+  headers: { reference: string; message: string } = { reference: 'Reference', message: 'Message' },
+): Column<E>[] {
+  return [
+    { header: 'Received', cell: (e) => <SiteTime iso={e.received_at} zone={zoneOf(e)} /> },
+    { header: headers.reference, names: true, cell: (e) => <a href={`#/bookings/${encodeURIComponent(e.reference_id)}`}>{e.reference_id}</a> },
+    { header: 'Event', cell: (e) => e.event_type },
+    { header: 'Status', cell: (e) => <Status status={e.status} /> },
+    { header: headers.message, cell: (e) => e.message ?? '—' },
+  ];
+}
+
+/** The events list's query of its filters. */
+function queryOf(f: Filters): Record<string, string> {
+  const query: Record<string, string> = { page: String(f.page), pageSize: f.pageSize };
+  if (f.status) query.status = f.status;
+  if (f.referenceId) query.referenceId = f.referenceId;
+  return query;
 }
 
 /** A date or date-time as the hotel sent it: a local one as sent ("2030-03-09, site time"), an instant in the site's zone. */
@@ -111,38 +135,14 @@ function EventDetail({ e }: { e: ListedEvent }) {
  */
 export function EventsPage({ session, title, param }: PageProps) {
   const canRetry = session.capabilities.includes('bookings');
-  const applied = filtersOf(param);
-  const [form, setForm] = useState(applied);
-  const [list, setList] = useState<EventPage | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { applied, form, setForm, list, error, setError, reload: load, apply: show } = useHashList(param, { parse: filtersOf, hash: hashOf, load: (f) => portalApi.events(queryOf(f)) });
   const [status, setStatus] = useState('');
   const [confirmAll, setConfirmAll] = useState(false);
-  const key = hashOf(applied);
-
-  const load = useCallback(async () => {
-    const f = filtersOf(param);
-    const query: Record<string, string> = { page: String(f.page), pageSize: f.pageSize };
-    if (f.status) query.status = f.status;
-    if (f.referenceId) query.referenceId = f.referenceId;
-    try {
-      setList(await portalApi.events(query));
-      setError(null);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  }, [param]);
-
-  useEffect(() => {
-    setForm(filtersOf(param));
-    void load();
-  }, [key, load, param]);
 
   const apply = (e: FormEvent) => {
     e.preventDefault();
     setStatus('');
-    const next = hashOf({ ...form, referenceId: form.referenceId.trim(), page: 1 });
-    if (next === window.location.hash) void load();
-    else window.location.hash = next;
+    show({ ...form, referenceId: form.referenceId.trim(), page: 1 });
   };
   const retry = async (what: () => Promise<{ retried: number; failed: number }>, done: (r: { retried: number; failed: number }) => string) => {
     setConfirmAll(false);
@@ -204,10 +204,7 @@ export function EventsPage({ session, title, param }: PageProps) {
           )}
         </div>
       </form>
-      <ErrorNotice error={error} />
-      <p role="status" className="ok">
-        {status}
-      </p>
+      <Outcome error={error} status={status} />
       <section className="card" aria-labelledby="events-list">
         <h2 id="events-list">
           Events{list && <span className="hint"> · {total === 1 ? '1 event' : `${total} events`}</span>}
@@ -217,52 +214,21 @@ export function EventsPage({ session, title, param }: PageProps) {
         ) : list.events.length === 0 ? (
           <p>No event matches these filters.</p>
         ) : (
-          <table className="list">
-            <thead>
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">Reference</th>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Message</th>
-                <th scope="col">Detail</th>
-                {canRetry && (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {list.events.map((e: ListedEvent) => (
-                <tr key={e.event_id}>
-                  <td data-label="Received">
-                    <SiteTime iso={e.received_at} zone={e.site_time_zone ?? 'UTC'} />
-                  </td>
-                  <th scope="row" data-label="Reference">
-                    <a href={`#/bookings/${encodeURIComponent(e.reference_id)}`}>{e.reference_id}</a>
-                  </th>
-                  <td data-label="Event">{e.event_type}</td>
-                  <td data-label="Status">
-                    <Status status={e.status} />
-                  </td>
-                  <td data-label="Message">{e.message ?? '—'}</td>
-                  <td data-label="Detail">
-                    <EventDetail e={e} />
-                  </td>
-                  {canRetry && (
-                    <td className="actions-cell">
-                      {e.status === 'FAILED' && (
-                        <button type="button" className="small" aria-label={`Retry ${e.event_type} of ${e.reference_id}`} onClick={() => retry(() => portalApi.retryEvent(e.event_id), counted)}>
-                          Retry
-                        </button>
-                      )}
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <ListTable
+            rows={list.events}
+            keyOf={(e) => e.event_id}
+            columns={[...eventColumns((e: ListedEvent) => e.site_time_zone ?? 'UTC'), { header: 'Detail', cell: (e) => <EventDetail e={e} /> }]}
+            actions={
+              canRetry
+                ? (e) =>
+                    e.status === 'FAILED' && (
+                      <button type="button" className="small" aria-label={`Retry ${e.event_type} of ${e.reference_id}`} onClick={() => retry(() => portalApi.retryEvent(e.event_id), counted)}>
+                        Retry
+                      </button>
+                    )
+                : undefined
+            }
+          />
         )}
         {totalPages > 1 && (
           <nav className="pager" aria-label="Pages of events">

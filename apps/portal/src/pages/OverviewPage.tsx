@@ -1,11 +1,13 @@
 import { useCallback, useEffect, useState } from 'react';
 import { BookingStatus, CallbackEndpoint, CallbackHealth, DayTally, Layout, LockAccount, Overview, PageProps, RecentDeliveries, portalApi } from '../api';
-import { ErrorNotice } from '../components/Notice';
+import { ListTable } from '../components/ListTable';
+import { ErrorNotice, Outcome } from '../components/Notice';
 import { PageTitle, errorText } from '../components/PageTitle';
 import { SiteTime } from '../components/SiteTime';
 import { Status } from '../components/Status';
 import { dayIn, useSiteZones } from '../components/useSiteZones';
 import { bookingsHash, BOOKING_STATUSES } from './BookingListPage';
+import { eventColumns } from './EventsPage';
 
 /** Today and the next two days. */
 const DAYS = 3;
@@ -119,10 +121,7 @@ export function OverviewPage({ session, title }: PageProps) {
           <span data-testid="zone-label">{zone ? `Days and times in the property's time (${zone}).` : zones.loaded ? 'Days and times in UTC: the sites have no single time zone set (Layout page).' : ''}</span>
         </p>
       </PageTitle>
-      <ErrorNotice error={error} />
-      <p role="status" className="ok">
-        {status}
-      </p>
+      <Outcome error={error} status={status} />
 
       <section className="card" aria-labelledby="ov-action" data-testid="needs-action">
         <h2 id="ov-action">Needs action</h2>
@@ -144,6 +143,7 @@ export function OverviewPage({ session, title }: PageProps) {
           <div key={a._id} className="alert-entry" data-testid="account-needs-attention">
             <span className="badge tone-bad">needs attention</span> <strong>Lock account {a.label}</strong> ({a.provider}): the vendor refused its login
             {a.status_reason ? ` (${a.status_reason})` : ''}; its locks get no new keys until it is given a new one.
+            {' '}<a href="#/locks">Give it a new one on the Locks page</a>
           </div>
         ))}
         <PartError part={overview} />
@@ -155,46 +155,20 @@ export function OverviewPage({ session, title }: PageProps) {
                 : `${needs.failed} FAILED event${needs.failed === 1 ? '' : 's'}, ${needs.dead_letter} dead-lettered.`}
             </p>
             {needs.events.length > 0 && (
-              <table className="list">
-                <thead>
-                  <tr>
-                    <th scope="col">Received</th>
-                    <th scope="col">Booking</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Why</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {needs.events.map((e) => (
-                    <tr key={e.event_id}>
-                      <td data-label="Received">
-                        <SiteTime iso={e.received_at} zone={zone} />
-                      </td>
-                      <th scope="row" data-label="Booking">
-                        <a href={`#/bookings/${encodeURIComponent(e.reference_id)}`}>{e.reference_id}</a>
-                      </th>
-                      <td data-label="Event">{e.event_type}</td>
-                      <td data-label="Status">
-                        <Status status={e.status} />
-                      </td>
-                      <td data-label="Why">{e.message ?? '—'}</td>
-                      <td className="actions-cell">
-                        {e.status === 'FAILED' && canRetry ? (
-                          <button type="button" className="small" aria-label={`Retry ${e.event_type} of ${e.reference_id}`} onClick={() => retry(e.event_id, e.reference_id)}>
-                            Retry
-                          </button>
-                        ) : e.status === 'DEAD_LETTER' ? (
-                          <span className="hint">Replayed by the operator on call</span>
-                        ) : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <ListTable
+                rows={needs.events}
+                keyOf={(e) => e.event_id}
+                columns={eventColumns(() => zone, { reference: 'Booking', message: 'Why' })}
+                actions={(e) =>
+                  e.status === 'FAILED' && canRetry ? (
+                    <button type="button" className="small" aria-label={`Retry ${e.event_type} of ${e.reference_id}`} onClick={() => retry(e.event_id, e.reference_id)}>
+                      Retry
+                    </button>
+                  ) : e.status === 'DEAD_LETTER' ? (
+                    <span className="hint">Replayed by the operator on call</span>
+                  ) : null
+                }
+              />
             )}
             {needs.failed > 0 && (
               <p>
@@ -246,32 +220,25 @@ export function OverviewPage({ session, title }: PageProps) {
                 {recent.pending} waiting for a (next) attempt, {recent.dead} dead{recent.dead > 0 && canRetry ? ' (redeliver them on the Callback page)' : ''}.
               </p>
               {recent.deliveries.length > 0 && (
-                <table className="list compact">
-                  <caption className="visually-hidden">The latest callback deliveries</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Sent</th>
-                      <th scope="col">Booking</th>
-                      <th scope="col">Outcome</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {recent.deliveries.slice(0, 5).map((d) => (
-                      <tr key={d.deliveryId}>
-                        <td data-label="Sent">
-                          <SiteTime iso={d.createdAt} zone={zone} />
-                        </td>
-                        <th scope="row" data-label="Booking">
-                          <a href={`#/bookings/${encodeURIComponent(d.referenceId)}`}>{d.referenceId}</a>
-                        </th>
-                        <td data-label="Outcome">
+                <ListTable
+                  rows={recent.deliveries.slice(0, 5)}
+                  keyOf={(d) => d.deliveryId}
+                  className="list compact"
+                  caption="The latest callback deliveries"
+                  columns={[
+                    { header: 'Sent', cell: (d) => <SiteTime iso={d.createdAt} zone={zone} /> },
+                    { header: 'Booking', names: true, cell: (d) => <a href={`#/bookings/${encodeURIComponent(d.referenceId)}`}>{d.referenceId}</a> },
+                    {
+                      header: 'Outcome',
+                      cell: (d) => (
+                        <>
                           <Status status={d.status} /> {d.event}
                           {d.lastStatusCode !== null ? ` · HTTP ${d.lastStatusCode}` : d.lastError ? ` · ${d.lastError}` : ''}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
+                        </>
+                      ),
+                    },
+                  ]}
+                />
               )}
             </>
           )}
