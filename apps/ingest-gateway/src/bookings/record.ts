@@ -77,9 +77,6 @@ async function writeBookingRow(deps: RowDeps, e: RowSource): Promise<void> {
   if (updated.matchedCount === 0 && e.sequence !== 1) await unlessHeld(rows.insertOne(whole as never));
 }
 
-/** Statuses after which a worker usually reports nothing more of the event. */
-const FINAL: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'DEAD_LETTER']);
-
 /**
  * The booking rows' writes, off the ingest's answer (issue 47: the row was one awaited statement
  * before every 202). An accepted original's row is written after its event is stored, not waited for
@@ -97,7 +94,11 @@ const FINAL: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'DEAD_LETTER'
  */
 export function bookingRows(deps: RowDeps, opts: { max?: number } = {}) {
   const max = opts.max ?? 10_000;
-  /** Rows this process has begun to write, by event id, until the event's final report. */
+  /**
+   * Rows this process has begun to write, by event id, the oldest forgotten past `max`. Kept past
+   * the event's final report: a PROCESSING report overtaken by its COMPLETED (a busy worker) comes
+   * after it, and would otherwise cost a read of the event and a conditional write.
+   */
   const started = new Map<string, { e: RowSource; done: Promise<void> }>();
 
   /** The write started for `e`, or made again if it failed (a failure now is thrown: the caller retries). */
@@ -121,15 +122,11 @@ export function bookingRows(deps: RowDeps, opts: { max?: number } = {}) {
     },
 
     /** Before a worker's report of an applied (known) event is acknowledged: its row is written. */
-    async reported(report: Pick<EventStatusMessage, 'event_id' | 'company_id' | 'status'>): Promise<void> {
+    async reported(report: Pick<EventStatusMessage, 'event_id' | 'company_id'>): Promise<void> {
       const entry = started.get(report.event_id);
-      if (entry) {
-        await certain(entry);
-      } else {
-        const e = (await deps.models.Event.findById(report.event_id, ROW_SOURCE).lean()) as RowSource | null;
-        if (e && e.company_id === report.company_id) await writeBookingRow(deps, e);
-      }
-      if (FINAL.has(report.status)) started.delete(report.event_id);
+      if (entry) return certain(entry);
+      const e = (await deps.models.Event.findById(report.event_id, ROW_SOURCE).lean()) as RowSource | null;
+      if (e && e.company_id === report.company_id) await writeBookingRow(deps, e);
     },
 
     /** Before the relay publishes an owed event again (a crash, a failed publish): its row is written. */

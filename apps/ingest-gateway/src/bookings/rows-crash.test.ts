@@ -48,6 +48,7 @@ describe('booking rows: off the ingest answer, never lost to a crash', () => {
 
     gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb, identityDb, logger, env: { RELAY_INTERVAL_MS: '200', RELAY_GRACE_MS: '6000' } });
     const rows = gw.deps.models.BookingRow;
+    const url = gw.url;
     // Neither row was written by the process that answered 202.
     expect(await rows.countDocuments({ company_id: company.companyId })).toBe(0);
 
@@ -55,7 +56,7 @@ describe('booking rows: off the ingest answer, never lost to a crash', () => {
     await publishStatus(vhost.url, { event_id: reported, company_id: company.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString() });
     // The second was never reported: still owed to the broker, the relay publishes it again after its grace and writes its row.
     const view = (await portalHeaders(identity, company, ['view'])).read;
-    const shown = async () => (await request(gw?.url).get('/portal/api/bookings').query({ from: '2031-06-01', to: '2031-06-01' }).set(view)).body.bookings as { reference_id: string; status: string; room: string }[];
+    const shown = async () => (await request(url).get('/portal/api/bookings').query({ from: '2031-06-01', to: '2031-06-01' }).set(view)).body.bookings as { reference_id: string; status: string; room: string }[];
     await waitFor(async () => (await shown()).length === 2, { what: 'both bookings in the portal list', timeoutMs: 20_000 });
     expect((await shown()).map((b) => [b.reference_id, b.room, b.status])).toEqual([
       ['RC-1', '101', 'COMPLETED'],
