@@ -160,7 +160,7 @@ function ReplaceSecretForm({ account, onDone, onCancel }: { account: LockAccount
       <ErrorNotice error={error} />
       <div className="row-actions">
         <button type="submit" disabled={busy}>
-          {busy ? 'Checking…' : `Replace ${ttlock ? 'password' : 'token'}`}
+          {busy ? 'Checking…' : `Save new ${ttlock ? 'password' : 'token'}`}
         </button>
         <button type="button" className="secondary" onClick={onCancel}>
           Cancel
@@ -435,12 +435,14 @@ function DisconnectDialog({ account, bound, pathOf, onConfirm, onCancel }: { acc
   return (
     <ConfirmDialog title={`Disconnect “${account.label}”?`} confirm={bound.length ? `Unbind ${plural(bound.length, 'lock')} and disconnect` : 'Disconnect account'} onConfirm={onConfirm} onCancel={onCancel}>
       <p>
-        Its {plural(account.locks_found, 'lock')} stop being yours here and its {account.provider === 'ttlock' ? 'password' : 'API token'} is forgotten. Nothing changes in your {providerName(account.provider)} account itself.
+        {account.locks_found === 1 ? 'Its lock stops' : `Its ${account.locks_found} locks stop`} being yours here and its {account.provider === 'ttlock' ? 'password' : 'API token'} is forgotten. Nothing changes in your{' '}
+        {providerName(account.provider)} account itself.
       </p>
       {bound.length > 0 && (
         <>
           <p className="warn">
-            <strong>{plural(bound.length, 'lock')} of this account {bound.length === 1 ? 'is' : 'are'} bound and will be unbound first:</strong> new bookings of these places get no credential on {bound.length === 1 ? 'it' : 'them'}.
+            <strong>{plural(bound.length, 'lock')} of this account {bound.length === 1 ? 'is' : 'are'} bound and will be unbound first:</strong>{' '}
+            {bound.length === 1 ? 'new bookings of its place get no credential on it.' : 'new bookings of their places get no credential on them.'}
           </p>
           <ul>
             {bound.map((l) => (
