@@ -71,7 +71,9 @@ for port in 8086 8083 8081 8082 8090 8085 8084 8080; do
 done
 
 # Demo data for integrators, through the admin API on the edge (tools/seed): company "Demo Hotel"
-# (reused across runs), a fresh API key and an ingest token for site demo-site, printed once.
+# (reused across runs) with its own Nuki account at the simulator (LOCK_CLOUD_URL, also Nuki's Web
+# API here) connected and its lock bound to room 105, a fresh API key and an ingest token for site
+# demo-site, printed once.
 node dist/tools/seed.js || echo "start: demo data not seeded"
 
 
