@@ -8,13 +8,15 @@
 // otherwise); until the three replicas (ingest-gateway, access-api, provisioning-worker) hold the
 // import; PostgreSQL transactions, broker publishes and deliveries and CPU per imported room (the
 // steady tenant's share, measured alone just before, taken off); and the steady tenant's ingest 202
-// p99 and 202→COMPLETED p99 during the import. Writes bench/out/system-onboarding.json.
+// p99 and 202→COMPLETED p99 during the import; and where PostgreSQL's time goes meanwhile (pgSampler).
+// Writes bench/out/system-onboarding.json.
 import axios from 'axios';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { MongoClient } from 'mongodb';
 import { launchSystem, MONGO_URL } from '@smartlock/testing';
 import { onboard, percentile, Sent, steady } from '../../e2e/src/support/load';
-import { VENDOR, VENDOR_PROCESSES, brokerCounts, cpuMsOf, eachById, snapshot, statementsByApp, totalOf } from './common';
+import { PG_DB, PG_URL, VENDOR, VENDOR_PROCESSES, brokerCounts, cpuMsOf, eachById, snapshot, statementsByApp, totalOf } from './common';
 
 const SIZES = (process.env.BENCH_ONBOARD_ROOMS || '1000,10000').split(',').map(Number);
 const RATE = Number(process.env.BENCH_ONBOARD_RATE || 5);
@@ -65,6 +67,66 @@ async function latencies(client: MongoClient, sys: System, sent: Sent[]) {
   };
 }
 
+const SAMPLE_S = 0.1;
+
+/**
+ * Where PostgreSQL's time goes during the import, sampled (pg_stat_statements is not loaded on these
+ * machines): every SAMPLE_S, the system database's backends in a statement (`active`) or inside one
+ * of FerretDB's transactions between statements (`idle in transaction`: FerretDB's own time), by
+ * app, collection and statement kind. One psql process (`\watch`), not a process per sample. A
+ * backend counted in n samples spent about n × SAMPLE_S seconds there.
+ */
+function pgSampler() {
+  const child = spawn('psql', [PG_URL, '-qtAX', '-F', '\t'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const by = new Map<string, number>();
+  let samples = 0;
+  let idle = 0;
+  let buf = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    buf += chunk;
+    const lines = buf.split('\n');
+    buf = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === 'tick\t0') {
+        samples += 1;
+        idle += 1;
+        continue;
+      }
+      if (line.startsWith('tick\t')) {
+        samples += 1;
+        continue;
+      }
+      const [state, query] = line.split('\t');
+      if (!query) continue;
+      const verb = (/^\s*(\w+)/.exec(query)?.[1] ?? '?').toUpperCase();
+      const table = /"(sys_([a-z]+)_[^"]*|[a-z_]+)"\."([a-z_]+?)(_[0-9a-f]{8})?"/.exec(query);
+      const where = table ? `${table[2] ?? table[1]}.${table[3]}` : 'other';
+      // Idle in transaction: FerretDB holds the transaction open after `verb` (its own work, or waiting for a CPU).
+      const key = `${state === 'active' ? '' : 'idle in transaction after '}${verb} ${where}`;
+      by.set(key, (by.get(key) ?? 0) + 1);
+    }
+  });
+  const sql = `select 'tick', (count(*) filter (where state = 'active'))::text from pg_stat_activity where datname = '${PG_DB}' and pid <> pg_backend_pid()
+union all select state, regexp_replace(left(query, 300), '\\s+', ' ', 'g') from pg_stat_activity where datname = '${PG_DB}' and pid <> pg_backend_pid() and state in ('active', 'idle in transaction')
+\\watch ${SAMPLE_S}
+`;
+  child.stdin.write(sql);
+  return {
+    stop() {
+      child.kill();
+      const total = [...by.values()].reduce((a, b) => a + b, 0);
+      return {
+        samples,
+        sampleSeconds: SAMPLE_S,
+        noStatementRunningShare: samples ? +(idle / samples).toFixed(2) : null,
+        /** Backend-seconds (samples × SAMPLE_S) by what they were doing, most first. */
+        backendSeconds: Object.fromEntries([...by].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, n]) => [k, +(n * SAMPLE_S).toFixed(1)])),
+        backendSecondsTotal: +(total * SAMPLE_S).toFixed(1),
+      };
+    },
+  };
+}
+
 async function finalOf(sys: System, key: string, eventId: string): Promise<{ status: string; message: string | null }> {
   const res = await axios.get(`${sys.webhookUrl}/webhook/events/${eventId}`, { headers: { apikey: key }, validateStatus: () => true });
   const e = res.data?.event ?? res.data;
@@ -96,6 +158,7 @@ async function main() {
         const key = (await admin.post(`/admin/v1/companies/${companyId}/api-keys`, { name: 'pms' })).data.key;
         const doc = property(rooms, `ON${rooms}`);
         const c0 = await counters(sys);
+        const sampler = pgSampler();
         const importStart = Date.now();
         // Straight to location-api: through the edge ({base_url}) an import longer than its
         // UPSTREAM_TIMEOUT_MS (40 s) is a 502 while location-api goes on and commits it (seen with
@@ -147,6 +210,7 @@ async function main() {
         const last = finals.get(sent[0]);
 
         const c1 = await counters(sys);
+        const pgProfile = sampler.stop();
         load.stop();
         await load.finished;
         await sleep(11_000); // PostgreSQL backends report their last statements up to 10 s after
@@ -176,6 +240,8 @@ async function main() {
           afterImport: Object.fromEntries([...new Set([...finals.values()].map((f) => f.status))].map((st) => [st, [...finals.values()].filter((f) => f.status === st).length])),
           notCompleted: [...finals.values()].filter((f) => f.status !== 'COMPLETED').map((f) => `${f.status}: ${f.message}`),
           replicatedMs: replicatedAt,
+          // From the PUT until every replica held the import.
+          pgProfile,
           layoutVersion: version,
           perRoom: {
             pgTransactions: perRoom(xacts - steadyShare(baseline.xacts)),

@@ -155,6 +155,7 @@ if (outputs.onboarding) {
   }
   lines.push('');
   for (const r of outputs.onboarding.results.filter((x) => !x.error)) {
+    if (r.pgProfile) lines.push(`Where PostgreSQL's time goes during the ${r.rooms}-room import (from the PUT until every replica held it; the system database's backends sampled every ${r.pgProfile.sampleSeconds} s, ${r.pgProfile.samples} samples, none running a statement in ${Math.round(r.pgProfile.noStatementRunningShare * 100)} % of them): ${r.pgProfile.backendSecondsTotal} backend-seconds, ${Object.entries(r.pgProfile.backendSeconds).map(([k, v]) => `${k} ${v}`).join(', ')}.`, '');
     lines.push(`Where the work of the ${r.rooms}-room import goes, per imported room: CPU ms by process ${Object.entries(r.perRoom.cpuMs).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ')}; statements by app (collection scans ≈ statements that read, rows written; the steady tenant's included): ${Object.entries(r.perRoom.statementsByApp).map(([app, a]) => `${app} ${a.scans} scans, ${a.written} rows (${Object.entries(a.collections).map(([c, v]) => `${c} ${v}`).join('; ')})`).join(' — ')}.`, '');
   }
   writeSection('onboarding', lines);
