@@ -14,6 +14,7 @@ import { failingEndpoints } from './deliveries/failing';
 import { endpointHealth } from './deliveries/health';
 import { createLimiter } from './deliveries/limiter';
 import { recentlyEnqueued } from './deliveries/enqueued';
+import { deliveryStore } from './deliveries/store';
 import { createEmailSender, createSmsSender } from './guest/channels';
 import { onGuestDeadLetter, sendGuestMessage } from './guest/send';
 import { adminRoutes, companyInPath } from './admin/routes';
@@ -78,6 +79,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     parts: (ctx) => {
       const { broker, metrics } = ctx;
       const models = dispatcherModels(ctx.db);
+      // The deliveries' and guest messages' records: every use case reads and writes them through it.
+      const store = deliveryStore(models);
       // Used by the deliveries and by the test event (which signs as a delivery does).
       const endpoints = endpointCache(models);
       const enqueued = recentlyEnqueued();
@@ -85,7 +88,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const health = endpointHealth(models, logger, metrics, { disableAfterMs: config.CALLBACK_DISABLE_AFTER_MS });
       const deliveriesPrefetch = Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4);
       const deliverDeps = {
-        models,
+        store,
         endpoints,
         broker,
         key,
@@ -109,7 +112,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         enqueued,
       };
       const guestDeps = {
-        models,
+        store,
         key,
         email: email?.send,
         sms,
@@ -117,7 +120,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         limit: rateLimiter({ name: 'guest-messages', limit: config.RATE_LIMIT_GUEST_MESSAGES_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES }),
       };
       const accessDeps = {
-        models,
+        store,
         endpoints,
         broker,
         key,
@@ -127,7 +130,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         attemptHere: (company: string) => deliverDeps.limiter.free(company) && !deliverDeps.failing.failing(company),
       };
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
-      const adminDeps = { models, broker, key, health };
+      const adminDeps = { store, broker, key, health };
       const testDeps = {
         endpoints,
         key,

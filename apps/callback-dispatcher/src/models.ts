@@ -1,5 +1,5 @@
 import { Connection, Schema, basePlugin } from '@smartlock/db';
-import { GUEST_CHANNELS, GUEST_MESSAGE_NOT_SENT_REASONS, GUEST_MESSAGE_STATUSES } from '@smartlock/contracts';
+import { deliveryModels } from './deliveries/store';
 import type { AccessEventType, CallbackEndpointConfig, EncryptedSecret, GuestChannel, GuestMessageNotSentReason, GuestMessageStatus } from '@smartlock/contracts';
 
 /**
@@ -94,9 +94,6 @@ export interface GuestMessageDoc {
   created_at?: Date;
 }
 
-// A nested schema without `_id`: `{ type: { iv: String, … } }` would make a subdocument that gains an ObjectId.
-const encrypted = new Schema({ iv: String, tag: String, ciphertext: String }, { _id: false });
-
 const cache = new WeakMap<Connection, ReturnType<typeof build>>();
 
 /** The dispatcher's models on its connection (built once per connection: mongoose refuses a second definition). */
@@ -115,48 +112,8 @@ function build(conn: Connection) {
   });
   endpoint.plugin(basePlugin);
   // A company's current endpoint: its highest version (versions are inserted, never updated: two
-  // versions arriving at once cannot overwrite each other, on FerretDB 1.x as on MongoDB).
+  // versions arriving at once cannot overwrite each other, whatever the server's updates guarantee).
   endpoint.index({ company_id: 1, version: -1 });
-
-  const attemptSchema = new Schema<AttemptRecord>(
-    {
-      attempt: { type: Number, required: true },
-      at: { type: Date, required: true },
-      trigger: { type: String, required: true },
-      url: { type: String, required: true },
-      status_code: { type: Number, default: null },
-      latency_ms: { type: Number, required: true },
-      error: { type: String, default: null },
-    },
-    { _id: false },
-  );
-
-  const delivery = new Schema<DeliveryDoc>({
-    _id: { type: String },
-    company_id: { type: String, required: true },
-    reference_id: { type: String, required: true },
-    event: { type: String, required: true },
-    event_id: { type: String, required: true },
-    occurred_at: { type: Date, required: true },
-    body: { type: encrypted, required: true },
-    status: { type: String, required: true, default: 'pending' },
-    attempts: { type: Number, default: 0 },
-    attempt_log: { type: [attemptSchema], default: [] },
-    last_status_code: { type: Number, default: null },
-    last_error: { type: String, default: null },
-    delivered_at: { type: Date, default: null },
-    dead_at: { type: Date, default: null },
-    dead_reason: { type: String, default: null },
-  });
-  delivery.plugin(basePlugin);
-  // GET /admin/v1/companies/:id/deliveries?referenceId= (a reference's deliveries, oldest first)
-  delivery.index({ company_id: 1, reference_id: 1, created_at: 1 });
-  // POST …/redeliver-dead: a company's dead-lettered deliveries
-  delivery.index({ company_id: 1, status: 1 });
-  // GET /portal/api/deliveries/recent (the portal's overview): a company's latest deliveries, newest
-  // first. MongoDB reads the few entries asked for; FerretDB 1.x does not push a sort down, so it
-  // reads the company's deliveries (its company_id twin) and sorts them: a person's page load, not a hot path.
-  delivery.index({ company_id: 1, created_at: -1 });
 
   const health = new Schema<EndpointHealthDoc>({
     _id: { type: String },
@@ -170,28 +127,9 @@ function build(conn: Connection) {
   // callback_endpoint_states: the endpoints in each state, counted at scrape time
   health.index({ state: 1 });
 
-  const guest = new Schema<GuestMessageDoc>({
-    _id: { type: String },
-    company_id: { type: String, required: true },
-    reference_id: { type: String, required: true },
-    event: { type: String, required: true },
-    event_id: { type: String, required: true },
-    channel: { type: String, enum: [...GUEST_CHANNELS, null], default: null },
-    content: { type: encrypted, default: null },
-    status: { type: String, enum: GUEST_MESSAGE_STATUSES, required: true, default: 'pending' },
-    reason: { type: String, enum: [...GUEST_MESSAGE_NOT_SENT_REASONS, null], default: null },
-    attempts: { type: Number, default: 0 },
-    last_error: { type: String, default: null },
-    sent_at: { type: Date, default: null },
-  });
-  guest.plugin(basePlugin);
-  // Listed with a reference's deliveries.
-  guest.index({ company_id: 1, reference_id: 1, created_at: 1 });
-
   return {
     Endpoint: conn.model<EndpointDoc>('CallbackEndpoint', endpoint, 'callback_endpoint_versions'),
-    Delivery: conn.model<DeliveryDoc>('Delivery', delivery, 'deliveries'),
-    GuestMessage: conn.model<GuestMessageDoc>('GuestMessage', guest, 'guest_messages'),
+    ...deliveryModels(conn),
     EndpointHealth: conn.model<EndpointHealthDoc>('EndpointHealth', health, 'endpoint_health'),
   };
 }

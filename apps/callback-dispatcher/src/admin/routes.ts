@@ -5,13 +5,14 @@ import type { RouteScope, SecretKey } from '@smartlock/auth';
 import { asyncHandler, badRequest, conflict, notFound } from '@smartlock/http';
 import { Broker, QUEUES } from '@smartlock/messaging';
 import { redact, redactQuery } from '@smartlock/observability';
-import type { DeliveryDoc, DispatcherModels, GuestMessageDoc } from '../models';
+import type { DeliveryDoc } from '../models';
 import type { WorkMessage } from '../deliveries/deliver';
 import { revokedSince, storedBody } from '../deliveries/revoked';
 import type { EndpointHealth } from '../deliveries/health';
+import type { DeliveryStore } from '../deliveries/store';
 
 export interface AdminDeps {
-  models: DispatcherModels;
+  store: DeliveryStore;
   broker: Broker;
   key: SecretKey;
   health: EndpointHealth;
@@ -47,7 +48,7 @@ const redactedBody = (d: Pick<DeliveryDoc, 'body'>, key: SecretKey): unknown => 
 /** Why a delivery is not sent again, or null: only one that failed (pending after a failed attempt) or died is, and never credentials revoked since. */
 async function notRedeliverable(deps: AdminDeps, d: DeliveryDoc): Promise<string | null> {
   if (d.status === 'delivered') return 'Delivery was delivered: only a failed or dead delivery is delivered again';
-  return (await revokedSince(deps.models, deps.key, d)) ? 'Delivery carries credentials revoked since: it is not delivered again' : null;
+  return (await revokedSince(deps.store, deps.key, d)) ? 'Delivery carries credentials revoked since: it is not delivered again' : null;
 }
 
 async function requeue(deps: AdminDeps, id: string, company: string, correlationId: string) {
@@ -60,14 +61,13 @@ async function requeue(deps: AdminDeps, id: string, company: string, correlation
  * credentials were revoked since. Only the caller that flips dead → pending requeues it: two
  * concurrent calls never double it.
  */
-async function redeliverDead(deps: AdminDeps, companyId: string, filter: Record<string, unknown>, correlationId: string): Promise<string[]> {
-  const dead = await deps.models.Delivery.find({ company_id: companyId, status: 'dead', ...filter }, { attempt_log: 0 }).lean<DeliveryDoc[]>();
+async function redeliverDead(deps: AdminDeps, companyId: string, since: Date | null, correlationId: string): Promise<string[]> {
+  const dead = await deps.store.deadOf(companyId, since);
   const ids: string[] = [];
   for (const delivery of dead) {
     const { _id } = delivery;
     if (await notRedeliverable(deps, delivery)) continue;
-    const flipped = await deps.models.Delivery.updateOne({ _id, status: 'dead' }, { $set: { status: 'pending', dead_at: null, dead_reason: null } });
-    if (flipped.modifiedCount === 1) {
+    if (await deps.store.reopen(_id, 'dead')) {
       await requeue(deps, _id, companyId, correlationId);
       ids.push(_id);
     }
@@ -107,7 +107,7 @@ export function companyInPath(req: Request): string {
  * redeliver a company's dead-lettered ones.
  */
 export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
-  const { models } = deps;
+  const { store } = deps;
   const r = Router();
 
   r.get(
@@ -119,8 +119,7 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
       if (typeof referenceId !== 'string' || referenceId.length === 0 || referenceId.length > 256) {
         throw badRequest('referenceId is required (one string)');
       }
-      const deliveries = await models.Delivery.find({ company_id: companyId, reference_id: referenceId }).sort({ created_at: 1 }).lean<DeliveryDoc[]>();
-      const guest = await models.GuestMessage.find({ company_id: companyId, reference_id: referenceId }).sort({ created_at: 1 }).lean<GuestMessageDoc[]>();
+      const { deliveries, guestMessages: guest } = await store.forReference(companyId, referenceId);
       res.json(
         ok('Deliveries retrieved', SuccessCodes.DELIVERIES_RETRIEVED, {
           referenceId,
@@ -167,12 +166,7 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
         throw badRequest(`limit must be an integer from 1 to ${RECENT_MAX}`);
       }
       const limit = raw === undefined ? RECENT_DEFAULT : Number(raw);
-      const project = { body: 0, attempt_log: 0 };
-      const [recent, pending, dead] = await Promise.all([
-        models.Delivery.find({ company_id: companyId }, project).sort({ created_at: -1 }).limit(limit).lean<DeliveryDoc[]>(),
-        models.Delivery.countDocuments({ company_id: companyId, status: 'pending' }),
-        models.Delivery.countDocuments({ company_id: companyId, status: 'dead' }),
-      ]);
+      const { recent, pending, dead } = await store.overview(companyId, limit);
       res.json(
         ok('Deliveries retrieved', SuccessCodes.DELIVERIES_RETRIEVED, {
           pending,
@@ -191,13 +185,12 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
       if (!DELIVERY_ID.test(deliveryId)) throw notFound('Delivery not found');
       // Another company's delivery is not found, as an unknown one.
       const owner = scope.owner(req);
-      const delivery = await models.Delivery.findOne({ _id: deliveryId, ...(owner ? { company_id: owner } : {}) }, { attempt_log: 0 }).lean<DeliveryDoc>();
+      const delivery = await store.delivery(deliveryId, owner);
       if (!delivery) throw notFound('Delivery not found');
       const refused = await notRedeliverable(deps, delivery);
       if (refused) throw conflict(refused);
       // Only from the status read: one delivered meanwhile is not sent again.
-      const flipped = await models.Delivery.updateOne({ _id: deliveryId, status: delivery.status }, { $set: { status: 'pending', dead_at: null, dead_reason: null } });
-      if (flipped.matchedCount !== 1) throw conflict('Delivery changed meanwhile: read it again');
+      if (!(await store.reopen(deliveryId, delivery.status))) throw conflict('Delivery changed meanwhile: read it again');
       await requeue(deps, deliveryId, delivery.company_id, req.correlationId);
       res.status(202).json(ok('Redelivery queued', SuccessCodes.REDELIVERY_QUEUED, { deliveryId, status: 'pending' }));
     }),
@@ -208,7 +201,7 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
     scope.path('/deliveries/redeliver-dead'),
     ...scope.may('bookings'),
     asyncHandler(async (req, res) => {
-      const ids = await redeliverDead(deps, scope.companyId(req), {}, req.correlationId);
+      const ids = await redeliverDead(deps, scope.companyId(req), null, req.correlationId);
       res.status(202).json(ok('Redelivery queued', SuccessCodes.REDELIVERY_QUEUED, { redelivered: ids.length, deliveryIds: ids }));
     }),
   );
@@ -231,7 +224,7 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
       const companyId = scope.companyId(req);
       const since = recoverSince(req.body);
       await deps.health.enable(companyId);
-      const ids = since ? await redeliverDead(deps, companyId, { dead_at: { $gte: since } }, req.correlationId) : [];
+      const ids = since ? await redeliverDead(deps, companyId, since, req.correlationId) : [];
       res.json(ok('Callback endpoint enabled', SuccessCodes.CALLBACK_ENABLED, { ...healthView(await deps.health.read(companyId)), redelivered: ids.length, deliveryIds: ids }));
     }),
   );

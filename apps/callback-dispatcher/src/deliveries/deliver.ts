@@ -2,10 +2,9 @@ import axios from 'axios';
 import type { Counter, Histogram } from 'prom-client';
 import { SecretKey, decryptSecret } from '@smartlock/auth';
 import { CONNECTION_REFUSED, OutboundPolicy, guardedAgents } from '@smartlock/http';
-import { insertOnce, updateAsOwner } from '@smartlock/db';
 import { Broker, DeadLetterInfo, MessageContext, PermanentError, QUEUES, TransientError, retryQueueName } from '@smartlock/messaging';
 import { redactQuery } from '@smartlock/observability';
-import type { AttemptRecord, AttemptTrigger, DeliveryDoc, DispatcherModels, EndpointDoc } from '../models';
+import type { AttemptRecord, AttemptTrigger, DeliveryDoc, EndpointDoc } from '../models';
 import type { EndpointCache } from '../endpoints/cache';
 import type { FailingEndpoints } from './failing';
 import type { EndpointHealth } from './health';
@@ -13,12 +12,10 @@ import { Limiter, PARKED } from './limiter';
 import type { RecentlyEnqueued } from './enqueued';
 import { revokedSince } from './revoked';
 import { EVENT_HEADER, USER_AGENT, authHeaders } from './sign';
+import type { DeliveryStore, NewDelivery } from './store';
 
 /** The start of the dead reason of a delivery not sent because its endpoint is disabled. */
 const ENDPOINT_DISABLED = 'endpoint disabled: kept for recovery';
-
-/** What a delivery's record starts with; its message carries it until the record is stored. */
-export type NewDelivery = Pick<DeliveryDoc, '_id' | 'company_id' | 'reference_id' | 'event' | 'event_id' | 'body'> & { occurred_at: string };
 
 /** The message on `callback-dispatcher.deliveries` (and on the guest-message queue). */
 export interface WorkMessage {
@@ -31,7 +28,7 @@ export interface WorkMessage {
 }
 
 export interface DeliverDeps {
-  models: DispatcherModels;
+  store: DeliveryStore;
   /** The endpoint that signs and receives (its newest secret), from memory. */
   endpoints: EndpointCache;
   broker: Broker;
@@ -71,7 +68,7 @@ async function park(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext, wh
   const parkedSlow = Number(ctx.headers[PARKED_SLOW_HEADER] ?? 0) || 0;
   // A delivery parked before its first attempt is stored now, pending, so that the listing shows it
   // while it waits (a slow endpoint's backlog). A no-op when it is stored already.
-  if (msg.delivery && ctx.retryCount === 0 && parkedSlow === 0) await insertOnce(deps.models.Delivery, startingRecord(msg.delivery));
+  if (msg.delivery && ctx.retryCount === 0 && parkedSlow === 0) await deps.store.storePending(msg.delivery);
   const [first, longer = first] = deps.parkDelaysMs;
   const delayMs = why === 'slow' && parkedSlow > 0 ? longer : first;
   ctx.logger.debug('delivery parked', { deliveryId: msg.id, why, delayMs });
@@ -190,22 +187,6 @@ export async function deliver(deps: DeliverDeps, msg: WorkMessage, ctx: MessageC
   if (sent === PARKED) await park(deps, msg, ctx, 'slow');
 }
 
-/** A delivery's record before any attempt. */
-function startingRecord(d: NewDelivery): DeliveryDoc {
-  return {
-    ...d,
-    occurred_at: new Date(d.occurred_at),
-    status: 'pending',
-    attempts: 0,
-    attempt_log: [],
-    last_status_code: null,
-    last_error: null,
-    delivered_at: null,
-    dead_at: null,
-    dead_reason: null,
-  };
-}
-
 /** The delivery as an attempt sees it; `stored`: its record exists (else the attempt stores it). */
 type Current = Pick<DeliveryDoc, '_id' | 'company_id' | 'reference_id' | 'event' | 'body' | 'status' | 'attempts'> & { occurred_at: Date | string; stored: boolean; start?: NewDelivery };
 
@@ -218,7 +199,7 @@ async function current(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext)
   const start = msg.delivery;
   const fresh = deps.enqueued.take(msg.id) && !ctx.redelivered && ctx.retryCount === 0 && msg.trigger === 'scheduled';
   if (start && fresh) return { ...start, status: 'pending', attempts: 0, stored: false, start };
-  const stored = await deps.models.Delivery.findById(msg.id, { attempt_log: 0 }).lean<DeliveryDoc>();
+  const stored = await deps.store.forAttempt(msg.id);
   if (stored) return { ...stored, stored: true };
   return start ? { ...start, status: 'pending', attempts: 0, stored: false, start } : null;
 }
@@ -242,7 +223,7 @@ async function send(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): P
   }
   // A retry (or a manual redelivery) after the booking's credentials were revoked: never sent. The
   // first attempt, before any revocation can follow it, reads nothing more.
-  if (delivery.attempts > 0 && (await revokedSince(deps.models, deps.key, delivery))) throw new PermanentError('credentials revoked since: not delivered again');
+  if (delivery.attempts > 0 && (await revokedSince(deps.store, deps.key, delivery))) throw new PermanentError('credentials revoked since: not delivered again');
   const found = endpoint ?? (await deps.endpoints.get(delivery.company_id));
   if (!found) throw new PermanentError('the company has no callback endpoint any more');
   // Not sent to a disabled endpoint: recorded dead with this reason, kept for `callback/enable`'s recovery.
@@ -265,12 +246,7 @@ async function record(deps: DeliverDeps, { delivery, attempt, retryAfterMs }: Se
   deps.attempts.inc({ outcome });
   deps.latency.observe({ outcome }, latencyMs / 1000);
   deps.failing.record(delivery.company_id, outcome === 'delivered', error);
-  const settled = { last_status_code: statusCode, last_error: error, ...(outcome === 'delivered' ? { status: 'delivered' as const, delivered_at: new Date() } : {}) };
-  const first = delivery.start && !delivery.stored ? { ...startingRecord(delivery.start), ...settled, attempts: 1, attempt_log: [attempt] } : undefined;
-  // Stored meanwhile (a copy's attempt, another process's): this attempt is recorded like a later one.
-  if (!first || !(await insertOnce(deps.models.Delivery, first))) {
-    await deps.models.Delivery.updateOne({ _id: delivery._id }, { $set: settled, $inc: { attempts: 1 }, $push: { attempt_log: attempt } });
-  }
+  await deps.store.recordAttempt(delivery._id, delivery.stored ? undefined : delivery.start, attempt, outcome === 'delivered');
   if (outcome === 'delivered') await deps.health.delivered(delivery.company_id);
   // 410: the receiver says the endpoint is gone; the delivery is kept (dead) for a recovery.
   if (outcome === 'gone') await deps.health.disable(delivery.company_id, 'endpoint answered 410 Gone');
@@ -291,14 +267,9 @@ async function record(deps: DeliverDeps, { delivery, attempt, retryAfterMs }: Se
 export async function onDeliveryDeadLetter(deps: DeliverDeps, msg: WorkMessage | undefined, ctx: MessageContext, info: DeadLetterInfo) {
   const reason = info.reason;
   let companyId: string | undefined;
-  if (msg?.id) {
-    const death = { status: 'dead' as const, dead_at: new Date(), dead_reason: reason };
-    // The message in hand owns its delivery's record (one consumer at a time; one attempt per process: inFlight).
-    const dead = await updateAsOwner<DeliveryDoc>(deps.models.Delivery, msg.id, { status: 'pending' }, { $set: death });
-    companyId = dead?.company_id;
-    // Dead before any attempt stored it (its endpoint removed meanwhile): recorded dead all the same.
-    if (!dead && msg.delivery && (await insertOnce(deps.models.Delivery, { ...startingRecord(msg.delivery), ...death }))) companyId = msg.delivery.company_id;
-  }
+  // The message in hand owns its delivery's record (one consumer at a time; one attempt per process:
+  // inFlight). Dead before any attempt stored it (its endpoint removed meanwhile): recorded dead all the same.
+  if (msg?.id) companyId = await deps.store.deadLetter(msg.id, reason, msg.delivery);
   deps.deadLettered.inc();
   // The retry schedule exhausted: the endpoint is failing (a warning), then disabled if it stays so.
   if (companyId && !reason.startsWith(ENDPOINT_DISABLED)) await deps.health.deadLettered(companyId, reason);

@@ -1,18 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { AccessEventMessage, GuestChannel } from '@smartlock/contracts';
 import { SecretKey, encryptSecret } from '@smartlock/auth';
-import { insertOnce, Model } from '@smartlock/db';
 import { Broker, MessageContext, QUEUES } from '@smartlock/messaging';
-import type { DispatcherModels, GuestMessageDoc } from '../models';
+import type { GuestMessageDoc } from '../models';
 import { channelNotConfigured } from '../guest/channels';
 import type { EndpointCache } from '../endpoints/cache';
 import { composeEmail, composeSms } from '../guest/compose';
 import { deliveryIdFor, serializeCallbackBody } from './body';
-import type { NewDelivery, WorkMessage } from './deliver';
+import type { WorkMessage } from './deliver';
+import type { DeliveryStore, NewDelivery } from './store';
 import type { RecentlyEnqueued } from './enqueued';
 
 export interface AccessEventDeps {
-  models: DispatcherModels;
+  store: DeliveryStore;
   endpoints: EndpointCache;
   broker: Broker;
   key: SecretKey;
@@ -24,34 +24,24 @@ export interface AccessEventDeps {
   attemptHere(companyId: string): boolean;
 }
 
-/** A delivery's record is settled already (delivered or dead): a copy of its access event enqueues nothing. */
-async function settled<T extends { _id: string; status: string }>(model: Model<T>, id: string): Promise<boolean> {
-  const current = (await model.findById(id, { status: 1 }).lean()) as { status: string } | null;
-  return current !== null && current.status !== 'pending';
-}
-
 /**
- * A guest message: record first (unique _id; concurrent messages' records group-committed), then
- * enqueue. A redelivered access event finds the record: if it is still pending its message is
- * published again (the first publish may not have happened before a crash); the duplicate is
- * harmless, since an attempt checks the status before sending.
+ * A guest message: record first, then enqueue. A redelivered access event finds the record: if it is
+ * still pending its message is published again (the first publish may not have happened before a
+ * crash); the duplicate is harmless, since an attempt checks the status before sending.
  */
-async function recordAndEnqueue(model: Model<GuestMessageDoc>, doc: GuestMessageDoc, broker: Broker, correlationId: string, company: string): Promise<void> {
-  if (!(await insertOnce(model, doc)) && (await settled(model, doc._id))) return;
+async function recordAndEnqueue(store: DeliveryStore, doc: GuestMessageDoc, broker: Broker, correlationId: string, company: string): Promise<void> {
+  if (!(await store.recordGuestMessage(doc))) return;
   await broker.sendToQueue(QUEUES.dispatcherGuestMessages.name, { id: doc._id, company, trigger: 'scheduled' }, { correlationId, messageId: doc._id });
 }
 
 /**
  * A guest message that is not to be sent (no contact data, its channel not configured), recorded so
  * the portal tells why. Most bookings carry no contact data, so this is on the booking path: written
- * once, without waiting (the access event's consumer slot is not held), group-committed after
- * NOT_SENT_LINGER_MS (a write for many bookings at once); a lost record loses the reason shown on
- * the portal, never a message.
+ * once, without waiting (the access event's consumer slot is not held), group-committed with others
+ * (store.recordGuestNotSent); a lost record loses the reason shown on the portal, never a message.
  */
-const NOT_SENT_LINGER_MS = 1000;
-
-function recordNotSent(model: Model<GuestMessageDoc>, doc: GuestMessageDoc, ctx: MessageContext): void {
-  insertOnce(model, doc, { lingerMs: NOT_SENT_LINGER_MS }).catch((err: Error) =>
+function recordNotSent(store: DeliveryStore, doc: GuestMessageDoc, ctx: MessageContext): void {
+  store.recordGuestNotSent(doc).catch((err: Error) =>
     ctx.logger.warn('could not record why a guest message is not sent', { guestMessageId: doc._id, reason: doc.reason, err: err.message }),
   );
 }
@@ -79,7 +69,7 @@ export async function onAccessEvent(deps: AccessEventDeps, msg: AccessEventMessa
 }
 
 async function callback(deps: AccessEventDeps, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
-  const { models, broker, key } = deps;
+  const { store, broker, key } = deps;
   const endpoint = await deps.endpoints.get(msg.company_id);
   if (!endpoint) {
     ctx.logger.debug('no callback endpoint for the company; no delivery', { companyId: msg.company_id });
@@ -87,7 +77,7 @@ async function callback(deps: AccessEventDeps, msg: AccessEventMessage, ctx: Mes
   }
   const id = deliveryIdFor(msg.event_id, msg.type, msg.company_id);
   const copy = ctx.redelivered || deps.enqueued.seen(id);
-  if (copy && (await settled(models.Delivery, id))) return;
+  if (copy && (await store.deliverySettled(id))) return;
   const delivery: NewDelivery = {
     _id: id,
     company_id: msg.company_id,
@@ -113,7 +103,7 @@ async function callback(deps: AccessEventDeps, msg: AccessEventMessage, ctx: Mes
  * to send and records nothing.
  */
 async function guestMessages(deps: AccessEventDeps, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
-  const { models, broker, key } = deps;
+  const { store, broker, key } = deps;
   if (msg.type === 'access.failed') return;
   const record = { company_id: msg.company_id, reference_id: msg.reference_id, event: msg.type, event_id: msg.event_id, attempts: 0, sent_at: null };
   const targets: [GuestChannel, string | undefined, boolean, () => unknown][] = [
@@ -122,7 +112,7 @@ async function guestMessages(deps: AccessEventDeps, msg: AccessEventMessage, ctx
   ];
   if (!targets.some(([, to]) => to)) {
     const doc: GuestMessageDoc = { _id: guestMessageId(msg.event_id, msg.type, 'none'), ...record, channel: null, content: null, status: 'not_sent', reason: 'no_contact', last_error: 'the booking had no e-mail address or phone number' };
-    recordNotSent(models.GuestMessage, doc, ctx);
+    recordNotSent(store, doc, ctx);
     return;
   }
   for (const [channel, to, enabled, compose] of targets) {
@@ -133,11 +123,11 @@ async function guestMessages(deps: AccessEventDeps, msg: AccessEventMessage, ctx
       // start-up warning says which variable is missing). The address is not logged.
       ctx.logger.info('guest message not sent: its channel is not configured', { channel, event: msg.type, companyId: msg.company_id, referenceId: msg.reference_id });
       const doc: GuestMessageDoc = { _id: id, ...record, channel, content: null, status: 'not_sent', reason: 'channel_not_configured', last_error: channelNotConfigured(channel) };
-      recordNotSent(models.GuestMessage, doc, ctx);
+      recordNotSent(store, doc, ctx);
       continue;
     }
     await recordAndEnqueue(
-      models.GuestMessage,
+      store,
       {
         _id: id,
         ...record,

@@ -1,6 +1,7 @@
 import type { CallbackBody, CallbackCredential } from '@smartlock/contracts';
 import { SecretKey, decryptSecret } from '@smartlock/auth';
-import type { DeliveryDoc, DispatcherModels } from '../models';
+import type { DeliveryDoc } from '../models';
+import type { DeliveryStore } from './store';
 
 /** A stored body, decrypted and parsed; null when it cannot be read (another key, damage). */
 export function storedBody(d: Pick<DeliveryDoc, 'body'>, key: SecretKey): CallbackBody | null {
@@ -27,13 +28,13 @@ const credentialKey = (c: CallbackCredential) => [c.type, c.lockId, c.keyId ?? c
  * longer opens, or the door of a stay that ended.
  */
 export async function revokedSince(
-  models: DispatcherModels,
+  store: Pick<DeliveryStore, 'revokedBodiesSince'>,
   key: SecretKey,
   d: Pick<DeliveryDoc, 'company_id' | 'reference_id' | 'event' | 'body'> & { occurred_at: Date | string },
 ): Promise<boolean> {
   if (d.event !== 'access.provisioned') return false;
   const since = new Date(d.occurred_at);
-  const revoked = await models.Delivery.find({ company_id: d.company_id, reference_id: d.reference_id, event: 'access.revoked', occurred_at: { $gte: since } }, { body: 1 }).lean<Pick<DeliveryDoc, 'body'>[]>();
+  const revoked = await store.revokedBodiesSince(d.company_id, d.reference_id, since);
   if (revoked.length === 0) return false;
   const gone = new Set(revoked.flatMap((r) => credentialsOf(r, key)).map(credentialKey));
   return credentialsOf(d, key).some((c) => gone.has(credentialKey(c)));

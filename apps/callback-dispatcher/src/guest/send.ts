@@ -1,15 +1,14 @@
 import type { Counter } from 'prom-client';
 import type { GuestMessageNotSentReason } from '@smartlock/contracts';
 import { SecretKey, decryptSecret } from '@smartlock/auth';
-import { updateAsOwner } from '@smartlock/db';
 import { DeadLetterInfo, MessageContext, PermanentError, isPermanent } from '@smartlock/messaging';
-import type { DispatcherModels, GuestMessageDoc } from '../models';
 import type { WorkMessage } from '../deliveries/deliver';
+import type { DeliveryStore } from '../deliveries/store';
 import type { EmailContent } from './compose';
 import { EmailSender, SmsSender, channelNotConfigured } from './channels';
 
 export interface GuestDeps {
-  models: DispatcherModels;
+  store: DeliveryStore;
   key: SecretKey;
   email?: EmailSender;
   sms?: SmsSender;
@@ -29,9 +28,9 @@ type GuestContent = { to: string; text: string } & Partial<EmailContent>;
  * with the reason.
  */
 export async function sendGuestMessage(deps: GuestDeps, msg: WorkMessage, ctx: MessageContext): Promise<void> {
-  const { models } = deps;
+  const { store } = deps;
   // The message in hand owns the guest message's record: the broker gives it to one consumer at a time.
-  const doc = await updateAsOwner<GuestMessageDoc>(models.GuestMessage, msg.id, { status: 'pending' }, { $inc: { attempts: 1 } });
+  const doc = await store.takeGuestAttempt(msg.id);
   if (!doc) {
     ctx.logger.info('guest message unknown or already settled', { guestMessageId: msg.id });
     return;
@@ -39,7 +38,7 @@ export async function sendGuestMessage(deps: GuestDeps, msg: WorkMessage, ctx: M
   const channel = doc.channel;
   if (!channel || !doc.content) throw new PermanentError(`guest message ${doc._id} is pending without a channel or content`);
   const notSent = async (reason: GuestMessageNotSentReason, text: string, outcome: string) => {
-    await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { status: 'not_sent', reason, last_error: text } });
+    await store.guestNotSent(doc._id, reason, text);
     deps.failed.inc({ channel, outcome });
     ctx.logger.warn(`guest message not sent: ${text}`, { guestMessageId: doc._id, channel, referenceId: doc.reference_id });
   };
@@ -56,22 +55,20 @@ export async function sendGuestMessage(deps: GuestDeps, msg: WorkMessage, ctx: M
   } catch (err) {
     const reason = (err as Error).message;
     if (isPermanent(err)) {
-      await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { status: 'failed', last_error: reason } });
+      await store.guestRefused(doc._id, reason);
       deps.failed.inc({ channel, outcome: 'refused' });
       ctx.logger.error('guest message refused; not retried', { guestMessageId: doc._id, channel, referenceId: doc.reference_id, reason });
       return;
     }
-    await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { last_error: reason } });
+    await store.guestAttemptFailed(doc._id, reason);
     throw err;
   }
-  await models.GuestMessage.updateOne({ _id: doc._id }, { $set: { status: 'sent', sent_at: new Date(), last_error: null } });
+  await store.guestSent(doc._id);
   ctx.logger.info('guest message sent', { guestMessageId: doc._id, channel, attempt: doc.attempts });
 }
 
 export async function onGuestDeadLetter(deps: GuestDeps, msg: WorkMessage | undefined, ctx: MessageContext, info: DeadLetterInfo) {
-  const doc = msg?.id
-    ? await updateAsOwner<GuestMessageDoc>(deps.models.GuestMessage, msg.id, { status: 'pending' }, { $set: { status: 'dead', last_error: info.reason } })
-    : null;
+  const doc = msg?.id ? await deps.store.guestDead(msg.id, info.reason) : null;
   deps.failed.inc({ channel: doc?.channel ?? 'unknown', outcome: 'dead_lettered' });
   ctx.logger.error('guest message dead-lettered', { alert: 'access.failed', guestMessageId: msg?.id, reason: info.reason, retries: info.retryCount });
 }
