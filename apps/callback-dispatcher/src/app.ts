@@ -7,7 +7,8 @@ import { callbackPolicy, rateLimits } from '@smartlock/config';
 import type { Config } from './config';
 import { dispatcherModels } from './models';
 import { endpointCache } from './endpoints/cache';
-import { adoptSingleDocumentReplica, onIdentityEvent } from './endpoints/on-identity-event';
+import { onIdentityEvent } from './endpoints/on-identity-event';
+import { endpointStore } from './endpoints/store';
 import { onAccessEvent } from './deliveries/on-access-event';
 import { WorkMessage, deliver, destinations, onDeliveryDeadLetter } from './deliveries/deliver';
 import { failingEndpoints } from './deliveries/failing';
@@ -81,11 +82,13 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const models = dispatcherModels(ctx.db);
       // The deliveries' and guest messages' records: every use case reads and writes them through it.
       const store = deliveryStore(models);
+      // The callback endpoints' replica and health records.
+      const endpointRecords = endpointStore(models);
       // Used by the deliveries and by the test event (which signs as a delivery does).
-      const endpoints = endpointCache(models);
+      const endpoints = endpointCache(endpointRecords);
       const enqueued = recentlyEnqueued();
       // Used by the deliveries and by the admin routes' enable.
-      const health = endpointHealth(models, logger, metrics, { disableAfterMs: config.CALLBACK_DISABLE_AFTER_MS });
+      const health = endpointHealth(endpointRecords, logger, metrics, { disableAfterMs: config.CALLBACK_DISABLE_AFTER_MS });
       const deliveriesPrefetch = Math.max(64, config.CALLBACK_CONCURRENCY_TOTAL * 4);
       const deliverDeps = {
         store,
@@ -161,12 +164,12 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         }),
         part('task', 'callback endpoint replica moved to its version log', {
           start: async () => {
-            const adopted = await adoptSingleDocumentReplica(models);
+            const adopted = await endpointRecords.adoptSingleDocumentReplica();
             if (adopted) logger.info('callback endpoint replica moved to its version log', { adopted });
           },
         }),
         // Only admin-api's signed messages: anyone else on the broker could otherwise redirect a company's callbacks.
-        consumer<IdentityEventMessage>(QUEUES.dispatcherIdentityEvents, (msg, mctx) => onIdentityEvent(models, msg, mctx), {
+        consumer<IdentityEventMessage>(QUEUES.dispatcherIdentityEvents, (msg, mctx) => onIdentityEvent(endpointRecords, msg, mctx), {
           schema: identityEventMessageSchema,
           verifyWith: identityEventsKey,
         }),

@@ -1,10 +1,11 @@
-import { Connection, Schema, basePlugin } from '@smartlock/db';
-import { deliveryModels } from './deliveries/store';
+import type { Connection } from '@smartlock/db';
 import type { AccessEventType, CallbackEndpointConfig, EncryptedSecret, GuestChannel, GuestMessageNotSentReason, GuestMessageStatus } from '@smartlock/contracts';
+import { deliveryModels } from './deliveries/store';
+import { endpointModels } from './endpoints/store';
 
 /**
  * One version of a company's callback endpoint in the replica (fed by identity.events `callback.*`):
- * `_id` is `<company>:<version>`; the company's endpoint is its highest version (currentEndpoint).
+ * `_id` is `<company>:<version>`; the company's endpoint is its highest version (endpoints/store.ts `current`).
  */
 export interface EndpointDoc {
   _id?: string;
@@ -104,34 +105,5 @@ export function dispatcherModels(conn: Connection) {
 }
 
 function build(conn: Connection) {
-  const endpoint = new Schema<EndpointDoc>({
-    _id: { type: String },
-    company_id: { type: String, required: true },
-    version: { type: Number, required: true },
-    config: { type: Schema.Types.Mixed, required: true },
-  });
-  endpoint.plugin(basePlugin);
-  // A company's current endpoint: its highest version (versions are inserted, never updated: two
-  // versions arriving at once cannot overwrite each other, whatever the server's updates guarantee).
-  endpoint.index({ company_id: 1, version: -1 });
-
-  const health = new Schema<EndpointHealthDoc>({
-    _id: { type: String },
-    state: { type: String, required: true },
-    failing_since: { type: Date, default: null },
-    last_failure: { type: String, default: null },
-    disabled_at: { type: Date, default: null },
-    disabled_reason: { type: String, default: null },
-  });
-  health.plugin(basePlugin);
-  // callback_endpoint_states: the endpoints in each state, counted at scrape time
-  health.index({ state: 1 });
-
-  return {
-    Endpoint: conn.model<EndpointDoc>('CallbackEndpoint', endpoint, 'callback_endpoint_versions'),
-    ...deliveryModels(conn),
-    EndpointHealth: conn.model<EndpointHealthDoc>('EndpointHealth', health, 'endpoint_health'),
-  };
+  return { ...endpointModels(conn), ...deliveryModels(conn) };
 }
-
-export type DispatcherModels = ReturnType<typeof build>;

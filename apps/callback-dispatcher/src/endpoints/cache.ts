@@ -1,7 +1,8 @@
 import type { CallbackEndpointConfig, IdentityEventMessage } from '@smartlock/contracts';
 import { boundedCache } from '@smartlock/db';
-import type { DispatcherModels, EndpointDoc } from '../models';
-import { CALLBACK_EVENTS, currentEndpoint } from './on-identity-event';
+import type { EndpointDoc } from '../models';
+import { CALLBACK_EVENTS } from './on-identity-event';
+import type { EndpointStore } from './store';
 
 /** A safety net only: events keep entries current; an entry this old is read again all the same. */
 const ENTRY_TTL_MS = 60_000;
@@ -21,13 +22,13 @@ export type EndpointCache = ReturnType<typeof endpointCache>;
  * events sent meanwhile with it: each time it is bound again the cache starts over (`clear`; a
  * read under way then does not refill it).
  */
-export function endpointCache(models: DispatcherModels, now: () => number = Date.now) {
+export function endpointCache(store: Pick<EndpointStore, 'current'>, now: () => number = Date.now) {
   const entries = boundedCache<string, EndpointDoc | null>({ max: MAX_ENTRIES, ttlMs: ENTRY_TTL_MS, now });
   const versionOf = (e: EndpointDoc | null | undefined) => e?.version ?? 0;
 
   return {
     async get(companyId: string): Promise<EndpointDoc | null> {
-      const read = await entries.get(companyId, (id) => currentEndpoint(models, id));
+      const read = await entries.get(companyId, (id) => store.current(id));
       // An event applied while the read was on its way is newer than what it found.
       const meanwhile = entries.peek(companyId);
       return meanwhile !== undefined && versionOf(meanwhile) > versionOf(read) ? meanwhile : read;
