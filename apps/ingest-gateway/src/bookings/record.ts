@@ -106,7 +106,9 @@ export function bookingRows(deps: RowDeps, opts: { max?: number } = {}) {
     try {
       await entry.done;
     } catch {
-      await writeBookingRow(deps, entry.e);
+      // Made again; once written, a later report of the event finds it done.
+      entry.done = writeBookingRow(deps, entry.e);
+      await entry.done;
     }
   }
 
