@@ -15,7 +15,7 @@ import type { Logger } from '@smartlock/observability';
 import { RunningService, apiEnvelope, collections, consumer, employeeEnvelope, longPoll, part, relay, routes, startService, timer, topology } from '@smartlock/http';
 import { EXCHANGES, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
 import type { Config } from './config';
-import { accessLogModel } from './credentials/access-log.schema';
+import { accessLogModel } from './credentials/store';
 import { onAccessEvent, onBookingEvent } from './credentials/on-access-event';
 import { replayRoutes } from './credentials/replay';
 import { ACCESS_ROUTE, bookingAccessRoutes, bookingWaitId } from './booking-access/booking-access';

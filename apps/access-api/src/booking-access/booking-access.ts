@@ -2,10 +2,9 @@ import { Router, RequestHandler } from 'express';
 import { companyOf, hasCapability } from '@smartlock/auth';
 import { CredentialRecord, LockCloudOperation, SuccessCodes, ok } from '@smartlock/contracts';
 import { LongPoll, asyncHandler, notFound, waitParam } from '@smartlock/http';
-import type { AccessLog, AccessLogDoc } from '../credentials/access-log.schema';
+import { type AccessLog, type AccessLogDoc, accessEntries, findAccess } from '../credentials/store';
 import { AccessView, foldAccess } from '../credentials/fold';
 import { referenceParam } from '../credentials/params';
-import { accessEntries, findAccess } from '../credentials/repository';
 import { lockOf, placeOf } from '../credentials/present';
 
 /** The type's own fields: the secret an integrator hands to the guest (or the guest's app). */

@@ -1,5 +1,5 @@
 import type { CredentialRecord } from '@smartlock/contracts';
-import type { AccessLogDoc } from './access-log.schema';
+import type { AccessLogDoc } from './store';
 
 export type AccessStatus = 'pending' | 'active' | 'revoked' | 'failed';
 

@@ -1,10 +1,6 @@
 import type { AccessEventMessage, BookingEventMessage } from '@smartlock/contracts';
-import { insertOnce } from '@smartlock/db';
 import type { MessageContext } from '@smartlock/messaging';
-import { AccessLog, AccessLogDoc, Subject, logId, sealEntry } from './access-log.schema';
-
-/** Stored once (a redelivery hits the unique `_id`), group-committed with concurrent messages' entries. */
-const record = (log: AccessLog, doc: AccessLogDoc) => insertOnce(log.model, sealEntry(log, doc));
+import { AccessLog, Subject, logId, recordEntry } from './store';
 
 /**
  * access.events → one log entry. Idempotent (a redelivery hits the unique `_id`) and order-free
@@ -14,7 +10,7 @@ export async function onAccessEvent(log: AccessLog, msg: AccessEventMessage, ctx
   // The provisioning worker tags employee schedules' reports; untagged messages are bookings.
   const subject: Subject = (msg as { subject?: Subject }).subject === 'employee' ? 'employee' : 'booking';
   const base = { company_id: msg.company_id, subject, reference_id: msg.reference_id, kind: msg.type, event_id: msg.event_id, sequence: msg.sequence };
-  const fresh = await record(log, {
+  const fresh = await recordEntry(log, {
     ...base,
     _id: logId({ ...base, occurred_at: msg.occurred_at }),
     occurred_at: new Date(msg.occurred_at),
@@ -41,7 +37,7 @@ export async function onAccessEvent(log: AccessLog, msg: AccessEventMessage, ctx
  */
 export async function onBookingEvent(log: AccessLog, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
   const base = { company_id: msg.company_id, subject: 'booking' as const, reference_id: msg.reference_id, kind: 'booking' as const, event_id: msg.event_id, sequence: msg.sequence };
-  const fresh = await record(log, {
+  const fresh = await recordEntry(log, {
     ...base,
     _id: logId({ ...base, occurred_at: msg.received_at }),
     occurred_at: new Date(msg.received_at),

@@ -4,7 +4,7 @@ import { AccessEventMessage, SuccessCodes, ok } from '@smartlock/contracts';
 import { asyncHandler, companyIdParam } from '@smartlock/http';
 import { Broker, QUEUES, sendAllToQueue } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
-import { AccessLog, AccessLogDoc, openEntry } from './access-log.schema';
+import { AccessLog, AccessLogDoc, bookingCredentialEntries, openEntry } from './store';
 
 export interface ReplayDeps {
   log: AccessLog;
@@ -37,7 +37,7 @@ function toMessage(e: AccessLogDoc, correlationId: string): AccessEventMessage {
  * lost. One pass with a cursor over the company's entries.
  */
 async function replayToLocationApi(deps: ReplayDeps, companyId: string, correlationId: string): Promise<number> {
-  const entries = deps.log.model.find({ company_id: companyId, subject: 'booking', kind: { $in: ['access.provisioned', 'access.revoked'] } }).lean<AccessLogDoc[]>().cursor();
+  const entries = bookingCredentialEntries(deps.log, companyId);
   const sent = await sendAllToQueue(deps.broker, QUEUES.locationApiAccessEvents.name, entries, (e: AccessLogDoc) => ({
     payload: sealAccessEvent(toMessage(openEntry(deps.log, e), correlationId), deps.messageKey),
     options: { correlationId, messageId: `${e._id}:replay` },

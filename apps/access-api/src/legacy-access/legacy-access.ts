@@ -2,9 +2,8 @@ import { Router, RequestHandler } from 'express';
 import { companyOf } from '@smartlock/auth';
 import { SuccessCodes, ok, type LockProvider } from '@smartlock/contracts';
 import { asyncHandler, badRequest, notFound } from '@smartlock/http';
-import type { AccessLog } from '../credentials/access-log.schema';
+import { type AccessLog, findAccess } from '../credentials/store';
 import { referenceParam } from '../credentials/params';
-import { findAccess } from '../credentials/repository';
 import { legacyRecords } from '../credentials/present';
 
 /** Our own provider: bookings ingested without one (ingest tokens default to it too). */

@@ -2,9 +2,8 @@ import { Router, RequestHandler } from 'express';
 import { companyOf } from '@smartlock/auth';
 import { SuccessCodes, ok } from '@smartlock/contracts';
 import { asyncHandler, notFound } from '@smartlock/http';
-import type { AccessLog } from '../credentials/access-log.schema';
+import { type AccessLog, findAccess } from '../credentials/store';
 import { referenceParam } from '../credentials/params';
-import { findAccess } from '../credentials/repository';
 import { legacyRecords, placeOf } from '../credentials/present';
 
 /**

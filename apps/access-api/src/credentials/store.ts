@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import { SecretKey, companyAad, openCredentials, sealCredentials } from '@smartlock/auth';
 import type { CredentialRecord, LockCloudOperation } from '@smartlock/contracts';
-import { Connection, Model, Schema } from '@smartlock/db';
+import { Connection, Model, Schema, insertOnce } from '@smartlock/db';
+import { type AccessView, foldAccess } from './fold';
+
+/**
+ * The access log's data (the credentials aggregate of access-api): its schema and index, the one
+ * write (an entry inserted once against its unique `_id`, the write every supported server makes
+ * atomic) and every read. The handlers call the functions below and never the model (CONTRIBUTING.md,
+ * "One data module per aggregate").
+ */
 
 export type Subject = 'booking' | 'employee';
 export type LogKind = 'booking' | 'access.provisioned' | 'access.revoked' | 'access.failed';
@@ -10,8 +18,8 @@ export type LogKind = 'booking' | 'access.provisioned' | 'access.revoked' | 'acc
  * One message that concerns a booking (or an employee schedule), as received: the credentials slice
  * is this insert-only log, and a reference's current state is a fold over its entries
  * (credentials/fold.ts). Insert-only on purpose: no read-modify-write of a shared document, so
- * concurrent consumers (and FerretDB 1.x, which applies updates as read-then-write) can never lose an
- * update, and the fold orders by `sequence`, so arrival order does not matter.
+ * concurrent consumers can never lose an update even where the database applies an update as a read
+ * then a write (docs/adr/0101), and the fold orders by `sequence`, so arrival order does not matter.
  */
 export interface AccessLogDoc {
   /** sha256 of (company, subject, reference, kind, event_id, sequence, occurred_at): the idempotency key. */
@@ -82,7 +90,7 @@ const accessLogSchema = new Schema<AccessLogDoc>(
   { collection: 'access_log', versionKey: false, timestamps: false },
 );
 // `_id` (unique by nature) is the idempotency key: a redelivered message hits it and changes nothing.
-// Every read: one reference's entries, always scoped to the caller's company (and never mixing a
+// accessEntries: one reference's entries, always scoped to the caller's company (and never mixing a
 // booking with an employee schedule that happens to share the reference string).
 accessLogSchema.index({ company_id: 1, subject: 1, reference_id: 1, sequence: 1 });
 
@@ -101,7 +109,7 @@ export interface AccessLog {
   secretsKey: SecretKey;
 }
 
-export const sealEntry = (log: AccessLog, doc: AccessLogDoc): AccessLogDoc =>
+const sealEntry = (log: AccessLog, doc: AccessLogDoc): AccessLogDoc =>
   doc.credentials.length ? { ...doc, credentials: sealCredentials(doc.credentials, log.secretsKey, companyAad(doc.company_id)) } : doc;
 
 export const openEntry = (log: AccessLog, doc: AccessLogDoc): AccessLogDoc =>
@@ -109,4 +117,31 @@ export const openEntry = (log: AccessLog, doc: AccessLogDoc): AccessLogDoc =>
 
 export function accessLogModel(conn: Connection): Model<AccessLogDoc> {
   return (conn.models.AccessLog as Model<AccessLogDoc> | undefined) ?? conn.model<AccessLogDoc>('AccessLog', accessLogSchema);
+}
+
+/** Stores an entry once (a redelivery hits the unique `_id`), group-committed with concurrent messages' entries: true when this call stored it. */
+export const recordEntry = (log: AccessLog, doc: AccessLogDoc) => insertOnce(log.model, sealEntry(log, doc));
+
+/** A company's booking credential entries (provisioned and revoked), sealed as stored, as a cursor (one pass). */
+export const bookingCredentialEntries = (log: AccessLog, companyId: string) =>
+  log.model.find({ company_id: companyId, subject: 'booking', kind: { $in: ['access.provisioned', 'access.revoked'] } }).lean<AccessLogDoc[]>().cursor();
+
+/** The company id is mandatory: a read that forgets tenant scoping does not compile. */
+export interface AccessQuery {
+  companyId: string;
+  referenceId: string;
+  subject?: Subject;
+}
+
+/** A reference's log entries, opened, in order of version. */
+export async function accessEntries(log: AccessLog, q: AccessQuery): Promise<AccessLogDoc[]> {
+  const entries = await log.model
+    .find({ company_id: q.companyId, subject: q.subject ?? 'booking', reference_id: q.referenceId })
+    .sort({ sequence: 1 })
+    .lean<AccessLogDoc[]>();
+  return entries.map((e) => openEntry(log, e));
+}
+
+export async function findAccess(log: AccessLog, q: AccessQuery): Promise<AccessView | null> {
+  return foldAccess(q.referenceId, await accessEntries(log, q));
 }
