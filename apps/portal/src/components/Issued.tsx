@@ -87,33 +87,28 @@ export function IssuedList<T extends Issued>(props: { id: string; title: string;
   return (
     <section className="card" aria-labelledby={props.id}>
       <h2 id={props.id}>{props.title}</h2>
-      {items === null ? (
-        <p role="status">Loading…</p>
-      ) : items.length === 0 ? (
-        <p>{props.empty}</p>
-      ) : (
-        <ListTable
-          rows={items}
-          keyOf={(item) => item._id}
-          columns={[
-            ...columns.map((c, i) => ({ header: c.header, cell: c.cell, names: i === 0, className: c.mono ? 'mono' : undefined })),
-            { header: 'Created', cell: (item: T) => when(item.created_at) },
-            { header: 'Last used', cell: (item: T) => when(item.last_used_at) },
-            { header: 'Expires', cell: (item: T) => (item.expires_at ? when(item.expires_at) : 'Never') },
-            { header: 'Status', cell: (item: T) => <StatusBadge status={statusOf(item)} /> },
-          ]}
-          actions={
-            canManage
-              ? (item) =>
-                  statusOf(item) !== 'revoked' && (
-                    <button type="button" className="danger small" onClick={() => props.onRevoke(item)} aria-label={props.revokeLabel(item)}>
-                      Revoke
-                    </button>
-                  )
-              : undefined
-          }
-        />
-      )}
+      <ListTable
+        rows={items}
+        empty={props.empty}
+        keyOf={(item) => item._id}
+        columns={[
+          ...columns.map((c, i) => ({ header: c.header, cell: c.cell, names: i === 0, className: c.mono ? 'mono' : undefined })),
+          { header: 'Created', cell: (item: T) => when(item.created_at) },
+          { header: 'Last used', cell: (item: T) => when(item.last_used_at) },
+          { header: 'Expires', cell: (item: T) => (item.expires_at ? when(item.expires_at) : 'Never') },
+          { header: 'Status', cell: (item: T) => <StatusBadge status={statusOf(item)} /> },
+        ]}
+        actions={
+          canManage
+            ? (item) =>
+                statusOf(item) !== 'revoked' && (
+                  <button type="button" className="danger small" onClick={() => props.onRevoke(item)} aria-label={props.revokeLabel(item)}>
+                    Revoke
+                  </button>
+                )
+            : undefined
+        }
+      />
     </section>
   );
 }

@@ -10,10 +10,12 @@ export interface Column<T> {
 
 /**
  * A list as every portal page shows one: a header per column, each cell labelled with its column
- * (the phone layout stacks a row's cells under their labels), the row's actions last.
+ * (the phone layout stacks a row's cells under their labels), the row's actions last. Rows not read
+ * yet (null) show as loading, none at all as `empty` when it is given.
  */
 export function ListTable<T>({
   rows,
+  empty,
   columns,
   keyOf,
   actions,
@@ -22,7 +24,8 @@ export function ListTable<T>({
   className = 'list',
   testId,
 }: {
-  rows: T[];
+  rows: T[] | null;
+  empty?: string;
   columns: Column<T>[];
   keyOf: (row: T, index: number) => string;
   actions?: (row: T) => ReactNode;
@@ -31,6 +34,8 @@ export function ListTable<T>({
   className?: string;
   testId?: string;
 }) {
+  if (rows === null) return <p role="status">Loading…</p>;
+  if (rows.length === 0 && empty) return <p>{empty}</p>;
   return (
     <table className={className} data-testid={testId}>
       {caption && <caption className="visually-hidden">{caption}</caption>}

@@ -139,42 +139,37 @@ export function BookingListPage({ title, param }: PageProps) {
             Times are in UTC where a booking&apos;s site has no time zone set (Layout page); days are the site&apos;s own.
           </p>
         )}
-        {list === null ? (
-          <p role="status">Loading…</p>
-        ) : list.bookings.length === 0 ? (
-          <p>No booking matches these filters.</p>
-        ) : (
-          <ListTable
-            rows={list.bookings}
-            keyOf={(b) => b.reference_id}
-            testId="booking-list"
-            rowClass={(b) => (b.status === 'FAILED' || b.status === 'DEAD_LETTER' ? 'attention' : undefined)}
-            columns={[
-              { header: 'Arrival', cell: (b) => <SiteTime iso={b.check_in} zone={zones.of(b.site_id)} /> },
-              { header: 'Departure', cell: (b) => <SiteTime iso={b.check_out} zone={zones.of(b.site_id)} /> },
-              { header: 'Room', cell: (b) => (b.room ? `${b.room}${b.bed ? ` · bed ${b.bed}` : ''}` : '—') },
-              {
-                header: 'Guest',
-                cell: (b) => (
-                  <>
-                    {b.guest_name ?? '—'}
-                    {b.guest_name_masked && <span className="visually-hidden"> (name hidden)</span>}
-                  </>
-                ),
-              },
-              {
-                header: 'Status',
-                cell: (b) => (
-                  <>
-                    <Status status={b.status} /> {STATE_LABEL[b.state] && <span className="badge tone-plain">{STATE_LABEL[b.state]}</span>}
-                    {b.message && <span className="hint"> {b.message}</span>}
-                  </>
-                ),
-              },
-              { header: 'Reference', names: true, cell: (b) => <a href={`#/bookings/${encodeURIComponent(b.reference_id)}`}>{b.reference_id}</a> },
-            ]}
-          />
-        )}
+        <ListTable
+          rows={list?.bookings ?? null}
+          empty="No booking matches these filters."
+          keyOf={(b) => b.reference_id}
+          testId="booking-list"
+          rowClass={(b) => (b.status === 'FAILED' || b.status === 'DEAD_LETTER' ? 'attention' : undefined)}
+          columns={[
+            { header: 'Arrival', cell: (b) => <SiteTime iso={b.check_in} zone={zones.of(b.site_id)} /> },
+            { header: 'Departure', cell: (b) => <SiteTime iso={b.check_out} zone={zones.of(b.site_id)} /> },
+            { header: 'Room', cell: (b) => (b.room ? `${b.room}${b.bed ? ` · bed ${b.bed}` : ''}` : '—') },
+            {
+              header: 'Guest',
+              cell: (b) => (
+                <>
+                  {b.guest_name ?? '—'}
+                  {b.guest_name_masked && <span className="visually-hidden"> (name hidden)</span>}
+                </>
+              ),
+            },
+            {
+              header: 'Status',
+              cell: (b) => (
+                <>
+                  <Status status={b.status} /> {STATE_LABEL[b.state] && <span className="badge tone-plain">{STATE_LABEL[b.state]}</span>}
+                  {b.message && <span className="hint"> {b.message}</span>}
+                </>
+              ),
+            },
+            { header: 'Reference', names: true, cell: (b) => <a href={`#/bookings/${encodeURIComponent(b.reference_id)}`}>{b.reference_id}</a> },
+          ]}
+        />
         {totalPages > 1 && (
           <nav className="pager" aria-label="Pages of bookings">
             {page > 1 ? <a href={bookingsHash({ ...applied, page: String(page - 1) })}>Previous page</a> : <span />}

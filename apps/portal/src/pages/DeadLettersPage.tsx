@@ -66,42 +66,37 @@ function History({ operations, queue }: { operations: Operation[] | null; queue?
   return (
     <section className="card" aria-labelledby="history-head">
       <h2 id="history-head">Replays and purges{queue ? ' of this queue' : ''}</h2>
-      {shown === null ? (
-        <p role="status">Loading…</p>
-      ) : shown.length === 0 ? (
-        <p>None yet.</p>
-      ) : (
-        <ListTable
-          rows={shown}
-          keyOf={(o) => o._id}
-          testId="operations"
-          columns={[
-            { header: 'When', cell: (o: Operation) => whenExact(o.started_at) },
-            {
-              header: 'Who',
-              names: true,
-              cell: (o: Operation) => (
-                <>
-                  {o.operator} <span className="hint">({o.via})</span>
-                </>
-              ),
-            },
-            { header: 'What', cell: (o: Operation) => o.action },
-            ...(queue ? [] : [{ header: 'Queue', className: 'mono', cell: (o: Operation) => o.queue }]),
-            { header: 'Chosen', cell: selectionText },
-            {
-              header: 'Result',
-              cell: (o: Operation) => (
-                <>
-                  <Status status={o.status === 'done' ? 'delivered' : o.status === 'failed' ? 'failed' : 'pending'} label={o.status} />{' '}
-                  {o.action === 'replay' ? `${o.counts.replayed} of ${o.counts.matched} replayed` : `${o.counts.purged} purged`}
-                  {o.error && <span className="detail"> {o.error}</span>}
-                </>
-              ),
-            },
-          ]}
-        />
-      )}
+      <ListTable
+        rows={shown}
+        empty="None yet."
+        keyOf={(o) => o._id}
+        testId="operations"
+        columns={[
+          { header: 'When', cell: (o: Operation) => whenExact(o.started_at) },
+          {
+            header: 'Who',
+            names: true,
+            cell: (o: Operation) => (
+              <>
+                {o.operator} <span className="hint">({o.via})</span>
+              </>
+            ),
+          },
+          { header: 'What', cell: (o: Operation) => o.action },
+          ...(queue ? [] : [{ header: 'Queue', className: 'mono', cell: (o: Operation) => o.queue }]),
+          { header: 'Chosen', cell: selectionText },
+          {
+            header: 'Result',
+            cell: (o: Operation) => (
+              <>
+                <Status status={o.status === 'done' ? 'delivered' : o.status === 'failed' ? 'failed' : 'pending'} label={o.status} />{' '}
+                {o.action === 'replay' ? `${o.counts.replayed} of ${o.counts.matched} replayed` : `${o.counts.purged} purged`}
+                {o.error && <span className="detail"> {o.error}</span>}
+              </>
+            ),
+          },
+        ]}
+      />
     </section>
   );
 }
@@ -174,32 +169,28 @@ export function DeadLettersPage({ title, param }: PageProps) {
       {!queue && (
         <section className="card" aria-labelledby="queues-head">
           <h2 id="queues-head">Dead-letter queues</h2>
-          {queues === null ? (
-            <p role="status">Loading…</p>
-          ) : (
-            <ListTable
-              rows={queues}
-              keyOf={(q) => q.queue}
-              testId="queues"
-              rowClass={(q) => (q.depth > 0 ? 'attention' : undefined)}
-              columns={[
-                {
-                  header: 'Queue',
-                  names: true,
-                  cell: (q) => (
-                    <>
-                      <a href={hashOf({ queue: q.queue, filter: {} })} className="mono">
-                        {q.queue}
-                      </a>
-                      {!q.declared && <span className="hint"> (not declared yet)</span>}
-                    </>
-                  ),
-                },
-                { header: 'Waiting', cell: (q) => q.depth },
-                { header: 'Oldest', cell: (q) => (q.oldest_dead_lettered_at ? `${age(q.oldest_age_seconds)} ago (${whenExact(q.oldest_dead_lettered_at)})` : '—') },
-              ]}
-            />
-          )}
+          <ListTable
+            rows={queues}
+            keyOf={(q) => q.queue}
+            testId="queues"
+            rowClass={(q) => (q.depth > 0 ? 'attention' : undefined)}
+            columns={[
+              {
+                header: 'Queue',
+                names: true,
+                cell: (q) => (
+                  <>
+                    <a href={hashOf({ queue: q.queue, filter: {} })} className="mono">
+                      {q.queue}
+                    </a>
+                    {!q.declared && <span className="hint"> (not declared yet)</span>}
+                  </>
+                ),
+              },
+              { header: 'Waiting', cell: (q) => q.depth },
+              { header: 'Oldest', cell: (q) => (q.oldest_dead_lettered_at ? `${age(q.oldest_age_seconds)} ago (${whenExact(q.oldest_dead_lettered_at)})` : '—') },
+            ]}
+          />
         </section>
       )}
       {queue && (

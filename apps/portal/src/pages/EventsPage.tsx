@@ -209,27 +209,22 @@ export function EventsPage({ session, title, param }: PageProps) {
         <h2 id="events-list">
           Events{list && <span className="hint"> · {total === 1 ? '1 event' : `${total} events`}</span>}
         </h2>
-        {list === null ? (
-          <p role="status">Loading…</p>
-        ) : list.events.length === 0 ? (
-          <p>No event matches these filters.</p>
-        ) : (
-          <ListTable
-            rows={list.events}
-            keyOf={(e) => e.event_id}
-            columns={[...eventColumns((e: ListedEvent) => e.site_time_zone ?? 'UTC'), { header: 'Detail', cell: (e) => <EventDetail e={e} /> }]}
-            actions={
-              canRetry
-                ? (e) =>
-                    e.status === 'FAILED' && (
-                      <button type="button" className="small" aria-label={`Retry ${e.event_type} of ${e.reference_id}`} onClick={() => retry(() => portalApi.retryEvent(e.event_id), counted)}>
-                        Retry
-                      </button>
-                    )
-                : undefined
-            }
-          />
-        )}
+        <ListTable
+          rows={list?.events ?? null}
+          empty="No event matches these filters."
+          keyOf={(e) => e.event_id}
+          columns={[...eventColumns((e: ListedEvent) => e.site_time_zone ?? 'UTC'), { header: 'Detail', cell: (e) => <EventDetail e={e} /> }]}
+          actions={
+            canRetry
+              ? (e) =>
+                  e.status === 'FAILED' && (
+                    <button type="button" className="small" aria-label={`Retry ${e.event_type} of ${e.reference_id}`} onClick={() => retry(() => portalApi.retryEvent(e.event_id), counted)}>
+                      Retry
+                    </button>
+                  )
+              : undefined
+          }
+        />
         {totalPages > 1 && (
           <nav className="pager" aria-label="Pages of events">
             {page > 1 ? <a href={hashOf({ ...applied, page: page - 1 })}>Previous page</a> : <span />}
