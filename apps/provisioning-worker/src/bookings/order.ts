@@ -10,7 +10,8 @@ import { BookingDoc, WorkerModels, bookingId } from '../models';
  * (FerretDB 1.x's are not). Unrelated bookings never wait for each other.
  *
  * An event that arrives early waits here (woken at once when this process settles the previous
- * event, else polling the database with back-off) up to PROVISIONING_ORDER_WAIT_MS; then the caller
+ * event, else polling the database with back-off: not libs/db withRetries, which has no early
+ * wake-up) up to PROVISIONING_ORDER_WAIT_MS; then the caller
  * parks it in the broker (see on-booking-event.ts) without spending a retry.
  */
 export function createTurns(models: WorkerModels, vault: CredentialVault) {

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { localDayBound, siteTimeOf, type EmployeeScheduleMessage, type SiteTime } from '@smartlock/contracts';
-import { claimExpiring, insertUnlessHeld, releaseClaim } from '@smartlock/db';
+import { claimExpiring, insertUnlessHeld, releaseClaim, withRetries } from '@smartlock/db';
 import { Broker, DeadLetterInfo, MessageContext, TransientError } from '@smartlock/messaging';
 import type { CredentialPlace, DesiredCredential, ScheduleDoc, WorkerModels } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
@@ -25,16 +25,16 @@ export interface ScheduleDeps {
   claimWaitMs: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Another process holds the schedule's claim. */
+class ClaimHeld extends Error {}
 
-/** Waits for the schedule's claim (libs/db claimExpiring: a crashed holder's is taken over after claimLeaseMs); null when the wait ran out. */
+/** Waits for the schedule's claim (libs/db claimExpiring: a crashed holder's is taken over after claimLeaseMs), tried every 25 ms within claimWaitMs; null when the wait ran out. */
 async function claim(deps: ScheduleDeps, id: string): Promise<Date | null> {
-  const deadline = Date.now() + deps.claimWaitMs;
-  for (;;) {
-    const at = await claimExpiring(deps.models.ScheduleClaim, id, deps.claimLeaseMs, { owner: deps.owner });
-    if (at || Date.now() >= deadline) return at;
-    await sleep(25);
-  }
+  const held = async () => (await claimExpiring(deps.models.ScheduleClaim, id, deps.claimLeaseMs, { owner: deps.owner })) ?? Promise.reject(new ClaimHeld());
+  return withRetries(held, { attempts: Infinity, delayMs: 25, maxDelayMs: 25, withinMs: deps.claimWaitMs, retryable: (err) => err instanceof ClaimHeld }).catch((err: unknown) => {
+    if (err instanceof ClaimHeld) return null;
+    throw err;
+  });
 }
 
 /** The locks of the schedule's resolved locations (room doors, and bed cabinets for bed entries), and the time of each one's site. */
