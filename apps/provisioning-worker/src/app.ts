@@ -2,11 +2,11 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { BookingEventMessage, EmployeeScheduleMessage, bookingEventMessageSchema, employeeScheduleMessageSchema } from '@smartlock/contracts';
 import { Logger, METRICS, collectedGauge, counter, createMetrics } from '@smartlock/observability';
-import { RunningService, startService } from '@smartlock/http';
+import { RunningService, collections, consumer, part, startService, topology } from '@smartlock/http';
 import { identityModels, ownedLocksCheck, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
 import { accountLockCloud, createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
-import { LayoutReplica, createLayoutReplica, httpSnapshotFetcher, waitableFetcher } from '@smartlock/layout';
+import { createLayoutReplica, httpSnapshotFetcher, waitableFetcher } from '@smartlock/layout';
 import type { Config } from './config';
 import { workerModels } from './models';
 import { replicaLayout } from './layout/replica-lookup';
@@ -32,9 +32,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
   const cloud = createTtlockLockCloud(lockCloudConfigFromEnv(config), { logger, metrics });
   const delays = config.PROVISIONING_RETRY_DELAYS_MS;
   const confirm = { timeoutMs: config.NUKI_CONFIRM_TIMEOUT_MS, pollMs: config.NUKI_CONFIRM_POLL_MS };
-  let accounts: ReturnType<typeof lockAccounts> | undefined;
-  collectedGauge(metrics, METRICS.lockCloudPausedAccounts, async () => accounts?.pausedCounts() ?? []);
-  let replica: LayoutReplica | undefined;
   return startService({
     name: SERVICE,
     port: config.PORT,
@@ -43,9 +40,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     mongo: { url: config.MONGO_URL, dbName: config.MONGO_DB },
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    // Indexes are ensured before the broker exists: the replica's models only need the connection.
-    models: (ctx) => [...Object.values(workerModels(ctx.db)), ...createLayoutReplica({ db: ctx.db, logger }).models],
-    setup: async (ctx) => {
+    parts: (ctx) => {
       const { broker } = ctx;
       const layout = createLayoutReplica({
         db: ctx.db,
@@ -54,16 +49,12 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         fetchSnapshot: waitableFetcher(httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN), logger),
         onSiteTimeChange: (change) => queueSiteRetime(broker, change),
       });
-      replica = layout;
       const models = workerModels(ctx.db);
-      await broker.declareExchanges([EXCHANGES.eventStatus, EXCHANGES.accessEvents]);
-      // Reports and credentials wait for the gateway, access-api, location-api and the dispatcher even before they first run.
-      await broker.declareQueues([QUEUES.ingestEventStatus, QUEUES.accessApiAccessEvents, QUEUES.dispatcherAccessEvents, QUEUES.locationApiAccessEvents]);
       const vault = credentialVault(secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS));
       const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
       const identity = identityModels(ctx.db.useDb(config.IDENTITY_DB, { useCache: true }));
       // Every vendor call through the account of the lock it acts on, each account with its circuit.
-      accounts = lockAccounts({
+      const accounts = lockAccounts({
         identity,
         owners: ownedLocksCheck(identity, { ttlMs: config.LOCK_OWNER_CACHE_MS }),
         secretsKey: secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS),
@@ -98,13 +89,6 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         parkQueue: retryQueueName(QUEUES.provisioningBookingEvents.name, delays[0]),
         replicaMaxWaitMs: config.PROVISIONING_REPLICA_MAX_WAIT_MS,
       };
-      await broker.consume<BookingEventMessage>(QUEUES.provisioningBookingEvents, (msg, mctx) => onBookingEvent(bookingDeps, msg, mctx), {
-        schema: bookingEventMessageSchema,
-        prefetch: config.PREFETCH,
-        retryDelaysMs: delays,
-        maxRetries: delays.length,
-        onDeadLetter: (msg, mctx, info) => onBookingDeadLetter(bookingDeps, msg, mctx, info),
-      });
       const scheduleDeps = {
         ...bookingDeps,
         owner,
@@ -112,26 +96,44 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         claimLeaseMs: 10 * (config.LOCK_CLOUD_TIMEOUT_MS + 1000),
         claimWaitMs: config.PROVISIONING_ORDER_WAIT_MS,
       };
-      await broker.consume<EmployeeScheduleMessage>(QUEUES.provisioningEmployeeSchedules, (msg, mctx) => onEmployeeSchedule(scheduleDeps, msg, mctx), {
-        schema: employeeScheduleMessageSchema,
-        prefetch: config.PREFETCH,
-        retryDelaysMs: delays,
-        maxRetries: delays.length,
-        onDeadLetter: (msg, mctx, info) => onEmployeeScheduleDeadLetter(scheduleDeps, msg, mctx, info),
-      });
       const retimeDeps = { ...bookingDeps, site: (companyId: string, siteId: string) => layout.node(companyId, siteId) };
-      await broker.consume<RetimeMessage>(QUEUES.provisioningSiteRetimes, (msg, mctx) => onSiteRetime(retimeDeps, msg, mctx), {
-        schema: retimeMessageSchema,
-        prefetch: config.PREFETCH,
-        retryDelaysMs: delays,
-        maxRetries: delays.length,
-      });
-      await layout.consume(QUEUES.provisioningLocationEvents);
-    },
-    teardown: async () => {
-      accounts?.stop();
-      replica?.stop();
-      await cloud.close();
+      return [
+        collections([...Object.values(models), ...layout.models]),
+        // Reports and credentials wait for the gateway, access-api, location-api and the dispatcher even before they first run.
+        topology({
+          exchanges: [EXCHANGES.eventStatus, EXCHANGES.accessEvents],
+          queues: [QUEUES.ingestEventStatus, QUEUES.accessApiAccessEvents, QUEUES.dispatcherAccessEvents, QUEUES.locationApiAccessEvents],
+        }),
+        // Stopped last: the accounts' circuits and clients, once no handler calls a vendor any more.
+        part('task', 'vendor accounts', {
+          start: () => collectedGauge(metrics, METRICS.lockCloudPausedAccounts, async () => accounts.pausedCounts()),
+          stop: async () => {
+            accounts.stop();
+            await cloud.close();
+          },
+        }),
+        consumer<BookingEventMessage>(QUEUES.provisioningBookingEvents, (msg, mctx) => onBookingEvent(bookingDeps, msg, mctx), {
+          schema: bookingEventMessageSchema,
+          prefetch: config.PREFETCH,
+          retryDelaysMs: delays,
+          maxRetries: delays.length,
+          onDeadLetter: (msg, mctx, info) => onBookingDeadLetter(bookingDeps, msg, mctx, info),
+        }),
+        consumer<EmployeeScheduleMessage>(QUEUES.provisioningEmployeeSchedules, (msg, mctx) => onEmployeeSchedule(scheduleDeps, msg, mctx), {
+          schema: employeeScheduleMessageSchema,
+          prefetch: config.PREFETCH,
+          retryDelaysMs: delays,
+          maxRetries: delays.length,
+          onDeadLetter: (msg, mctx, info) => onEmployeeScheduleDeadLetter(scheduleDeps, msg, mctx, info),
+        }),
+        consumer<RetimeMessage>(QUEUES.provisioningSiteRetimes, (msg, mctx) => onSiteRetime(retimeDeps, msg, mctx), {
+          schema: retimeMessageSchema,
+          prefetch: config.PREFETCH,
+          retryDelaysMs: delays,
+          maxRetries: delays.length,
+        }),
+        part('replica', 'layout replica', { start: () => layout.consume(QUEUES.provisioningLocationEvents), stop: () => layout.stop() }),
+      ];
     },
   });
 }
