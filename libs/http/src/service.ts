@@ -1,7 +1,7 @@
-import { Express, Request, Router } from 'express';
+import { Request, Router } from 'express';
 import type { AddressInfo } from 'node:net';
 import http, { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
-import { Connection, connectDb, ensureIndexes, isDbReady, Model } from '@smartlock/db';
+import { Connection, connectDb, isDbReady } from '@smartlock/db';
 import { Broker, createBroker } from '@smartlock/messaging';
 import { createLogger, createMetrics, createReadiness, Logger, Readiness, Registry } from '@smartlock/observability';
 import { createHttpApp, HttpAppOptions } from './app';
@@ -39,8 +39,8 @@ export interface ServiceSpec<E = undefined> {
   /** See HttpAppOptions.onResponse. */
   onResponse?: HttpAppOptions['onResponse'];
   /**
-   * The app's registry, when it needs one before the service starts (a client made outside setup);
-   * else one is created (createMetrics(name)). Its /metrics, its broker's and its routes' metrics.
+   * The app's registry, when it needs one before the service starts (a client made before it, a count
+   * of responses); else one is created (createMetrics(name)). Its /metrics, its broker's and its routes'.
    */
   metrics?: Registry;
   shutdownTimeoutMs?: number;
@@ -56,14 +56,6 @@ export interface ServiceSpec<E = undefined> {
    * that owns the path. Everything else (/healthz, /readyz, /metrics) is served as in every app.
    */
   passThrough?: (req: IncomingMessage, res: ServerResponse) => boolean;
-  /** @deprecated provisioning-worker's until it lists parts: models whose indexes are created at start-up. */
-  models?: (ctx: ServiceContext) => Model<any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
-  /** @deprecated as `models`: declares topology and consumers on ctx.broker and anything else to start. */
-  setup?: (ctx: ServiceContext) => Promise<void>;
-  /** @deprecated as `models`: adds the app's routes. */
-  routes?: (app: Express, ctx: ServiceContext) => void;
-  /** @deprecated as `models`: runs at shutdown after consumers drained, before the database closes. */
-  teardown?: (ctx: ServiceContext) => Promise<void>;
 }
 
 export interface RunningService<E = unknown> {
@@ -88,7 +80,6 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
   if (spec.mongo) {
     ctx.db = await connectDb({ url: spec.mongo.url, dbName: spec.mongo.dbName, logger, connectTimeoutMs: spec.mongo.connectTimeoutMs });
     readiness.add('database', () => isDbReady(ctx.db));
-    if (spec.models) await ensureIndexes(spec.models(ctx));
   }
   if (spec.amqp) {
     ctx.broker = createBroker({
@@ -118,7 +109,6 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
     const rules = parts.flatMap((p) => (p.largeBodies ? [p.largeBodies] : []));
     if (rules.length > 1) throw new Error(`${spec.name}: one largeBodies rule per service (routes parts declare ${rules.length})`);
     largeBodies = rules[0];
-    if (spec.setup) await spec.setup(ctx);
     // Connected before the parts start: a consumer takes messages from its own start, and a relay's
     // first round finds the broker there.
     if (spec.amqp) await ctx.broker.connect();
@@ -139,10 +129,7 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
     throw err;
   }
 
-  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits, onResponse: spec.onResponse }, (a) => {
-    a.use(ctx.http);
-    spec.routes?.(a, ctx);
-  });
+  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits, onResponse: spec.onResponse }, (a) => a.use(ctx.http));
   const { maxConnections, ...serverOptions } = spec.server ?? {};
   const passThrough = spec.passThrough;
   const server: Server = http.createServer(serverOptions, passThrough ? (req, res) => passThrough(req, res) || app(req, res) : app);
@@ -169,7 +156,6 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
       await Promise.all([ctx.broker ? within(ctx.broker.stopConsuming(left())) : undefined, within(closed)]);
       server.closeAllConnections();
       await stopParts(within);
-      if (spec.teardown) await within(spec.teardown(ctx).catch((err) => logger.warn('teardown failed', { err })));
       await within(ctx.broker?.close(0) ?? Promise.resolve());
       const late = left() === 0;
       // Past the deadline, the database's connections are closed without waiting for what is still on them.
