@@ -6,7 +6,7 @@ import { LockInput, WriteCtx, bindLock, createNode, deleteNode, renameNode, setS
 
 interface DocNode {
   name: string;
-  locks?: { lock_id: string | number; lock_mac: string; name?: string | null; provider?: string | null }[];
+  locks?: { lock_id: string | number; lock_mac?: string; name?: string | null; provider?: string | null }[];
   [children: string]: unknown;
 }
 
@@ -96,7 +96,7 @@ export function importLayout(ctx: WriteCtx, doc: { sites: DocNode[] }, prune: bo
         }
       }
       if (level === 'room' || level === 'bed') {
-        const wanted = (d.locks ?? []).map((l): LockInput => ({ lock_id: String(l.lock_id), lock_mac: l.lock_mac, name: l.name ?? null, provider: l.provider ?? null }));
+        const wanted = (d.locks ?? []).map((l): LockInput => ({ lock_id: String(l.lock_id), lock_mac: l.lock_mac ?? '', name: l.name ?? null, provider: l.provider ?? null }));
         for (const l of wanted) if (bindLock(ctx, node, l)) report.locks.bound.push({ lock_id: l.lock_id, level, _id: node._id });
         if (prune) {
           const keep = new Set(wanted.map((l) => l.lock_id));

@@ -105,7 +105,18 @@ describe("location-api: a layout binds only its own company's locks", () => {
     expect(await h.identity.LockOwner.findById('nuki:17000001').lean()).toBeNull();
     // Once the company holds it (found in its Nuki account), the operator and the portal bind it.
     await h.identity.LockOwner.create({ _id: 'nuki:17000001', company_id: c.id, source: 'assigned', created_at: new Date() });
-    expect((await h.admin.put(`${c.base}/locks/nuki:17000001`, { room_id: room._id, lock_mac: '-' })).status).toBe(200);
+    // Nuki gives no MAC: the operator leaves it out (stored empty), by the route as by the import; a TTLock lock still needs one.
+    expect((await h.admin.put(`${c.base}/locks/nuki:17000001`, { room_id: room._id })).status).toBe(200);
+    const bound = async () => (await roomsOf(c.base)).find((r: { _id: string }) => r._id === room._id).locks as { lock_id: string; lock_mac: string }[];
+    expect(await bound()).toContainEqual(expect.objectContaining({ lock_id: 'nuki:17000001', lock_mac: '' }));
+    expect(await h.admin.put(`${c.base}/locks/NK-NOMAC`, { room_id: room._id })).toMatchObject({ status: 400, data: { message: 'lock_mac is required (1 to 64 characters)' } });
+    const imported = oneRoom('NK-Site 1', room.name, 'nuki:17000001');
+    delete (imported.sites[0].buildings[0].floors[0].rooms[0].locks[0] as { lock_mac?: string }).lock_mac;
+    expect((await h.admin.put(`${c.base}/layout?prune=false`, imported)).status).toBe(200);
+    expect(await bound()).toContainEqual(expect.objectContaining({ lock_id: 'nuki:17000001', lock_mac: '' }));
+    const noMac = oneRoom('NK-Site 1', room.name, 'NK-TT');
+    delete (noMac.sites[0].buildings[0].floors[0].rooms[0].locks[0] as { lock_mac?: string }).lock_mac;
+    expect(await h.admin.put(`${c.base}/layout?prune=false`, noMac)).toMatchObject({ status: 400, data: { message: expect.stringContaining('lock_mac is required for a TTLock lock') } });
     // A TTLock id (no prefix, or a colon that names no vendor) is claimed as before.
     expect((await h.admin.put(`${c.base}/locks/NK-A:1/owner`)).status).toBe(201);
   });

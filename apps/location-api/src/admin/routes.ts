@@ -1,5 +1,5 @@
 import { NextFunction, Request, Response, Router } from 'express';
-import { LocationLevel, SITE_TIME_FIELDS, SiteTime, SuccessCodes, ok, siteTimeProblem } from '@smartlock/contracts';
+import { LocationLevel, SITE_TIME_FIELDS, SiteTime, SuccessCodes, ok, siteTimeProblem, vendorLockOf } from '@smartlock/contracts';
 import { Types } from '@smartlock/db';
 import { asyncHandler, badRequest, companyIdParam, notFound } from '@smartlock/http';
 import type { Auth, IdentityModels, LockOwnerDoc } from '@smartlock/auth';
@@ -73,7 +73,7 @@ export function patchNodeHandler(deps: Deps, companyOf: (req: Request) => string
  * (a lock no company holds becomes the company's) and the portal's `PUT /portal/api/layout/locks/:lockId`
  * (the company's own locks only). The portal binds a lock one of its accounts found, which the vendor
  * names and may give no MAC (Nuki has none): there `lock_mac` may be left out (stored empty) and the
- * name is the vendor's unless one is given.
+ * name is the vendor's unless one is given. The operator may leave it out for another vendor's lock (`nuki:…`).
  */
 export function bindLockHandler(deps: Deps, identity: IdentityModels, companyOf: (req: Request) => string, binder: Binder) {
   return asyncHandler(async (req, res) => {
@@ -83,14 +83,14 @@ export function bindLockHandler(deps: Deps, identity: IdentityModels, companyOf:
     if (targets.length !== 1) throw badRequest('Give exactly one of room_id (door lock) or bed_id (cabinet lock)');
     const target = body[targets[0]];
     if (typeof target !== 'string' || !OBJECT_ID.test(target)) throw badRequest(`${targets[0]} must be a 24-character hexadecimal ObjectId`);
-    const macOptional = binder === 'portal' && body.lock_mac === undefined;
+    const lockId = req.params.lockId;
+    const macOptional = body.lock_mac === undefined && (binder === 'portal' || vendorLockOf(lockId).provider !== 'ttlock');
     if (!macOptional && (typeof body.lock_mac !== 'string' || !body.lock_mac || body.lock_mac.length > 64)) throw badRequest('lock_mac is required (1 to 64 characters)');
     for (const f of ['name', 'provider'] as const) {
       // '' is refused like the import does: location.events (and so every replica) never carry it.
       const v = body[f];
       if (v !== undefined && v !== null && (typeof v !== 'string' || v.length < 1 || v.length > 100)) throw badRequest(`${f} must be a string (1 to 100 characters) or null`);
     }
-    const lockId = req.params.lockId;
     if (lockId.length > 64) throw badRequest('lockId must be at most 64 characters');
     await requireBindable(identity, company, [lockId], binder, { claim: binder === 'operator' });
     const vendorName = async () => (await identity.LockOwner.findOne({ _id: lockId, company_id: company }, { name: 1 }).lean<Pick<LockOwnerDoc, 'name'>>())?.name ?? null;

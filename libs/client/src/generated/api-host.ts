@@ -11186,7 +11186,8 @@ export interface operations {
                                     name: string;
                                     locks?: {
                                         lock_id: string | number;
-                                        lock_mac: string;
+                                        /** @description required for a TTLock lock; another vendor's lock (`nuki:…`) may leave it out */
+                                        lock_mac?: string;
                                         name?: string | null;
                                         provider?: string | null;
                                     }[];
@@ -11195,7 +11196,8 @@ export interface operations {
                                         name: string;
                                         locks?: {
                                             lock_id: string | number;
-                                            lock_mac: string;
+                                            /** @description required for a TTLock lock; another vendor's lock (`nuki:…`) may leave it out */
+                                            lock_mac?: string;
                                             name?: string | null;
                                             provider?: string | null;
                                         }[];
@@ -11436,7 +11438,7 @@ export interface operations {
                     room_id?: string;
                     /** @description 24 hexadecimal characters (a MongoDB ObjectId). */
                     bed_id?: string;
-                    lock_mac: string;
+                    lock_mac?: string;
                     name?: string | null;
                     provider?: string | null;
                 };
@@ -19603,7 +19605,8 @@ export interface operations {
                                     name: string;
                                     locks?: {
                                         lock_id: string | number;
-                                        lock_mac: string;
+                                        /** @description required for a TTLock lock; another vendor's lock (`nuki:…`) may leave it out */
+                                        lock_mac?: string;
                                         name?: string | null;
                                         provider?: string | null;
                                     }[];
@@ -19612,7 +19615,8 @@ export interface operations {
                                         name: string;
                                         locks?: {
                                             lock_id: string | number;
-                                            lock_mac: string;
+                                            /** @description required for a TTLock lock; another vendor's lock (`nuki:…`) may leave it out */
+                                            lock_mac?: string;
                                             name?: string | null;
                                             provider?: string | null;
                                         }[];

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { siteTimeFields } from './site-time';
+import { vendorLockOf } from '../locks/lock-id';
 
 /** A layout node's name: at most this many characters. */
 export const NAME_MAX = 100;
@@ -22,10 +23,13 @@ const name = Joi.string()
   .description(`1 to ${NAME_MAX} characters, no leading or trailing whitespace, no control characters; unique among siblings ignoring case`);
 const lock = Joi.object({
   lock_id: Joi.alternatives(Joi.string().min(1).max(64), Joi.number().integer().min(0)).required(),
-  lock_mac: Joi.string().min(1).max(64).required(),
+  lock_mac: Joi.string().min(1).max(64).description("required for a TTLock lock; another vendor's lock (`nuki:…`) may leave it out"),
   name: Joi.string().max(100).allow(null),
   provider: Joi.string().max(50).allow(null),
-});
+  // Another vendor's lock (`nuki:…`, ADR 0109) may come without a MAC: the vendor gives none.
+}).custom((value: { lock_id: string | number; lock_mac?: string }, helpers) =>
+  value.lock_mac === undefined && vendorLockOf(String(value.lock_id)).provider === 'ttlock' ? helpers.message({ custom: 'lock_mac is required for a TTLock lock' }) : value,
+);
 const locks = Joi.array().items(lock);
 const bed = Joi.object({ name, locks });
 const room = Joi.object({ name, locks, beds: Joi.array().items(bed) });

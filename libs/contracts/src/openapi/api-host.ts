@@ -303,8 +303,8 @@ function adminLocationPaths(): Record<string, unknown> {
         requestBody: body(
           obj(
             { room_id: OBJECT_ID_SCHEMA, bed_id: OBJECT_ID_SCHEMA, lock_mac: str({ minLength: 1, maxLength: 64 }), name: nullable(str({ minLength: 1, maxLength: 100 })), provider: nullable(str({ minLength: 1, maxLength: 100 })) },
-            ['room_id', 'bed_id', 'name', 'provider'],
-            { description: 'Exactly one of room_id and bed_id.' },
+            ['room_id', 'bed_id', 'lock_mac', 'name', 'provider'],
+            { description: "Exactly one of room_id and bed_id. `lock_mac` is required for a TTLock lock; another vendor's lock (`nuki:…`) may leave it out (stored empty: the vendor gives none)." },
           ),
         ),
         responses: write(SuccessCodes.LOCK_BOUND, withVersion({ lock: ref('Lock'), node: ref('LocationNode') })),
