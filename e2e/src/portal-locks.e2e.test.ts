@@ -10,7 +10,8 @@ import { accessibilityViolations, launchBrowser, screenshot } from './support/br
  * to a room's door and the Nuki lock to the cabinet of that room's bed, and one booking event gives
  * its guest a TTLock e-key on the door and a Nuki PIN on the cabinet (read back through v4 and from
  * each vendor's simulated cloud). Then the day-to-day: a re-sync, a replaced token, a view-only
- * session, and a disconnection that says which bound lock it unbinds first. Screenshots of every
+ * session, and a disconnection that says which bound lock it unbinds first; and another company
+ * that connects the same vendor account can never bind the lock. Screenshots of every
  * state at laptop and phone widths; axe-core's WCAG 2.1 A and AA rules pass on each.
  */
 
@@ -235,5 +236,29 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     await page.setViewportSize(PHONE);
     await screenshot(page, 'portal-locks-disconnected-phone');
     await accessible(page);
+  });
+
+  it("another company can never bind this company's lock: connecting the same vendor account finds it held elsewhere (unnamed), and binding it is refused", async () => {
+    const other = (await admin.post('/admin/v1/companies', { name: 'Other Hotel' })).data._id as string;
+    await admin.put(`/admin/v1/companies/${other}/layout`, LAYOUT);
+    const { token } = (await admin.post(`/admin/v1/companies/${other}/portal-links`, { capabilities: ['layout'] })).data as { token: string };
+    const opened = await axios.post(`${sys.baseUrl}/portal/api/session`, { token });
+    const session = { Cookie: String(opened.headers['set-cookie']?.[0]).split(';')[0], 'X-CSRF-Token': opened.data.csrf_token as string };
+    const portal = axios.create({ baseURL: `${sys.baseUrl}/portal/api`, headers: session, validateStatus: () => true });
+
+    const connected = await portal.post('/lock-accounts', { provider: 'ttlock', username: ttlockUser, password: 'tt-secret-1' });
+    expect(connected.status).toBe(201);
+    expect(connected.data.locks).toEqual([expect.objectContaining({ lock_id: door, held_elsewhere: true })]);
+    expect(JSON.stringify(connected.data)).not.toContain(hotel);
+    expect((await portal.get('/layout/locks')).data.data.locks).toEqual([]);
+
+    const room = ((await admin.get(`/admin/v1/companies/${other}/snapshot`)).data.data.nodes as { level: string; _id: string }[]).find((n) => n.level === 'room');
+    const refused = await portal.put(`/layout/locks/${door}`, { room_id: room?._id });
+    expect(refused.status).toBe(409);
+    expect(refused.data).toMatchObject({ error: true, message: `Lock ${door} is not one of this company's locks (the operator assigns locks to companies)` });
+    expect(JSON.stringify(refused.data)).not.toContain(hotel);
+    // Still this company's, still on its door.
+    const mine = (await admin.get(`/admin/v1/companies/${hotel}/locks`)).data.data.locks as { lock_id: string; bound_to: { level: string } | null }[];
+    expect(mine.find((l) => l.lock_id === door)?.bound_to).toMatchObject({ level: 'room' });
   });
 });
