@@ -75,6 +75,26 @@ describe('the seed (npm start) against the running system', () => {
       { timeoutMs: 20_000, what: 'the demo booking' },
     );
     expect(status).toMatchObject({ status: 'COMPLETED', message: null });
+
+    // Room 105 is Nuki's: a booking with a PASSCODE gets a keypad PIN on the company's own Nuki lock, once the lock holds it.
+    const nuki = await axios.post(`${sys.webhookUrl}${second.ingestToken.path}`, {
+      reference_id: 'DEMO-105',
+      action: 'create',
+      room_number: '105',
+      check_in: '2030-01-10T15:00:00Z',
+      check_out: '2030-01-12T11:00:00Z',
+      access_type: ['PASSCODE'],
+    });
+    const done = await waitFor(
+      async () => {
+        const res = await axios.get(`${sys.webhookUrl}/webhook/events/${nuki.data.eventId}`, { headers: { apikey: second.apiKey.key } });
+        return res.data.status === 'COMPLETED' || res.data.status === 'FAILED' ? res.data : false;
+      },
+      { timeoutMs: 60_000, what: 'the Nuki room booking' },
+    );
+    expect(done).toMatchObject({ status: 'COMPLETED', message: null });
+    const v4 = (await axios.get(`${sys.baseUrl}/api/v4/bookings/DEMO-105/access`, { headers: { apikey: second.apiKey.key } })).data.data;
+    expect(v4.credentials).toEqual([expect.objectContaining({ type: 'PASSCODE', lock: expect.objectContaining({ lockId: 'nuki:9010105' }), passcode: expect.stringMatching(/^(?!12)[1-9]{6}$/) })]);
   });
 
   it('fails with a clear message (exit 1) when the admin API refuses or is unreachable', async () => {
