@@ -40,8 +40,38 @@ const ROW_SOURCE = { company_id: 1, site_id: 1, reference_id: 1, sequence: 1, ev
  * other first events' by `writers.insertBookingRow`, which lingers), or a later one's update by
  * `_id` conditioned on the sequence. Throws what the database threw (the caller decides).
  */
+type Sequenced = RowSource & { sequence: number };
+const sequenced = (e: RowSource): e is Sequenced => !!e.sequence;
+
 async function writeBookingRow(deps: RowDeps, e: RowSource): Promise<void> {
-  if (!e.sequence) return;
+  if (!sequenced(e)) return;
+  const set = await rowFields(deps, e);
+  const id = bookingRowId(e.company_id, e.reference_id);
+  const newer = { _id: id as never, sequence: { $lt: e.sequence } };
+  // A booking's first event inserts its row whole (fields no event has set yet are null); a later
+  // one updates it, conditioned on being newer. (Not an upsert with $setOnInsert: FerretDB 1.x left
+  // those fields out.) Either write meeting the other's row (a race, an older event, a write made
+  // again) retries as the conditional update once, which drops an older event.
+  const rows = deps.models.BookingRow.collection;
+  if (e.sequence === 1 && (await unlessHeld(deps.writers.insertBookingRow.submit(wholeRow(id, [set]))))) return;
+  const updated = await rows.updateOne(newer, { $set: set });
+  if (updated.matchedCount > 0 || e.sequence === 1) return;
+  // No row yet for a later event: its first one's insert is still lingering (a cancel right after
+  // the create), in this process or another, or it failed. The row is then folded from the booking's
+  // stored events up to this one (each is stored before its row is written), so the first event's
+  // dates and room are not lost when its own insert then meets this row and drops as older.
+  const events = (await deps.models.Event.find(
+    { company_id: e.company_id, reference_id: e.reference_id, sequence: { $gte: 1, $lte: e.sequence } },
+    ROW_SOURCE,
+  )
+    .sort({ sequence: 1 })
+    .lean()) as RowSource[];
+  const folded = await Promise.all(events.filter((x): x is Sequenced => sequenced(x) && x.event_id !== e.event_id).map((x) => rowFields(deps, x)));
+  if (!(await unlessHeld(rows.insertOne(wholeRow(id, [...folded, set]) as never)))) await rows.updateOne(newer, { $set: set });
+}
+
+/** The row's fields an event sets. */
+async function rowFields(deps: RowDeps, e: Sequenced): Promise<Partial<BookingRowDoc>> {
   const b = e.booking;
   const instant = [b.check_in, b.check_out].some((v) => v?.endsWith('Z'));
   // Only an instant needs the site's zone (deps.siteZone: cached per site).
@@ -63,19 +93,12 @@ async function writeBookingRow(deps: RowDeps, e: RowSource): Promise<void> {
   if (b.room) set.room = b.room;
   if (b.bed) set.bed = b.bed;
   if (e.guest?.name) set.guest_name = e.guest.name;
-  const id = bookingRowId(e.company_id, e.reference_id);
-  const newer = { _id: id as never, sequence: { $lt: e.sequence } };
-  // A booking's first event inserts its row whole (fields no event has set yet are null); a later
-  // one updates it, conditioned on being newer. (Not an upsert with $setOnInsert: FerretDB 1.x left
-  // those fields out.) Either write meeting the other's row (a race, an older event, a write made
-  // again) retries as the conditional update once, which drops an older event.
-  const whole = { _id: id, state: 'booked', check_in: null, check_out: null, arrival_day: null, departure_day: null, room: null, bed: null, guest_name: null, ...set } as BookingRowDoc;
-  const rows = deps.models.BookingRow.collection;
-  if (e.sequence === 1 && (await unlessHeld(deps.writers.insertBookingRow.submit(whole)))) return;
-  const updated = await rows.updateOne(newer, { $set: set });
-  // No row yet for a later event (its first one's write failed): this one's, unless another landed meanwhile.
-  if (updated.matchedCount === 0 && e.sequence !== 1) await unlessHeld(rows.insertOne(whole as never));
+  return set;
 }
+
+/** A whole row from events' fields in sequence order (the last one's win); fields none set are null. */
+const wholeRow = (id: string, sets: Partial<BookingRowDoc>[]) =>
+  Object.assign({ _id: id, state: 'booked', check_in: null, check_out: null, arrival_day: null, departure_day: null, room: null, bed: null, guest_name: null }, ...sets) as BookingRowDoc;
 
 /**
  * The booking rows' writes, off the ingest's answer (issue 47: the row was one awaited statement
