@@ -60,7 +60,14 @@ const num = (re, text) => {
 
 const report = {
   date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: +(os.totalmem() / 2 ** 30).toFixed(1), loadavgAtStart: os.loadavg().map((x) => +x.toFixed(2)), calibrationMs: calibrate(), node: process.version },
+  machine: {
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    memoryGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
+    loadavgAtStart: os.loadavg().map((x) => +x.toFixed(2)),
+    calibrationMs: calibrate(),
+    node: process.version,
+  },
   runs: {},
 };
 
@@ -79,7 +86,10 @@ report.runs.ingest = {
 };
 
 const provisioning = await run('provisioning', 'bench/provisioning/run.mjs');
-const provLines = provisioning.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+const provLines = provisioning.out
+  .split('\n')
+  .filter((l) => l.startsWith('{'))
+  .map((l) => JSON.parse(l));
 const [lat, one, two, oneLimited, twoLimited] = provLines;
 report.runs.provisioning = {
   exitCode: provisioning.code,
@@ -91,7 +101,15 @@ report.runs.provisioning = {
   // what the machine's cores complete at most at one worker's cost per booking, however many workers
   machineCeilingPerSecond: num(/ceiling at one worker's cost .*?: ([\d.]+)\/s/, provisioning.out),
   machineCpuMsPerBooking: one?.machineCpuMsPerBooking ?? null,
-  limitedPrefetch: oneLimited && twoLimited ? { prefetch: oneLimited.prefetch, oneWorkerPerSecond: oneLimited.perSecond, twoWorkersPerSecond: twoLimited.perSecond, scaling: +(twoLimited.perSecond / oneLimited.perSecond).toFixed(2) } : null,
+  limitedPrefetch:
+    oneLimited && twoLimited
+      ? {
+          prefetch: oneLimited.prefetch,
+          oneWorkerPerSecond: oneLimited.perSecond,
+          twoWorkersPerSecond: twoLimited.perSecond,
+          scaling: +(twoLimited.perSecond / oneLimited.perSecond).toFixed(2),
+        }
+      : null,
 };
 
 const location = await run('location', 'bench/location/run.mjs');
@@ -108,7 +126,10 @@ report.runs.callbacks = {
 };
 // Issue 47: a tenant onboards a property while another books (bench/system/onboarding.ts; its own section below).
 const onboarding = await run('onboarding', 'bench/system/run.mjs', { BENCH_SCENARIOS: 'onboarding' });
-const onboardingJson = onboarding.code === 0 && fs.existsSync(path.join(OUT, 'system-onboarding.json')) ? JSON.parse(fs.readFileSync(path.join(OUT, 'system-onboarding.json'), 'utf8')) : undefined;
+const onboardingJson =
+  onboarding.code === 0 && fs.existsSync(path.join(OUT, 'system-onboarding.json'))
+    ? JSON.parse(fs.readFileSync(path.join(OUT, 'system-onboarding.json'), 'utf8'))
+    : undefined;
 report.runs.onboarding = { exitCode: onboarding.code, results: onboardingJson?.results ?? [] };
 report.rssPeakMb = rss;
 
@@ -134,11 +155,21 @@ Written by \`npm run bench\` (bench/report.mjs) from the benchmarks' own output.
 | Provisioning: the same, each worker limited to PREFETCH=${f(r.provisioning.limitedPrefetch?.prefetch)} (the workers, not the database, the limit) | 1 worker ${f(r.provisioning.limitedPrefetch?.oneWorkerPerSecond, '/s')}, 2 workers ${f(r.provisioning.limitedPrefetch?.twoWorkersPerSecond, '/s')} (×${f(r.provisioning.limitedPrefetch?.scaling)}) | |
 | Location: import of 10,000 beds | ${f(r.location.import10kBedsMs, ' ms')} | seconds |
 ${r.location.reads.map((x) => `| Location: ${x.label}, 20 clients | ${x.requestsPerSecond} req/s, p50 ${x.p50Ms} ms, p99 ${x.p99Ms} ms | p99 < 25 ms |`).join('\n')}
-${r.onboarding.results.filter((x) => !x.error).map((x) => `| Onboarding: ${x.rooms} rooms imported while another tenant books at ${x.steadyTenant.ratePerS}/s: the import's 200 → its last room COMPLETED; PostgreSQL transactions / broker deliveries per room; the other tenant's 202 p99, 202→COMPLETED p99 | ${f(x.lastRoomCompletedMs, ' ms')}; ${x.perRoom.pgTransactions} / ${x.perRoom.brokerDeliveries}; ${f(x.steadyTenant.ingest202P99Ms, ' ms')}, ${f(x.steadyTenant.toCompletedP99Ms, ' ms')} | ${x.rooms >= 10000 ? '60 s' : '10 s'}; ≤ 5 / -; < 250 ms, < 2 s |`).join('\n')}
+${r.onboarding.results
+  .filter((x) => !x.error)
+  .map(
+    (x) =>
+      `| Onboarding: ${x.rooms} rooms imported while another tenant books at ${x.steadyTenant.ratePerS}/s: the import's 200 → its last room COMPLETED; PostgreSQL transactions / broker deliveries per room; the other tenant's 202 p99, 202→COMPLETED p99 | ${f(x.lastRoomCompletedMs, ' ms')}; ${x.perRoom.pgTransactions} / ${x.perRoom.brokerDeliveries}; ${f(x.steadyTenant.ingest202P99Ms, ' ms')}, ${f(x.steadyTenant.toCompletedP99Ms, ' ms')} | ${x.rooms >= 10000 ? '60 s' : '10 s'}; ≤ 5 / -; < 250 ms, < 2 s |`,
+  )
+  .join('\n')}
 | Callbacks: deliveries/s to a receiver answering at once | ${f(r.callbacks.deliveriesPerSecond)} | ≥ 500 |
 | Callbacks: fast endpoint p99, other company healthy / hanging | ${f(r.callbacks.fastP99HealthyMs, ' ms')} / ${f(r.callbacks.fastP99HangingMs, ' ms')} (added ${f(r.callbacks.addedByHangMs, ' ms')}) | added < 50 ms |
 
-Peak resident memory of each app process during the runs (MB): ${Object.entries(rss).map(([app, mb]) => `${app} ${mb}`).join(', ') || 'no app process seen'}.
+Peak resident memory of each app process during the runs (MB): ${
+  Object.entries(rss)
+    .map(([app, mb]) => `${app} ${mb}`)
+    .join(', ') || 'no app process seen'
+}.
 
 Exit codes: ingest ${r.ingest.exitCode}, provisioning ${r.provisioning.exitCode}, location ${r.location.exitCode}, callbacks ${r.callbacks.exitCode}, onboarding ${r.onboarding.exitCode}.
 `;

@@ -83,9 +83,20 @@ function event(companyId: string): AccessEventMessage {
     sequence: 1,
     credentials: [
       {
-        type: 'PASSCODE', lockId: 'lock-1', lockMac: 'AA:BB', lockLocationType: 'door', siteName: 'Site', siteId: 's1',
-        roomNumber: '101', roomName: '101', roomId: 'r1', bedNumber: null, bedId: null, passcode: '123456',
-        validFrom: '2026-12-01T14:00:00.000Z', validTo: '2026-12-04T10:00:00.000Z',
+        type: 'PASSCODE',
+        lockId: 'lock-1',
+        lockMac: 'AA:BB',
+        lockLocationType: 'door',
+        siteName: 'Site',
+        siteId: 's1',
+        roomNumber: '101',
+        roomName: '101',
+        roomId: 'r1',
+        bedNumber: null,
+        bedId: null,
+        passcode: '123456',
+        validFrom: '2026-12-01T14:00:00.000Z',
+        validTo: '2026-12-04T10:00:00.000Z',
       },
     ],
     correlation_id: randomUUID(),
@@ -94,7 +105,13 @@ function event(companyId: string): AccessEventMessage {
 
 function endpoint(companyId: string, url: string): CallbackEndpointConfig {
   const now = new Date().toISOString();
-  return { company_id: companyId, url, version: 1, updated_at: now, auth: { type: 'hmac', secrets: [{ secret: encryptSecret('whsec_bench', key), created_at: now, valid_until: null }] } };
+  return {
+    company_id: companyId,
+    url,
+    version: 1,
+    updated_at: now,
+    auth: { type: 'hmac', secrets: [{ secret: encryptSecret('whsec_bench', key), created_at: now, valid_until: null }] },
+  };
 }
 
 function percentile(values: number[], p: number): number {
@@ -109,7 +126,14 @@ async function main() {
   const fast = await receiver();
   const other = await receiver();
   const app = await launchApp('callback-dispatcher', {
-    AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, SECRETS_KEY, IDENTITY_EVENTS_KEY, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '1000', CALLBACK_ALLOW_LOOPBACK: 'true',
+    AMQP_URL: vhost.url,
+    MONGO_URL,
+    MONGO_DB: dbName,
+    SECRETS_KEY,
+    IDENTITY_EVENTS_KEY,
+    LOG_LEVEL: 'warn',
+    SHUTDOWN_TIMEOUT_MS: '1000',
+    CALLBACK_ALLOW_LOOPBACK: 'true',
   });
   const pub = createBroker({ url: vhost.url, logger, connectionName: 'bench-publisher' });
   try {
@@ -117,19 +141,33 @@ async function main() {
     await pub.connect();
     const fastCo = 'bench-fast';
     const otherCo = 'bench-other';
-    for (const [co, r] of [[fastCo, fast], [otherCo, other]] as const) {
-      await pub.publish(EXCHANGES.identityEvents.name, '', { type: 'callback.updated', company_id: co, id: co, at: new Date().toISOString(), data: { endpoint: endpoint(co, r.url) } }, {
-        signWith: parseSecretsKey(IDENTITY_EVENTS_KEY),
-      });
+    for (const [co, r] of [
+      [fastCo, fast],
+      [otherCo, other],
+    ] as const) {
+      await pub.publish(
+        EXCHANGES.identityEvents.name,
+        '',
+        { type: 'callback.updated', company_id: co, id: co, at: new Date().toISOString(), data: { endpoint: endpoint(co, r.url) } },
+        {
+          signWith: parseSecretsKey(IDENTITY_EVENTS_KEY),
+        },
+      );
     }
     // the replica is fed asynchronously: one probe delivery proves both endpoints are known
-    for (const [co, r] of [[fastCo, fast], [otherCo, other]] as const) {
-      await waitFor(async () => {
-        const e = event(co);
-        await pub.publish(EXCHANGES.accessEvents.name, e.type, e);
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        return r.arrivals.size > 0;
-      }, { timeoutMs: 30_000, what: `${co} endpoint` });
+    for (const [co, r] of [
+      [fastCo, fast],
+      [otherCo, other],
+    ] as const) {
+      await waitFor(
+        async () => {
+          const e = event(co);
+          await pub.publish(EXCHANGES.accessEvents.name, e.type, e);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return r.arrivals.size > 0;
+        },
+        { timeoutMs: 30_000, what: `${co} endpoint` },
+      );
     }
 
     // 1. throughput
@@ -145,7 +183,9 @@ async function main() {
     const seconds = (Math.max(...ids.map((id) => fast.arrivals.get(id) ?? 0)) - started) / 1000;
     const throughput = TOTAL / seconds;
     const RATE = Number(process.env.BENCH_RATE ?? Math.max(0.5, throughput / 6));
-    console.log(`throughput: ${TOTAL} deliveries in ${seconds.toFixed(2)} s = ${throughput.toFixed(1)} deliveries/s; isolation phases at ${RATE.toFixed(1)} events/s per company`);
+    console.log(
+      `throughput: ${TOTAL} deliveries in ${seconds.toFixed(2)} s = ${throughput.toFixed(1)} deliveries/s; isolation phases at ${RATE.toFixed(1)} events/s per company`,
+    );
 
     // 2. isolation: the same load twice, the second company healthy then hanging
     async function phase(hang: boolean): Promise<number[]> {

@@ -36,7 +36,10 @@ async function main() {
   server.keepAliveTimeout = 65_000;
   process.on('SIGTERM', () => {
     server.close();
-    void broker.close(1000).then(() => db.close()).then(() => process.exit(0));
+    void broker
+      .close(1000)
+      .then(() => db.close())
+      .then(() => process.exit(0));
   });
 }
 

@@ -144,7 +144,11 @@ async function main() {
   const amqpUrl = `${AMQP_BASE}/${encodeURIComponent(vhost)}`;
   const dbs = { ingest: `bench_ingest_${tag}`, identity: `bench_identity_${tag}`, baseline: `bench_baseline_${tag}` };
   await axios.put(`${RABBIT_API}/vhosts/${encodeURIComponent(vhost)}`, {}, { auth: rabbitAuth });
-  await axios.put(`${RABBIT_API}/permissions/${encodeURIComponent(vhost)}/${rabbitAuth.username}`, { configure: '.*', write: '.*', read: '.*' }, { auth: rabbitAuth });
+  await axios.put(
+    `${RABBIT_API}/permissions/${encodeURIComponent(vhost)}/${rabbitAuth.username}`,
+    { configure: '.*', write: '.*', read: '.*' },
+    { auth: rabbitAuth },
+  );
 
   const mongo = await mongoose.createConnection(MONGO_URL).asPromise();
   const procs = [];
@@ -200,7 +204,11 @@ async function main() {
       { main: gatewayMain, waitReady: false },
     );
     procs.push(gateway);
-    const baseline = await launchApp('baseline', { AMQP_URL: amqpUrl, MONGO_URL, MONGO_DB: dbs.baseline }, { main: path.join(OUT, 'baseline.js'), waitReady: false });
+    const baseline = await launchApp(
+      'baseline',
+      { AMQP_URL: amqpUrl, MONGO_URL, MONGO_DB: dbs.baseline },
+      { main: path.join(OUT, 'baseline.js'), waitReady: false },
+    );
     procs.push(baseline);
     await waitUntil(async () => (await axios.get(`${gateway.url}/readyz`, { validateStatus: () => true })).status === 200, 'the gateway');
     await waitUntil(() => baseline.output().includes('listening'), 'the baseline');
@@ -233,7 +241,11 @@ async function main() {
     const accepted = new Set(gw.accepted);
     await waitUntil(() => [...accepted].every((id) => onBroker.has(id)), 'every accepted event on the broker', 60_000).catch(() => undefined);
     const statuses = new Map();
-    for await (const doc of mongo.useDb(dbs.ingest).collection('events').find({}, { projection: { status: 1 } })) statuses.set(doc._id, doc.status);
+    for await (const doc of mongo
+      .useDb(dbs.ingest)
+      .collection('events')
+      .find({}, { projection: { status: 1 } }))
+      statuses.set(doc._id, doc.status);
     const notFound = [...accepted].filter((id) => !statuses.has(id));
     const notQueuedNorOnBroker = [...accepted].filter((id) => statuses.get(id) !== 'QUEUED' && !onBroker.has(id));
     const byStatus = {};
@@ -245,23 +257,36 @@ async function main() {
     const ratio = Math.round((g.acceptedPerSecond / b.acceptedPerSecond) * 1000) / 10;
     const report = {
       at: new Date().toISOString(),
-      machine: { cpus: (await import('node:os')).cpus().length, node: process.version, mongo: MONGO_URL.replace(/\/\/[^@/]*@/, '//'), loadAverage: (await import('node:os')).loadavg() },
+      machine: {
+        cpus: (await import('node:os')).cpus().length,
+        node: process.version,
+        mongo: MONGO_URL.replace(/\/\/[^@/]*@/, '//'),
+        loadAverage: (await import('node:os')).loadavg(),
+      },
       gatewayBuild: path.relative(ROOT, gatewayMain),
       connections: CONNECTIONS,
       gateway: g,
       baseline: b,
       ratioPercent: ratio,
-      lostEvents: { accepted: accepted.size, notFoundInDb: notFound.length, neitherQueuedNorOnBroker: notQueuedNorOnBroker.length, byStatus, baselineNotOnBroker: baseLost },
+      lostEvents: {
+        accepted: accepted.size,
+        notFoundInDb: notFound.length,
+        neitherQueuedNorOnBroker: notQueuedNorOnBroker.length,
+        byStatus,
+        baselineNotOnBroker: baseLost,
+      },
     };
     console.log('');
-    console.table([g, b].map((s) => ({
-      target: s.target,
-      'accepted/s': s.acceptedPerSecond,
-      'p50 ms': s.latencyMs.p50,
-      'p99 ms': s.latencyMs.p99,
-      accepted: s.accepted,
-      errors: s.errors + s.timeouts + s.non2xx,
-    })));
+    console.table(
+      [g, b].map((s) => ({
+        target: s.target,
+        'accepted/s': s.acceptedPerSecond,
+        'p50 ms': s.latencyMs.p50,
+        'p99 ms': s.latencyMs.p99,
+        accepted: s.accepted,
+        errors: s.errors + s.timeouts + s.non2xx,
+      })),
+    );
     console.log(`ratio gateway / baseline: ${ratio}% (target >= 80%); load average ${report.machine.loadAverage.map((l) => l.toFixed(2)).join(' ')}`);
     console.log(
       `lost events: ${notQueuedNorOnBroker.length} of ${accepted.size} accepted (statuses ${JSON.stringify(byStatus)}; not found in the database: ${notFound.length}; baseline ids missing on the broker: ${baseLost})`,
@@ -278,7 +303,11 @@ async function main() {
     await amqpConn?.close().catch(() => undefined);
     if (process.env.BENCH_KEEP !== '1') {
       await axios.delete(`${RABBIT_API}/vhosts/${encodeURIComponent(vhost)}`, { auth: rabbitAuth }).catch(() => undefined);
-      for (const db of Object.values(dbs)) await mongo.useDb(db).dropDatabase().catch(() => undefined);
+      for (const db of Object.values(dbs))
+        await mongo
+          .useDb(db)
+          .dropDatabase()
+          .catch(() => undefined);
     }
     await mongo.close();
   }

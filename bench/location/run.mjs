@@ -75,9 +75,19 @@ function cannon(url, headers) {
 }
 
 async function measure(label, url, headers) {
-  if (WARMUP) await new Promise((resolve, reject) => autocannon({ url, connections: CONNECTIONS, duration: WARMUP, headers }, (e) => (e ? reject(e) : resolve())));
+  if (WARMUP)
+    await new Promise((resolve, reject) => autocannon({ url, connections: CONNECTIONS, duration: WARMUP, headers }, (e) => (e ? reject(e) : resolve())));
   const r = await cannon(url, headers);
-  const row = { label, requestsPerSecond: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, maxMs: r.latency.max, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts };
+  const row = {
+    label,
+    requestsPerSecond: Math.round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    maxMs: r.latency.max,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+  };
   log(`${label}: ${row.requestsPerSecond} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms (max ${row.maxMs} ms, non-2xx ${row.non2xx}, errors ${row.errors})`);
   return row;
 }
@@ -92,7 +102,11 @@ async function main() {
   const dbName = `bench_location_${tag}`;
   const identityDb = `bench_identity_${tag}`;
   // rate limits far above what the bench offers: launchApp's defaults (docs/http-conventions.md "Rate limits")
-  const app = await launchApp('location-api', { LOG_LEVEL: 'warn', AMQP_URL: `${AMQP_BASE}/${vhost}`, MONGO_URL, MONGO_DB: dbName, IDENTITY_DB: identityDb, ADMIN_TOKEN }, { waitReady: false });
+  const app = await launchApp(
+    'location-api',
+    { LOG_LEVEL: 'warn', AMQP_URL: `${AMQP_BASE}/${vhost}`, MONGO_URL, MONGO_DB: dbName, IDENTITY_DB: identityDb, ADMIN_TOKEN },
+    { waitReady: false },
+  );
   const { url } = app;
   const conn = await mongoose.createConnection(MONGO_URL, { dbName: identityDb }).asPromise();
   const results = { tag, date: new Date().toISOString(), connections: CONNECTIONS, durationS: DURATION, loadavg: os.loadavg(), cpus: os.cpus().length };
@@ -103,12 +117,33 @@ async function main() {
       const id = new mongoose.Types.ObjectId();
       await conn.collection('companies').insertOne({ _id: id, name, created_at: new Date(), updated_at: new Date() });
       const k = apiKey();
-      await conn.collection('api_keys').insertOne({ company_id: id, name: 'bench', prefix: k.prefix, hash: k.hash, expires_at: null, revoked_at: null, last_used_at: null });
+      await conn
+        .collection('api_keys')
+        .insertOne({ company_id: id, name: 'bench', prefix: k.prefix, hash: k.hash, expires_at: null, revoked_at: null, last_used_at: null });
       companies.push({ id: String(id), key: k.key });
     }
-    const admin = axios.create({ baseURL: url, headers: { Authorization: `Bearer ${ADMIN_TOKEN}` }, maxBodyLength: Infinity, maxContentLength: Infinity, timeout: 300_000 });
+    const admin = axios.create({
+      baseURL: url,
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+      maxBodyLength: Infinity,
+      maxContentLength: Infinity,
+      timeout: 300_000,
+    });
 
-    const hotel = { sites: [{ name: 'Bench Site', buildings: mk(5, (b) => ({ name: `B${b}`, floors: mk(10, (f) => ({ name: `F${f}`, rooms: mk(50, (r) => ({ name: `${f}${String(r).padStart(2, '0')}`, beds: ['A', 'B', 'C', 'D'].map((name) => ({ name })) })) })) })) }] };
+    const hotel = {
+      sites: [
+        {
+          name: 'Bench Site',
+          buildings: mk(5, (b) => ({
+            name: `B${b}`,
+            floors: mk(10, (f) => ({
+              name: `F${f}`,
+              rooms: mk(50, (r) => ({ name: `${f}${String(r).padStart(2, '0')}`, beds: ['A', 'B', 'C', 'D'].map((name) => ({ name })) })),
+            })),
+          })),
+        },
+      ],
+    };
     log(`import document: ${Math.round(JSON.stringify(hotel).length / 1024)} kB, 2,500 rooms, 10,000 beds`);
     let t = Date.now();
     const imported = await admin.put(`/admin/v1/companies/${companies[0].id}/layout`, hotel);
@@ -119,7 +154,17 @@ async function main() {
     results.reimportUnchangedMs = Date.now() - t;
     log(`same import again (nothing changes): ${results.reimportUnchangedMs} ms`);
 
-    const dorm = { sites: [{ name: 'Dorm', buildings: mk(5, (b) => ({ name: `D${b}`, floors: mk(20, (f) => ({ name: `${f}`, rooms: mk(50, (r) => ({ name: `${f}${String(r).padStart(2, '0')}` })) })) })) }] };
+    const dorm = {
+      sites: [
+        {
+          name: 'Dorm',
+          buildings: mk(5, (b) => ({
+            name: `D${b}`,
+            floors: mk(20, (f) => ({ name: `${f}`, rooms: mk(50, (r) => ({ name: `${f}${String(r).padStart(2, '0')}` })) })),
+          })),
+        },
+      ],
+    };
     t = Date.now();
     await admin.put(`/admin/v1/companies/${companies[1].id}/layout`, dorm);
     results.import5kRoomsMs = Date.now() - t;
@@ -146,7 +191,10 @@ async function main() {
   } finally {
     await app.stop();
     if (!process.env.BENCH_KEEP) {
-      await conn.useDb(dbName).dropDatabase().catch(() => undefined);
+      await conn
+        .useDb(dbName)
+        .dropDatabase()
+        .catch(() => undefined);
       await conn.dropDatabase().catch(() => undefined);
       await axios.delete(`${RABBIT_API}/vhosts/${vhost}`, { auth: rabbitAuth }).catch(() => undefined);
     }

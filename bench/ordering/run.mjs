@@ -111,5 +111,7 @@ for (const kind of ['shared', 'shards']) for (const join of ['alone', 'later', '
 console.log('\n| scenario | consumers | handled by A | handled by B | drain ms | against one consumer |\n|---|---|---|---|---|---|');
 for (const r of results) {
   const alone = results.find((x) => x.scenario === r.scenario && x.consumers === 'alone');
-  console.log(`| ${r.scenario} | ${r.consumers === 'alone' ? 'A alone' : `A and B, B ${r.consumers === 'later' ? 'joining a running A' : 'starting with A'}`} | ${r.handledByA} | ${r.handledByB} | ${r.drainMs} | ×${(alone.drainMs / r.drainMs).toFixed(2)} |`);
+  console.log(
+    `| ${r.scenario} | ${r.consumers === 'alone' ? 'A alone' : `A and B, B ${r.consumers === 'later' ? 'joining a running A' : 'starting with A'}`} | ${r.handledByA} | ${r.handledByB} | ${r.drainMs} | ×${(alone.drainMs / r.drainMs).toFixed(2)} |`,
+  );
 }

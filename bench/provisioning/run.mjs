@@ -47,7 +47,17 @@ async function layoutServer(company, site) {
   ];
   for (let i = 0; i < 50; i++) {
     const lock = { lock_id: uid('lock'), lock_mac: '', name: null, provider: null, lockLocationType: 'door' };
-    nodes.push({ level: 'room', _id: oid(), name: `R${i}`, external_id: null, version: 1, site_id: site, building_id: building, floor_id: floor, locks: [lock] });
+    nodes.push({
+      level: 'room',
+      _id: oid(),
+      name: `R${i}`,
+      external_id: null,
+      version: 1,
+      site_id: site,
+      building_id: building,
+      floor_id: floor,
+      locks: [lock],
+    });
   }
   const server = http.createServer((req, res) => {
     if (req.url !== `/admin/v1/companies/${company}/snapshot`) return void res.writeHead(404).end();
@@ -70,7 +80,15 @@ async function scenario({ workers, latencyMs, mode, prefetch }) {
   const company = oid();
   const site = oid();
   const layout = await layoutServer(company, site);
-  const env = { AMQP_URL: amqpUrl, MONGO_URL, MONGO_DB: db, LOCK_CLOUD_URL: sim.url, LOCATION_API_URL: layout.url, ADMIN_TOKEN: 'bench-admin-token-0123', ...(prefetch ? { PREFETCH: String(prefetch) } : {}) };
+  const env = {
+    AMQP_URL: amqpUrl,
+    MONGO_URL,
+    MONGO_DB: db,
+    LOCK_CLOUD_URL: sim.url,
+    LOCATION_API_URL: layout.url,
+    ADMIN_TOKEN: 'bench-admin-token-0123',
+    ...(prefetch ? { PREFETCH: String(prefetch) } : {}),
+  };
   const procs = [];
   for (let i = 0; i < workers; i++) procs.push(await launch('provisioning-worker', env));
   const conn = await mongoose.createConnection(MONGO_URL).asPromise();
@@ -84,25 +102,41 @@ async function scenario({ workers, latencyMs, mode, prefetch }) {
   const sent = new Map();
   const done = new Map();
   const warming = new Set();
-  await ch.consume(q.queue, (m) => {
-    const s = JSON.parse(m.content.toString());
-    if (s.status === 'COMPLETED' && warming.delete(s.event_id)) return;
-    if (s.status === 'COMPLETED' && sent.has(s.event_id) && !done.has(s.event_id)) done.set(s.event_id, performance.now());
-    if (s.status === 'FAILED' || s.status === 'DEAD_LETTER') console.error('  failed:', s.status, s.message);
-  }, { noAck: true });
+  await ch.consume(
+    q.queue,
+    (m) => {
+      const s = JSON.parse(m.content.toString());
+      if (s.status === 'COMPLETED' && warming.delete(s.event_id)) return;
+      if (s.status === 'COMPLETED' && sent.has(s.event_id) && !done.has(s.event_id)) done.set(s.event_id, performance.now());
+      if (s.status === 'FAILED' || s.status === 'DEAD_LETTER') console.error('  failed:', s.status, s.message);
+    },
+    { noAck: true },
+  );
 
   const base = Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 86_400_000;
   const publishOne = (i, warm = false) => {
     const id = randomUUID();
     const msg = {
-      event_id: id, company_id: company, site_id: site, provider: 'direct', event_type: 'BOOKING_CREATE', action: 'create',
-      reference_id: `${warm ? 'w' : 'b'}-${i}-${id.slice(0, 6)}`, sequence: 1, received_at: new Date().toISOString(),
+      event_id: id,
+      company_id: company,
+      site_id: site,
+      provider: 'direct',
+      event_type: 'BOOKING_CREATE',
+      action: 'create',
+      reference_id: `${warm ? 'w' : 'b'}-${i}-${id.slice(0, 6)}`,
+      sequence: 1,
+      received_at: new Date().toISOString(),
       booking: { room: `R${i % 50}`, check_in: new Date(base).toISOString(), check_out: new Date(base + 2 * 86_400_000).toISOString(), access_types: ['EKEY'] },
-      guest: { email: 'bench@example.com' }, correlation_id: id,
+      guest: { email: 'bench@example.com' },
+      correlation_id: id,
     };
     if (!warm) sent.set(id, performance.now());
     else warming.add(id);
-    ch.publish('booking.events', 'booking.booking_create', Buffer.from(JSON.stringify(msg)), { persistent: true, messageId: id, headers: { 'x-correlation-id': id } });
+    ch.publish('booking.events', 'booking.booking_create', Buffer.from(JSON.stringify(msg)), {
+      persistent: true,
+      messageId: id,
+      headers: { 'x-correlation-id': id },
+    });
   };
 
   for (let i = 0; i < WARMUP; i++) publishOne(i, true);
@@ -138,7 +172,21 @@ async function scenario({ workers, latencyMs, mode, prefetch }) {
   const machineBusy = (machine1.busy - machine0.busy) / (machine1.busy - machine0.busy + machine1.idle - machine0.idle);
   const elapsed = (Math.max(...done.values()) - t0) / 1000;
   const lat = [...done].map(([id, at]) => at - sent.get(id));
-  const result = { workers, latencyMs, mode, prefetch: prefetch ?? 'default', events: total, completed: done.size, p50: Math.round(pct(lat, 50)), p99: Math.round(pct(lat, 99)), perSecond: +(done.size / elapsed).toFixed(1), generatorMaxLateMs: Math.round(behind), machineBusyPercent: Math.round(machineBusy * 100), workerCpuMsPerBooking: +(workerCpuMs / Math.max(1, done.size)).toFixed(1), machineCpuMsPerBooking: +(machineCpuMs / Math.max(1, done.size)).toFixed(1) };
+  const result = {
+    workers,
+    latencyMs,
+    mode,
+    prefetch: prefetch ?? 'default',
+    events: total,
+    completed: done.size,
+    p50: Math.round(pct(lat, 50)),
+    p99: Math.round(pct(lat, 99)),
+    perSecond: +(done.size / elapsed).toFixed(1),
+    generatorMaxLateMs: Math.round(behind),
+    machineBusyPercent: Math.round(machineBusy * 100),
+    workerCpuMsPerBooking: +(workerCpuMs / Math.max(1, done.size)).toFixed(1),
+    machineCpuMsPerBooking: +(machineCpuMs / Math.max(1, done.size)).toFixed(1),
+  };
 
   await c.close();
   for (const p of procs) await p.stop();
@@ -165,10 +213,16 @@ results.push(await scenario({ workers: 2, latencyMs: 50, mode: 'throughput', pre
 console.log(JSON.stringify(results.at(-1)));
 const [lat, one, two, oneLimited, twoLimited] = results;
 console.log(`latency at ${RATE}/s (simulator 0 ms): p50 ${lat.p50} ms, p99 ${lat.p99} ms`);
-console.log(`throughput (simulator 50 ms): 1 worker ${one.perSecond}/s, 2 workers ${two.perSecond}/s (x${(two.perSecond / one.perSecond).toFixed(2)}); the machine ${one.machineBusyPercent}% and ${two.machineBusyPercent}% busy, the workers ${one.workerCpuMsPerBooking} and ${two.workerCpuMsPerBooking} CPU ms a booking`);
+console.log(
+  `throughput (simulator 50 ms): 1 worker ${one.perSecond}/s, 2 workers ${two.perSecond}/s (x${(two.perSecond / one.perSecond).toFixed(2)}); the machine ${one.machineBusyPercent}% and ${two.machineBusyPercent}% busy, the workers ${one.workerCpuMsPerBooking} and ${two.workerCpuMsPerBooking} CPU ms a booking`,
+);
 // What any number of workers could reach on these cores: every booking costs the machine what it
 // cost with one worker (the worker, the simulator, FerretDB, PostgreSQL, the broker), and the cores
 // give os.availableParallelism() × 1000 CPU ms a second. A second worker adds capacity only up to it.
 const ceiling = +((os.availableParallelism() * 1000) / one.machineCpuMsPerBooking).toFixed(1);
-console.log(`the machine's ceiling at one worker's cost (${one.machineCpuMsPerBooking} CPU ms a booking, ${one.workerCpuMsPerBooking} of it the worker's): ${ceiling}/s, x${(ceiling / one.perSecond).toFixed(2)} of one worker`);
-console.log(`throughput (simulator 50 ms, PREFETCH=${LIMITED_PREFETCH}): 1 worker ${oneLimited.perSecond}/s, 2 workers ${twoLimited.perSecond}/s (x${(twoLimited.perSecond / oneLimited.perSecond).toFixed(2)})`);
+console.log(
+  `the machine's ceiling at one worker's cost (${one.machineCpuMsPerBooking} CPU ms a booking, ${one.workerCpuMsPerBooking} of it the worker's): ${ceiling}/s, x${(ceiling / one.perSecond).toFixed(2)} of one worker`,
+);
+console.log(
+  `throughput (simulator 50 ms, PREFETCH=${LIMITED_PREFETCH}): 1 worker ${oneLimited.perSecond}/s, 2 workers ${twoLimited.perSecond}/s (x${(twoLimited.perSecond / oneLimited.perSecond).toFixed(2)})`,
+);

@@ -48,7 +48,9 @@ async function completed(sys: System, from: { completed: number; callbacks: numb
   const deadline = Date.now() + timeoutMs;
   while (sys.receiver.received.length - from.callbacks < n) {
     if (Date.now() > deadline) {
-      console.log(`not drained: ${sys.receiver.received.length - from.callbacks} of ${n} callbacks received, ${(await completions(sys)).completed - from.completed} COMPLETED counted`);
+      console.log(
+        `not drained: ${sys.receiver.received.length - from.callbacks} of ${n} callbacks received, ${(await completions(sys)).completed - from.completed} COMPLETED counted`,
+      );
       return false;
     }
     await sleep(20);
@@ -68,7 +70,7 @@ async function storeOtherEvents(client: MongoClient, db: string, count: number) 
   const coll = client.db(db).collection('events');
   const samples = await coll.find({}).limit(50).toArray();
   const unique = (await coll.indexes()).filter((i) => i.unique || i.name === '_id_').flatMap((i) => Object.keys(i.key));
-  for (let done = 0; done < count; ) {
+  for (let done = 0; done < count;) {
     const docs: Document[] = [];
     for (let i = 0; i < 1000 && done + i < count; i++) {
       const copy: Document = structuredClone(samples[(done + i) % samples.length]);
@@ -112,7 +114,12 @@ async function main() {
       return Promise.all(pending);
     };
     const warm = await offer(20, 5, 'WARM');
-    await settleEach(sys, c, warm.filter((s) => s.status === 202), 120_000);
+    await settleEach(
+      sys,
+      c,
+      warm.filter((s) => s.status === 202),
+      120_000,
+    );
     if (STORED_EVENTS) {
       const t = Date.now();
       await storeOtherEvents(client, sys.dbs.ingest, STORED_EVENTS);
@@ -124,12 +131,19 @@ async function main() {
     // (which the outbox poll reads through its index until a vacuum, ADR 0104) start from none in
     // both. During the steps autovacuum comes sooner to the small table than to the large one: that
     // difference is the data's.
-    psql(`vacuum analyze "${sys.dbs.ingest}"."${psql(`select _jsonb->>'table' from "${sys.dbs.ingest}"._ferretdb_database_metadata where _jsonb->>'_id' = 'events'`)}"`);
+    psql(
+      `vacuum analyze "${sys.dbs.ingest}"."${psql(`select _jsonb->>'table' from "${sys.dbs.ingest}"._ferretdb_database_metadata where _jsonb->>'_id' = 'events'`)}"`,
+    );
     // The stored events' dirty pages written out now, not by a checkpoint during the steps: that is
     // the insert's cost, not a booking's.
     psql('checkpoint');
     const again = await offer(20, 5, 'WARM2');
-    await settleEach(sys, c, again.filter((s) => s.status === 202), 120_000);
+    await settleEach(
+      sys,
+      c,
+      again.filter((s) => s.status === 202),
+      120_000,
+    );
 
     // What the system costs with nothing offered (relays, the replica's gap checks, heartbeats,
     // pools): a booking's share of it is this divided by the rate, which is why a booking costs
@@ -151,7 +165,16 @@ async function main() {
     };
     console.log(JSON.stringify({ idle }));
 
-    const steps: { rate: number; sent: Sent[]; accepted: Sent[]; drained: boolean; drainMs: number; perBooking: Record<string, unknown>; topReaders: unknown; statementsByApp: ReturnType<typeof statementsByApp> }[] = [];
+    const steps: {
+      rate: number;
+      sent: Sent[];
+      accepted: Sent[];
+      drained: boolean;
+      drainMs: number;
+      perBooking: Record<string, unknown>;
+      topReaders: unknown;
+      statementsByApp: ReturnType<typeof statementsByApp>;
+    }[] = [];
     for (const rate of RATES) {
       const processes = sys.processes();
       const before = await snapshot(processes);
@@ -206,7 +229,12 @@ async function main() {
     for (const { rate, sent, accepted, drained, drainMs, perBooking, topReaders: readers, statementsByApp: byApp } of steps) {
       await settleEach(sys, c, accepted, 90_000).catch(() => undefined);
       const events = client.db(sys.dbs.ingest).collection('events');
-      const docs = (await eachById(accepted.map((s) => s.eventId as string), (id) => events.findOne({ _id: id } as never, { projection: { status: 1, received_at: 1, updated_at: 1 } }))).filter((d) => d !== null);
+      const docs = (
+        await eachById(
+          accepted.map((s) => s.eventId as string),
+          (id) => events.findOne({ _id: id } as never, { projection: { status: 1, received_at: 1, updated_at: 1 } }),
+        )
+      ).filter((d) => d !== null);
       const done = docs.filter((d) => d.status === 'COMPLETED');
       const at = (d: (typeof docs)[number], field: 'received_at' | 'updated_at') => new Date(d[field]).getTime();
       const latencies = done.map((d) => at(d, 'updated_at') - at(d, 'received_at'));
@@ -220,7 +248,10 @@ async function main() {
       // holds: the vendor calls, the records, the report). When the worker began is the history's
       // PROCESSING entry (the report's processing_since).
       const history = client.db(sys.dbs.ingest).collection('event_status_history');
-      const entries = await eachById(done.map((d) => d._id), (id) => history.findOne({ event_id: id, status: 'PROCESSING' } as never, { projection: { event_id: 1, at: 1 } }));
+      const entries = await eachById(
+        done.map((d) => d._id),
+        (id) => history.findOne({ event_id: id, status: 'PROCESSING' } as never, { projection: { event_id: 1, at: 1 } }),
+      );
       const began = new Map(entries.filter((h) => h !== null).map((h) => [String(h.event_id), new Date(h.at).getTime()]));
       const withBegin = done.filter((d) => began.has(String(d._id)));
       const toWorker = withBegin.map((d) => (began.get(String(d._id)) as number) - at(d, 'received_at'));
@@ -233,7 +264,12 @@ async function main() {
         p50Ms: Math.round(percentile(latencies, 50)),
         p99Ms: Math.round(percentile(latencies, 99)),
         p99BySecondMs,
-        split: { toWorkerP50Ms: Math.round(percentile(toWorker, 50)), toWorkerP99Ms: Math.round(percentile(toWorker, 99)), workerToCompletedP50Ms: Math.round(percentile(inWorker, 50)), workerToCompletedP99Ms: Math.round(percentile(inWorker, 99)) },
+        split: {
+          toWorkerP50Ms: Math.round(percentile(toWorker, 50)),
+          toWorkerP99Ms: Math.round(percentile(toWorker, 99)),
+          workerToCompletedP50Ms: Math.round(percentile(inWorker, 50)),
+          workerToCompletedP99Ms: Math.round(percentile(inWorker, 99)),
+        },
         drained,
         drainMs,
         sustained: drained && accepted.length === sent.length && latencies.length === accepted.length && percentile(latencies, 99) < 1000 && drainMs < 3000,
@@ -249,7 +285,16 @@ async function main() {
     await sys.stop();
   }
   mkdirSync('bench/out', { recursive: true });
-  const out = { scenario: SCENARIO, storedEvents: STORED_EVENTS, seconds: SECONDS, date: new Date().toISOString(), vendorProcesses: VENDOR_PROCESSES, idle, results, profiles };
+  const out = {
+    scenario: SCENARIO,
+    storedEvents: STORED_EVENTS,
+    seconds: SECONDS,
+    date: new Date().toISOString(),
+    vendorProcesses: VENDOR_PROCESSES,
+    idle,
+    results,
+    profiles,
+  };
   writeFileSync(`bench/out/system-${SCENARIO}.json`, JSON.stringify(out, null, 2));
 }
 

@@ -53,7 +53,6 @@ export interface Snapshot {
   tables: Map<string, TableCounts>;
 }
 
-
 export async function snapshot(processes: { name: string; pid: number }[]): Promise<Snapshot> {
   const counted = (pid: number): Counted => ({ ticks: processTicks(pid), wakeups: processWakeups(pid) });
   const counts = new Map<string, Counted>();
@@ -65,12 +64,21 @@ export async function snapshot(processes: { name: string; pid: number }[]): Prom
   add('ferretdb', counted(FERRET_PID));
   add('ferretdb (vendor)', counted(VENDOR.ferretPid));
   add('rabbitmq (shared node)', counted(rabbitPid()));
-  const backends = (db: string) => new Map(psql(`select pid from pg_stat_activity where datname = '${db}'`).split('\n').filter(Boolean).map((pid) => [Number(pid), counted(Number(pid))]));
+  const backends = (db: string) =>
+    new Map(
+      psql(`select pid from pg_stat_activity where datname = '${db}'`)
+        .split('\n')
+        .filter(Boolean)
+        .map((pid) => [Number(pid), counted(Number(pid))]),
+    );
   const pgBackends = backends(PG_DB);
   const vendorPgBackends = backends(VENDOR.pgDb);
   const counters = (url: string, db: string) => {
     psqlOn(url, 'select pg_stat_clear_snapshot()');
-    return psqlOn(url, `select xact_commit + xact_rollback, tup_returned, tup_fetched, tup_inserted + tup_updated + tup_deleted from pg_stat_database where datname = '${db}'`)
+    return psqlOn(
+      url,
+      `select xact_commit + xact_rollback, tup_returned, tup_fetched, tup_inserted + tup_updated + tup_deleted from pg_stat_database where datname = '${db}'`,
+    )
       .split('\t')
       .map(Number);
   };
@@ -80,9 +88,21 @@ export async function snapshot(processes: { name: string; pid: number }[]): Prom
   const tables = new Map<string, TableCounts>();
   const columns = 't.seq_tup_read, t.seq_scan, t.idx_scan, t.n_tup_ins, t.n_tup_upd, t.n_tup_del';
   for (const url of [PG_URL, VENDOR.pgUrl]) {
-    for (const line of psqlOn(url, `select t.schemaname, t.relname, coalesce(sum(i.idx_tup_read), 0), ${columns.replace(/t\.(\w+)/g, 'coalesce(t.$1, 0)')} from pg_stat_user_tables t left join pg_stat_user_indexes i on i.relid = t.relid group by t.schemaname, t.relname, ${columns}`).split('\n').filter(Boolean)) {
+    for (const line of psqlOn(
+      url,
+      `select t.schemaname, t.relname, coalesce(sum(i.idx_tup_read), 0), ${columns.replace(/t\.(\w+)/g, 'coalesce(t.$1, 0)')} from pg_stat_user_tables t left join pg_stat_user_indexes i on i.relid = t.relid group by t.schemaname, t.relname, ${columns}`,
+    )
+      .split('\n')
+      .filter(Boolean)) {
       const [schema, table, idxRows, seqRows, seqScans, idxScans, ins, upd, del] = line.split('\t');
-      tables.set(`${schema}.${table}`, { seqRows: Number(seqRows), idxRows: Number(idxRows), scans: Number(seqScans) + Number(idxScans), ins: Number(ins), upd: Number(upd), del: Number(del) });
+      tables.set(`${schema}.${table}`, {
+        seqRows: Number(seqRows),
+        idxRows: Number(idxRows),
+        scans: Number(seqScans) + Number(idxScans),
+        ins: Number(ins),
+        upd: Number(upd),
+        del: Number(del),
+      });
     }
   }
   return { counts, pgBackends, vendorPgBackends, pg: { xacts, returned, fetched, written }, vendorPgXacts, tables };
@@ -118,7 +138,11 @@ export function topReaders(before: Snapshot, after: Snapshot, bookings: number) 
   return [...after.tables]
     .map(([name, a]) => {
       const b = before.tables.get(name) ?? NONE;
-      return { table: name.replace(/_[0-9a-f]{8}$/, ''), seqRowsPerBooking: +((a.seqRows - b.seqRows) / bookings).toFixed(1), indexRowsPerBooking: +((a.idxRows - b.idxRows) / bookings).toFixed(1) };
+      return {
+        table: name.replace(/_[0-9a-f]{8}$/, ''),
+        seqRowsPerBooking: +((a.seqRows - b.seqRows) / bookings).toFixed(1),
+        indexRowsPerBooking: +((a.idxRows - b.idxRows) / bookings).toFixed(1),
+      };
     })
     .filter((t) => t.seqRowsPerBooking + t.indexRowsPerBooking > 0)
     .sort((x, y) => y.seqRowsPerBooking + y.indexRowsPerBooking - (x.seqRowsPerBooking + x.indexRowsPerBooking))
@@ -150,14 +174,15 @@ export function statementsByApp(before: Snapshot, after: Snapshot, bookings: num
   return Object.fromEntries(Object.entries(raw).map(([app, e]) => [app, { ...e, scans: per(e.scans), written: per(e.written) }]));
 }
 
-
 export async function brokerCounts(vhost: string, attempts = 5): Promise<{ published: number; delivered: number }> {
   // The management API of a busy node drops a connection now and then: a count is worth a retry, not the run.
-  const res = await axios.get(`${RABBIT_API}/vhosts/${encodeURIComponent(vhost)}`, { auth: { username: 'guest', password: 'guest' }, timeout: 10_000 }).catch(async (err) => {
-    if (attempts <= 1) throw err;
-    await new Promise((r) => setTimeout(r, 1000));
-    return undefined;
-  });
+  const res = await axios
+    .get(`${RABBIT_API}/vhosts/${encodeURIComponent(vhost)}`, { auth: { username: 'guest', password: 'guest' }, timeout: 10_000 })
+    .catch(async (err) => {
+      if (attempts <= 1) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+      return undefined;
+    });
   if (!res) return brokerCounts(vhost, attempts - 1);
   const s = res.data.message_stats ?? {};
   return { published: Number(s.publish ?? 0), delivered: Number(s.deliver_get ?? 0) };

@@ -34,7 +34,15 @@ function property(rooms: number, prefix: string) {
     name: String(f + 1),
     rooms: Array.from({ length: Math.min(ROOMS_PER_FLOOR, rooms - f * ROOMS_PER_FLOOR) }, (_, r) => {
       const n = f * ROOMS_PER_FLOOR + r + 1;
-      return { name: String(n), locks: [{ lock_id: `${prefix}-${n}`, lock_mac: `AB:${(n >> 16).toString(16).padStart(2, '0')}:${((n >> 8) & 255).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}:00:01` }] };
+      return {
+        name: String(n),
+        locks: [
+          {
+            lock_id: `${prefix}-${n}`,
+            lock_mac: `AB:${(n >> 16).toString(16).padStart(2, '0')}:${((n >> 8) & 255).toString(16).padStart(2, '0')}:${(n & 255).toString(16).padStart(2, '0')}:00:01`,
+          },
+        ],
+      };
     }),
   }));
   return { sites: [{ name: `${prefix} Tower`, time_zone: 'Europe/Berlin', buildings: [{ name: 'Main', floors }] }] };
@@ -49,20 +57,37 @@ type Counters = Awaited<ReturnType<typeof counters>>;
 /** Growth between two counter readings: transactions, publishes, deliveries per second (the steady tenant alone). */
 function rates(a: Counters, b: Counters) {
   const s = (b.at - a.at) / 1000;
-  return { xacts: (b.snap.pg.xacts - a.snap.pg.xacts) / s, published: (b.broker.published - a.broker.published) / s, delivered: (b.broker.delivered - a.broker.delivered) / s, at: s };
+  return {
+    xacts: (b.snap.pg.xacts - a.snap.pg.xacts) / s,
+    published: (b.broker.published - a.broker.published) / s,
+    delivered: (b.broker.delivered - a.broker.delivered) / s,
+    at: s,
+  };
 }
 
 /** Of the steady tenant's bookings: how many were accepted and COMPLETED, the 202 p99 and the 202→COMPLETED p99 (the gateway's records). */
 async function latencies(client: MongoClient, sys: System, sent: Sent[]) {
   const accepted = sent.filter((x) => x.status === 202);
   const events = client.db(sys.dbs.ingest).collection('events');
-  const docs = (await eachById(accepted.map((x) => x.eventId as string), (id) => events.findOne({ _id: id } as never, { projection: { status: 1, received_at: 1, updated_at: 1 } }))).filter((d) => d !== null);
+  const docs = (
+    await eachById(
+      accepted.map((x) => x.eventId as string),
+      (id) => events.findOne({ _id: id } as never, { projection: { status: 1, received_at: 1, updated_at: 1 } }),
+    )
+  ).filter((d) => d !== null);
   const done = docs.filter((d) => d.status === 'COMPLETED');
   const lat = done.map((d) => new Date(d.updated_at).getTime() - new Date(d.received_at).getTime());
   return {
     accepted: accepted.length,
     completed: done.length,
-    ingest202P99Ms: accepted.length ? Math.round(percentile(accepted.map((x) => x.endedAt - x.startedAt), 99)) : null,
+    ingest202P99Ms: accepted.length
+      ? Math.round(
+          percentile(
+            accepted.map((x) => x.endedAt - x.startedAt),
+            99,
+          ),
+        )
+      : null,
     toCompletedP99Ms: lat.length ? Math.round(percentile(lat, 99)) : null,
   };
 }
@@ -120,7 +145,12 @@ union all select state, regexp_replace(left(query, 300), '\\s+', ' ', 'g') from 
         sampleSeconds: SAMPLE_S,
         noStatementRunningShare: samples ? +(idle / samples).toFixed(2) : null,
         /** Backend-seconds (samples × SAMPLE_S) by what they were doing, most first. */
-        backendSeconds: Object.fromEntries([...by].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, n]) => [k, +(n * SAMPLE_S).toFixed(1)])),
+        backendSeconds: Object.fromEntries(
+          [...by]
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 15)
+            .map(([k, n]) => [k, +(n * SAMPLE_S).toFixed(1)]),
+        ),
         backendSecondsTotal: +(total * SAMPLE_S).toFixed(1),
       };
     },
@@ -175,7 +205,13 @@ async function main() {
         const answered202: number[] = [];
         const sent = await Promise.all(
           targets.map(async (room, i) => {
-            const body = { reference_id: `ON${rooms}-${i}`, action: 'create', room_number: String(room), check_in: '2031-05-01T15:00:00Z', check_out: '2031-05-04T11:00:00Z' };
+            const body = {
+              reference_id: `ON${rooms}-${i}`,
+              action: 'create',
+              room_number: String(room),
+              check_in: '2031-05-01T15:00:00Z',
+              check_out: '2031-05-04T11:00:00Z',
+            };
             const res = await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, body, { validateStatus: () => true });
             if (res.status !== 202) throw new Error(`a booking to room ${room} was answered ${res.status}: ${JSON.stringify(res.data)}`);
             answered202[i] = Date.now() - answeredAt;
@@ -192,7 +228,10 @@ async function main() {
           while (Object.keys(replicatedAt).length < 3 && Date.now() < deadline) {
             for (const [app, db] of Object.entries(replicaDbs)) {
               if (replicatedAt[app]) continue;
-              const state = await client.db(db).collection('replica_location_companies').findOne({ _id: companyId } as never);
+              const state = await client
+                .db(db)
+                .collection('replica_location_companies')
+                .findOne({ _id: companyId } as never);
               if ((state?.version ?? 0) >= version) replicatedAt[app] = Date.now() - answeredAt;
             }
             await sleep(100);
@@ -237,7 +276,9 @@ async function main() {
           // When its 202 came, after the import's 200 (the ingest URL asked for first).
           lastRoom202Ms: answered202[0],
           lastRoomStatus: last?.status ?? 'not final',
-          afterImport: Object.fromEntries([...new Set([...finals.values()].map((f) => f.status))].map((st) => [st, [...finals.values()].filter((f) => f.status === st).length])),
+          afterImport: Object.fromEntries(
+            [...new Set([...finals.values()].map((f) => f.status))].map((st) => [st, [...finals.values()].filter((f) => f.status === st).length]),
+          ),
           notCompleted: [...finals.values()].filter((f) => f.status !== 'COMPLETED').map((f) => `${f.status}: ${f.message}`),
           replicatedMs: replicatedAt,
           // From the PUT until every replica held the import.
@@ -259,7 +300,9 @@ async function main() {
             ...during202,
             before: baselineLatency,
             // By second from the PUT: the slowest 202 of the bookings sent in that second.
-            ingest202MaxBySecondMs: Array.from({ length: Math.ceil((c1.at - importStart) / 1000) }, (_, i) => Math.max(0, ...during.filter((x) => Math.floor((x.startedAt - importStart) / 1000) === i).map((x) => x.endedAt - x.startedAt))),
+            ingest202MaxBySecondMs: Array.from({ length: Math.ceil((c1.at - importStart) / 1000) }, (_, i) =>
+              Math.max(0, ...during.filter((x) => Math.floor((x.startedAt - importStart) / 1000) === i).map((x) => x.endedAt - x.startedAt)),
+            ),
           },
         };
         results.push(row);
@@ -270,7 +313,10 @@ async function main() {
         results.push({ rooms, error: (err as Error).message });
       } finally {
         for (const p of sys.processes()) {
-          const warned = sys.logs(p.name).split('\n').filter((l) => /"level":"(warn|error)"/.test(l));
+          const warned = sys
+            .logs(p.name)
+            .split('\n')
+            .filter((l) => /"level":"(warn|error)"/.test(l));
           if (warned.length) console.log(`${p.name}: ${warned.length} warnings and errors, the last: ${warned.slice(-3).join('\n').slice(0, 1500)}`);
         }
         load.stop();

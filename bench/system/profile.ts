@@ -72,7 +72,8 @@ function summariseGo(file: string): ProcessProfile {
   const owners = new Map<string, number>();
   const functions = new Map<string, number>();
   let total = 0;
-  const seconds = (v: string) => (v.endsWith('ms') ? Number(v.slice(0, -2)) / 1000 : v.endsWith('us') ? Number(v.slice(0, -2)) / 1e6 : Number(v.replace(/s$/, '')));
+  const seconds = (v: string) =>
+    v.endsWith('ms') ? Number(v.slice(0, -2)) / 1000 : v.endsWith('us') ? Number(v.slice(0, -2)) / 1e6 : Number(v.replace(/s$/, ''));
   for (const line of out.split('\n')) {
     const m = /^\s*([\d.]+(?:ms|us|s))\s+[\d.]+%\s+[\d.]+%\s+[\d.]+(?:ms|us|s)\s+[\d.]+%\s+(.+)$/.exec(line);
     if (!m) continue;

@@ -113,7 +113,9 @@ function render(overlay: Overlay): Manifest[] {
     out = execFileSync('kubectl', ['kustomize', path.join(ROOT, 'deploy/k8s/overlays', overlay)], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    throw new Error(e.code === 'ENOENT' ? 'kubectl not found: install it (its `kustomize` renders deploy/k8s)' : `kubectl kustomize ${overlay}: ${e.stderr ?? e.message}`);
+    throw new Error(
+      e.code === 'ENOENT' ? 'kubectl not found: install it (its `kustomize` renders deploy/k8s)' : `kubectl kustomize ${overlay}: ${e.stderr ?? e.message}`,
+    );
   }
   return parseAllDocuments(out).map((doc) => {
     if (doc.errors.length) throw doc.errors[0];
@@ -132,7 +134,13 @@ const named = <T>(overlay: Overlay, kind: string, name: string) => ofKind<T>(ove
 function selects(selector: LabelSelector, labels: Labels): boolean {
   const byLabels = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
   const byExpressions = (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) =>
-    operator === 'In' ? values.includes(labels[key]) : operator === 'NotIn' ? !values.includes(labels[key]) : operator === 'Exists' ? key in labels : !(key in labels),
+    operator === 'In'
+      ? values.includes(labels[key])
+      : operator === 'NotIn'
+        ? !values.includes(labels[key])
+        : operator === 'Exists'
+          ? key in labels
+          : !(key in labels),
   );
   return byLabels && byExpressions;
 }
@@ -243,7 +251,8 @@ const portAllowed = (rule: PolicyRule, port: number, name?: string, protocol = '
   !rule.ports?.length || rule.ports.some((p) => (p.protocol ?? 'TCP') === protocol && (p.port === undefined || p.port === port || p.port === name));
 
 /** The selectors of the same-namespace pods a peer list names (no namespaceSelector). */
-const podPeers = (peers: Peer[] | undefined): LabelSelector[] => (peers ?? []).flatMap((p) => (p.podSelector && !p.namespaceSelector && !p.ipBlock ? [p.podSelector] : []));
+const podPeers = (peers: Peer[] | undefined): LabelSelector[] =>
+  (peers ?? []).flatMap((p) => (p.podSelector && !p.namespaceSelector && !p.ipBlock ? [p.podSelector] : []));
 
 interface Callee {
   app: string;
@@ -283,11 +292,12 @@ function ingressAllowed(overlay: Overlay, from: Labels, to: Callee) {
 const egressPorts = (overlay: Overlay, labels: Labels) =>
   policiesFor(overlay, labels, 'Egress').flatMap((p) => (p.spec.egress ?? []).flatMap((r) => (r.ports ?? []).map((x) => x.port)));
 
-const appOfLabels = (overlay: Overlay, labels: LabelSelector) => APPS.filter((a) => rendered[overlay].some((m) => m.kind === 'Deployment' && m.metadata.name === a) && selects(labels, deployment(overlay, a).labels));
+const appOfLabels = (overlay: Overlay, labels: LabelSelector) =>
+  APPS.filter((a) => rendered[overlay].some((m) => m.kind === 'Deployment' && m.metadata.name === a) && selects(labels, deployment(overlay, a).labels));
 
 // ---- the checks ----------------------------------------------------------------------------------
 
-it('derives what production requires from the apps\' schemas (admin-api: the admin token and its keys)', () => {
+it("derives what production requires from the apps' schemas (admin-api: the admin token and its keys)", () => {
   expect(requiredInProduction('admin-api')).toEqual(expect.arrayContaining(['ADMIN_TOKEN', 'SECRETS_KEY', 'IDENTITY_EVENTS_KEY']));
 });
 
@@ -301,7 +311,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
   });
 
   it('denies all traffic by default and lets every pod resolve names', () => {
-    const forEveryPod = ofKind<NetworkPolicySpec>(overlay, 'NetworkPolicy').filter((p) => !p.spec.podSelector.matchLabels && !p.spec.podSelector.matchExpressions);
+    const forEveryPod = ofKind<NetworkPolicySpec>(overlay, 'NetworkPolicy').filter(
+      (p) => !p.spec.podSelector.matchLabels && !p.spec.podSelector.matchExpressions,
+    );
     const denyAll = forEveryPod.find((p) => p.spec.policyTypes.includes('Ingress') && p.spec.policyTypes.includes('Egress'));
     expect(denyAll).toBeDefined();
     expect([...(denyAll?.spec.ingress ?? []), ...(denyAll?.spec.egress ?? [])]).toEqual([]);
@@ -371,7 +383,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
       const { container, labels } = deployment(overlay, app);
       expect(container.resources?.requests).toEqual(expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }));
       expect(container.resources?.limits?.memory).toEqual(expect.any(String));
-      const pdbs = ofKind<{ selector: LabelSelector; maxUnavailable?: number; minAvailable?: number }>(overlay, 'PodDisruptionBudget').filter((p) => selects(p.spec.selector, labels));
+      const pdbs = ofKind<{ selector: LabelSelector; maxUnavailable?: number; minAvailable?: number }>(overlay, 'PodDisruptionBudget').filter((p) =>
+        selects(p.spec.selector, labels),
+      );
       expect(pdbs).toHaveLength(1);
       const services = ofKind<ServiceSpec>(overlay, 'Service').filter((s) => selects({ matchLabels: s.spec.selector }, labels));
       expect(services.map((s) => portNumber(container, s.spec.ports[0].targetPort))).toEqual([config().PORT]);
@@ -379,10 +393,13 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
 
     if (app !== SIMULATOR) {
       it(QUEUE_SCALED.includes(app) ? 'is scaled by KEDA on every queue it consumes, counting unacknowledged messages' : 'is scaled by an HPA on CPU', () => {
-        const scaledObjects = ofKind<{ scaleTargetRef: { name: string }; triggers: Trigger[] }>(overlay, 'ScaledObject').filter((s) => s.spec.scaleTargetRef.name === app);
-        const hpas = ofKind<{ scaleTargetRef: { kind: string; name: string }; metrics: { type: string; resource?: { name: string } }[] }>(overlay, 'HorizontalPodAutoscaler').filter(
-          (h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === app,
+        const scaledObjects = ofKind<{ scaleTargetRef: { name: string }; triggers: Trigger[] }>(overlay, 'ScaledObject').filter(
+          (s) => s.spec.scaleTargetRef.name === app,
         );
+        const hpas = ofKind<{ scaleTargetRef: { kind: string; name: string }; metrics: { type: string; resource?: { name: string } }[] }>(
+          overlay,
+          'HorizontalPodAutoscaler',
+        ).filter((h) => h.spec.scaleTargetRef.kind === 'Deployment' && h.spec.scaleTargetRef.name === app);
         if (!QUEUE_SCALED.includes(app)) {
           expect(scaledObjects).toEqual([]);
           expect(hpas).toHaveLength(1);
@@ -396,7 +413,11 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         expect(triggers.map((t) => t.metadata.queueName).sort()).toEqual([...consumed].sort());
         for (const t of triggers) {
           expect(t).toMatchObject({ type: 'rabbitmq', metadata: { protocol: 'http', mode: 'QueueLength' } });
-          const auth = named<{ secretTargetRef: { parameter: string; name: string; key: string }[] }>(overlay, 'TriggerAuthentication', t.authenticationRef?.name ?? '');
+          const auth = named<{ secretTargetRef: { parameter: string; name: string; key: string }[] }>(
+            overlay,
+            'TriggerAuthentication',
+            t.authenticationRef?.name ?? '',
+          );
           const host = auth?.spec.secretTargetRef.find((r) => r.parameter === 'host');
           expect(host && secret(overlay, host.name)?.[host.key]).toMatch(/^https?:\/\/[^/]+:\d+\//);
         }
@@ -412,7 +433,9 @@ describe.each(OVERLAYS)('the %s overlay', (overlay) => {
         expect({ callee: callee.app, ingress: ingressAllowed(overlay, labels, callee) }).toEqual({ callee: callee.app, ingress: true });
       }
       // No path to an app it does not call.
-      const reached = policiesFor(overlay, labels, 'Egress').flatMap((p) => (p.spec.egress ?? []).flatMap((r) => podPeers(r.to).flatMap((peer) => appOfLabels(overlay, peer))));
+      const reached = policiesFor(overlay, labels, 'Egress').flatMap((p) =>
+        (p.spec.egress ?? []).flatMap((r) => podPeers(r.to).flatMap((peer) => appOfLabels(overlay, peer))),
+      );
       expect([...new Set(reached)].sort()).toEqual([...new Set(calls.map((c) => c.app))].sort());
       // MongoDB and RabbitMQ: their ports only for the apps that have them.
       const ports = egressPorts(overlay, labels);

@@ -47,14 +47,33 @@ async function exported(): Promise<Map<string, Set<string>>> {
   for (const d of Object.values(METRICS)) add(d.name, d.type, d.labels);
   // prom-client's default metrics, as an app's registry has them.
   for (const m of await createMetrics('check').getMetricsAsJSON()) {
-    add(m.name, String(m.type), m.values.flatMap((v) => Object.keys(v.labels ?? {})));
+    add(
+      m.name,
+      String(m.type),
+      m.values.flatMap((v) => Object.keys(v.labels ?? {})),
+    );
   }
   return names;
 }
 
 // ---- PromQL: the metrics and labels an expression names ----------------------------------------------
 
-const AGGREGATIONS = new Set(['sum', 'min', 'max', 'avg', 'group', 'stddev', 'stdvar', 'count', 'count_values', 'bottomk', 'topk', 'quantile', 'limitk', 'limit_ratio']);
+const AGGREGATIONS = new Set([
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'group',
+  'stddev',
+  'stdvar',
+  'count',
+  'count_values',
+  'bottomk',
+  'topk',
+  'quantile',
+  'limitk',
+  'limit_ratio',
+]);
 const GROUPING = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
 const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'atan2', 'inf', 'nan']);
 
@@ -68,7 +87,9 @@ const withoutGrafanaVariables = (expr: string) => expr.replace(/\$__rate_interva
 
 /** The metric selectors of an expression (each with the labels it matches on) and its grouping labels. */
 function parsePromql(expr: string): { selectors: Selector[]; grouping: string[] } {
-  const tokens = withoutGrafanaVariables(expr).match(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^}]*\}|[A-Za-z_:][A-Za-z0-9_:]*|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\S/g) ?? [];
+  const tokens =
+    withoutGrafanaVariables(expr).match(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^}]*\}|[A-Za-z_:][A-Za-z0-9_:]*|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\S/g) ??
+    [];
   const selectors: Selector[] = [];
   const grouping: string[] = [];
   const matchers = (block: string) => [...block.matchAll(/([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)\s*"/g)].map((m) => m[1]);
@@ -120,7 +141,9 @@ const dashboards = fs
   .filter((f) => f.endsWith('.json'))
   .sort()
   .map((file) => ({ file, d: JSON.parse(fs.readFileSync(path.join(DASHBOARDS, file), 'utf8')) as Dashboard }));
-const queries = dashboards.flatMap(({ file, d }) => d.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => (t.expr ? [{ where: `${file}: ${p.title}`, expr: t.expr }] : []))));
+const queries = dashboards.flatMap(({ file, d }) =>
+  d.panels.flatMap((p) => (p.targets ?? []).flatMap((t) => (t.expr ? [{ where: `${file}: ${p.title}`, expr: t.expr }] : []))),
+);
 
 describe('deploy/observability: alert rules and dashboards', () => {
   let names: Map<string, Set<string>>;
@@ -181,21 +204,35 @@ describe('deploy/observability: alert rules and dashboards', () => {
     }
     expect(problems).toEqual([]);
     // The parser itself: a name is found, functions, aggregations and grouping are not taken for metrics.
-    expect(parsePromql('histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{service=~"$service"}[$__rate_interval])))')).toEqual({
+    expect(
+      parsePromql('histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{service=~"$service"}[$__rate_interval])))'),
+    ).toEqual({
       selectors: [{ metric: 'http_request_duration_seconds_bucket', labels: ['service'] }],
       grouping: ['le', 'route'],
     });
   });
 
-  it("docs/operations.md lists every metric of the catalogue, and no other", () => {
+  it('docs/operations.md lists every metric of the catalogue, and no other', () => {
     const listed = [...fs.readFileSync(RUNBOOK, 'utf8').matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]).sort();
-    expect(listed).toEqual(Object.values(METRICS).map((d) => d.name).sort());
+    expect(listed).toEqual(
+      Object.values(METRICS)
+        .map((d) => d.name)
+        .sort(),
+    );
   });
 
   it('every alert has a severity, a summary and a runbook_url naming a section of docs/operations.md', () => {
     const runbook = fs.readFileSync(RUNBOOK, 'utf8');
     // GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens.
-    const anchors = new Set([...runbook.matchAll(/^#{2,4} (.+)$/gm)].map((m) => m[1].trim().toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-')));
+    const anchors = new Set(
+      [...runbook.matchAll(/^#{2,4} (.+)$/gm)].map((m) =>
+        m[1]
+          .trim()
+          .toLowerCase()
+          .replace(/[^a-z0-9 _-]/g, '')
+          .replace(/ /g, '-'),
+      ),
+    );
     expect(alerts.length).toBeGreaterThanOrEqual(6);
     for (const a of alerts) {
       expect({ alert: a.alert, severity: a.labels?.severity }).toEqual({ alert: a.alert, severity: expect.stringMatching(/^(page|ticket|warning)$/) });

@@ -15,7 +15,12 @@ const { join } = require('node:path');
 /** RabbitMQ's rabbit_password_hashing_sha256: base64(salt ++ sha256(salt ++ password)), a 4-byte salt. */
 function hashPassword(password) {
   const salt = randomBytes(4);
-  return Buffer.concat([salt, createHash('sha256').update(Buffer.concat([salt, Buffer.from(password, 'utf8')])).digest()]).toString('base64');
+  return Buffer.concat([
+    salt,
+    createHash('sha256')
+      .update(Buffer.concat([salt, Buffer.from(password, 'utf8')]))
+      .digest(),
+  ]).toString('base64');
 }
 
 const passwordVariable = (user) => `RABBITMQ_PASSWORD_${user.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;

@@ -11,7 +11,17 @@ import { launchSystem, System, waitFor } from '@smartlock/testing';
  */
 
 const LAYOUT = {
-  sites: [{ name: 'Harbour', buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'BRANDS-101', lock_mac: 'AA:00:00:00:01:01' }], beds: [{ name: 'A' }] }] }] }] }],
+  sites: [
+    {
+      name: 'Harbour',
+      buildings: [
+        {
+          name: 'A',
+          floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'BRANDS-101', lock_mac: 'AA:00:00:00:01:01' }], beds: [{ name: 'A' }] }] }],
+        },
+      ],
+    },
+  ],
 };
 
 describe('a booking across brands: a TTLock door and a Nuki cabinet (every app as a process)', () => {
@@ -46,7 +56,7 @@ describe('a booking across brands: a TTLock door and a Nuki cabinet (every app a
     await sys?.stop();
   });
 
-  it('v4 and v3 name each credential\'s provider, v2 gives the Nuki code with null where TTLock\'s fields mean nothing, and so do the callback and the guest\'s messages', async () => {
+  it("v4 and v3 name each credential's provider, v2 gives the Nuki code with null where TTLock's fields mean nothing, and so do the callback and the guest's messages", async () => {
     const guest = { name: 'Ada Guest', email: 'ada.brands@guest.example', phone: '+4915100052006' };
     const hour = 3_600_000;
     const start = Math.floor(Date.now() / hour) * hour;
@@ -71,12 +81,20 @@ describe('a booking across brands: a TTLock door and a Nuki cabinet (every app a
     expect(event).toMatchObject({ status: 'COMPLETED', message: null });
 
     type Lock = { lockId: string; lockMac: string | null; lockLocationType: string; lockProvider: string };
-    const v4 = (await api.get('/api/v4/bookings/BRANDS-1/access')).data.data as { credentials: { type: string; lock: Lock; passcode?: string; lockData?: string }[] };
+    const v4 = (await api.get('/api/v4/bookings/BRANDS-1/access')).data.data as {
+      credentials: { type: string; lock: Lock; passcode?: string; lockData?: string }[];
+    };
     const door = v4.credentials.filter((c) => c.lock.lockId === 'BRANDS-101');
     const nuki = v4.credentials.filter((c) => c.lock.lockId === cabinet);
     expect(door.map((c) => c.type).sort()).toEqual(['EKEY', 'PASSCODE']);
     for (const c of door) expect(c.lock).toEqual({ lockId: 'BRANDS-101', lockMac: expect.any(String), lockLocationType: 'door', lockProvider: 'ttlock' });
-    expect(nuki).toEqual([expect.objectContaining({ type: 'PASSCODE', lock: { lockId: cabinet, lockMac: null, lockLocationType: 'cabinet', lockProvider: 'nuki' }, passcodeId: expect.any(Number) })]);
+    expect(nuki).toEqual([
+      expect.objectContaining({
+        type: 'PASSCODE',
+        lock: { lockId: cabinet, lockMac: null, lockLocationType: 'cabinet', lockProvider: 'nuki' },
+        passcodeId: expect.any(Number),
+      }),
+    ]);
     const pin = nuki[0].passcode as string;
     expect(pin).toMatch(/^(?!12)[1-9]{6}$/);
     const ekey = door.find((c) => c.type === 'EKEY');
@@ -84,23 +102,66 @@ describe('a booking across brands: a TTLock door and a Nuki cabinet (every app a
     const v3 = (await api.get('/api/v3/booking/getLockData/BRANDS-1')).data.data.locks;
     expect(v3).toEqual([
       expect.objectContaining({ lockId: 'BRANDS-101', lockLocationType: 'door', lockData: ekey?.lockData, keyId: expect.any(Number), lockProvider: 'ttlock' }),
-      expect.objectContaining({ lockId: cabinet, lockMac: null, lockLocationType: 'cabinet', lockData: null, keyId: null, bed: { name: 'A', _id: expect.any(String) }, lockProvider: 'nuki' }),
+      expect.objectContaining({
+        lockId: cabinet,
+        lockMac: null,
+        lockLocationType: 'cabinet',
+        lockData: null,
+        keyId: null,
+        bed: { name: 'A', _id: expect.any(String) },
+        lockProvider: 'nuki',
+      }),
     ]);
     const v2 = (await api.get('/api/v2/booking/access', { params: { ref_id: 'BRANDS-1' } })).data.data;
     expect(v2).toEqual([
-      { lockData: ekey?.lockData, lockMac: door[0].lock.lockMac, lockId: 'BRANDS-101', lockLocationType: 'door', roomNumber: '101', bedNumber: null, siteName: 'Harbour', keyId: expect.any(Number), lockProvider: 'ttlock' },
-      { lockData: null, lockMac: null, lockId: cabinet, lockLocationType: 'cabinet', roomNumber: null, bedNumber: 'A', siteName: 'Harbour', keyId: null, lockProvider: 'nuki' },
+      {
+        lockData: ekey?.lockData,
+        lockMac: door[0].lock.lockMac,
+        lockId: 'BRANDS-101',
+        lockLocationType: 'door',
+        roomNumber: '101',
+        bedNumber: null,
+        siteName: 'Harbour',
+        keyId: expect.any(Number),
+        lockProvider: 'ttlock',
+      },
+      {
+        lockData: null,
+        lockMac: null,
+        lockId: cabinet,
+        lockLocationType: 'cabinet',
+        roomNumber: null,
+        bedNumber: 'A',
+        siteName: 'Harbour',
+        keyId: null,
+        lockProvider: 'nuki',
+      },
     ]);
 
     // The signed callback, verified as a receiver does with the standardwebhooks library over the bytes received.
     const callback = await waitFor(
-      () => sys.receiver.received.find((r) => (r.body as { event?: string; referenceId?: string }).referenceId === 'BRANDS-1' && (r.body as { event?: string }).event === 'access.provisioned'),
+      () =>
+        sys.receiver.received.find(
+          (r) =>
+            (r.body as { event?: string; referenceId?: string }).referenceId === 'BRANDS-1' && (r.body as { event?: string }).event === 'access.provisioned',
+        ),
       { timeoutMs: 20_000, what: 'the access.provisioned callback' },
     );
-    const body = new Webhook(secret).verify(callback.raw.toString('utf8'), callback.headers as Record<string, string>) as { data: { credentials: Record<string, unknown>[] } };
+    const body = new Webhook(secret).verify(callback.raw.toString('utf8'), callback.headers as Record<string, string>) as {
+      data: { credentials: Record<string, unknown>[] };
+    };
     const byProvider = (p: string) => body.data.credentials.filter((c) => c.lockProvider === p);
-    expect(byProvider('ttlock').map((c) => [c.lockId, c.type]).sort()).toEqual([['BRANDS-101', 'EKEY'], ['BRANDS-101', 'PASSCODE']]);
-    expect(byProvider('nuki')).toEqual([expect.objectContaining({ type: 'PASSCODE', lockId: cabinet, lockMac: null, lockLocationType: 'cabinet', passcode: pin })]);
+    expect(
+      byProvider('ttlock')
+        .map((c) => [c.lockId, c.type])
+        .sort(),
+    ).toEqual([
+      ['BRANDS-101', 'EKEY'],
+      ['BRANDS-101', 'PASSCODE'],
+    ]);
+    expect(byProvider('nuki')).toEqual([
+      expect.objectContaining({ type: 'PASSCODE', lockId: cabinet, lockMac: null, lockLocationType: 'cabinet', passcode: pin }),
+    ]);
 
     // The guest is told the Nuki code is for the cabinet's keypad.
     const line = `keypad code ${pin} for the Nuki lock (enter it on its keypad)`;

@@ -14,8 +14,14 @@ const DOWN_MS = 15_000;
 
 /** The `url` of an app's log lines with this message, in order. */
 function logged(sys: System, name: (typeof BROKER_APPS)[number], i: number, message: string): string[] {
-  const lines = sys.logs(name, i).split('\n').filter((l) => l.startsWith('{'));
-  return lines.map((l) => JSON.parse(l) as { message?: string; url?: string }).filter((l) => l.message === message).map((l) => String(l.url));
+  const lines = sys
+    .logs(name, i)
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
+  return lines
+    .map((l) => JSON.parse(l) as { message?: string; url?: string })
+    .filter((l) => l.message === message)
+    .map((l) => String(l.url));
 }
 
 describe('broker cluster: 3 RabbitMQ nodes, one crashed under load', () => {
@@ -73,12 +79,20 @@ describe('broker cluster: 3 RabbitMQ nodes, one crashed under load', () => {
       const completedAtKill = await count(sys, c, 'COMPLETED');
       // Every app reconnects through the next node of its AMQP_URL while node 1 is away; admin-api's
       // dead-letter routes open their own connections, through the same list.
-      await waitFor(async () => (await Promise.all(processes().map(({ name, i }) => axios.get(`${sys.app(name, i).url}/readyz`, { validateStatus: () => true })))).every((r) => r.status === 200), {
-        timeoutMs: 30_000,
-        what: 'every app ready again on the remaining nodes',
-      });
+      await waitFor(
+        async () =>
+          (await Promise.all(processes().map(({ name, i }) => axios.get(`${sys.app(name, i).url}/readyz`, { validateStatus: () => true })))).every(
+            (r) => r.status === 200,
+          ),
+        {
+          timeoutMs: 30_000,
+          what: 'every app ready again on the remaining nodes',
+        },
+      );
       const reconnectedMs = Date.now() - killedAt;
-      deadLettersDuringOutage = (await axios.get(`${sys.baseUrl}/admin/v1/dead-letters`, { headers: { Authorization: `Bearer ${sys.adminToken}` }, validateStatus: () => true })).status;
+      deadLettersDuringOutage = (
+        await axios.get(`${sys.baseUrl}/admin/v1/dead-letters`, { headers: { Authorization: `Bearer ${sys.adminToken}` }, validateStatus: () => true })
+      ).status;
       const onSurvivors = await cluster.connections();
       // the outage itself (the fault under test), not a wait for state
       await new Promise((r) => setTimeout(r, Math.max(0, DOWN_MS - (Date.now() - killedAt))));
@@ -108,10 +122,13 @@ describe('broker cluster: 3 RabbitMQ nodes, one crashed under load', () => {
       }
       const duplicated = [...keysByRef].filter(([, n]) => n > 1);
       // the restarted node is back in every queue's replica set (it catches up from the others)
-      const queues = await waitFor(async () => {
-        const qs = (await cluster.queues()).filter((q) => q.type === 'quorum');
-        return qs.every((q) => q.online.includes(cluster.nodes[0].node)) ? qs : undefined;
-      }, { timeoutMs: 60_000, intervalMs: 1000, what: 'node 1 online in every quorum queue again' });
+      const queues = await waitFor(
+        async () => {
+          const qs = (await cluster.queues()).filter((q) => q.type === 'quorum');
+          return qs.every((q) => q.online.includes(cluster.nodes[0].node)) ? qs : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 1000, what: 'node 1 online in every quorum queue again' },
+      );
       const leaders: Record<string, number> = {};
       for (const q of queues) leaders[String(q.leader)] = (leaders[String(q.leader)] ?? 0) + 1;
 
@@ -138,7 +155,10 @@ describe('broker cluster: 3 RabbitMQ nodes, one crashed under load', () => {
         const lost = logged(sys, name, i, 'broker connection lost; reconnecting');
         const connected = logged(sys, name, i, 'broker connected');
         expect({ app: `${name} ${i}`, lost }).toEqual({ app: `${name} ${i}`, lost: [expect.stringContaining(portOf(0))] });
-        expect({ app: `${name} ${i}`, connected }).toEqual({ app: `${name} ${i}`, connected: [expect.stringContaining(portOf(0)), expect.not.stringContaining(portOf(0))] });
+        expect({ app: `${name} ${i}`, connected }).toEqual({
+          app: `${name} ${i}`,
+          connected: [expect.stringContaining(portOf(0)), expect.not.stringContaining(portOf(0))],
+        });
         expect((await axios.get(`${sys.app(name, i).url}/readyz`, { validateStatus: () => true })).status).toBe(200);
       }
       expect(onSurvivors[cluster.nodes[0].node]).toBeUndefined();
@@ -149,7 +169,13 @@ describe('broker cluster: 3 RabbitMQ nodes, one crashed under load', () => {
       // clear 503 in the ingest envelope, never a dropped connection nor a 500.
       expect(duringOutage.filter((s) => s.status === 202).length).toBeGreaterThan(0);
       const unclear = refused.filter((s) => !(s.status === 503 && s.body?.success === false && typeof s.body.message === 'string'));
-      const ingestErrors = () => sys.logs('ingest-gateway').split('\n').filter((l) => l.includes('"level":"error"')).slice(-10).join('\n');
+      const ingestErrors = () =>
+        sys
+          .logs('ingest-gateway')
+          .split('\n')
+          .filter((l) => l.includes('"level":"error"'))
+          .slice(-10)
+          .join('\n');
       expect({ unclear: answers(unclear), logs: unclear.length ? `${ingestErrors()}\n${diagnostics(sys)}` : '' }).toEqual({ unclear: {}, logs: '' });
       // 0 accepted bookings lost: every 202 COMPLETED; 0 credentials duplicated.
       expect(notCompleted).toEqual([]);

@@ -42,9 +42,11 @@ describe('broker outage under load (a private RabbitMQ node)', () => {
       await new Promise((r) => setTimeout(r, OUTAGE_MS));
       await rabbit.startBroker();
       restartedAt = Date.now();
-      await waitFor(() => acceptedSince(load.sent, restartedAt) > 0, { timeoutMs: 60_000, what: 'ingest to accept events after the broker returned' }).catch((err) => {
-        throw new Error(`${err.message}; answers since: ${JSON.stringify(answers(load.sent.filter((s) => s.endedAt > restartedAt)))}; ${diagnostics(sys)}`);
-      });
+      await waitFor(() => acceptedSince(load.sent, restartedAt) > 0, { timeoutMs: 60_000, what: 'ingest to accept events after the broker returned' }).catch(
+        (err) => {
+          throw new Error(`${err.message}; answers since: ${JSON.stringify(answers(load.sent.filter((s) => s.endedAt > restartedAt)))}; ${diagnostics(sys)}`);
+        },
+      );
       const sent = await load.finished;
 
       const accepted = sent.filter((s) => s.status === 202);

@@ -52,7 +52,9 @@ describe('the OpenAPI contract of {base_url} and {webhook_url}', () => {
 
   it('every route the ingest gateway serves on {webhook_url} is in the ingest document', () => {
     // Less the portal's routes, which the edge serves on {base_url} (checked above).
-    const routes = servedRoutes(sys.logs('ingest-gateway')).filter((r) => !OPERATIONS.has(r) && apiHostAppFor(r.split(' ')[1].replace(/:[^/]+/g, 'x')) !== 'ingest-gateway');
+    const routes = servedRoutes(sys.logs('ingest-gateway')).filter(
+      (r) => !OPERATIONS.has(r) && apiHostAppFor(r.split(' ')[1].replace(/:[^/]+/g, 'x')) !== 'ingest-gateway',
+    );
     expect(routes.length).toBeGreaterThan(5);
     expect(routes.filter((r) => !routeDocumented(ingestDocument(), r.split(' ')[0], r.split(' ')[1]))).toEqual([]);
   });
@@ -61,8 +63,8 @@ describe('the OpenAPI contract of {base_url} and {webhook_url}', () => {
     // The documented error of a request without a key, read as if it were the success response.
     const res = await axios.get(`${sys.baseUrl}/api/v4/location/all`, { validateStatus: () => true });
     expect(res.status).toBe(401);
-    expect(contractViolations({ method: 'GET', url: `${sys.baseUrl}/api/v4/location/all`, status: 200, responseBody: res.data, contentType: 'application/json' })).toEqual([
-      expect.stringMatching(/^GET \/api\/v4\/location\/all → 200: response .*\/code must be equal to constant/),
-    ]);
+    expect(
+      contractViolations({ method: 'GET', url: `${sys.baseUrl}/api/v4/location/all`, status: 200, responseBody: res.data, contentType: 'application/json' }),
+    ).toEqual([expect.stringMatching(/^GET \/api\/v4\/location\/all → 200: response .*\/code must be equal to constant/)]);
   });
 });

@@ -63,7 +63,8 @@ describe('dead letters replayed by the on-call tool (every app as a process)', (
     });
     return stdout;
   }
-  const deadLetters = async () => JSON.parse(await dlq('list', QUEUE, '--json')).messages as { event_id: string | null; reason: string | null; retry_count: number }[];
+  const deadLetters = async () =>
+    JSON.parse(await dlq('list', QUEUE, '--json')).messages as { event_id: string | null; reason: string | null; retry_count: number }[];
 
   const status = async (eventId: string) => (await ingest.get(`/webhook/events/${eventId}`)).data as { status: string; message: string | null };
   /** Waits for the event to be in `want` (a replayed event passes DEAD_LETTER, QUEUED, PROCESSING first). */
@@ -119,7 +120,9 @@ describe('dead letters replayed by the on-call tool (every app as a process)', (
         });
         attempt++;
         await settled(res.data.eventId, 'COMPLETED');
-        const keys = await Promise.all(OUTAGE_LOCKS.map(async (id) => (await lockOrNull(id))?.ekeys.filter((k) => k.keyName.startsWith('DLQ-WARM ') && k.status !== 'deleted') ?? []));
+        const keys = await Promise.all(
+          OUTAGE_LOCKS.map(async (id) => (await lockOrNull(id))?.ekeys.filter((k) => k.keyName.startsWith('DLQ-WARM ') && k.status !== 'deleted') ?? []),
+        );
         return keys.every((k) => k.length === 1);
       },
       { timeoutMs: 60_000, intervalMs: 1000, what: 'the warm-up booking on both locks of room 301' },
@@ -186,7 +189,12 @@ describe('dead letters replayed by the on-call tool (every app as a process)', (
     }
     expect((await deadLetters()).filter((d) => refs.some((ref) => events[ref] === d.event_id))).toEqual([]);
     // one history for both ways in: who, how, how many
-    const history = (await admin.get('/admin/v1/dead-letters/operations')).data as { via: string; operator: string; action: string; counts: { replayed: number } }[];
+    const history = (await admin.get('/admin/v1/dead-letters/operations')).data as {
+      via: string;
+      operator: string;
+      action: string;
+      counts: { replayed: number };
+    }[];
     expect(history.map((o) => [o.action, o.via, o.operator, o.counts.replayed])).toEqual([
       ['replay', 'admin-api', 'e2e on-call', rest.data.replayed],
       ['replay', 'cli', 'e2e on-call', 1],
@@ -197,7 +205,10 @@ describe('dead letters replayed by the on-call tool (every app as a process)', (
     for (const lockId of OUTAGE_LOCKS) {
       const got = await lockOrNull(lockId);
       // The vendor-side key name is the booking reference, then a hash of the operation.
-      const keyRefs = live(got?.ekeys ?? []).map((k) => k.keyName.split(' ')[0]).filter((r) => r !== 'DLQ-WARM').sort();
+      const keyRefs = live(got?.ekeys ?? [])
+        .map((k) => k.keyName.split(' ')[0])
+        .filter((r) => r !== 'DLQ-WARM')
+        .sort();
       expect({ lockId, keyRefs, passcodes: live(got?.passcodes ?? []).length }).toEqual({ lockId, keyRefs: [...refs].sort(), passcodes: refs.length });
     }
     for (const ref of refs) {

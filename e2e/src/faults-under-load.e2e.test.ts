@@ -36,10 +36,13 @@ describe('faults under load (database behind a proxy)', () => {
     const c = await onboard(sys, 'Crash Hotel', 'KILL');
     const sending = burst(sys, c, 'KILL', 500, 20);
     // kill once provisioning is under way, while most bookings are still queued or being processed
-    const completedAtKill = await waitFor(async () => {
-      const n = await count(sys, c, 'COMPLETED');
-      return n >= 25 ? n : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 100, what: 'the first bookings to complete' });
+    const completedAtKill = await waitFor(
+      async () => {
+        const n = await count(sys, c, 'COMPLETED');
+        return n >= 25 ? n : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, what: 'the first bookings to complete' },
+    );
     const pid = sys.app('provisioning-worker', 0).pid;
     await sys.kill('provisioning-worker', 0, 'SIGKILL');
     const restarted = await sys.restart('provisioning-worker', 0);
@@ -60,7 +63,15 @@ describe('faults under load (database behind a proxy)', () => {
       }
     }
     const duplicated = [...keysByRef].filter(([, n]) => n > 1);
-    logFault('worker SIGKILL', { sent: sent.length, accepted: accepted.length, completedAtKill, inFlightAtKill: accepted.length - completedAtKill, completed, ekeys: [...keysByRef.values()].reduce((a, b) => a + b, 0), duplicated: duplicated.length });
+    logFault('worker SIGKILL', {
+      sent: sent.length,
+      accepted: accepted.length,
+      completedAtKill,
+      inFlightAtKill: accepted.length - completedAtKill,
+      completed,
+      ekeys: [...keysByRef.values()].reduce((a, b) => a + b, 0),
+      duplicated: duplicated.length,
+    });
     expect(sent.length).toBe(500);
     expect(accepted.length).toBe(500);
     expect(notCompleted).toEqual([]);
@@ -72,17 +83,31 @@ describe('faults under load (database behind a proxy)', () => {
   it('a lock cloud answering in 2 s: ingest latency unaffected, every booking COMPLETED, none dead-lettered', async () => {
     const c = await onboard(sys, 'Slow Cloud Hotel', 'SLOW');
     const normal = await burst(sys, c, 'SLOW-N', ROOMS, 5);
-    await settle(sys, c, normal.filter((s) => s.status === 202), 120_000);
+    await settle(
+      sys,
+      c,
+      normal.filter((s) => s.status === 202),
+      120_000,
+    );
     await axios.put(`${sys.simUrl}/sim/latency`, { ms: 2000 });
     try {
       const slow = await burst(sys, c, 'SLOW-S', ROOMS, 5);
       const accepted = [...normal, ...slow].filter((s) => s.status === 202);
       const { completed, notCompleted } = await settle(sys, c, accepted, 240_000);
-      const calls = (await axios.get(`${sys.simUrl}/sim/calls`, { params: { path: '/v3/key/send' } })).data as { calls: { lockId: string; durationMs: number }[] };
+      const calls = (await axios.get(`${sys.simUrl}/sim/calls`, { params: { path: '/v3/key/send' } })).data as {
+        calls: { lockId: string; durationMs: number }[];
+      };
       const slowCalls = calls.calls.filter((k) => k.lockId.startsWith(`${c.lockPrefix}-`) && k.durationMs >= 2000).length;
       const ms = (s: Sent[]) => s.filter((x) => x.status === 202).map((x) => x.endedAt - x.startedAt);
       const figures = { p50: [percentile(ms(normal), 50), percentile(ms(slow), 50)], p99: [percentile(ms(normal), 99), percentile(ms(slow), 99)] };
-      logFault('slow lock cloud', { sent: normal.length + slow.length, accepted: accepted.length, completed, deadLetter: await count(sys, c, 'DEAD_LETTER'), slowKeySends: slowCalls, ingestMsNormalVsSlow: figures });
+      logFault('slow lock cloud', {
+        sent: normal.length + slow.length,
+        accepted: accepted.length,
+        completed,
+        deadLetter: await count(sys, c, 'DEAD_LETTER'),
+        slowKeySends: slowCalls,
+        ingestMsNormalVsSlow: figures,
+      });
       expect(accepted.length).toBe(2 * ROOMS);
       expect(notCompleted).toEqual([]);
       expect(completed).toBe(2 * ROOMS);
@@ -125,7 +150,14 @@ describe('faults under load (database behind a proxy)', () => {
       // answered while the database was away: only 503s
       const duringCut = sent.filter((s) => s.startedAt >= cutAt && s.endedAt < restoredAt);
       const { completed, notCompleted } = await settle(sys, c, accepted, 180_000);
-      logFault('database cut 10 s', { sent: sent.length, accepted: accepted.length, refused503: refused.length, answeredDuringCut: duringCut.length, recoveredAfterMs, completed });
+      logFault('database cut 10 s', {
+        sent: sent.length,
+        accepted: accepted.length,
+        refused503: refused.length,
+        answeredDuringCut: duringCut.length,
+        recoveredAfterMs,
+        completed,
+      });
       expect(sent.filter((s) => s.status !== 202 && s.status !== 503)).toEqual([]);
       expect(duringCut.length).toBeGreaterThan(0);
       expect(duringCut.filter((s) => s.status !== 503)).toEqual([]);

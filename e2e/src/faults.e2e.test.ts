@@ -5,7 +5,17 @@ import { launchSystem, System, waitFor } from '@smartlock/testing';
 // right end (they must be equal).
 
 const LAYOUT = {
-  sites: [{ name: 'Quay', buildings: [{ name: 'A', floors: [{ name: '1', rooms: ['1', '2', '3', '4', '5'].map((n) => ({ name: n, locks: [{ lock_id: `Q-${n}`, lock_mac: `AA:00:00:00:00:0${n}` }] })) }] }] }],
+  sites: [
+    {
+      name: 'Quay',
+      buildings: [
+        {
+          name: 'A',
+          floors: [{ name: '1', rooms: ['1', '2', '3', '4', '5'].map((n) => ({ name: n, locks: [{ lock_id: `Q-${n}`, lock_mac: `AA:00:00:00:00:0${n}` }] })) }],
+        },
+      ],
+    },
+  ],
 };
 
 describe('faults', () => {

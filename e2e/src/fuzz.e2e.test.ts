@@ -2,7 +2,21 @@ import axios from 'axios';
 import fc from 'fast-check';
 import { Db, MongoClient } from 'mongodb';
 import { ACTION_MAPPING, PORTAL_CAPABILITIES, PORTAL_SESSION_COOKIE, apiDocument, ingestDocument } from '@smartlock/contracts';
-import { DocumentedOperation, Hints, Live, RawResponse, documentedOperations, exchangeViolations, httpOf, isoDate, launchSystem, MONGO_URL, rawClient, requestArbitrary, System } from '@smartlock/testing';
+import {
+  DocumentedOperation,
+  Hints,
+  Live,
+  RawResponse,
+  documentedOperations,
+  exchangeViolations,
+  httpOf,
+  isoDate,
+  launchSystem,
+  MONGO_URL,
+  rawClient,
+  requestArbitrary,
+  System,
+} from '@smartlock/testing';
 
 // Bad input at scale (issue 9, part 4): fast-check generates request bodies and headers, mostly
 // structurally interesting (a valid body with one field mutated, operator objects, arrays where
@@ -38,7 +52,12 @@ const CONTRACT_SHARE = 0.15;
 /** Seeds that found a bug, fixed since: `runs` replays the round up to the request that found it. */
 const KEPT: { seed: number; runs: number; found: string }[] = [
   { seed: 185564734, runs: 2500, found: 'PUT /admin/v1/companies/:id/layout accepted a key twice ({"sites": "xxx…", "sites": [...]})' },
-  { seed: 662487859, runs: 1000, found: 'the fuzz itself: an "extra" key "name" (one of fast-check\'s special strings) on a rename is the body\'s own field, its 200 judged "accepted what is invalid"' },
+  {
+    seed: 662487859,
+    runs: 1000,
+    found:
+      'the fuzz itself: an "extra" key "name" (one of fast-check\'s special strings) on a rename is the body\'s own field, its 200 judged "accepted what is invalid"',
+  },
 ];
 /** The contract property's: `runs` replays the first requests of one operation (by operationId) of that seed. */
 const CONTRACT_KEPT: { seed: number; operation: string; runs: number; found: string }[] = [
@@ -46,11 +65,38 @@ const CONTRACT_KEPT: { seed: number; operation: string; runs: number; found: str
   { seed: 274734790, operation: 'v3SetExternalIdRoom', runs: 5, found: 'a UTF-16 body was accepted by location-api' },
   { seed: 274734790, operation: 'v3SetExternalIdBed', runs: 10, found: '503 when concurrent writes of one company raced for the layout commit' },
   { seed: 20261122, operation: 'portalGetBookingTimeline', runs: 1, found: 'a 129-character referenceId answered 200 where the document allows 128' },
-  { seed: 477119579, operation: 'v4SetExternalIdBed', runs: 2, found: 'a key twice behind a byte-order mark was accepted: the duplicate-key check did not skip the mark' },
-  { seed: 500941978, operation: 'portalListEvents', runs: 1, found: 'pageSize=101 answered 200 (served at 100) where the portal document said at most 100, then an empty pageSize answered 200' },
-  { seed: 647594721, operation: 'portalListEvents', runs: 1, found: 'a 130-character referenceId filter answered 200 where the portal document said at most 128 (the gateway\'s list, which serves both, takes up to 200, as its own document says)' },
-  { seed: 653615642, operation: 'createPortalLink', runs: 6, found: 'a body with a "__proto__" key was accepted: joi skips the key, so the unknown-key check never saw it' },
-  { seed: 743296566, operation: 'renameFloor', runs: 1, found: 'the fuzz itself: its body replaced by an operator object, then that same instance added to it, was a cycle whose JSON text never ended (the e2e process died of heap exhaustion)' },
+  {
+    seed: 477119579,
+    operation: 'v4SetExternalIdBed',
+    runs: 2,
+    found: 'a key twice behind a byte-order mark was accepted: the duplicate-key check did not skip the mark',
+  },
+  {
+    seed: 500941978,
+    operation: 'portalListEvents',
+    runs: 1,
+    found: 'pageSize=101 answered 200 (served at 100) where the portal document said at most 100, then an empty pageSize answered 200',
+  },
+  {
+    seed: 647594721,
+    operation: 'portalListEvents',
+    runs: 1,
+    found:
+      "a 130-character referenceId filter answered 200 where the portal document said at most 128 (the gateway's list, which serves both, takes up to 200, as its own document says)",
+  },
+  {
+    seed: 653615642,
+    operation: 'createPortalLink',
+    runs: 6,
+    found: 'a body with a "__proto__" key was accepted: joi skips the key, so the unknown-key check never saw it',
+  },
+  {
+    seed: 743296566,
+    operation: 'renameFloor',
+    runs: 1,
+    found:
+      'the fuzz itself: its body replaced by an operator object, then that same instance added to it, was a cycle whose JSON text never ended (the e2e process died of heap exhaustion)',
+  },
 ];
 const rounds = (budget: number) =>
   process.env.FUZZ_SEED
@@ -87,8 +133,36 @@ interface Req {
 
 // ---- values -------------------------------------------------------------------------------------
 
-const OPERATORS = [{ $gt: '' }, { $ne: null }, { $where: 'sleep(1000) || true' }, { $regex: '.*' }, { $in: ['a', 'b'] }, { $exists: true }, { $expr: { $eq: [1, 1] } }];
-const NASTY = ['', ' ', '\u0000', '\u202e\u0644', '💥🔑', 'Ω≈ç√∫˜µ', '<script>alert(1)</script>', "' OR 1=1 --", '../../etc/passwd', '%00%2e', 'null', 'NaN', '{"$gt":""}', 'a.b', '$where', '__proto__', 'constructor', '\ud800', ' padded '];
+const OPERATORS = [
+  { $gt: '' },
+  { $ne: null },
+  { $where: 'sleep(1000) || true' },
+  { $regex: '.*' },
+  { $in: ['a', 'b'] },
+  { $exists: true },
+  { $expr: { $eq: [1, 1] } },
+];
+const NASTY = [
+  '',
+  ' ',
+  '\u0000',
+  '\u202e\u0644',
+  '💥🔑',
+  'Ω≈ç√∫˜µ',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  '../../etc/passwd',
+  '%00%2e',
+  'null',
+  'NaN',
+  '{"$gt":""}',
+  'a.b',
+  '$where',
+  '__proto__',
+  'constructor',
+  '\ud800',
+  ' padded ',
+];
 
 /**
  * `{"a":{"a":…{"a":1}}}` n levels deep. Held as a marker until the body is serialised (`toText`):
@@ -144,16 +218,51 @@ type Mutation =
 const mutation = (fields: string[][]): fc.Arbitrary<Mutation> =>
   fc.oneof(
     { weight: 2, arbitrary: fc.constant<Mutation>({ op: 'none' }) },
-    { weight: 5, arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...fields), value: notString, kind: fc.constant('notString' as const) }) },
-    { weight: 2, arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...fields), value: oddString, kind: fc.constant('odd' as const) }) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...fields), value: hugeString, kind: fc.constant('huge' as const) }) },
-    { weight: 2, arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...fields), value: fc.constant(null), kind: fc.constant('null' as const) }) },
+    {
+      weight: 5,
+      arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...fields), value: notString, kind: fc.constant('notString' as const) }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...fields), value: oddString, kind: fc.constant('odd' as const) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...fields), value: hugeString, kind: fc.constant('huge' as const) }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...fields), value: fc.constant(null), kind: fc.constant('null' as const) }),
+    },
     { weight: 2, arbitrary: fc.record({ op: fc.constant('delete' as const), path: fc.constantFrom(...fields) }) },
     { weight: 2, arbitrary: fc.record({ op: fc.constant('extra' as const), key: extraKey, value: anyValue }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('proto' as const), key: fc.constantFrom('__proto__' as const, 'constructor' as const) }) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant('dupkey' as const), path: fc.constantFrom(...fields.filter((p) => p.length === 1)), first: anyValue }) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant('replace' as const), value: fc.oneof(fc.constant([]), fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }), oddString, fc.integer(), fc.constant(null), fc.boolean(), fc.integer({ min: 50, max: 5000 }).map(deep)) }) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant('malformed' as const), text: fc.oneof(fc.constantFrom('{', '{"a":}', "{'a':1}", 'NaN', '[1,2', '{"a":1}}', '\u0000', '{"a":1,}', 'undefined', '{"__proto__":'), fc.nat()) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ op: fc.constant('dupkey' as const), path: fc.constantFrom(...fields.filter((p) => p.length === 1)), first: anyValue }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant('replace' as const),
+        value: fc.oneof(
+          fc.constant([]),
+          fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 3 }),
+          oddString,
+          fc.integer(),
+          fc.constant(null),
+          fc.boolean(),
+          fc.integer({ min: 50, max: 5000 }).map(deep),
+        ),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        op: fc.constant('malformed' as const),
+        text: fc.oneof(fc.constantFrom('{', '{"a":}', "{'a':1}", 'NaN', '[1,2', '{"a":1}}', '\u0000', '{"a":1,}', 'undefined', '{"__proto__":'), fc.nat()),
+      }),
+    },
   );
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v));
@@ -204,7 +313,19 @@ function render(base: Record<string, unknown>, m: Mutation): string {
 const CONTENT_TYPES = fc.oneof(
   { weight: 12, arbitrary: fc.constant('application/json') },
   { weight: 1, arbitrary: fc.constantFrom('application/json; charset=utf-8', 'APPLICATION/JSON') },
-  { weight: 1, arbitrary: fc.constantFrom('', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'text/json') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      'application/json; charset=latin1',
+      'application/json; charset=utf-16',
+      'text/json',
+    ),
+  },
 );
 const jsonType = (ct: string) => /^application\/json(; charset=utf-8)?$/i.test(ct);
 
@@ -267,7 +388,10 @@ function parsedHasNul(text: string): boolean {
 }
 
 /** Printable ASCII, as a header value may be. */
-const headerJunk = fc.oneof(fc.constantFrom('', ' ', 'null', 'undefined', '{"$gt":""}', 'Bearer', 'Bearer ', 'a, b', 'x'.repeat(4000)), fc.string({ maxLength: 60 }));
+const headerJunk = fc.oneof(
+  fc.constantFrom('', ' ', 'null', 'undefined', '{"$gt":""}', 'Bearer', 'Bearer ', 'a, b', 'x'.repeat(4000)),
+  fc.string({ maxLength: 60 }),
+);
 
 // ---- the system under test -----------------------------------------------------------------------
 
@@ -322,7 +446,10 @@ describe('bad input at scale (fast-check against the running system)', () => {
     // admin company's (admin token, portal session), and things to name that may be lost (keys,
     // tokens and sessions of their own, never the ones the fuzz authenticates with).
     const chain = (n: Record<string, string>) => ({ site: n.site_id, building: n.building_id, floor: n.floor_id, room: n.room_id, bed: n._id });
-    places.key = { company: ids.company, ...chain({ _id: bedRow.bed._id, site_id: bedRow.site._id, building_id: bedRow.building._id, floor_id: bedRow.floor._id, room_id: bedRow.room._id }) };
+    places.key = {
+      company: ids.company,
+      ...chain({ _id: bedRow.bed._id, site_id: bedRow.site._id, building_id: bedRow.building._id, floor_id: bedRow.floor._id, room_id: bedRow.room._id }),
+    };
     places.admin = { company: ids.admin, ...chain(snapshot.find((n) => n.level === 'bed') as unknown as Record<string, string>) };
     // What removing operations (a DELETE, an import that prunes) may remove: another company's.
     const spare = (await admin.post('/admin/v1/companies', { name: 'Fuzz Spare' })).data._id;
@@ -340,13 +467,20 @@ describe('bad input at scale (fast-check against the running system)', () => {
     Object.assign(sessions.spare, await openPortalSession(places.spare.company));
     const key = { headers: { apikey: ids.key } };
     for (let i = 0; i < 2; i++) {
-      const schedule = { ref_id: `FZSPARE${i}`, type: 'PERMANENT', emp_id: '65a0f0f0f0f0f0f0f0f0f0f0', access_locations: [{ site_id: ids.site, room_id: '*' }] };
+      const schedule = {
+        ref_id: `FZSPARE${i}`,
+        type: 'PERMANENT',
+        emp_id: '65a0f0f0f0f0f0f0f0f0f0f0',
+        access_locations: [{ site_id: ids.site, room_id: '*' }],
+      };
       pools.scheduleIds.push((await axios.post(`${sys.baseUrl}/api/v3/access/employee`, schedule, key)).data.data.schedule_id);
       const booking = { reference_id: `FZ-SPARE-${i}`, action: 'create', room: '101', check_in: '2031-05-01T15:00:00Z', check_out: '2031-05-03T11:00:00Z' };
       pools.eventIds.push((await axios.post(`${sys.webhookUrl}/webhook/t/${ids.token}`, booking)).data.eventId);
       pools.references.push(booking.reference_id);
     }
-    pools.queues.push(...(await admin.get('/admin/v1/dead-letters')).data.map((q: { queue: string; dead_letter_queue: string }) => [q.queue, q.dead_letter_queue]).flat());
+    pools.queues.push(
+      ...(await admin.get('/admin/v1/dead-letters')).data.map((q: { queue: string; dead_letter_queue: string }) => [q.queue, q.dead_letter_queue]).flat(),
+    );
     mongo = await MongoClient.connect(MONGO_URL);
   }, 180_000);
 
@@ -364,7 +498,15 @@ describe('bad input at scale (fast-check against the running system)', () => {
   const places: Record<'key' | 'admin' | 'spare', Places> = { key: noPlaces(), admin: noPlaces(), spare: noPlaces() };
   /** Removes something (a DELETE, a layout import that may prune): given the spare company's places and session. */
   const removing = (op: DocumentedOperation) => op.method === 'delete' || op.parameters.some((p) => p.name === 'prune');
-  const pools = { keyIds: [] as string[], tokenIds: [] as string[], sessionIds: [] as string[], scheduleIds: [] as string[], eventIds: [] as string[], references: [] as string[], queues: [] as string[] };
+  const pools = {
+    keyIds: [] as string[],
+    tokenIds: [] as string[],
+    sessionIds: [] as string[],
+    scheduleIds: [] as string[],
+    eventIds: [] as string[],
+    references: [] as string[],
+    queues: [] as string[],
+  };
   /** Stands for the live portal session's CSRF token in generated requests (the session is renewed when one signs it out). */
   const CSRF = '{{csrf}}';
   type Session = { cookie: string; csrf: string; id: string; renewing?: Promise<void> };
@@ -373,9 +515,15 @@ describe('bad input at scale (fast-check against the running system)', () => {
 
   /** A session of a company with every capability, from a link opened as a browser would. */
   async function openPortalSession(company: string): Promise<{ cookie: string; csrf: string; id: string }> {
-    const link = await axios.post(`${sys.baseUrl}/admin/v1/companies/${company}/portal-links`, { capabilities: [...PORTAL_CAPABILITIES] }, { headers: { Authorization: `Bearer ${sys.adminToken}` } });
+    const link = await axios.post(
+      `${sys.baseUrl}/admin/v1/companies/${company}/portal-links`,
+      { capabilities: [...PORTAL_CAPABILITIES] },
+      { headers: { Authorization: `Bearer ${sys.adminToken}` } },
+    );
     const res = await axios.post(`${sys.baseUrl}/portal/api/session`, { token: link.data.token });
-    const cookie = /(?:^|;\s*)[^=]+=([^;]+)/.exec(((res.headers['set-cookie'] ?? []) as string[]).find((c) => c.startsWith(`${PORTAL_SESSION_COOKIE}=`)) ?? '')?.[1];
+    const cookie = /(?:^|;\s*)[^=]+=([^;]+)/.exec(
+      ((res.headers['set-cookie'] ?? []) as string[]).find((c) => c.startsWith(`${PORTAL_SESSION_COOKIE}=`)) ?? '',
+    )?.[1];
     if (!cookie) throw new Error(`no ${PORTAL_SESSION_COOKIE} cookie: ${JSON.stringify(res.headers)}`);
     return { cookie, csrf: res.data.csrf_token, id: res.data.session_id };
   }
@@ -415,7 +563,9 @@ describe('bad input at scale (fast-check against the running system)', () => {
         case 'bed_id':
           return where === 'body' && op.operationId.startsWith('ingest') ? undefined : fc.constant(place[name.slice(0, -3) as keyof Places]);
         case 'id':
-          return where === 'path' && LEVEL_OF[segments[segments.indexOf('{id}') - 1]] ? fc.constant(place[LEVEL_OF[segments[segments.indexOf('{id}') - 1]]]) : undefined;
+          return where === 'path' && LEVEL_OF[segments[segments.indexOf('{id}') - 1]]
+            ? fc.constant(place[LEVEL_OF[segments[segments.indexOf('{id}') - 1]]])
+            : undefined;
         case 'keyId':
           return one(pools.keyIds);
         case 'tokenId':
@@ -474,7 +624,22 @@ describe('bad input at scale (fast-check against the running system)', () => {
 
   // ---- targets: each turns a generated case into a request with its expectation ----
 
-  const INGEST_FIELDS = [['reference_id'], ['action'], ['room'], ['room_number'], ['bed'], ['check_in'], ['check_out'], ['start_date'], ['card_id'], ['guest', 'name'], ['guest', 'email'], ['guest', 'phone'], ['access_type'], ['guest']];
+  const INGEST_FIELDS = [
+    ['reference_id'],
+    ['action'],
+    ['room'],
+    ['room_number'],
+    ['bed'],
+    ['check_in'],
+    ['check_out'],
+    ['start_date'],
+    ['card_id'],
+    ['guest', 'name'],
+    ['guest', 'email'],
+    ['guest', 'phone'],
+    ['access_type'],
+    ['guest'],
+  ];
   const INGEST_REQUIRED = ['reference_id', 'action', 'room', 'check_in', 'check_out'];
   const INGEST_KNOWN = [...INGEST_FIELDS.map((p) => p[0]), 'bed_number', 'end_date', 'room_id', 'bed_id'];
   const ingestBase = (n: string) => ({
@@ -515,7 +680,13 @@ describe('bad input at scale (fast-check against the running system)', () => {
 
   const ingestToken = fc.oneof(
     { weight: 10, arbitrary: fc.constant('valid') },
-    { weight: 1, arbitrary: fc.oneof(fc.constantFrom('', '%7B%22%24gt%22%3A%22%22%7D', '..%2F..%2Fadmin', 'x'.repeat(600), 'null'), fc.string({ minLength: 1, maxLength: 60 })) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        fc.constantFrom('', '%7B%22%24gt%22%3A%22%22%7D', '..%2F..%2Fadmin', 'x'.repeat(600), 'null'),
+        fc.string({ minLength: 1, maxLength: 60 }),
+      ),
+    },
   );
 
   const TARGETS: { name: string; runs: number; arb: fc.Arbitrary<(n: string) => Req> }[] = [
@@ -543,9 +714,22 @@ describe('bad input at scale (fast-check against the running system)', () => {
         .tuple(
           mutation(INGEST_FIELDS),
           CONTENT_TYPES,
-          fc.oneof({ weight: 6, arbitrary: fc.constant<string | null>('valid') }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: headerJunk }),
-          fc.oneof({ weight: 6, arbitrary: fc.constant<string | null>('valid') }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: headerJunk }),
-          fc.oneof({ weight: 4, arbitrary: fc.constant<string | null>(null) }, { weight: 2, arbitrary: fc.constant('valid') }, { weight: 1, arbitrary: fc.constant('000000000000000000000000') }, { weight: 1, arbitrary: headerJunk }),
+          fc.oneof(
+            { weight: 6, arbitrary: fc.constant<string | null>('valid') },
+            { weight: 1, arbitrary: fc.constant(null) },
+            { weight: 1, arbitrary: headerJunk },
+          ),
+          fc.oneof(
+            { weight: 6, arbitrary: fc.constant<string | null>('valid') },
+            { weight: 1, arbitrary: fc.constant(null) },
+            { weight: 1, arbitrary: headerJunk },
+          ),
+          fc.oneof(
+            { weight: 4, arbitrary: fc.constant<string | null>(null) },
+            { weight: 2, arbitrary: fc.constant('valid') },
+            { weight: 1, arbitrary: fc.constant('000000000000000000000000') },
+            { weight: 1, arbitrary: headerJunk },
+          ),
         )
         .map(([m, ct, key, site, company]) => (n: string) => {
           const t = transport(ingestBase(n), m, ct);
@@ -572,16 +756,40 @@ describe('bad input at scale (fast-check against the running system)', () => {
       runs: 0.2,
       arb: fc
         .tuple(
-          mutation([['ref_id'], ['type'], ['access_type'], ['startDate'], ['endDate'], ['contact'], ['emp_id'], ['access_locations'], ['access_locations', '0'], ['access_locations', '0', 'room_id'], ['access_locations', '0', 'site_id']]),
+          mutation([
+            ['ref_id'],
+            ['type'],
+            ['access_type'],
+            ['startDate'],
+            ['endDate'],
+            ['contact'],
+            ['emp_id'],
+            ['access_locations'],
+            ['access_locations', '0'],
+            ['access_locations', '0', 'room_id'],
+            ['access_locations', '0', 'site_id'],
+          ]),
           CONTENT_TYPES,
           fc.boolean(),
-          fc.oneof({ weight: 10, arbitrary: fc.constant<string | null>('valid') }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: headerJunk }),
+          fc.oneof(
+            { weight: 10, arbitrary: fc.constant<string | null>('valid') },
+            { weight: 1, arbitrary: fc.constant(null) },
+            { weight: 1, arbitrary: headerJunk },
+          ),
           fc.constantFrom('*', 'room', 'bed'),
         )
         .map(([m, ct, timed, key, where]) => (n: string) => {
-          const rule = where === '*' ? { site_id: ids.site, room_id: '*' } : where === 'room' ? { room_id: ids.room } : { room_id: ids.bedRoom, bed_id: ids.bed };
+          const rule =
+            where === '*' ? { site_id: ids.site, room_id: '*' } : where === 'room' ? { room_id: ids.room } : { room_id: ids.bedRoom, bed_id: ids.bed };
           const base: Record<string, unknown> = timed
-            ? { ref_id: `FZ${n}`, type: 'TIMED', startDate: '2031-06-01T08:00:00Z', endDate: '2031-06-30T18:00:00Z', contact: 'cleaner@fuzz.example', access_locations: [rule] }
+            ? {
+                ref_id: `FZ${n}`,
+                type: 'TIMED',
+                startDate: '2031-06-01T08:00:00Z',
+                endDate: '2031-06-30T18:00:00Z',
+                contact: 'cleaner@fuzz.example',
+                access_locations: [rule],
+              }
             : { ref_id: `FZ${n}`, type: 'PERMANENT', emp_id: '65a0f0f0f0f0f0f0f0f0f0f0', access_locations: [rule] };
           const t = transport(base, m, ct);
           const headers = { ...t.headers };
@@ -609,7 +817,15 @@ describe('bad input at scale (fast-check against the running system)', () => {
                 return 'either';
             }
           })();
-          return { method: 'POST', url: `${sys.baseUrl}/api/v3/access/employee`, headers, body: t.body, expect, envelope: 'employee', what: `${m.op} ${field} ct=${ct} timed=${timed} apikey=${key === 'valid' ? 'valid' : 'odd'}` };
+          return {
+            method: 'POST',
+            url: `${sys.baseUrl}/api/v3/access/employee`,
+            headers,
+            body: t.body,
+            expect,
+            envelope: 'employee',
+            what: `${m.op} ${field} ct=${ct} timed=${timed} apikey=${key === 'valid' ? 'valid' : 'odd'}`,
+          };
         }),
     },
     {
@@ -618,18 +834,38 @@ describe('bad input at scale (fast-check against the running system)', () => {
       arb: fc
         .tuple(
           fc.constantFrom('GET' as const, 'DELETE' as const),
-          fc.oneof(fc.constant(''), fc.constantFrom('/000000000000000000000000', '/zzz', '/%24gt', '/__proto__', '/constructor'), fc
+          fc.oneof(
+            fc.constant(''),
+            fc.constantFrom('/000000000000000000000000', '/zzz', '/%24gt', '/__proto__', '/constructor'),
+            fc
               .string({ minLength: 1, maxLength: 30 })
               .filter((s) => s !== '.' && s !== '..') // a client normalises those away
-              .map((s) => `/${encodeURIComponent(s)}`)),
-          fc.constantFrom('', '?page=0', '?page=-1', '?limit=1000', '?page[$gt]=1', '?status[$ne]=x', '?employee_id=abc', '?status=active&status=revoked', '?limit=1e3', '?page=1.5'),
+              .map((s) => `/${encodeURIComponent(s)}`),
+          ),
+          fc.constantFrom(
+            '',
+            '?page=0',
+            '?page=-1',
+            '?limit=1000',
+            '?page[$gt]=1',
+            '?status[$ne]=x',
+            '?employee_id=abc',
+            '?status=active&status=revoked',
+            '?limit=1e3',
+            '?page=1.5',
+          ),
           fc.boolean(),
         )
         .map(([method, id, query, goodKey]) => () => ({
           method,
           url: `${sys.baseUrl}/api/v3/access/employee${id}${id ? '' : query}`,
           headers: goodKey ? { apikey: ids.key } : { apikey: 'sk_wrong' },
-          expect: !goodKey || (id === '' && query !== '') || (id !== '' && id !== '/000000000000000000000000') ? 'reject' : method === 'GET' && id === '' ? 'accept' : 'reject',
+          expect:
+            !goodKey || (id === '' && query !== '') || (id !== '' && id !== '/000000000000000000000000')
+              ? 'reject'
+              : method === 'GET' && id === ''
+                ? 'accept'
+                : 'reject',
           envelope: 'employee',
           what: `${method} ${id}${query} apikey=${goodKey}`,
         })),
@@ -642,8 +878,15 @@ describe('bad input at scale (fast-check against the running system)', () => {
           fc.constantFrom('companies', 'api-keys', 'ingest-tokens', 'callback', 'revoke', 'list'),
           mutation([['name'], ['expires_at'], ['site_id'], ['provider'], ['url'], ['auth'], ['auth', 'type'], ['auth', 'token']]),
           CONTENT_TYPES,
-          fc.oneof({ weight: 10, arbitrary: fc.constant<string | null>('valid') }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: headerJunk }),
-          fc.oneof({ weight: 8, arbitrary: fc.constant('valid') }, { weight: 1, arbitrary: fc.constantFrom('000000000000000000000000', 'zzz', '%24gt', '__proto__') }),
+          fc.oneof(
+            { weight: 10, arbitrary: fc.constant<string | null>('valid') },
+            { weight: 1, arbitrary: fc.constant(null) },
+            { weight: 1, arbitrary: headerJunk },
+          ),
+          fc.oneof(
+            { weight: 8, arbitrary: fc.constant('valid') },
+            { weight: 1, arbitrary: fc.constantFrom('000000000000000000000000', 'zzz', '%24gt', '__proto__') },
+          ),
         )
         .map(([route, m, ct, bearer, company]) => () => {
           const c = company === 'valid' ? ids.admin : company;
@@ -651,8 +894,16 @@ describe('bad input at scale (fast-check against the running system)', () => {
             companies: { method: 'POST', path: '/admin/v1/companies', base: { name: `Fuzz company ${next()}` } },
             'api-keys': { method: 'POST', path: `/admin/v1/companies/${c}/api-keys`, base: { name: 'fuzz key', expires_at: '2040-01-01T00:00:00Z' } },
             // A token is issued only for a site of the company: the first company's, whose layout the fuzz never writes.
-            'ingest-tokens': { method: 'POST', path: `/admin/v1/companies/${company === 'valid' ? ids.company : c}/ingest-tokens`, base: { site_id: ids.site, provider: 'fuzz' } },
-            callback: { method: 'PUT', path: `/admin/v1/companies/${c}/callback`, base: { url: 'https://hooks.fuzz.example/in', auth: { type: 'bearer', token: 'tok-123' } } },
+            'ingest-tokens': {
+              method: 'POST',
+              path: `/admin/v1/companies/${company === 'valid' ? ids.company : c}/ingest-tokens`,
+              base: { site_id: ids.site, provider: 'fuzz' },
+            },
+            callback: {
+              method: 'PUT',
+              path: `/admin/v1/companies/${c}/callback`,
+              base: { url: 'https://hooks.fuzz.example/in', auth: { type: 'bearer', token: 'tok-123' } },
+            },
             revoke: { method: 'POST', path: `/admin/v1/api-keys/${c === ids.admin ? '000000000000000000000001' : c}/revoke` },
             list: { method: 'GET', path: `/admin/v1/companies?name=${encodeURIComponent(`Fuzz ${next()}`)}` },
           };
@@ -668,7 +919,15 @@ describe('bad input at scale (fast-check against the running system)', () => {
                 ? // an ingest token's expires_at is optional (absent from the base body)
                   strictExpect(m, r.base, [], route === 'ingest-tokens' ? ['expires_at'] : [])
                 : 'accept';
-          return { method: r.method, url: `${sys.baseUrl}${r.path}`, headers, body: t?.body, expect, envelope: 'admin', what: `${route} ${m.op} ${'path' in m ? m.path.join('.') : ''} ct=${ct} bearer=${bearer === 'valid' ? 'valid' : 'odd'} company=${company}` };
+          return {
+            method: r.method,
+            url: `${sys.baseUrl}${r.path}`,
+            headers,
+            body: t?.body,
+            expect,
+            envelope: 'admin',
+            what: `${route} ${m.op} ${'path' in m ? m.path.join('.') : ''} ct=${ct} bearer=${bearer === 'valid' ? 'valid' : 'odd'} company=${company}`,
+          };
         }),
     },
     {
@@ -677,9 +936,23 @@ describe('bad input at scale (fast-check against the running system)', () => {
       arb: fc
         .tuple(
           fc.constantFrom('layout', 'create-room', 'rename', 'bind-lock', 'unbind-lock', 'delete-node', 'unknown-level'),
-          mutation([['sites'], ['sites', '0'], ['sites', '0', 'name'], ['sites', '0', 'buildings'], ['name'], ['floor_id'], ['room_id'], ['lock_mac'], ['bed_id']]),
+          mutation([
+            ['sites'],
+            ['sites', '0'],
+            ['sites', '0', 'name'],
+            ['sites', '0', 'buildings'],
+            ['name'],
+            ['floor_id'],
+            ['room_id'],
+            ['lock_mac'],
+            ['bed_id'],
+          ]),
           CONTENT_TYPES,
-          fc.oneof({ weight: 10, arbitrary: fc.constant<string | null>('valid') }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: headerJunk }),
+          fc.oneof(
+            { weight: 10, arbitrary: fc.constant<string | null>('valid') },
+            { weight: 1, arbitrary: fc.constant(null) },
+            { weight: 1, arbitrary: headerJunk },
+          ),
           fc.constantFrom('000000000000000000000000', 'zzz', '__proto__', 'x'.repeat(100)),
         )
         .map(([route, m, ct, bearer, oddId]) => () => {
@@ -687,7 +960,18 @@ describe('bad input at scale (fast-check against the running system)', () => {
           const base = `/admin/v1/companies/${ids.admin}`;
           const routes: Record<string, { method: Req['method']; path: string; base?: Record<string, unknown> }> = {
             // names from a small set, so valid imports mostly add nothing and the layout stays small
-            layout: { method: 'PUT', path: `${base}/layout`, base: { sites: [{ name: `Fuzz site ${Number(n) % 5}`, buildings: [{ name: 'B', floors: [{ name: '1', rooms: [{ name: 'R1', locks: [{ lock_id: `FZL-${n}`, lock_mac: `AA:${n}` }] }] }] }] }] } },
+            layout: {
+              method: 'PUT',
+              path: `${base}/layout`,
+              base: {
+                sites: [
+                  {
+                    name: `Fuzz site ${Number(n) % 5}`,
+                    buildings: [{ name: 'B', floors: [{ name: '1', rooms: [{ name: 'R1', locks: [{ lock_id: `FZL-${n}`, lock_mac: `AA:${n}` }] }] }] }],
+                  },
+                ],
+              },
+            },
             'create-room': { method: 'POST', path: `${base}/rooms`, base: { name: `Room ${n}`, floor_id: ids.adminFloor } },
             rename: { method: 'PATCH', path: `${base}/rooms/${ids.adminRoom}`, base: { name: `Renamed ${Number(n) % 7}` } },
             'bind-lock': { method: 'PUT', path: `${base}/locks/FZB-${Number(n) % 7}`, base: { room_id: ids.adminRoom, lock_mac: 'AA:CC' } },
@@ -705,7 +989,15 @@ describe('bad input at scale (fast-check against the running system)', () => {
               : r.base
                 ? strictExpect(m, r.base, ['sites', 'sites.0.buildings'], route === 'bind-lock' ? ['name', 'provider'] : [])
                 : 'accept';
-          return { method: r.method, url: `${sys.baseUrl}${r.path}`, headers, body: t?.body, expect, envelope: 'admin', what: `${route} ${m.op} ${'path' in m ? m.path.join('.') : ''} ct=${ct} bearer=${bearer === 'valid' ? 'valid' : 'odd'}` };
+          return {
+            method: r.method,
+            url: `${sys.baseUrl}${r.path}`,
+            headers,
+            body: t?.body,
+            expect,
+            envelope: 'admin',
+            what: `${route} ${m.op} ${'path' in m ? m.path.join('.') : ''} ct=${ct} bearer=${bearer === 'valid' ? 'valid' : 'odd'}`,
+          };
         }),
     },
   ];
@@ -726,20 +1018,32 @@ describe('bad input at scale (fast-check against the running system)', () => {
     if (!ok) {
       const envelopeOk =
         r.envelope === 'ingest'
-          ? keysAre(b, ['success', 'errors', 'message']) && b.success === false && isStringArray(b.errors) && b.errors.length > 0 && typeof b.message === 'string'
+          ? keysAre(b, ['success', 'errors', 'message']) &&
+            b.success === false &&
+            isStringArray(b.errors) &&
+            b.errors.length > 0 &&
+            typeof b.message === 'string'
           : r.envelope === 'employee'
             ? keysAre(b, ['error', 'details']) &&
               typeof b.error === 'string' &&
               Array.isArray(b.details) &&
               b.details.length > 0 &&
-              b.details.every((d: { path?: unknown; message?: unknown }) => keysAre(d, ['path', 'message']) && isStringArray(d.path) && typeof d.message === 'string')
-            : keysAre(b, ['message', 'code', 'error', 'data']) && typeof b.message === 'string' && typeof b.code === 'number' && b.error === true && (b.data === null || (status === 409 && typeof b.data === 'object'));
+              b.details.every(
+                (d: { path?: unknown; message?: unknown }) => keysAre(d, ['path', 'message']) && isStringArray(d.path) && typeof d.message === 'string',
+              )
+            : keysAre(b, ['message', 'code', 'error', 'data']) &&
+              typeof b.message === 'string' &&
+              typeof b.code === 'number' &&
+              b.error === true &&
+              (b.data === null || (status === 409 && typeof b.data === 'object'));
       return envelopeOk ? null : `${status} outside the ${r.envelope} envelope: ${JSON.stringify(body)?.slice(0, 300)}`;
     }
     if (r.envelope === 'ingest') {
-      if (!(keysAre(b, ['success', 'eventId', 'status', 'message']) && b.success === true && typeof b.eventId === 'string' && b.status === 'QUEUED')) return `202 body: ${JSON.stringify(body)}`;
+      if (!(keysAre(b, ['success', 'eventId', 'status', 'message']) && b.success === true && typeof b.eventId === 'string' && b.status === 'QUEUED'))
+        return `202 body: ${JSON.stringify(body)}`;
     }
-    if (r.envelope === 'employee' && r.method === 'POST' && !(b.success === true && typeof (b.data as { schedule_id?: unknown })?.schedule_id === 'string')) return `201 body: ${JSON.stringify(body)}`;
+    if (r.envelope === 'employee' && r.method === 'POST' && !(b.success === true && typeof (b.data as { schedule_id?: unknown })?.schedule_id === 'string'))
+      return `201 body: ${JSON.stringify(body)}`;
     return null;
   }
 
@@ -762,7 +1066,8 @@ describe('bad input at scale (fast-check against the running system)', () => {
   }
 
   /** The first case of each list, then the second of each, and so on. */
-  const interleave = <C,>(lists: C[][]): C[] => Array.from({ length: Math.max(0, ...lists.map((c) => c.length)) }, (_, k) => lists.map((c) => c[k]).filter(Boolean)).flat();
+  const interleave = <C>(lists: C[][]): C[] =>
+    Array.from({ length: Math.max(0, ...lists.map((c) => c.length)) }, (_, k) => lists.map((c) => c[k]).filter(Boolean)).flat();
 
   /** The end of a property: the apps' error lines behind a 5xx, every half-stored document, one example per class of violation. */
   async function verdict(violations: Violation[], sent: number, total: number) {
@@ -780,7 +1085,15 @@ describe('bad input at scale (fast-check against the running system)', () => {
       : [];
     // What the upstream did with a request the edge gave up on (its lines carry the correlation id).
     for (const id of diagnostics.map((l) => /upstream unavailable/.test(l) && /"correlationId":"([^"]+)"/.exec(l)?.[1]).filter(Boolean)) {
-      for (const p of sys.processes()) if (p.name !== 'edge') diagnostics.push(...sys.logs(p.name as Parameters<System['logs']>[0]).split('\n').filter((l) => l.includes(id as string)).map((l) => `  ${p.name}: ${l.slice(0, 400)}`));
+      for (const p of sys.processes())
+        if (p.name !== 'edge')
+          diagnostics.push(
+            ...sys
+              .logs(p.name as Parameters<System['logs']>[0])
+              .split('\n')
+              .filter((l) => l.includes(id as string))
+              .map((l) => `  ${p.name}: ${l.slice(0, 400)}`),
+          );
     }
     if (diagnostics.length) console.log(diagnostics.join('\n'));
     const stored = await storedProblems();
@@ -795,7 +1108,9 @@ describe('bad input at scale (fast-check against the running system)', () => {
   }
 
   it(`generated requests of ${ROUNDS.length} seeds: never a 5xx, rejections in the route's envelope, nothing half-stored`, async () => {
-    console.log(`fuzz seeds: ${ROUNDS.map((r) => `${r.seed} (${r.why}, ${r.runs} requests)`).join(', ')}; contract: ${CONTRACT_ROUNDS.map((r) => `${r.seed} (${r.why}, ${r.runs} requests)`).join(', ')}`);
+    console.log(
+      `fuzz seeds: ${ROUNDS.map((r) => `${r.seed} (${r.why}, ${r.runs} requests)`).join(', ')}; contract: ${CONTRACT_ROUNDS.map((r) => `${r.seed} (${r.why}, ${r.runs} requests)`).join(', ')}`,
+    );
     const statuses: Record<string, Record<number, number>> = {};
     const violations: Violation[] = [];
     const started = Date.now();
@@ -805,7 +1120,12 @@ describe('bad input at scale (fast-check against the running system)', () => {
       let status: number;
       let body: unknown;
       try {
-        ({ status, body } = await client.send({ method: r.method, url: r.url, headers: r.headers, body: r.body === undefined ? undefined : Buffer.from(r.body) }));
+        ({ status, body } = await client.send({
+          method: r.method,
+          url: r.url,
+          headers: r.headers,
+          body: r.body === undefined ? undefined : Buffer.from(r.body),
+        }));
       } catch (err) {
         violations.push({ target, what: r.what, problem: `no response: ${(err as Error).message}`, request: `${r.method} ${r.url}`, seed, index });
         return;
@@ -822,7 +1142,9 @@ describe('bad input at scale (fast-check against the running system)', () => {
     // fast-check generates each target's cases (seeded: the seed reproduces them); they are sent
     // interleaved. `index` is a request's place in its round: a kept seed's `runs`.
     const queue = ROUNDS.flatMap(({ seed, runs }) =>
-      interleave(TARGETS.map((t, i) => fc.sample(t.arb, { numRuns: Math.ceil(runs * t.runs), seed: seed + i }).map((build) => ({ target: t.name, build })))).map((job, index) => ({ ...job, seed, index })),
+      interleave(
+        TARGETS.map((t, i) => fc.sample(t.arb, { numRuns: Math.ceil(runs * t.runs), seed: seed + i }).map((build) => ({ target: t.name, build }))),
+      ).map((job, index) => ({ ...job, seed, index })),
     );
     const total = queue.length;
     await inParallel(queue, (job) => send(job.target, job.build(next()), job.seed, job.index));
@@ -830,7 +1152,12 @@ describe('bad input at scale (fast-check against the running system)', () => {
     console.log(
       [
         `fuzz: ${sent} requests in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s), seeds ${ROUNDS.map((r) => r.seed).join(', ')}, ${violations.length} violation(s)`,
-        ...Object.entries(statuses).map(([t, s]) => `  ${t}: ${Object.entries(s).map(([code, count]) => `${code}×${count}`).join(' ')}`),
+        ...Object.entries(statuses).map(
+          ([t, s]) =>
+            `  ${t}: ${Object.entries(s)
+              .map(([code, count]) => `${code}×${count}`)
+              .join(' ')}`,
+        ),
       ].join('\n'),
     );
     await verdict(violations, sent, total);
@@ -842,7 +1169,9 @@ describe('bad input at scale (fast-check against the running system)', () => {
       { origin: sys.webhookUrl, doc: ingestDocument() },
     ];
     const schemes = ['apikey', 'adminToken', 'portalSession'];
-    const operations = hosts.flatMap((h) => documentedOperations(h.doc).map((op) => ({ ...h, op, arb: requestArbitrary(op, { origin: h.origin, doc: h.doc, schemes, hints: contractHints }) })));
+    const operations = hosts.flatMap((h) =>
+      documentedOperations(h.doc).map((op) => ({ ...h, op, arb: requestArbitrary(op, { origin: h.origin, doc: h.doc, schemes, hints: contractHints }) })),
+    );
     // An operation with a body has more to vary: twice the requests.
     const weight = (op: DocumentedOperation) => (op.body ? 2 : 1);
     const weights = operations.reduce((n, o) => n + weight(o.op), 0);
@@ -870,7 +1199,11 @@ describe('bad input at scale (fast-check against the running system)', () => {
     let sent = 0;
     const live: Live = {
       credentials: (scheme, op): Record<string, string> =>
-        scheme === 'apikey' ? { apikey: ids.key } : scheme === 'adminToken' ? { Authorization: `Bearer ${sys.adminToken}` } : { Cookie: `${PORTAL_SESSION_COOKIE}=${sessionFor(op).cookie}` },
+        scheme === 'apikey'
+          ? { apikey: ids.key }
+          : scheme === 'adminToken'
+            ? { Authorization: `Bearer ${sys.adminToken}` }
+            : { Cookie: `${PORTAL_SESSION_COOKIE}=${sessionFor(op).cookie}` },
       resolve: (v, op) => (v === CSRF ? sessionFor(op).csrf : v),
     };
 
@@ -880,7 +1213,8 @@ describe('bad input at scale (fast-check against the running system)', () => {
       const session = sessionFor(op);
       const cookie = session.cookie;
       const what = `${op.operationId} #${index}: ${req.changes.join(', ') || 'valid'}${req.invalid.length ? ` (invalid: ${req.invalid.join('; ').slice(0, 200)})` : ''}`;
-      const shown = () => `${http.method} ${http.url.replace(ids.token, '<token>')} ${JSON.stringify(http.headers).replace(ids.key, '<key>').replace(sys.adminToken, '<admin>').replace(cookie, '<session>')} ${http.body?.subarray(0, 400).toString('utf8') ?? ''}`;
+      const shown = () =>
+        `${http.method} ${http.url.replace(ids.token, '<token>')} ${JSON.stringify(http.headers).replace(ids.key, '<key>').replace(sys.adminToken, '<admin>').replace(cookie, '<session>')} ${http.body?.subarray(0, 400).toString('utf8') ?? ''}`;
       let res: RawResponse;
       const t0 = Date.now();
       try {
@@ -919,11 +1253,20 @@ describe('bad input at scale (fast-check against the running system)', () => {
     console.log(
       [
         `contract fuzz: ${sent} requests to ${operations.length} operations in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s), seeds ${CONTRACT_ROUNDS.map((r) => r.seed).join(', ')}, ${violations.length} violation(s); valid requests accepted: ${validAccepted} of ${validSent} (${pct(validAccepted, validSent)})`,
-        `  the slowest: ${Object.entries(busy).sort((a, b) => b[1] - a[1]).slice(0, 6).map(([id, ms]) => `${id} ${(ms / 1000).toFixed(1)} s`).join(', ')}`,
+        `  the slowest: ${Object.entries(busy)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 6)
+          .map(([id, ms]) => `${id} ${(ms / 1000).toFixed(1)} s`)
+          .join(', ')}`,
         ...operations.map(({ op }) => {
           const v = valid[op.operationId];
-          const refused = Object.entries(v?.refused ?? {}).sort((a, b) => b[1] - a[1]).slice(0, 2).map(([why, n]) => `${n}× ${why}`);
-          return `  ${op.operationId} (${op.method.toUpperCase()} ${op.template}): ${Object.entries(statuses[op.operationId] ?? {}).map(([code, count]) => `${code}×${count}`).join(' ')}; valid accepted ${v?.accepted ?? 0}/${v?.sent ?? 0}${refused.length ? `, refused: ${refused.join('; ')}` : ''}`;
+          const refused = Object.entries(v?.refused ?? {})
+            .sort((a, b) => b[1] - a[1])
+            .slice(0, 2)
+            .map(([why, n]) => `${n}× ${why}`);
+          return `  ${op.operationId} (${op.method.toUpperCase()} ${op.template}): ${Object.entries(statuses[op.operationId] ?? {})
+            .map(([code, count]) => `${code}×${count}`)
+            .join(' ')}; valid accepted ${v?.accepted ?? 0}/${v?.sent ?? 0}${refused.length ? `, refused: ${refused.join('; ')}` : ''}`;
         }),
       ].join('\n'),
     );
@@ -951,35 +1294,80 @@ describe('bad input at scale (fast-check against the running system)', () => {
     for (const e of events) {
       const b = e.booking ?? {};
       const needsRoom = !['BOOKING_CANCEL', 'BOOKING_ROOMMOVE', 'BOOKING_DATECHANGE'].includes(e.event_type);
-      check('event', e, e.event_id === e._id && e.company_id === ids.company && str(e.site_id, 128) && str(e.provider) && TYPES.includes(e.event_type) && STATUSES.includes(e.status));
+      check(
+        'event',
+        e,
+        e.event_id === e._id &&
+          e.company_id === ids.company &&
+          str(e.site_id, 128) &&
+          str(e.provider) &&
+          TYPES.includes(e.event_type) &&
+          STATUSES.includes(e.status),
+      );
       check('event', e, str(e.action, 200) && str(e.action_key) && str(e.reference_id, 200) && e.received_at instanceof Date && e.updated_at instanceof Date);
-      check('event booking', e, Array.isArray(b.access_types) && b.access_types.length > 0 && b.access_types.every((t: unknown) => ['EKEY', 'PASSCODE', 'CARD', 'REMOTE'].includes(t as string)));
-      check('event booking', e, (!needsRoom || str(b.room, 200) || str(b.room_id, 200)) && (e.event_type === 'BOOKING_CANCEL' || (str(b.check_in) && str(b.check_out) && Date.parse(b.check_out) > Date.parse(b.check_in))));
-      for (const f of ['room', 'bed', 'room_id', 'bed_id', 'card_id', 'check_in', 'check_out']) check(`event booking.${f}`, e, b[f] === undefined || b[f] === null || str(b[f], 200));
-      for (const f of ['name', 'email', 'phone']) check(`event guest.${f}`, e, !e.guest || e.guest[f] === undefined || e.guest[f] === null || str(e.guest[f], 500));
+      check(
+        'event booking',
+        e,
+        Array.isArray(b.access_types) &&
+          b.access_types.length > 0 &&
+          b.access_types.every((t: unknown) => ['EKEY', 'PASSCODE', 'CARD', 'REMOTE'].includes(t as string)),
+      );
+      check(
+        'event booking',
+        e,
+        (!needsRoom || str(b.room, 200) || str(b.room_id, 200)) &&
+          (e.event_type === 'BOOKING_CANCEL' || (str(b.check_in) && str(b.check_out) && Date.parse(b.check_out) > Date.parse(b.check_in))),
+      );
+      for (const f of ['room', 'bed', 'room_id', 'bed_id', 'card_id', 'check_in', 'check_out'])
+        check(`event booking.${f}`, e, b[f] === undefined || b[f] === null || str(b[f], 200));
+      for (const f of ['name', 'email', 'phone'])
+        check(`event guest.${f}`, e, !e.guest || e.guest[f] === undefined || e.guest[f] === null || str(e.guest[f], 500));
       check('event keys', e, !Object.keys(e).some((k) => k.startsWith('$') || k === '__proto__' || k === 'polluted'));
     }
     if (!events.length) problems.push('no event stored at all: the fuzz never reached a valid booking');
 
     const identity = db(sys.dbs.identity);
     for (const c of await identity.collection('companies').find().toArray()) check('company', c, str(c.name, 200) && c.name.trim() === c.name);
-    for (const k of await identity.collection('api_keys').find().toArray()) check('api key', k, !!k.company_id && str(k.name, 200) && str(k.prefix) && str(k.hash));
-    for (const t of await identity.collection('ingest_tokens').find().toArray()) check('ingest token', t, !!t.company_id && SAFE_ID.test(t.site_id) && SAFE_ID.test(t.provider) && str(t.hash));
+    for (const k of await identity.collection('api_keys').find().toArray())
+      check('api key', k, !!k.company_id && str(k.name, 200) && str(k.prefix) && str(k.hash));
+    for (const t of await identity.collection('ingest_tokens').find().toArray())
+      check('ingest token', t, !!t.company_id && SAFE_ID.test(t.site_id) && SAFE_ID.test(t.provider) && str(t.hash));
     for (const cb of await identity.collection('callback_endpoints').find().toArray()) {
-      check('callback endpoint', cb, /^https?:\/\//.test(cb.url) && ['hmac', 'bearer', 'basic', 'api_key'].includes(cb.auth?.type) && typeof cb.version === 'number');
+      check(
+        'callback endpoint',
+        cb,
+        /^https?:\/\//.test(cb.url) && ['hmac', 'bearer', 'basic', 'api_key'].includes(cb.auth?.type) && typeof cb.version === 'number',
+      );
     }
 
     for (const s of await db(sys.dbs.access).collection('employee_schedules').find().toArray()) {
-      check('schedule', s, /^[A-Za-z0-9]{8,12}$/.test(s.ref_id) && ['PERMANENT', 'TIMED'].includes(s.type) && ['EKEY', 'PASSCODE', 'CARD', 'REMOTE'].includes(s.access_type));
-      check('schedule', s, s.start instanceof Date && s.end instanceof Date && s.end > s.start && str(s.employee_id) && (s.contact === null || str(s.contact, 254)));
-      check('schedule', s, Array.isArray(s.rules) && s.rules.length > 0 && Array.isArray(s.locations) && s.locations.length > 0 && s.locations.every((l: { site?: { name?: unknown }; room?: { name?: unknown } }) => str(l.site?.name) && str(l.room?.name)));
+      check(
+        'schedule',
+        s,
+        /^[A-Za-z0-9]{8,12}$/.test(s.ref_id) && ['PERMANENT', 'TIMED'].includes(s.type) && ['EKEY', 'PASSCODE', 'CARD', 'REMOTE'].includes(s.access_type),
+      );
+      check(
+        'schedule',
+        s,
+        s.start instanceof Date && s.end instanceof Date && s.end > s.start && str(s.employee_id) && (s.contact === null || str(s.contact, 254)),
+      );
+      check(
+        'schedule',
+        s,
+        Array.isArray(s.rules) &&
+          s.rules.length > 0 &&
+          Array.isArray(s.locations) &&
+          s.locations.length > 0 &&
+          s.locations.every((l: { site?: { name?: unknown }; room?: { name?: unknown } }) => str(l.site?.name) && str(l.room?.name)),
+      );
     }
 
     // location-api: the current head of each company, every node named, every lock whole.
     const location = db(sys.dbs.location);
     for (const p of await location.collection<{ _id: string; first: number; last: number }>('location_pointers').find().toArray()) {
       const commit = await location.collection<{ _id: string; head_id: string }>('location_commits').findOne({ _id: `${p._id}:${p.first}` });
-      const head = commit && (await location.collection<{ _id: string; seqs: Record<string, { id: string }[]> }>('location_heads').findOne({ _id: commit.head_id }));
+      const head =
+        commit && (await location.collection<{ _id: string; seqs: Record<string, { id: string }[]> }>('location_heads').findOne({ _id: commit.head_id }));
       if (!head) {
         problems.push(`layout of ${p._id}: no head for commit ${p._id}:${p.first}`);
         continue;
@@ -990,9 +1378,19 @@ describe('bad input at scale (fast-check against the running system)', () => {
           if (!chunk) problems.push(`layout of ${p._id}: missing chunk ${ref.id}`);
           for (const node of chunk?.entries ?? []) {
             const name = node.name;
-            check(`${level} node`, node, typeof name === 'string' && name.length > 0 && name.length <= 200 && name.trim() === name && !/[\u0000-\u001f]/.test(name)); // eslint-disable-line no-control-regex
+            check(
+              `${level} node`,
+              node,
+              // eslint-disable-next-line no-control-regex
+              typeof name === 'string' && name.length > 0 && name.length <= 200 && name.trim() === name && !/[\u0000-\u001f]/.test(name),
+            );
             const locks = node.locks as { lock_id?: unknown; lock_mac?: unknown }[] | undefined;
-            if (level === 'room' || level === 'bed') check(`${level} locks`, node, Array.isArray(locks) && locks.every((l) => (typeof l.lock_id === 'string' || typeof l.lock_id === 'number') && str(l.lock_mac, 64)));
+            if (level === 'room' || level === 'bed')
+              check(
+                `${level} locks`,
+                node,
+                Array.isArray(locks) && locks.every((l) => (typeof l.lock_id === 'string' || typeof l.lock_id === 'number') && str(l.lock_mac, 64)),
+              );
           }
         }
       }

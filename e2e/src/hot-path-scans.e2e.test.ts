@@ -98,7 +98,12 @@ describe('the booking path reads no growing collection by a sequential scan, nor
     const admin = axios.create({ baseURL: sys.baseUrl, headers: { Authorization: `Bearer ${sys.adminToken}` } });
     await admin.put(`/admin/v1/companies/${c.companyId}/callback`, { url: `${sys.receiver.url}/hooks`, auth: { type: 'hmac' } });
     const first = await burst(sys, c, 'SCAN-FIRST', 5, 5);
-    await settle(sys, c, first.filter((s) => s.status === 202), 120_000);
+    await settle(
+      sys,
+      c,
+      first.filter((s) => s.status === 202),
+      120_000,
+    );
     // The data grows ...
     const dbs = sys.dbs as Record<string, string>;
     for (const [db, collections] of Object.entries(GROWING)) for (const collection of collections) await fill(client, dbs[db], collection, FILLER);
@@ -114,13 +119,23 @@ describe('the booking path reads no growing collection by a sequential scan, nor
     // ... and every statement of the path runs more than five times on it (PostgreSQL's switch to a
     // generic plan, which cannot use FerretDB's expression indexes) before the measure.
     const warm = await burst(sys, c, 'SCAN-WARM', 30, 5);
-    await settleEach(sys, c, warm.filter((s) => s.status === 202), 120_000);
+    await settleEach(
+      sys,
+      c,
+      warm.filter((s) => s.status === 202),
+      120_000,
+    );
 
     await new Promise((r) => setTimeout(r, Math.max(0, earlierReportedBy - Date.now())));
     const before = stats(schemas);
     const sent = await burst(sys, c, 'SCAN', BOOKINGS, 10);
     // Each event read by its id, as an integrator polls (the listing's sorted pages would be scans of our own).
-    const final = await settleEach(sys, c, sent.filter((s) => s.status === 202), 120_000);
+    const final = await settleEach(
+      sys,
+      c,
+      sent.filter((s) => s.status === 202),
+      120_000,
+    );
     expect([...final.values()].filter((e) => e.status === 'COMPLETED')).toHaveLength(BOOKINGS);
     // Counters reach the statistics views when each backend reports (at most a second later).
     await new Promise((r) => setTimeout(r, 1500));
@@ -134,11 +149,19 @@ describe('the booking path reads no growing collection by a sequential scan, nor
         const a = after.get(key);
         const b = before.get(key);
         if (!a || !b) continue; // a collection this run never created
-        const row = { collection: `${db}.${collection}`, rows: a.rows, seqScans: a.seq - b.seq, rowsReadBySeqScan: a.seqRows - b.seqRows, indexScans: a.idx - b.idx, rowsReadByIndex: a.idxRows - b.idxRows };
+        const row = {
+          collection: `${db}.${collection}`,
+          rows: a.rows,
+          seqScans: a.seq - b.seq,
+          rowsReadBySeqScan: a.seqRows - b.seqRows,
+          indexScans: a.idx - b.idx,
+          rowsReadByIndex: a.idxRows - b.idxRows,
+        };
         figures.push(row);
         if (row.seqScans > 0) scanned.push(`${row.collection}: ${row.seqScans} sequential scans reading ${row.rowsReadBySeqScan} rows`);
         // A few index entries per booking and lookup: not the company's whole history (all the filler is this company's).
-        if (row.rowsReadByIndex > BOOKINGS * 100) scanned.push(`${row.collection}: ${row.rowsReadByIndex} index entries read (${Math.round(row.rowsReadByIndex / BOOKINGS)} per booking)`);
+        if (row.rowsReadByIndex > BOOKINGS * 100)
+          scanned.push(`${row.collection}: ${row.rowsReadByIndex} index entries read (${Math.round(row.rowsReadByIndex / BOOKINGS)} per booking)`);
       }
     }
     console.log(`[hot-path scans] ${BOOKINGS} bookings over ${FILLER} stored records per collection:\n${figures.map((f) => JSON.stringify(f)).join('\n')}`);

@@ -57,8 +57,7 @@ describe('customer journeys (every app as a process)', () => {
   let siteId: string;
 
   const day = (n: number) => new Date(Date.UTC(2027, 0, 10 + n, 14)).toISOString();
-  const lock = async (id: string): Promise<Lock> =>
-    (await axios.get(`${sys.simUrl}/sim/locks/${id}`, { validateStatus: (s) => s === 200 || s === 404 })).data;
+  const lock = async (id: string): Promise<Lock> => (await axios.get(`${sys.simUrl}/sim/locks/${id}`, { validateStatus: (s) => s === 200 || s === 404 })).data;
   const activeKeys = async (id: string) => ((await lock(id)).ekeys ?? []).filter((k) => k.status !== 'deleted' && k.status !== 'revoked');
 
   /** A booking event to the ingest token's URL: answered 202 (sendBooking refuses any other answer). */
@@ -140,7 +139,9 @@ describe('customer journeys (every app as a process)', () => {
     // v3 lock data is deprecated as well (libs/contracts DEPRECATED_FAMILIES), with v4's access as successor
     expect(v3.response.headers.get('sunset')).not.toBeNull();
     expect(v3.response.headers.get('link')).toBe('</api/v4/bookings/STAY-1/access>; rel="successor-version"');
-    expect((await api.GET('/api/v4/bookings/{referenceId}/access', { params: { path: { referenceId: 'STAY-1' } } })).response.headers.get('deprecation')).toBeNull();
+    expect(
+      (await api.GET('/api/v4/bookings/{referenceId}/access', { params: { path: { referenceId: 'STAY-1' } } })).response.headers.get('deprecation'),
+    ).toBeNull();
     const v2 = await legacy('STAY-1');
     expect(v2.data).toMatchObject({ code: 7005, error: false });
     expect(v2.response.headers.get('deprecation')).not.toBeNull();
@@ -162,7 +163,12 @@ describe('customer journeys (every app as a process)', () => {
 
     // the signed callback, verified over the exact bytes received
     const provisioned = await waitFor(
-      () => sys.receiver.received.find((r) => (r.body as { event?: string; referenceId?: string }).event === 'access.provisioned' && (r.body as { referenceId?: string }).referenceId === 'STAY-1'),
+      () =>
+        sys.receiver.received.find(
+          (r) =>
+            (r.body as { event?: string; referenceId?: string }).event === 'access.provisioned' &&
+            (r.body as { referenceId?: string }).referenceId === 'STAY-1',
+        ),
       { timeoutMs: 20_000, what: 'access.provisioned callback' },
     );
     expect(provisioned.headers['x-service-event']).toBe('access.provisioned');
@@ -178,13 +184,27 @@ describe('customer journeys (every app as a process)', () => {
     await completed((await post({ reference_id: 'STAY-1', action: 'check-in', room_number: '101', check_in: day(0), check_out: day(3) })).eventId);
 
     // room move: the new room's lock gets a key, the old one loses it
-    const moved = await post({ reference_id: 'STAY-1', action: 'roommove', room_number: '102', check_in: day(0), check_out: day(3), access_type: ['EKEY', 'PASSCODE'] });
+    const moved = await post({
+      reference_id: 'STAY-1',
+      action: 'roommove',
+      room_number: '102',
+      check_in: day(0),
+      check_out: day(3),
+      access_type: ['EKEY', 'PASSCODE'],
+    });
     await completed(moved.eventId);
     expect(await activeKeys('L-102')).toHaveLength(1);
     expect(await activeKeys('L-101')).toHaveLength(0);
 
     // date change: the validity follows
-    const extended = await post({ reference_id: 'STAY-1', action: 'extend', room_number: '102', check_in: day(0), check_out: day(5), access_type: ['EKEY', 'PASSCODE'] });
+    const extended = await post({
+      reference_id: 'STAY-1',
+      action: 'extend',
+      room_number: '102',
+      check_in: day(0),
+      check_out: day(5),
+      access_type: ['EKEY', 'PASSCODE'],
+    });
     await completed(extended.eventId);
     const [key] = await activeKeys('L-102');
     expect(key.endDate).toBe(Date.parse(day(5)));
@@ -195,7 +215,11 @@ describe('customer journeys (every app as a process)', () => {
     expect(await activeKeys('L-102')).toHaveLength(0);
     expect((await ok(access('STAY-1'))).data.status).toBe('revoked');
     const revoked = await waitFor(
-      () => sys.receiver.received.find((r) => (r.body as { event?: string; referenceId?: string }).event === 'access.revoked' && (r.body as { referenceId?: string }).referenceId === 'STAY-1'),
+      () =>
+        sys.receiver.received.find(
+          (r) =>
+            (r.body as { event?: string; referenceId?: string }).event === 'access.revoked' && (r.body as { referenceId?: string }).referenceId === 'STAY-1',
+        ),
       { timeoutMs: 20_000, what: 'access.revoked callback' },
     );
     expect(verifySignature(revoked.raw, revoked.headers['x-service-signature'])).toBe(true);
@@ -214,9 +238,24 @@ describe('customer journeys (every app as a process)', () => {
 
   it("a site's new time zone re-times the booking sent as dates (on its lock, in v4, by callback), never the one sent as instants; the event records what was sent and what it resolved to", async () => {
     // A second site of the company, in UTC, with its own ingest URL.
-    const lakeside = { name: 'Lakeside', buildings: [{ name: 'Lodge', floors: [{ name: 'G', rooms: ['L1', 'L2'].map((name) => ({ name, locks: [{ lock_id: `LK-${name}`, lock_mac: `AA:00:00:00:0C:${name === 'L1' ? '01' : '02'}` }] })) }] }] };
+    const lakeside = {
+      name: 'Lakeside',
+      buildings: [
+        {
+          name: 'Lodge',
+          floors: [
+            {
+              name: 'G',
+              rooms: ['L1', 'L2'].map((name) => ({ name, locks: [{ lock_id: `LK-${name}`, lock_mac: `AA:00:00:00:0C:${name === 'L1' ? '01' : '02'}` }] })),
+            },
+          ],
+        },
+      ],
+    };
     expect((await admin.put(`/admin/v1/companies/${companyId}/layout`, { sites: [...LAYOUT.sites, lakeside] })).status).toBe(200);
-    const site = (await admin.get(`/admin/v1/companies/${companyId}/snapshot`)).data.data.nodes.find((n: { level: string; name: string }) => n.level === 'site' && n.name === 'Lakeside');
+    const site = (await admin.get(`/admin/v1/companies/${companyId}/snapshot`)).data.data.nodes.find(
+      (n: { level: string; name: string }) => n.level === 'site' && n.name === 'Lakeside',
+    );
     const lakesideToken = (await admin.post(`/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site._id })).data.token;
     const book = async (reference_id: string, room_number: string, check_in: string, check_out: string) => {
       const sent = await sendBooking(ingest, lakesideToken, { reference_id, action: 'create', room_number, check_in, check_out, access_type: ['EKEY'] });
@@ -230,7 +269,11 @@ describe('customer journeys (every app as a process)', () => {
     expect(await keyOn('LK-L1')).toMatchObject({ startDate: Date.parse('2031-03-08T15:00:00Z'), endDate: Date.parse('2031-03-10T11:00:00Z') });
     // The event record: what was sent, and what it resolved to.
     const tracked = await ok(ingest.GET('/webhook/events/{eventId}', { params: { path: { eventId: datesEvent } } }));
-    expect(tracked.stay).toEqual({ check_in: '2031-03-08', check_out: '2031-03-10', resolved: { check_in: '2031-03-08T15:00:00.000Z', check_out: '2031-03-10T11:00:00.000Z', time_zone: 'UTC' } });
+    expect(tracked.stay).toEqual({
+      check_in: '2031-03-08',
+      check_out: '2031-03-10',
+      resolved: { check_in: '2031-03-08T15:00:00.000Z', check_out: '2031-03-10T11:00:00.000Z', time_zone: 'UTC' },
+    });
     await book('RETIME-INSTANT', 'L2', '2031-03-08T15:00:00Z', '2031-03-10T11:00:00Z');
     const instantKey = await keyOn('LK-L2');
     const instantAccess = (await ok(access('RETIME-INSTANT'))).data;
@@ -238,7 +281,10 @@ describe('customer journeys (every app as a process)', () => {
     // The hotel is in New York: 15:00 EST on 8 March, 11:00 EDT on 10 March (the clocks change on the 9th).
     expect((await admin.patch(`/admin/v1/companies/${companyId}/sites/${site._id}`, { time_zone: 'America/New_York' })).status).toBe(200);
     const newYork = { check_in: '2031-03-08T20:00:00.000Z', check_out: '2031-03-10T15:00:00.000Z' };
-    await waitFor(async () => (await keyOn('LK-L1'))?.startDate === Date.parse(newYork.check_in), { timeoutMs: 30_000, what: 'the key of RETIME-DATES re-timed on its lock' });
+    await waitFor(async () => (await keyOn('LK-L1'))?.startDate === Date.parse(newYork.check_in), {
+      timeoutMs: 30_000,
+      what: 'the key of RETIME-DATES re-timed on its lock',
+    });
     expect(await keyOn('LK-L1')).toMatchObject({ endDate: Date.parse(newYork.check_out) });
     const v4 = (await ok(access('RETIME-DATES'))).data;
     expect(v4.validity).toEqual({ ...newYork, time_zone: 'America/New_York' });
@@ -278,7 +324,11 @@ describe('customer journeys (every app as a process)', () => {
   it("two guests of one room: v4, v3 and v2 each give a guest their own key's lockData, and a checked-out guest's no longer opens the lock", async () => {
     const hour = 3_600_000;
     const now = Math.floor(Date.now() / hour) * hour;
-    const stay = (from: number, to: number) => ({ room_number: '101', check_in: new Date(now + from * hour).toISOString(), check_out: new Date(now + to * hour).toISOString() });
+    const stay = (from: number, to: number) => ({
+      room_number: '101',
+      check_in: new Date(now + from * hour).toISOString(),
+      check_out: new Date(now + to * hour).toISOString(),
+    });
     await completed((await post({ reference_id: 'TWIN-A', action: 'create', ...stay(-1, 24), access_type: ['EKEY'] })).eventId);
     await completed((await post({ reference_id: 'TWIN-B', action: 'create', ...stay(-2, 48), access_type: ['EKEY'] })).eventId);
     const reads = async (ref: string) => {
@@ -346,14 +396,24 @@ describe('customer journeys (every app as a process)', () => {
     const rival = (await admin.post('/admin/v1/companies', { name: 'Rival Hotel' })).data._id as string;
     const rivalLayout = { sites: [{ name: 'Rival', buildings: [{ name: 'R', floors: [{ name: '1', rooms: [{ name: '9' }] }] }] }] };
     expect((await admin.put(`/admin/v1/companies/${rival}/layout`, rivalLayout)).status).toBe(200);
-    const attempt = { sites: [{ name: 'Rival', buildings: [{ name: 'R', floors: [{ name: '1', rooms: [{ name: '9', locks: [{ lock_id: 'L-101', lock_mac: 'AA:00:00:00:01:01' }] }] }] }] }] };
+    const attempt = {
+      sites: [
+        {
+          name: 'Rival',
+          buildings: [{ name: 'R', floors: [{ name: '1', rooms: [{ name: '9', locks: [{ lock_id: 'L-101', lock_mac: 'AA:00:00:00:01:01' }] }] }] }],
+        },
+      ],
+    };
 
     // The attack of the issue: a portal session with `layout` only, through the edge.
     const link = (await admin.post(`/admin/v1/companies/${rival}/portal-links`, { capabilities: ['view', 'layout'] })).data as { token: string };
     const opened = await axios.post(`${sys.baseUrl}/portal/api/session`, { token: link.token });
     const cookie = ((opened.headers['set-cookie'] ?? []) as string[]).map((c) => c.split(';')[0]).join('; ');
     const portal = axios.create({ baseURL: sys.baseUrl, headers: { Cookie: cookie, 'X-CSRF-Token': opened.data.csrf_token }, validateStatus: () => true });
-    expect(await portal.put('/portal/api/layout', attempt)).toMatchObject({ status: 409, data: { message: "Lock L-101 is not one of this company's locks (the operator assigns locks to companies)" } });
+    expect(await portal.put('/portal/api/layout', attempt)).toMatchObject({
+      status: 409,
+      data: { message: "Lock L-101 is not one of this company's locks (the operator assigns locks to companies)" },
+    });
     // Nor by the operator's routes, which do not say whose it is.
     const viaImport = await admin.put(`/admin/v1/companies/${rival}/layout`, attempt);
     expect(viaImport).toMatchObject({ status: 409, data: { message: 'Lock L-101 belongs to another company' } });
@@ -368,7 +428,14 @@ describe('customer journeys (every app as a process)', () => {
     const rivalSite = (await admin.get(`/admin/v1/companies/${rival}/snapshot`)).data.data.nodes.find((n: { level: string }) => n.level === 'site')._id;
     const rivalToken = (await admin.post(`/admin/v1/companies/${rival}/ingest-tokens`, { site_id: rivalSite })).data.token as string;
     const rivalIngest = ingestClient(sys.webhookUrl, { apikey: (await admin.post(`/admin/v1/companies/${rival}/api-keys`, { name: 'pms' })).data.key });
-    const sent = await sendBooking(rivalIngest, rivalToken, { reference_id: 'RIVAL-1', action: 'create', room_number: '9', check_in: day(40), check_out: day(41), access_type: ['EKEY', 'PASSCODE'] });
+    const sent = await sendBooking(rivalIngest, rivalToken, {
+      reference_id: 'RIVAL-1',
+      action: 'create',
+      room_number: '9',
+      check_in: day(40),
+      check_out: day(41),
+      access_type: ['EKEY', 'PASSCODE'],
+    });
     expect(['COMPLETED', 'FAILED']).toContain((await waitForEvent(rivalIngest, sent.eventId, { timeoutMs: 30_000 })).status);
     const after = (await lock('L-101')) as Lock;
     expect([after.ekeys?.length, after.passcodes?.length]).toEqual([before.ekeys?.length, before.passcodes?.length]);
@@ -431,7 +498,9 @@ describe('customer journeys (every app as a process)', () => {
     await waitFor(async () => (await staffKeys('L-201A', 'MANAGER01')).length === 1, { timeoutMs: 30_000, what: "the manager's cabinet key" });
 
     // a TIMED schedule without dates is refused in the employee envelope
-    const invalid = await api.POST('/api/v3/access/employee', { body: { ref_id: 'NODATES01', type: 'TIMED', contact: 'x@harbour.example', access_locations: [{ room_id: '*' }] } });
+    const invalid = await api.POST('/api/v3/access/employee', {
+      body: { ref_id: 'NODATES01', type: 'TIMED', contact: 'x@harbour.example', access_locations: [{ room_id: '*' }] },
+    });
     expect(invalid.response.status).toBe(400);
     expect(invalid.error).toMatchObject({ error: expect.any(String), details: expect.arrayContaining([expect.objectContaining({ path: ['startDate'] })]) });
 
@@ -456,7 +525,14 @@ describe('customer journeys (every app as a process)', () => {
     };
 
     await sys.kill('location-api');
-    const created = await post({ reference_id: 'RESYNC-1', action: 'create', room_number: '102', check_in: day(40), check_out: day(42), access_type: ['PASSCODE'] });
+    const created = await post({
+      reference_id: 'RESYNC-1',
+      action: 'create',
+      room_number: '102',
+      check_in: day(40),
+      check_out: day(42),
+      access_type: ['PASSCODE'],
+    });
     await completed(created.eventId);
     await purge(); // the booking.events and access.events messages location-api would have read
     await sys.restart('location-api');

@@ -33,7 +33,10 @@ const PERIODS: [number, number][] = [
   [24, 96],
   [-12, 30],
 ];
-const period = (i: number) => ({ check_in: new Date(BASE + PERIODS[i][0] * HOUR).toISOString(), check_out: new Date(BASE + PERIODS[i][1] * HOUR).toISOString() });
+const period = (i: number) => ({
+  check_in: new Date(BASE + PERIODS[i][0] * HOUR).toISOString(),
+  check_out: new Date(BASE + PERIODS[i][1] * HOUR).toISOString(),
+});
 
 type AccessType = 'EKEY' | 'PASSCODE' | 'CARD' | 'REMOTE';
 type State = 'none' | 'active' | 'checked_in' | 'cancelled' | 'checked_out';
@@ -178,7 +181,11 @@ async function observe(r: Real): Promise<{ credentials: string[]; onLocks: Recor
       cards?: { name: string }[];
     };
     const mine = (name: string) => name.startsWith(`${r.ref} `);
-    onLocks[lockOf(r.run, room)] = [(lock.ekeys ?? []).filter((k) => mine(k.keyName)).length, (lock.passcodes ?? []).filter((p) => mine(p.name)).length, (lock.cards ?? []).filter((c) => mine(c.name)).length];
+    onLocks[lockOf(r.run, room)] = [
+      (lock.ekeys ?? []).filter((k) => mine(k.keyName)).length,
+      (lock.passcodes ?? []).filter((p) => mine(p.name)).length,
+      (lock.cards ?? []).filter((c) => mine(c.name)).length,
+    ];
   }
   return { credentials, onLocks };
 }
@@ -190,7 +197,7 @@ async function observe(r: Real): Promise<{ credentials: string[]; onLocks: Recor
 async function checkCredentials(m: Model, r: Real): Promise<void> {
   const expected = { credentials: expectedCredentials(m.booking, r.run), onLocks: expectedOnLocks(m.booking, r.run) };
   let seen = await observe(r);
-  for (const deadline = Date.now() + 5_000; Date.now() < deadline && JSON.stringify(seen) !== JSON.stringify(expected); ) {
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline && JSON.stringify(seen) !== JSON.stringify(expected);) {
     await new Promise((resolve) => setTimeout(resolve, 100));
     seen = await observe(r);
   }
@@ -308,10 +315,7 @@ function hash(s: string): number {
   return h;
 }
 
-const commands = fc.commands(
-  [ingest, ingest, ingest, fc.constant(new RotateKeyCommand()), fc.constant(new RetryCommand())],
-  { maxCommands: 7 },
-);
+const commands = fc.commands([ingest, ingest, ingest, fc.constant(new RotateKeyCommand()), fc.constant(new RetryCommand())], { maxCommands: 7 });
 
 describe('booking lifecycles against a model of their credentials (every app as a process)', () => {
   let sys: System;
@@ -333,7 +337,9 @@ describe('booking lifecycles against a model of their credentials (every app as 
       const companyId = (await a.post('/admin/v1/companies', { name: `Lifecycle ${seed}-${run}` })).data._id as string;
       const key = (await a.post(`/admin/v1/companies/${companyId}/api-keys`, { name: 'pms' })).data;
       const lock = (n: string) => ({ lock_id: lockOf(run, n), lock_mac: `AA:00:00:${String(run % 100).padStart(2, '0')}:0${n[2]}:0${n[0]}` });
-      const layout = { sites: [{ name: 'Model site', buildings: [{ name: 'Main', floors: [{ name: '1', rooms: ROOMS.map((n) => ({ name: n, locks: [lock(n)] })) }] }] }] };
+      const layout = {
+        sites: [{ name: 'Model site', buildings: [{ name: 'Main', floors: [{ name: '1', rooms: ROOMS.map((n) => ({ name: n, locks: [lock(n)] })) }] }] }],
+      };
       expect((await a.put(`/admin/v1/companies/${companyId}/layout`, layout)).status).toBe(200);
       const api = axios.create({ baseURL: sys.baseUrl, headers: { apikey: key.key }, validateStatus: () => true });
       const siteId = (await api.get('/api/v4/location/all')).data.data.locations[0].site._id as string;
@@ -353,9 +359,13 @@ describe('booking lifecycles against a model of their credentials (every app as 
       await fc.asyncModelRun(() => ({ model, real }), cmds);
     });
 
-  it.each(KEPT)('kept case $seed/$path: $found', async ({ seed, path }) => {
-    await fc.assert(lifecycle(seed), { seed, path, numRuns: 1, endOnFailure: true });
-  }, 120_000);
+  it.each(KEPT)(
+    'kept case $seed/$path: $found',
+    async ({ seed, path }) => {
+      await fc.assert(lifecycle(seed), { seed, path, numRuns: 1, endOnFailure: true });
+    },
+    120_000,
+  );
 
   it('every generated sequence ends with exactly the credentials the model predicts', async () => {
     console.log(`lifecycle model: LIFECYCLE_SEED=${SEED} LIFECYCLE_RUNS=${RUNS}`);

@@ -29,8 +29,10 @@ describe('lock accounts: a company reaches its own locks through its own vendor 
     const { status, message } = await waitForEvent(ingest, eventId, { timeoutMs });
     expect({ status, message }).toEqual({ status: 'COMPLETED', message: null });
   };
-  const nukiAuths = async (id: string) => (await sim.get(`/nuki/smartlocks/${id}`)).data.auths as { code: number; onDevice: boolean; allowedUntilDate: string }[];
-  const paused = async (labels: Record<string, string>) => (await scrapeMetrics(sys.app('provisioning-worker').url)).value('lock_cloud_paused_accounts', labels);
+  const nukiAuths = async (id: string) =>
+    (await sim.get(`/nuki/smartlocks/${id}`)).data.auths as { code: number; onDevice: boolean; allowedUntilDate: string }[];
+  const paused = async (labels: Record<string, string>) =>
+    (await scrapeMetrics(sys.app('provisioning-worker').url)).value('lock_cloud_paused_accounts', labels);
 
   beforeAll(async () => {
     // Production's retry schedule (2 s, 10 s, 30 s): the two-minute outage outlasts it many times.
@@ -43,11 +45,18 @@ describe('lock accounts: a company reaches its own locks through its own vendor 
     ingest = ingestClient(sys.webhookUrl, { apikey: key });
 
     // At the vendors: the company's TTLock account (under the service's application) with its doors, its Nuki account with its smartlocks.
-    const form = new URLSearchParams({ clientId: 'sim-client-id', clientSecret: 'sim-client-secret', username: `brands${base}`, password: createHash('md5').update('tt-secret').digest('hex'), date: String(Date.now()) });
+    const form = new URLSearchParams({
+      clientId: 'sim-client-id',
+      clientSecret: 'sim-client-secret',
+      username: `brands${base}`,
+      password: createHash('md5').update('tt-secret').digest('hex'),
+      date: String(Date.now()),
+    });
     const username = (await axios.post(`${sys.simUrl}/v3/user/register`, form)).data.username as string;
     for (const [i, id] of doors.entries()) expect((await sim.put(`/locks/${id}`, { owner: username, name: `Door ${i}` })).status).toBe(200);
     const nuki = (await sim.post('/nuki/accounts', { name: 'Cabinets' })).data as { apiToken: string };
-    for (const [i, id] of smartlocks.entries()) expect((await sim.put(`/nuki/smartlocks/${id}`, { apiToken: nuki.apiToken, name: `Cabinet ${i}` })).status).toBe(200);
+    for (const [i, id] of smartlocks.entries())
+      expect((await sim.put(`/nuki/smartlocks/${id}`, { apiToken: nuki.apiToken, name: `Cabinet ${i}` })).status).toBe(200);
 
     // Connected through admin-api: the locks are found and become the company's.
     const tt = await admin.post(`/admin/v1/companies/${company}/lock-accounts`, { provider: 'ttlock', username, password: 'tt-secret' });
@@ -62,7 +71,9 @@ describe('lock accounts: a company reaches its own locks through its own vendor 
       { name: '103', locks: [lock(doors[2])] },
       ...[1, 2, 3, 4].map((i) => ({ name: `N${i}`, locks: [lock(`nuki:${smartlocks[i]}`)] })),
     ];
-    const imported = await admin.put(`/admin/v1/companies/${company}/layout`, { sites: [{ name: 'Dock', buildings: [{ name: 'A', floors: [{ name: '1', rooms }] }] }] });
+    const imported = await admin.put(`/admin/v1/companies/${company}/layout`, {
+      sites: [{ name: 'Dock', buildings: [{ name: 'A', floors: [{ name: '1', rooms }] }] }],
+    });
     expect(imported.status).toBe(200);
     const sites = (await ok(api.GET('/api/v4/location/sites'))).data.sites;
     token = (await admin.post(`/admin/v1/companies/${company}/ingest-tokens`, { site_id: sites[0]._id })).data.token;
@@ -73,7 +84,15 @@ describe('lock accounts: a company reaches its own locks through its own vendor 
   });
 
   it('one booking: an e-key and a passcode on the TTLock door, a PIN on the Nuki cabinet, each through its own account', async () => {
-    const created = await post({ reference_id: 'BRANDS-1', action: 'create', room: '101', bed: 'A', start_date: day(0), end_date: day(2), access_type: ['EKEY', 'PASSCODE'] });
+    const created = await post({
+      reference_id: 'BRANDS-1',
+      action: 'create',
+      room: '101',
+      bed: 'A',
+      start_date: day(0),
+      end_date: day(2),
+      access_type: ['EKEY', 'PASSCODE'],
+    });
     await completed(created.eventId);
     const v4 = await ok(api.GET('/api/v4/bookings/{referenceId}/access', { params: { path: { referenceId: 'BRANDS-1' } } }));
     const creds = v4.data.credentials as { lock: { lockId: string }; type?: string; passcode?: string | null }[];
@@ -88,12 +107,18 @@ describe('lock accounts: a company reaches its own locks through its own vendor 
   it("the Nuki account's vendor cut for two minutes during a wave: its bookings wait, the TTLock account's complete, none dead-lettered, all COMPLETED in order after it returns", async () => {
     for (const lockId of smartlocks) expect((await sim.post('/failures', { lockId, httpStatus: 503 })).status).toBe(201);
     const cutAt = Date.now();
-    const creates = await Promise.all([1, 2, 3, 4].map((i) => post({ reference_id: `CUT-${i}`, action: 'create', room: `N${i}`, start_date: day(0), end_date: day(2), access_type: 'PASSCODE' })));
+    const creates = await Promise.all(
+      [1, 2, 3, 4].map((i) =>
+        post({ reference_id: `CUT-${i}`, action: 'create', room: `N${i}`, start_date: day(0), end_date: day(2), access_type: 'PASSCODE' }),
+      ),
+    );
     const extend = await post({ reference_id: 'CUT-1', action: 'update', room: 'N1', start_date: day(0), end_date: day(5), access_type: 'PASSCODE' });
     await waitFor(async () => (await paused({ provider: 'nuki', account: 'company' })) === 1, { what: 'the Nuki account paused', timeoutMs: 60_000 });
 
     // The other account (TTLock) keeps provisioning meanwhile.
-    const during = await Promise.all(['102', '103'].map((room, i) => post({ reference_id: `DURING-${i}`, action: 'create', room, start_date: day(0), end_date: day(2) })));
+    const during = await Promise.all(
+      ['102', '103'].map((room, i) => post({ reference_id: `DURING-${i}`, action: 'create', room, start_date: day(0), end_date: day(2) })),
+    );
     for (const e of during) await completed(e.eventId);
     expect(await paused({ provider: 'ttlock' })).toBe(0);
 
@@ -106,7 +131,10 @@ describe('lock accounts: a company reaches its own locks through its own vendor 
     await sim.delete('/failures');
     for (const e of [...creates, extend]) await completed(e.eventId, 90_000);
     const all = [...creates, extend, ...during];
-    logFault("a company's Nuki account cut for 2 min during a wave", { sent: all.length, completed: (await Promise.all(all.map((e) => statusOf(e.eventId)))).filter((s) => s === 'COMPLETED').length });
+    logFault("a company's Nuki account cut for 2 min during a wave", {
+      sent: all.length,
+      completed: (await Promise.all(all.map((e) => statusOf(e.eventId)))).filter((s) => s === 'COMPLETED').length,
+    });
     expect(await paused({ provider: 'nuki' })).toBe(0);
     // One code per booking on its cabinet, on the device; the first carries its update (applied after its create).
     for (const i of [1, 2, 3, 4]) {

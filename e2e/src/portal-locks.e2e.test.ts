@@ -60,7 +60,13 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     hotel = (await admin.post('/admin/v1/companies', { name: 'Two Brands Hotel' })).data._id;
     await admin.put(`/admin/v1/companies/${hotel}/layout`, LAYOUT);
     // The company's own accounts at each vendor (the simulator), each holding one lock.
-    const form = new URLSearchParams({ clientId: 'sim-client-id', clientSecret: 'sim-client-secret', username: `twobrands${Date.now().toString(36)}`, password: createHash('md5').update('tt-secret-1').digest('hex'), date: String(Date.now()) });
+    const form = new URLSearchParams({
+      clientId: 'sim-client-id',
+      clientSecret: 'sim-client-secret',
+      username: `twobrands${Date.now().toString(36)}`,
+      password: createHash('md5').update('tt-secret-1').digest('hex'),
+      date: String(Date.now()),
+    });
     ttlockUser = (await axios.post(`${sys.simUrl}/v3/user/register`, form)).data.username;
     await sim.put(`/locks/${door}`, { owner: ttlockUser, name: 'Door 101' });
     const nuki = (await sim.post('/nuki/accounts', { name: 'Cabinets' })).data as { accountId: number; apiToken: string };
@@ -94,8 +100,18 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     await announced(page, 'Nuki account “Cabinets” connected: 1 lock found.');
 
     const accounts = page.getByTestId('lock-accounts');
-    expect(await accounts.getByRole('row', { name: new RegExp(ttlockUser) }).getByText('connected').count()).toBe(1);
-    expect(await accounts.getByRole('row', { name: /Cabinets/ }).getByText('connected').count()).toBe(1);
+    expect(
+      await accounts
+        .getByRole('row', { name: new RegExp(ttlockUser) })
+        .getByText('connected')
+        .count(),
+    ).toBe(1);
+    expect(
+      await accounts
+        .getByRole('row', { name: /Cabinets/ })
+        .getByText('connected')
+        .count(),
+    ).toBe(1);
     const locks = page.getByTestId('locks');
     const doorRow = locks.getByRole('row', { name: new RegExp(door) });
     const cabinetRow = locks.getByRole('row', { name: new RegExp(cabinet) });
@@ -118,9 +134,14 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     await accessible(page);
 
     // The layout holds them as the portal bound them (door on the room, cabinet on the bed), named as the vendor names them.
-    const nodes = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes as { level: string; locks?: { lock_id: string; name: string | null; lockLocationType: string }[] }[];
+    const nodes = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes as {
+      level: string;
+      locks?: { lock_id: string; name: string | null; lockLocationType: string }[];
+    }[];
     expect(nodes.find((n) => n.level === 'room')?.locks).toEqual([expect.objectContaining({ lock_id: door, name: 'Door 101', lockLocationType: 'door' })]);
-    expect(nodes.find((n) => n.level === 'bed')?.locks).toEqual([expect.objectContaining({ lock_id: cabinet, name: 'Cabinet 101A', lockLocationType: 'cabinet' })]);
+    expect(nodes.find((n) => n.level === 'bed')?.locks).toEqual([
+      expect.objectContaining({ lock_id: cabinet, name: 'Cabinet 101A', lockLocationType: 'cabinet' }),
+    ]);
   });
 
   it('one booking event: a TTLock e-key on the door and a Nuki PIN on the cabinet, read back through v4 and held by each lock', async () => {
@@ -142,7 +163,10 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     expect(sent.status).toBe(202);
     const event = await waitFor(
       async () => {
-        const e = (await axios.get(`${sys.webhookUrl}/webhook/events/${sent.data.eventId}`, { headers: { apikey: key } })).data as { status: string; message: string | null };
+        const e = (await axios.get(`${sys.webhookUrl}/webhook/events/${sent.data.eventId}`, { headers: { apikey: key } })).data as {
+          status: string;
+          message: string | null;
+        };
         return ['COMPLETED', 'FAILED', 'DEAD_LETTER'].includes(e.status) ? e : false;
       },
       { timeoutMs: 120_000, what: 'the booking to be provisioned on both locks' },
@@ -150,9 +174,16 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     expect(event).toMatchObject({ status: 'COMPLETED', message: null });
 
     type Credential = { type: string; lock: { lockId: string; lockLocationType: string }; lockData?: string | null; passcode?: string | null };
-    const v4 = (await axios.get(`${sys.baseUrl}/api/v4/bookings/TWO-BRANDS-1/access`, { headers: { apikey: key } })).data.data as { status: string; credentials: Credential[] };
+    const v4 = (await axios.get(`${sys.baseUrl}/api/v4/bookings/TWO-BRANDS-1/access`, { headers: { apikey: key } })).data.data as {
+      status: string;
+      credentials: Credential[];
+    };
     expect(v4.status).toBe('active');
-    const on = (lockId: string) => v4.credentials.filter((c) => c.lock.lockId === lockId).map((c) => c.type).sort();
+    const on = (lockId: string) =>
+      v4.credentials
+        .filter((c) => c.lock.lockId === lockId)
+        .map((c) => c.type)
+        .sort();
     // The door is TTLock's: the e-key (and the passcode TTLock holds too); the cabinet is Nuki's: its PIN only (Nuki has no e-key).
     expect(on(door)).toEqual(['EKEY', 'PASSCODE']);
     expect(on(cabinet)).toEqual(['PASSCODE']);
@@ -231,7 +262,9 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     await announced(page, '“Cabinets” disconnected: 1 lock released, 1 lock unbound first.');
     await page.getByTestId('locks').getByText(cabinet).waitFor({ state: 'detached' });
     expect((await admin.get(`/admin/v1/companies/${hotel}/lock-accounts`)).data.map((a: { provider: string }) => a.provider)).toEqual(['ttlock']);
-    const bed = ((await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes as { level: string; locks?: unknown[] }[]).find((n) => n.level === 'bed');
+    const bed = ((await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes as { level: string; locks?: unknown[] }[]).find(
+      (n) => n.level === 'bed',
+    );
     expect(bed?.locks).toEqual([]);
     await page.setViewportSize(PHONE);
     await screenshot(page, 'portal-locks-disconnected-phone');
@@ -252,7 +285,9 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     expect(JSON.stringify(connected.data)).not.toContain(hotel);
     expect((await portal.get('/layout/locks')).data.data.locks).toEqual([]);
 
-    const room = ((await admin.get(`/admin/v1/companies/${other}/snapshot`)).data.data.nodes as { level: string; _id: string }[]).find((n) => n.level === 'room');
+    const room = ((await admin.get(`/admin/v1/companies/${other}/snapshot`)).data.data.nodes as { level: string; _id: string }[]).find(
+      (n) => n.level === 'room',
+    );
     const refused = await portal.put(`/layout/locks/${door}`, { room_id: room?._id });
     expect(refused.status).toBe(409);
     expect(refused.data).toMatchObject({ error: true, message: `Lock ${door} is not one of this company's locks (the operator assigns locks to companies)` });

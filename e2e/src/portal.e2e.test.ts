@@ -12,7 +12,17 @@ import { accessibilityViolations, launchBrowser, screenshot } from './support/br
  */
 
 const LAYOUT = {
-  sites: [{ name: 'Harbour', buildings: [{ name: 'A', floors: [{ name: '1', rooms: ['101', '102'].map((n) => ({ name: n, locks: [{ lock_id: `H-${n}`, lock_mac: `AA:10:00:00:01:${n.slice(1)}` }] })) }] }] }],
+  sites: [
+    {
+      name: 'Harbour',
+      buildings: [
+        {
+          name: 'A',
+          floors: [{ name: '1', rooms: ['101', '102'].map((n) => ({ name: n, locks: [{ lock_id: `H-${n}`, lock_mac: `AA:10:00:00:01:${n.slice(1)}` }] })) }],
+        },
+      ],
+    },
+  ],
 };
 const LAPTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -27,7 +37,8 @@ describe('the administration portal in a browser', () => {
   let site: string;
   const contexts: BrowserContext[] = [];
 
-  const link = async (company: string, body: Record<string, unknown> = {}) => (await admin.post(`/admin/v1/companies/${company}/portal-links`, body)).data as { path: string; token: string; expires_at: string };
+  const link = async (company: string, body: Record<string, unknown> = {}) =>
+    (await admin.post(`/admin/v1/companies/${company}/portal-links`, body)).data as { path: string; token: string; expires_at: string };
   /** A browser of its own (cookies, clipboard) at a width. */
   const newPage = async (viewport = LAPTOP): Promise<Page> => {
     const context = await browser.newContext({ viewport, baseURL: sys.baseUrl });
@@ -165,7 +176,10 @@ describe('the administration portal in a browser', () => {
     );
 
     await page.getByRole('button', { name: 'I have stored it' }).click();
-    await page.getByRole('row', { name: /mews/ }).getByRole('button', { name: /^Revoke the ingest URL/ }).click();
+    await page
+      .getByRole('row', { name: /mews/ })
+      .getByRole('button', { name: /^Revoke the ingest URL/ })
+      .click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke URL' }).click();
     await page.getByRole('row', { name: /mews/ }).getByText('revoked').waitFor();
     const refused = await axios.post(url, { ...booking, reference_id: 'PORTAL-2' }, { validateStatus: () => true });
@@ -250,16 +264,27 @@ describe('the administration portal in a browser', () => {
     await admin.put(`/admin/v1/companies/${hotel}/callback`, { url: `${sys.receiver.url}/hooks`, auth: { type: 'bearer', token: 'portal-e2e' } });
     const token = (await admin.post(`/admin/v1/companies/${hotel}/ingest-tokens`, { site_id: site })).data.token;
     const key = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'timeline checker' })).data.key;
-    const events = async (ref: string) => (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events as { status: string }[];
+    const events = async (ref: string) =>
+      (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events as { status: string }[];
     // Dates as hotels send them, across New York's change to daylight saving time (9 March 2031).
-    const booking = { reference_id: 'PORTAL-T1', action: 'create', room_number: '102', check_in: '2031-03-08', check_out: '2031-03-10', guest: { name: 'Ada', email: 'ada@guest.example', phone: '+447700900123' } };
+    const booking = {
+      reference_id: 'PORTAL-T1',
+      action: 'create',
+      room_number: '102',
+      check_in: '2031-03-08',
+      check_out: '2031-03-10',
+      guest: { name: 'Ada', email: 'ada@guest.example', phone: '+447700900123' },
+    };
     // The endpoint set just now reaches the dispatcher's replica by identity.events: wait until a test booking's callback shows it is there.
     sys.receiver.respond(500);
     // The lock cloud refuses the first e-key (a transient errcode): the retry issues it.
     await axios.post(`${sys.simUrl}/sim/failures`, { path: '/v3/key/send', lockId: 'H-102', errcode: -3002, times: 1 });
     expect((await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, booking)).status).toBe(202);
     await waitFor(async () => (await events('PORTAL-T1'))[0]?.status === 'COMPLETED', { timeoutMs: 60_000, what: 'PORTAL-T1 COMPLETED' });
-    await waitFor(() => sys.receiver.received.filter((r) => (r.body as { referenceId?: string }).referenceId === 'PORTAL-T1' && r.status === 200).length === 1, { timeoutMs: 30_000, what: 'the callback delivered on its second attempt' });
+    await waitFor(
+      () => sys.receiver.received.filter((r) => (r.body as { referenceId?: string }).referenceId === 'PORTAL-T1' && r.status === 200).length === 1,
+      { timeoutMs: 30_000, what: 'the callback delivered on its second attempt' },
+    );
 
     const page = await newPage();
     await openPortal(page, hotel, ['bookings']);
@@ -287,19 +312,33 @@ describe('the administration portal in a browser', () => {
     await timeline.getByText(/^Lock cloud: add e-key on lock H-102: ok in \d+ ms$/).waitFor();
     await timeline.getByText(/^Callback access.provisioned: attempt 1, answered 500 in \d+ ms$/).waitFor();
     await timeline.getByText(/^Callback access.provisioned: attempt 2, answered 200 in \d+ ms$/).waitFor();
-    await waitFor(async () => (await timeline.getByText('Guest e-mail sent (access.provisioned)').count()) === 1 || (await page.reload(), false), { timeoutMs: 30_000, what: 'the guest e-mail in the timeline' });
+    await waitFor(async () => (await timeline.getByText('Guest e-mail sent (access.provisioned)').count()) === 1 || (await page.reload(), false), {
+      timeoutMs: 30_000,
+      what: 'the guest e-mail in the timeline',
+    });
     // Issue 51: the statuses in the order the service went through them (QUEUED before PROCESSING),
     // in the timeline and in the event's status list, whatever the times the services recorded.
-    const statusLines = (await timeline.getByRole('listitem').allInnerTexts()).map((t) => /Event BOOKING_CREATE \(create\): ([A-Z_]+(?: \(retry \d\))?)/.exec(t)?.[1]).filter(Boolean);
+    const statusLines = (await timeline.getByRole('listitem').allInnerTexts())
+      .map((t) => /Event BOOKING_CREATE \(create\): ([A-Z_]+(?: \(retry \d\))?)/.exec(t)?.[1])
+      .filter(Boolean);
     expect(statusLines).toEqual(['RECEIVED', 'QUEUED', 'PROCESSING', 'PROCESSING (retry 1)', 'COMPLETED (retry 1)']);
     const statusList = page.getByRole('list', { name: 'Status history of BOOKING_CREATE (create)' });
-    expect((await statusList.getByRole('listitem').allInnerTexts()).map((t) => t.trim().split(/\s/)[0])).toEqual(['RECEIVED', 'QUEUED', 'PROCESSING', 'PROCESSING', 'COMPLETED']);
+    expect((await statusList.getByRole('listitem').allInnerTexts()).map((t) => t.trim().split(/\s/)[0])).toEqual([
+      'RECEIVED',
+      'QUEUED',
+      'PROCESSING',
+      'PROCESSING',
+      'COMPLETED',
+    ]);
     // Every time in the hotel's zone, to the second, the UTC instant on hover.
     expect(await statusList.getByRole('listitem').first().innerText()).toMatch(/\d{2}:\d{2}:\d{2}(\s[AP]M)? EST$/);
     expect(await statusList.locator('time').first().getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
     // The guest messages' real outcome: each sent, with its channel.
     const guestMessages = page.getByTestId('guest-messages');
-    await waitFor(async () => (await guestMessages.getByText('Sent by SMS.').count()) === 1 || (await page.reload(), false), { timeoutMs: 30_000, what: 'the SMS sent' });
+    await waitFor(async () => (await guestMessages.getByText('Sent by SMS.').count()) === 1 || (await page.reload(), false), {
+      timeoutMs: 30_000,
+      what: 'the SMS sent',
+    });
     expect(await guestMessages.getByRole('row', { name: /^E-mail access\.provisioned sent Sent by e-mail\./ }).count()).toBe(1);
     expect(await guestMessages.getByRole('row', { name: /^SMS access\.provisioned sent Sent by SMS\./ }).count()).toBe(1);
     // The stay in the hotel's time, with each end's abbreviation, and the UTC instant on hover.
@@ -311,9 +350,19 @@ describe('the administration portal in a browser', () => {
     // A session without `credentials` sees what was issued, not the secret.
     const creds = page.getByRole('region', { name: 'Credentials' });
     await creds.getByText('Secrets (lock data, passcodes, card numbers) are hidden').waitFor();
-    expect(await creds.getByRole('row', { name: /EKEY H-102/ }).getByText('hidden').count()).toBe(1);
+    expect(
+      await creds
+        .getByRole('row', { name: /EKEY H-102/ })
+        .getByText('hidden')
+        .count(),
+    ).toBe(1);
     const callbacks = page.getByRole('region', { name: 'Callback deliveries' });
-    expect(await callbacks.getByRole('row', { name: /^1 .* 500 / }).getByText('endpoint answered 500').count()).toBe(1);
+    expect(
+      await callbacks
+        .getByRole('row', { name: /^1 .* 500 / })
+        .getByText('endpoint answered 500')
+        .count(),
+    ).toBe(1);
     await screenshot(page, 'portal-booking');
 
     // A delivered callback is not delivered again (only a failed or dead one is): no button offers it.
@@ -348,7 +397,17 @@ describe('the administration portal in a browser', () => {
     await screenshot(inbox, 'sim-guest-messages-phone');
 
     // A booking without e-mail or phone: the page says so, not that something failed.
-    expect((await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: 'PORTAL-T2', action: 'create', room_number: '101', check_in: '2031-04-01', check_out: '2031-04-02' })).status).toBe(202);
+    expect(
+      (
+        await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, {
+          reference_id: 'PORTAL-T2',
+          action: 'create',
+          room_number: '101',
+          check_in: '2031-04-01',
+          check_out: '2031-04-02',
+        })
+      ).status,
+    ).toBe(202);
     await waitFor(async () => (await events('PORTAL-T2'))[0]?.status === 'COMPLETED', { timeoutMs: 60_000, what: 'PORTAL-T2 COMPLETED' });
     await page.setViewportSize(LAPTOP);
     await page.goto('/portal/#/bookings/PORTAL-T2');
@@ -362,10 +421,21 @@ describe('the administration portal in a browser', () => {
   it('events: SPEC\'s filters; a FAILED event retried from the list completes once its cause is fixed; "Retry all" re-queues every FAILED one', async () => {
     const token = (await admin.post(`/admin/v1/companies/${hotel}/ingest-tokens`, { site_id: site })).data.token;
     const key = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'events checker' })).data.key;
-    const statusOf = async (ref: string) => (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events.at(-1)?.status as string | undefined;
+    const statusOf = async (ref: string) =>
+      (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events.at(-1)?.status as string | undefined;
     // Room 104 is not in the layout yet: these bookings fail at once, `Room not found`.
     for (const ref of ['PORTAL-F1', 'PORTAL-F2']) {
-      expect((await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: ref, action: 'create', room_number: '104', check_in: '2031-05-01T15:00:00Z', check_out: '2031-05-02T11:00:00Z' })).status).toBe(202);
+      expect(
+        (
+          await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, {
+            reference_id: ref,
+            action: 'create',
+            room_number: '104',
+            check_in: '2031-05-01T15:00:00Z',
+            check_out: '2031-05-02T11:00:00Z',
+          })
+        ).status,
+      ).toBe(202);
       await waitFor(async () => (await statusOf(ref)) === 'FAILED', { timeoutMs: 60_000, what: `${ref} FAILED` });
     }
 
@@ -391,7 +461,12 @@ describe('the administration portal in a browser', () => {
 
     // The cause fixed (room 104 added with its lock), one event retried from its row.
     await admin.put(`/admin/v1/companies/${hotel}/layout`, {
-      sites: [{ name: 'Harbour', buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '104', locks: [{ lock_id: 'H-104', lock_mac: 'AA:10:00:00:01:04' }] }] }] }] }],
+      sites: [
+        {
+          name: 'Harbour',
+          buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '104', locks: [{ lock_id: 'H-104', lock_mac: 'AA:10:00:00:01:04' }] }] }] }],
+        },
+      ],
     });
     await page.getByRole('button', { name: 'Retry BOOKING_CREATE of PORTAL-F1' }).click();
     await page.getByText('1 FAILED event re-queued.').waitFor();
@@ -445,7 +520,13 @@ describe('the administration portal in a browser', () => {
 
     // A stay sent as dates: the event's detail says what was sent and what it resolved to, in New York time
     // (15:00 EST on 8 March; 11:00 EDT on 10 March, after the clocks changed).
-    const dates = await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: 'PORTAL-DATES', action: 'create', room_number: '101', check_in: '2031-03-08', check_out: '2031-03-10' });
+    const dates = await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, {
+      reference_id: 'PORTAL-DATES',
+      action: 'create',
+      room_number: '101',
+      check_in: '2031-03-08',
+      check_out: '2031-03-10',
+    });
     expect(dates.status).toBe(202);
     await waitFor(async () => (await statusOf('PORTAL-DATES')) === 'COMPLETED', { timeoutMs: 60_000, what: 'PORTAL-DATES COMPLETED' });
     await page.setViewportSize(LAPTOP);
@@ -465,7 +546,9 @@ describe('the administration portal in a browser', () => {
 
   it('layout: the tree from site to bed with locks and external ids; an import from a JSON file previewed (nothing changed), then applied; a pruning import previewed with what it would remove', async () => {
     const key = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'layout checker' })).data.key;
-    const room101 = (await axios.get(`${sys.baseUrl}/api/v4/location/rooms`, { headers: { apikey: key } })).data.data.rooms.find((r: { name: string }) => r.name === '101');
+    const room101 = (await axios.get(`${sys.baseUrl}/api/v4/location/rooms`, { headers: { apikey: key } })).data.data.rooms.find(
+      (r: { name: string }) => r.name === '101',
+    );
     await axios.patch(`${sys.baseUrl}/api/v4/location/rooms/${room101._id}`, { external_id: 'PMS-ROOM-101' }, { headers: { apikey: key } });
 
     const page = await newPage();
@@ -483,7 +566,10 @@ describe('the administration portal in a browser', () => {
           name: 'Harbour',
           buildings: [
             { name: 'A', floors: [{ name: '1', rooms: [{ name: '105', locks: [{ lock_id: 'H-105', lock_mac: 'AA:10:00:00:01:05', name: 'Door 105' }] }] }] },
-            { name: 'B', floors: [{ name: '2', rooms: [{ name: '201', beds: [{ name: 'Bed 1', locks: [{ lock_id: 'B-201-1', lock_mac: 'AA:20:00:00:02:01' }] }] }] }] },
+            {
+              name: 'B',
+              floors: [{ name: '2', rooms: [{ name: '201', beds: [{ name: 'Bed 1', locks: [{ lock_id: 'B-201-1', lock_mac: 'AA:20:00:00:02:01' }] }] }] }],
+            },
           ],
         },
       ],
@@ -491,12 +577,15 @@ describe('the administration portal in a browser', () => {
     // The portal binds the company's own locks only: the operator assigns the two new ones first.
     for (const lockId of ['H-105', 'B-201-1']) expect((await admin.put(`/admin/v1/companies/${hotel}/locks/${lockId}/owner`)).status).toBe(201);
     const before = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data;
-    await page.getByLabel('Layout file (JSON)').setInputFiles({ name: 'harbour-extension.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(addition)) });
+    await page
+      .getByLabel('Layout file (JSON)')
+      .setInputFiles({ name: 'harbour-extension.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(addition)) });
     await page.getByRole('button', { name: 'Preview changes' }).click();
     const changes = page.getByTestId('import-changes');
     await changes.getByText('5 places to create, 0 to rename, 0 to remove, 2 locks to bind, 0 to unbind').waitFor();
     const created = page.getByRole('region', { name: 'To create' });
-    for (const path of ['Harbour › A › 1 › 105', 'Harbour › B', 'Harbour › B › 2 › 201 › Bed 1']) expect(await created.getByText(path, { exact: true }).count()).toBe(1);
+    for (const path of ['Harbour › A › 1 › 105', 'Harbour › B', 'Harbour › B › 2 › 201 › Bed 1'])
+      expect(await created.getByText(path, { exact: true }).count()).toBe(1);
     expect(await page.getByRole('region', { name: 'Locks to bind' }).getByText('Harbour › B › 2 › 201 › Bed 1').count()).toBe(1);
     // A preview writes nothing.
     expect((await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data).toEqual(before);
@@ -509,15 +598,29 @@ describe('the administration portal in a browser', () => {
     await screenshot(page, 'portal-layout');
 
     // The whole layout less room 105, pruning: the preview says 105 and its lock would go; cancelled, nothing changes.
-    const nodes = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes as { level: string; _id: string; name: string; locks?: { lock_id: string; lock_mac: string }[]; [k: string]: unknown }[];
+    const nodes = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes as {
+      level: string;
+      _id: string;
+      name: string;
+      locks?: { lock_id: string; lock_mac: string }[];
+      [k: string]: unknown;
+    }[];
     const parentOf: Record<string, string> = { building: 'site_id', floor: 'building_id', room: 'floor_id', bed: 'room_id' };
     const childKey: Record<string, string> = { site: 'buildings', building: 'floors', floor: 'rooms', room: 'beds' };
     const docOf = (parent: string | null, level: string): unknown[] =>
       nodes
         .filter((n) => n.level === level && (parent === null ? true : n[parentOf[level]] === parent) && !(n.level === 'room' && n.name === '105'))
-        .map((n) => ({ name: n.name, ...(n.locks?.length ? { locks: n.locks.map((l) => ({ lock_id: l.lock_id, lock_mac: l.lock_mac })) } : {}), ...(childKey[level] ? { [childKey[level]]: docOf(n._id, ({ site: 'building', building: 'floor', floor: 'room', room: 'bed' } as Record<string, string>)[level]) } : {}) }));
+        .map((n) => ({
+          name: n.name,
+          ...(n.locks?.length ? { locks: n.locks.map((l) => ({ lock_id: l.lock_id, lock_mac: l.lock_mac })) } : {}),
+          ...(childKey[level]
+            ? { [childKey[level]]: docOf(n._id, ({ site: 'building', building: 'floor', floor: 'room', room: 'bed' } as Record<string, string>)[level]) }
+            : {}),
+        }));
     await page.getByLabel('Also remove the places and locks the file does not list').check();
-    await page.getByLabel('Layout file (JSON)').setInputFiles({ name: 'harbour-full.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ sites: docOf(null, 'site') })) });
+    await page
+      .getByLabel('Layout file (JSON)')
+      .setInputFiles({ name: 'harbour-full.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ sites: docOf(null, 'site') })) });
     await page.getByRole('button', { name: 'Preview changes' }).click();
     await changes.getByText(/0 places to create, 0 to rename, 1 to remove, 0 locks to bind, 1 to unbind/).waitFor();
     expect(await page.getByRole('region', { name: 'To remove, with everything in it' }).getByText('Harbour › A › 1 › 105').count()).toBe(1);
@@ -542,16 +645,40 @@ describe('the administration portal in a browser', () => {
 
     // Each site's time zone and hours: a second site imported with its zone and check-in time; its check-out time set here.
     await admin.put(`/admin/v1/companies/${hotel}/layout`, {
-      sites: [{ name: 'Lakeside', time_zone: 'America/New_York', check_in_time: '14:00', buildings: [{ name: 'Lodge', floors: [{ name: 'G', rooms: [{ name: 'L1', locks: [{ lock_id: 'LK-1', lock_mac: 'AA:30:00:00:00:01' }] }] }] }] }],
+      sites: [
+        {
+          name: 'Lakeside',
+          time_zone: 'America/New_York',
+          check_in_time: '14:00',
+          buildings: [{ name: 'Lodge', floors: [{ name: 'G', rooms: [{ name: 'L1', locks: [{ lock_id: 'LK-1', lock_mac: 'AA:30:00:00:00:01' }] }] }] }],
+        },
+      ],
     });
     // A stay there sent as dates: 14:00 to 11:00 in New York, re-timed when the check-out time changes.
-    const lakeNode = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes.find((n: { name: string; level: string }) => n.level === 'site' && n.name === 'Lakeside');
+    const lakeNode = (await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes.find(
+      (n: { name: string; level: string }) => n.level === 'site' && n.name === 'Lakeside',
+    );
     const lakeToken = (await admin.post(`/admin/v1/companies/${hotel}/ingest-tokens`, { site_id: lakeNode._id })).data.token;
-    expect((await axios.post(`${sys.webhookUrl}/webhook/t/${lakeToken}`, { reference_id: 'LAKE-1', action: 'create', room_number: 'L1', check_in: '2031-04-10', check_out: '2031-04-12' })).status).toBe(202);
+    expect(
+      (
+        await axios.post(`${sys.webhookUrl}/webhook/t/${lakeToken}`, {
+          reference_id: 'LAKE-1',
+          action: 'create',
+          room_number: 'L1',
+          check_in: '2031-04-10',
+          check_out: '2031-04-12',
+        })
+      ).status,
+    ).toBe(202);
     const lakeKey = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'lakeside checker' })).data.key;
-    const lakeAccess = async () => (await axios.get(`${sys.baseUrl}/api/v4/bookings/LAKE-1/access`, { headers: { apikey: lakeKey }, validateStatus: () => true })).data?.data;
+    const lakeAccess = async () =>
+      (await axios.get(`${sys.baseUrl}/api/v4/bookings/LAKE-1/access`, { headers: { apikey: lakeKey }, validateStatus: () => true })).data?.data;
     await waitFor(async () => (await lakeAccess())?.status === 'active', { timeoutMs: 60_000, what: 'LAKE-1 provisioned' });
-    expect((await lakeAccess()).validity).toEqual({ check_in: '2031-04-10T18:00:00.000Z', check_out: '2031-04-12T15:00:00.000Z', time_zone: 'America/New_York' });
+    expect((await lakeAccess()).validity).toEqual({
+      check_in: '2031-04-10T18:00:00.000Z',
+      check_out: '2031-04-12T15:00:00.000Z',
+      time_zone: 'America/New_York',
+    });
     const editor = await newPage();
     await openPortal(editor, hotel, ['layout']);
     await editor.goto('/portal/#/layout');
@@ -587,19 +714,33 @@ describe('the administration portal in a browser', () => {
     await viewer.reload();
     await viewer.getByTestId('site-hours').first().waitFor();
     expect(await viewer.getByRole('button', { name: 'Save time zone and hours' }).count()).toBe(0);
-    expect(await viewer.getByTestId('site-hours').filter({ hasText: 'Lakeside' }).innerText()).toMatch(/Time zone\s+America\/New_York\s+Check-in time\s+14:00\s+Check-out time\s+10:00/);
+    expect(await viewer.getByTestId('site-hours').filter({ hasText: 'Lakeside' }).innerText()).toMatch(
+      /Time zone\s+America\/New_York\s+Check-in time\s+14:00\s+Check-out time\s+10:00/,
+    );
   });
 
-  it('on call: an operator\'s session over every company\'s dead letters: each queue\'s depth and oldest, messages with reason and retry count, one replayed, then a filtered set, each replay recorded with who and when', async () => {
+  it("on call: an operator's session over every company's dead letters: each queue's depth and oldest, messages with reason and retry count, one replayed, then a filtered set, each replay recorded with who and when", async () => {
     const token = (await admin.post(`/admin/v1/companies/${hotel}/ingest-tokens`, { site_id: site })).data.token;
     const key = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'on-call checker' })).data.key;
-    const statusOf = async (ref: string) => (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events.at(-1)?.status as string | undefined;
+    const statusOf = async (ref: string) =>
+      (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events.at(-1)?.status as string | undefined;
     // The lock cloud answers "lock offline" to every e-key on H-101, more times than the worker retries.
     expect((await axios.post(`${sys.simUrl}/sim/failures`, { path: '/v3/key/send', lockId: 'H-101', errcode: -3002, times: 1000 })).status).toBe(201);
     for (const ref of ['PORTAL-D1', 'PORTAL-D2']) {
-      expect((await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: ref, action: 'create', room_number: '101', check_in: '2031-06-01T15:00:00Z', check_out: '2031-06-02T11:00:00Z' })).status).toBe(202);
+      expect(
+        (
+          await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, {
+            reference_id: ref,
+            action: 'create',
+            room_number: '101',
+            check_in: '2031-06-01T15:00:00Z',
+            check_out: '2031-06-02T11:00:00Z',
+          })
+        ).status,
+      ).toBe(202);
     }
-    for (const ref of ['PORTAL-D1', 'PORTAL-D2']) await waitFor(async () => (await statusOf(ref)) === 'DEAD_LETTER', { timeoutMs: 60_000, what: `${ref} DEAD_LETTER` });
+    for (const ref of ['PORTAL-D1', 'PORTAL-D2'])
+      await waitFor(async () => (await statusOf(ref)) === 'DEAD_LETTER', { timeoutMs: 60_000, what: `${ref} DEAD_LETTER` });
     // The vendor is healthy again: what the on-call engineer replays now goes through.
     expect((await axios.delete(`${sys.simUrl}/sim/failures`)).status).toBe(200);
 
@@ -610,11 +751,18 @@ describe('the administration portal in a browser', () => {
     expect(page.url()).toBe(`${sys.baseUrl}/portal/#/dead-letters`);
     expect(await page.getByTestId('company-name').textContent()).toBe('On call: ada@ops.example');
     expect(await page.getByRole('link', { name: 'API keys' }).count()).toBe(0);
-    const queueRow = page.getByTestId('queues').getByRole('row').filter({ has: page.getByRole('link', { name: 'provisioning-worker.booking-events', exact: true }) });
+    const queueRow = page
+      .getByTestId('queues')
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: 'provisioning-worker.booking-events', exact: true }) });
     // Its depth (both our dead letters, and any other company's) and its oldest message's age.
-    await waitFor(async () => /^\s*provisioning-worker\.booking-events\s+([2-9]|\d\d+)\s+\d+ (s|min) ago \(/.test(await queueRow.innerText()) || (await page.reload(), false), {
-      what: 'the worker\'s queue listed with its depth and oldest message',
-    });
+    await waitFor(
+      async () =>
+        /^\s*provisioning-worker\.booking-events\s+([2-9]|\d\d+)\s+\d+ (s|min) ago \(/.test(await queueRow.innerText()) || (await page.reload(), false),
+      {
+        what: "the worker's queue listed with its depth and oldest message",
+      },
+    );
     await screenshot(page, 'portal-oncall-queues');
 
     await queueRow.getByRole('link', { name: 'provisioning-worker.booking-events' }).click();
@@ -638,7 +786,10 @@ describe('the administration portal in a browser', () => {
     // A filtered set: by reference, after a confirmation.
     await page.getByLabel('Booking reference').fill('PORTAL-D2');
     await page.getByRole('button', { name: 'Show dead letters' }).click();
-    await page.getByTestId('dl-counts').getByText(/^1 shown of \d+ waiting\.$/).waitFor();
+    await page
+      .getByTestId('dl-counts')
+      .getByText(/^1 shown of \d+ waiting\.$/)
+      .waitFor();
     await page.getByRole('button', { name: 'Replay the 1 shown' }).click();
     const dialog = page.getByRole('dialog', { name: 'Replay the 1 dead letters shown?' });
     await dialog.waitFor();
@@ -651,8 +802,15 @@ describe('the administration portal in a browser', () => {
     const history = page.getByTestId('operations');
     await history.getByRole('row', { name: /ada@ops\.example \(portal\) replay reference_id PORTAL-D2 done 1 of 1 replayed/ }).waitFor();
     await history.getByRole('row', { name: /ada@ops\.example \(portal\) replay ids .* done 1 of 1 replayed/ }).waitFor();
-    const recorded = (await admin.get('/admin/v1/dead-letters/operations', { params: { queue: 'provisioning-worker.booking-events' } })).data as { operator: string; via: string; started_at: string }[];
-    expect(recorded.slice(0, 2)).toEqual([expect.objectContaining({ operator: 'ada@ops.example', via: 'portal' }), expect.objectContaining({ operator: 'ada@ops.example', via: 'portal' })]);
+    const recorded = (await admin.get('/admin/v1/dead-letters/operations', { params: { queue: 'provisioning-worker.booking-events' } })).data as {
+      operator: string;
+      via: string;
+      started_at: string;
+    }[];
+    expect(recorded.slice(0, 2)).toEqual([
+      expect.objectContaining({ operator: 'ada@ops.example', via: 'portal' }),
+      expect.objectContaining({ operator: 'ada@ops.example', via: 'portal' }),
+    ]);
     await screenshot(page, 'portal-oncall-replayed');
     await page.setViewportSize(PHONE);
     await screenshot(page, 'portal-oncall-phone');
@@ -665,7 +823,7 @@ describe('the administration portal in a browser', () => {
     await heading(staff, 'Overview').waitFor();
   });
 
-  it('one company\'s session sees only its own company: its lists, and never another\'s key by id', async () => {
+  it("one company's session sees only its own company: its lists, and never another's key by id", async () => {
     const mine = await newPage();
     await openPortal(mine, other);
     expect(await mine.getByTestId('company-name').textContent()).toBe('Other Hotel');
@@ -698,23 +856,37 @@ describe('the administration portal in a browser', () => {
     await screenshot(page, 'portal-signed-out');
   });
   /** A day (YYYY-MM-DD) in New York, `plus` days from today there: the Harbour's "today". */
-  const newYorkDay = (plus = 0) => new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(Date.now() + plus * 86_400_000));
+  const newYorkDay = (plus = 0) =>
+    new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+      new Date(Date.now() + plus * 86_400_000),
+    );
 
   it('overview: the landing page says what needs action today; a FAILED arrival retried from it completes; a failing callback endpoint is a warning, enabled again with what failed re-delivered', async () => {
     const token = (await admin.post(`/admin/v1/companies/${hotel}/ingest-tokens`, { site_id: site })).data.token;
     const key = (await admin.post(`/admin/v1/companies/${hotel}/api-keys`, { name: 'overview checker' })).data.key;
-    const statusOf = async (ref: string) => (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events.at(-1)?.status as string | undefined;
+    const statusOf = async (ref: string) =>
+      (await axios.get(`${sys.webhookUrl}/webhook/events/reference/${ref}`, { headers: { apikey: key } })).data.events.at(-1)?.status as string | undefined;
     const health = async () => (await admin.get(`/admin/v1/companies/${hotel}/callback/health`)).data.data as { state: string };
     await admin.put(`/admin/v1/companies/${hotel}/callback`, { url: `${sys.receiver.url}/hooks`, auth: { type: 'bearer', token: 'portal-e2e' } });
     // The receiver refuses everything: the first callback runs out of retries and the endpoint is failing.
     sys.receiver.setFallback(500);
     const today = newYorkDay();
     const arrive = (ref: string, room: string) =>
-      axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: ref, action: 'create', room_number: room, check_in: today, check_out: newYorkDay(1), guest: { name: 'Grace Hopper', email: 'grace@guest.example' } });
+      axios.post(`${sys.webhookUrl}/webhook/t/${token}`, {
+        reference_id: ref,
+        action: 'create',
+        room_number: room,
+        check_in: today,
+        check_out: newYorkDay(1),
+        guest: { name: 'Grace Hopper', email: 'grace@guest.example' },
+      });
     expect((await arrive('OV-OK', '101')).status).toBe(202);
     // Room 109 is not in the layout (no other test makes it): FAILED, Room not found.
     expect((await arrive('OV-FAIL', '109')).status).toBe(202);
-    await waitFor(async () => (await statusOf('OV-OK')) === 'COMPLETED' && (await statusOf('OV-FAIL')) === 'FAILED', { timeoutMs: 60_000, what: 'OV-OK COMPLETED, OV-FAIL FAILED' });
+    await waitFor(async () => (await statusOf('OV-OK')) === 'COMPLETED' && (await statusOf('OV-FAIL')) === 'FAILED', {
+      timeoutMs: 60_000,
+      what: 'OV-OK COMPLETED, OV-FAIL FAILED',
+    });
     await waitFor(async () => (await health()).state === 'failing', { timeoutMs: 30_000, what: 'the endpoint failing' });
 
     const page = await newPage();
@@ -727,8 +899,13 @@ describe('the administration portal in a browser', () => {
     // Today's arrivals by status, each count a link to the list of them.
     const todayCard = page.getByRole('region', { name: /^Today, / });
     await todayCard.getByRole('link', { name: `1 keys issued: arrivals on ${today}` }).waitFor();
-    expect(await todayCard.getByRole('link', { name: `1 failed: arrivals on ${today}` }).getAttribute('href')).toBe(`#/bookings?from=${today}&to=${today}&status=FAILED`);
-    await page.getByTestId('callback-health').getByRole('row', { name: /OV-OK .*dead/ }).waitFor();
+    expect(await todayCard.getByRole('link', { name: `1 failed: arrivals on ${today}` }).getAttribute('href')).toBe(
+      `#/bookings?from=${today}&to=${today}&status=FAILED`,
+    );
+    await page
+      .getByTestId('callback-health')
+      .getByRole('row', { name: /OV-OK .*dead/ })
+      .waitFor();
     await accessible(page);
     await screenshot(page, 'portal-overview');
     await page.setViewportSize(PHONE);
@@ -738,7 +915,12 @@ describe('the administration portal in a browser', () => {
 
     // The cause fixed (room 109 added), the arrival retried from the overview.
     await admin.put(`/admin/v1/companies/${hotel}/layout`, {
-      sites: [{ name: 'Harbour', buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '109', locks: [{ lock_id: 'H-109', lock_mac: 'AA:10:00:00:01:09' }] }] }] }] }],
+      sites: [
+        {
+          name: 'Harbour',
+          buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '109', locks: [{ lock_id: 'H-109', lock_mac: 'AA:10:00:00:01:09' }] }] }] }],
+        },
+      ],
     });
     await failed.getByRole('button', { name: 'Retry BOOKING_CREATE of OV-FAIL' }).click();
     await page.getByText('The failed event of OV-FAIL was queued again.').waitFor();
@@ -763,30 +945,66 @@ describe('the administration portal in a browser', () => {
     await page.getByText(/^The endpoint is enabled again; [1-9]\d* failed callbacks? (is|are) being delivered again\.$/).waitFor();
     await card.getByText('healthy').waitFor();
     // What had died is delivered now: OV-OK's access.provisioned among it.
-    await waitFor(() => sys.receiver.received.slice(before).some((r) => r.status === 200 && (r.body as { referenceId?: string }).referenceId === 'OV-OK'), { timeoutMs: 30_000, what: 'OV-OK\'s callback re-delivered' });
+    await waitFor(() => sys.receiver.received.slice(before).some((r) => r.status === 200 && (r.body as { referenceId?: string }).referenceId === 'OV-OK'), {
+      timeoutMs: 30_000,
+      what: "OV-OK's callback re-delivered",
+    });
     expect((await health()).state).toBe('healthy');
     await screenshot(page, 'portal-callback-enabled');
   }, 150_000);
 
-  it('bookings: a list by arrival, paged (20 a page) and filtered by dates, status and room, guest names masked until shown, each booking\'s story one click away', async () => {
+  it("bookings: a list by arrival, paged (20 a page) and filtered by dates, status and room, guest names masked until shown, each booking's story one click away", async () => {
     const listHotel = (await admin.post('/admin/v1/companies', { name: 'List Hotel' })).data._id;
     const rooms = ['201', '202', '203', '204', '205'];
     await admin.put(`/admin/v1/companies/${listHotel}/layout`, {
-      sites: [{ name: 'Quay', buildings: [{ name: 'B', floors: [{ name: '2', rooms: rooms.map((n) => ({ name: n, locks: [{ lock_id: `L-${n}`, lock_mac: `AA:20:00:00:02:${n.slice(1)}` }] })) }] }] }],
+      sites: [
+        {
+          name: 'Quay',
+          buildings: [
+            {
+              name: 'B',
+              floors: [{ name: '2', rooms: rooms.map((n) => ({ name: n, locks: [{ lock_id: `L-${n}`, lock_mac: `AA:20:00:00:02:${n.slice(1)}` }] })) }],
+            },
+          ],
+        },
+      ],
     });
-    const quay = ((await admin.get(`/admin/v1/companies/${listHotel}/snapshot`)).data.data.nodes as { _id: string; level: string }[]).find((n) => n.level === 'site')?._id as string;
+    const quay = ((await admin.get(`/admin/v1/companies/${listHotel}/snapshot`)).data.data.nodes as { _id: string; level: string }[]).find(
+      (n) => n.level === 'site',
+    )?._id as string;
     const token = (await admin.post(`/admin/v1/companies/${listHotel}/ingest-tokens`, { site_id: quay })).data.token;
     const key = (await admin.post(`/admin/v1/companies/${listHotel}/api-keys`, { name: 'list checker' })).data.key;
     const guests = ['Ada Lovelace', 'Grace Hopper', 'Alan Turing', 'Edsger Dijkstra', 'Barbara Liskov'];
     // 25 stays over five days (five a day, one per room), and one in a room the layout lacks (FAILED). The site has no zone: days and times in UTC.
     const day = (plus: number) => new Date(Date.now() + plus * 86_400_000).toISOString().slice(0, 10);
     for (let i = 0; i < 25; i++) {
-      const body = { reference_id: `LIST-${String(i).padStart(2, '0')}`, action: 'create', room_number: rooms[i % 5], check_in: `${day(Math.floor(i / 5))}T15:00:00Z`, check_out: `${day(Math.floor(i / 5) + 2)}T11:00:00Z`, guest: { name: guests[i % 5] } };
+      const body = {
+        reference_id: `LIST-${String(i).padStart(2, '0')}`,
+        action: 'create',
+        room_number: rooms[i % 5],
+        check_in: `${day(Math.floor(i / 5))}T15:00:00Z`,
+        check_out: `${day(Math.floor(i / 5) + 2)}T11:00:00Z`,
+        guest: { name: guests[i % 5] },
+      };
       expect((await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, body)).status).toBe(202);
     }
-    expect((await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, { reference_id: 'LIST-LOST', action: 'create', room_number: '299', check_in: `${day(1)}T15:00:00Z`, check_out: `${day(2)}T11:00:00Z` })).status).toBe(202);
-    const count = async (status: string) => (await axios.get(`${sys.webhookUrl}/webhook/events`, { headers: { apikey: key }, params: { status } })).data.pagination.total as number;
-    await waitFor(async () => (await count('COMPLETED')) === 25 && (await count('FAILED')) === 1, { timeoutMs: 90_000, what: '25 bookings COMPLETED and one FAILED' });
+    expect(
+      (
+        await axios.post(`${sys.webhookUrl}/webhook/t/${token}`, {
+          reference_id: 'LIST-LOST',
+          action: 'create',
+          room_number: '299',
+          check_in: `${day(1)}T15:00:00Z`,
+          check_out: `${day(2)}T11:00:00Z`,
+        })
+      ).status,
+    ).toBe(202);
+    const count = async (status: string) =>
+      (await axios.get(`${sys.webhookUrl}/webhook/events`, { headers: { apikey: key }, params: { status } })).data.pagination.total as number;
+    await waitFor(async () => (await count('COMPLETED')) === 25 && (await count('FAILED')) === 1, {
+      timeoutMs: 90_000,
+      what: '25 bookings COMPLETED and one FAILED',
+    });
 
     const page = await newPage();
     await openOverview(page, listHotel, ['view']);

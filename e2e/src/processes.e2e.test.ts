@@ -25,7 +25,11 @@ describe('every app as a process', () => {
     expect(ready.data.status).toBe('ready');
     expect((await axios.get(`${app.url}/metrics`)).data).toContain('process_resident_memory_bytes');
     expect(await app.stop()).toBe(0);
-    const lines = app.output().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const lines = app
+      .output()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(lines.every((l) => l.service === name && typeof l.timestamp === 'string')).toBe(true);
     expect(lines.map((l) => l.message)).toEqual(expect.arrayContaining(['service started', 'shutting down', 'stopped']));
   });
@@ -41,7 +45,11 @@ describe('every app as a process', () => {
     expect((await axios.get(`${app.url}/healthz`)).data).toEqual({ status: 'ok' });
     expect((await axios.get(`${app.url}/metrics`)).data).toContain('process_resident_memory_bytes');
     expect(await app.stop()).toBe(0);
-    const lines = app.output().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const lines = app
+      .output()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.message)).toEqual(expect.arrayContaining(['service started', 'shutting down', 'stopped']));
   });
 

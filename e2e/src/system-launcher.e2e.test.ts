@@ -25,9 +25,13 @@ describe('the system launcher', () => {
         'provisioning-worker',
       ].sort(),
     );
-    const created = await axios.post(`${system.baseUrl}/admin/v1/companies`, { name: 'Launcher Hotel' }, {
-      headers: { Authorization: `Bearer ${system.adminToken}` },
-    });
+    const created = await axios.post(
+      `${system.baseUrl}/admin/v1/companies`,
+      { name: 'Launcher Hotel' },
+      {
+        headers: { Authorization: `Bearer ${system.adminToken}` },
+      },
+    );
     expect(created.status).toBe(201);
     expect(created.data.name).toBe('Launcher Hotel');
   });

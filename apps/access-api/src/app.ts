@@ -12,7 +12,20 @@ import {
 } from '@smartlock/contracts';
 import { REPLICATION_PREFETCH, createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
 import type { Logger } from '@smartlock/observability';
-import { RunningService, apiEnvelope, collections, consumer, employeeEnvelope, longPoll, part, relay, routes, startService, timer, topology } from '@smartlock/http';
+import {
+  RunningService,
+  apiEnvelope,
+  collections,
+  consumer,
+  employeeEnvelope,
+  longPoll,
+  part,
+  relay,
+  routes,
+  startService,
+  timer,
+  topology,
+} from '@smartlock/http';
 import { EXCHANGES, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
 import type { Config } from './config';
 import { accessLogModel } from './credentials/store';
@@ -82,7 +95,10 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         // Schedules wait in the worker's queue even if no worker has ever started.
         topology({ exchanges: [EXCHANGES.employeeSchedules], queues: [QUEUES.provisioningEmployeeSchedules] }),
         consumer<AccessEventMessage>(QUEUES.accessApiAccessEvents, onAccess, { schema: accessEventSchema, prefetch: 64 }),
-        consumer<BookingEventMessage>(QUEUES.accessApiBookingEvents, (msg, mctx) => onBookingEvent(log, msg, mctx), { schema: bookingEventMessageSchema, prefetch: 64 }),
+        consumer<BookingEventMessage>(QUEUES.accessApiBookingEvents, (msg, mctx) => onBookingEvent(log, msg, mctx), {
+          schema: bookingEventMessageSchema,
+          prefetch: 64,
+        }),
         consumer<LocationEventMessage>(QUEUES.accessApiLocationEvents, (msg, mctx) => follower.onLocationEvent(msg, mctx), {
           schema: locationEventMessageSchema,
           prefetch: REPLICATION_PREFETCH,

@@ -1,4 +1,19 @@
-import { BaseConfig, Joi, RateLimitConfig, WaitConfig, rateLimitEnv, waitEnv, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
+import {
+  BaseConfig,
+  Joi,
+  RateLimitConfig,
+  WaitConfig,
+  rateLimitEnv,
+  waitEnv,
+  adminTokenEnv,
+  baseEnv,
+  identityDbEnv,
+  loadConfig,
+  locationApiUrlEnv,
+  messageKeyEnv,
+  portEnv,
+  secretsKeyEnv,
+} from '@smartlock/config';
 
 export interface Config extends BaseConfig, RateLimitConfig, WaitConfig {
   PORT: number;
@@ -32,7 +47,9 @@ export const configSchema = Joi.object<Config>({
     .integer()
     .min(100)
     .default(30000)
-    .description('how often the outbox relay publishes employee schedule versions the broker did not confirm, and schedules are re-resolved for layout versions no handled message covered'),
+    .description(
+      'how often the outbox relay publishes employee schedule versions the broker did not confirm, and schedules are re-resolved for layout versions no handled message covered',
+    ),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

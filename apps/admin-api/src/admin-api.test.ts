@@ -45,7 +45,15 @@ describe('admin-api (real database, real broker)', () => {
       // External ids are the integrator's: set with the company's own API key (SPEC's external ids).
       const key = (await call('POST', `/admin/v1/companies/${companyId}/api-keys`, { name: 'layout' })).body.key as string;
       secrets.push(key);
-      expect((await axios.patch(`${location.url}/api/v4/location/sites/${id}`, { external_id: externalId }, { headers: { apikey: key }, validateStatus: () => true })).status).toBe(200);
+      expect(
+        (
+          await axios.patch(
+            `${location.url}/api/v4/location/sites/${id}`,
+            { external_id: externalId },
+            { headers: { apikey: key }, validateStatus: () => true },
+          )
+        ).status,
+      ).toBe(200);
     }
     return id;
   };
@@ -72,7 +80,8 @@ describe('admin-api (real database, real broker)', () => {
     // Only messages signed with IDENTITY_EVENTS_KEY count: the dispatcher applies no other.
     await ch.consume(
       q.queue,
-      (msg) => msg && verifyBody(msg.content, msg.properties.headers?.[SIGNATURE_HEADER], IDENTITY_EVENTS_KEY) && events.push(JSON.parse(msg.content.toString())),
+      (msg) =>
+        msg && verifyBody(msg.content, msg.properties.headers?.[SIGNATURE_HEADER], IDENTITY_EVENTS_KEY) && events.push(JSON.parse(msg.content.toString())),
       { noAck: true },
     );
   });
@@ -171,7 +180,10 @@ describe('admin-api (real database, real broker)', () => {
 
     it('concurrent revocations of one key: every answer the same revocation, and exactly one api_key.revoked published', async () => {
       const companyId = await company();
-      const [key, sentinel] = await Promise.all([call('POST', `/admin/v1/companies/${companyId}/api-keys`, { name: 'raced' }), call('POST', `/admin/v1/companies/${companyId}/api-keys`, { name: 'sentinel' })]);
+      const [key, sentinel] = await Promise.all([
+        call('POST', `/admin/v1/companies/${companyId}/api-keys`, { name: 'raced' }),
+        call('POST', `/admin/v1/companies/${companyId}/api-keys`, { name: 'sentinel' }),
+      ]);
       secrets.push(key.body.key, sentinel.body.key);
       const answers = await Promise.all(Array.from({ length: 8 }, () => call('POST', `/admin/v1/api-keys/${key.body._id}/revoke`)));
       expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
@@ -179,7 +191,9 @@ describe('admin-api (real database, real broker)', () => {
       // The sentinel's event is published after every answer above: once it is here, so is every event of the race.
       await call('POST', `/admin/v1/api-keys/${sentinel.body._id}/revoke`);
       await eventFor('api_key.revoked', sentinel.body._id);
-      expect(events.filter((e) => e.type === 'api_key.revoked' && e.id === key.body._id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ revoked_at: answers[0].body.revoked_at }) })]);
+      expect(events.filter((e) => e.type === 'api_key.revoked' && e.id === key.body._id)).toEqual([
+        expect.objectContaining({ data: expect.objectContaining({ revoked_at: answers[0].body.revoked_at }) }),
+      ]);
     });
 
     it('a key without expires_at never expires', async () => {
@@ -204,7 +218,14 @@ describe('admin-api (real database, real broker)', () => {
 
       expect(await current({ apikey: key })).toEqual({
         status: 200,
-        body: { company_id: companyId, company_name: 'Hotel Current', key_id: created.body._id, prefix: created.body.prefix, name: 'checker', expires_at: created.body.expires_at },
+        body: {
+          company_id: companyId,
+          company_name: 'Hotel Current',
+          key_id: created.body._id,
+          prefix: created.body.prefix,
+          name: 'checker',
+          expires_at: created.body.expires_at,
+        },
       });
       expect((await current({})).body).toEqual({ message: 'API key is required in the apikey header', code: 4010, error: true, data: null });
       expect((await current({ apikey: 'slk_nope' })).status).toBe(401);
@@ -283,7 +304,10 @@ describe('admin-api (real database, real broker)', () => {
       // A token in use: libs/auth records its use apart from the token (credential_usage); the listing shows it.
       await auth.verifyIngestToken(other.body.token);
       const used = await waitFor(
-        async () => ((await call('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body as { _id: string; last_used_at: string | null }[]).find((t) => t._id === other.body._id)?.last_used_at,
+        async () =>
+          ((await call('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body as { _id: string; last_used_at: string | null }[]).find(
+            (t) => t._id === other.body._id,
+          )?.last_used_at,
         { what: 'last_used_at in the listing' },
       );
       expect(Date.now() - new Date(used).getTime()).toBeLessThan(60_000);
@@ -295,7 +319,8 @@ describe('admin-api (real database, real broker)', () => {
       const theirs = await company('Token Neighbour');
       await siteFor(mine, 'Harbour');
       const theirSite = await siteFor(theirs, 'Elsewhere', 'PMS-ELSEWHERE');
-      const nodes = (await axios.get(`${location.url}/admin/v1/companies/${mine}/snapshot`, { headers: { Authorization: `Bearer ${ADMIN}` } })).data.data.nodes as { _id: string; level: string }[];
+      const nodes = (await axios.get(`${location.url}/admin/v1/companies/${mine}/snapshot`, { headers: { Authorization: `Bearer ${ADMIN}` } })).data.data
+        .nodes as { _id: string; level: string }[];
       const room = nodes.find((n) => n.level === 'room')?._id as string;
       for (const site of [theirSite, 'PMS-ELSEWHERE', UNKNOWN_ID, room]) {
         const res = await call('POST', `/admin/v1/companies/${mine}/ingest-tokens`, { site_id: site });
@@ -314,7 +339,14 @@ describe('admin-api (real database, real broker)', () => {
         expect(JSON.stringify(res.body)).not.toContain('127.0.0.1');
         expect((await call('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body).toEqual([]);
       } finally {
-        location = await launchApp('location-api', { MONGO_URL, MONGO_DB: locationDb, IDENTITY_DB: dbName, AMQP_URL: vhost.url, ADMIN_TOKEN: ADMIN, PORT: String(location.port) });
+        location = await launchApp('location-api', {
+          MONGO_URL,
+          MONGO_DB: locationDb,
+          IDENTITY_DB: dbName,
+          AMQP_URL: vhost.url,
+          ADMIN_TOKEN: ADMIN,
+          PORT: String(location.port),
+        });
       }
       expect((await call('POST', `/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: site })).status).toBe(201);
     });
@@ -343,7 +375,11 @@ describe('admin-api (real database, real broker)', () => {
       for (const url of refused) {
         const res = await call('PUT', `/admin/v1/companies/${companyId}/callback`, { url, auth: { type: 'hmac' } });
         // the envelope of every admin 400
-        expect({ url, status: res.status, body: res.body }).toEqual({ url, status: 400, body: { message: expect.stringMatching(/^url is not allowed: /), code: 4000, error: true, data: null } });
+        expect({ url, status: res.status, body: res.body }).toEqual({
+          url,
+          status: 400,
+          body: { message: expect.stringMatching(/^url is not allowed: /), code: 4000, error: true, data: null },
+        });
         expect(JSON.stringify(res.body)).not.toMatch(/169\.254|10\.0\.0/);
       }
       expect((await call('GET', `/admin/v1/companies/${companyId}/callback`)).status).toBe(404);
@@ -478,7 +514,10 @@ describe('admin-api (real database, real broker)', () => {
     beforeAll(async () => {
       companyId = await company('Hotel Input');
       bearerCompanyId = await company('Hotel Bearer');
-      await call('PUT', `/admin/v1/companies/${bearerCompanyId}/callback`, { url: 'https://example.org/x', auth: { type: 'bearer', token: 'bearer-token-value-3' } });
+      await call('PUT', `/admin/v1/companies/${bearerCompanyId}/callback`, {
+        url: 'https://example.org/x',
+        auth: { type: 'bearer', token: 'bearer-token-value-3' },
+      });
       secrets.push('bearer-token-value-3');
     });
     const NE = { $ne: null };
@@ -501,7 +540,14 @@ describe('admin-api (real database, real broker)', () => {
       ['key: name an operator', 'POST', () => `${c()}/api-keys`, { name: NE }, 400, /name must be a string/],
       ['key: expires_at not a date', 'POST', () => `${c()}/api-keys`, { name: 'k', expires_at: 'tomorrow' }, 400, /expires_at must be an ISO 8601/],
       ['key: expires_at a number', 'POST', () => `${c()}/api-keys`, { name: 'k', expires_at: 1893456000000 }, 400, /expires_at must be a string/],
-      ['key: expires_at in the past', 'POST', () => `${c()}/api-keys`, { name: 'k', expires_at: '2001-01-01T00:00:00Z' }, 400, /expires_at must be in the future/],
+      [
+        'key: expires_at in the past',
+        'POST',
+        () => `${c()}/api-keys`,
+        { name: 'k', expires_at: '2001-01-01T00:00:00Z' },
+        400,
+        /expires_at must be in the future/,
+      ],
       ['key list: unknown company', 'GET', () => `/admin/v1/companies/${UNKNOWN_ID}/api-keys`, undefined, 404, /not found/],
       ['key revoke: invalid id', 'POST', () => '/admin/v1/api-keys/123/revoke', undefined, 400, /keyId must be a 24-character hexadecimal id/],
       ['key revoke: unknown id', 'POST', () => `/admin/v1/api-keys/${UNKNOWN_ID}/revoke`, undefined, 404, /API key .* not found/],
@@ -517,19 +563,82 @@ describe('admin-api (real database, real broker)', () => {
       ['token revoke: unknown id', 'POST', () => `/admin/v1/ingest-tokens/${UNKNOWN_ID}/revoke`, undefined, 404, /Ingest token .* not found/],
       ['callback: empty body', 'PUT', () => `${c()}/callback`, {}, 400, /url is required.*auth is required/],
       ['callback: url an operator', 'PUT', () => `${c()}/callback`, { url: NE, auth: { type: 'hmac' } }, 400, /url must be a string/],
-      ['callback: url not http(s)', 'PUT', () => `${c()}/callback`, { url: 'ftp://example.org/x', auth: { type: 'hmac' } }, 400, /url must be an http or https URL/],
+      [
+        'callback: url not http(s)',
+        'PUT',
+        () => `${c()}/callback`,
+        { url: 'ftp://example.org/x', auth: { type: 'hmac' } },
+        400,
+        /url must be an http or https URL/,
+      ],
       ['callback: url not a URL', 'PUT', () => `${c()}/callback`, { url: 'example', auth: { type: 'hmac' } }, 400, /url must be an http or https URL/],
       ['callback: unknown auth type', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: 'oauth' } }, 400, /auth.type must be one of/],
       ['callback: auth type an operator', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: NE } }, 400, /auth.type/],
-      ['callback: hmac with a given secret', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: 'hmac', secret: 'mine' } }, 400, /auth.secret is not allowed/],
+      [
+        'callback: hmac with a given secret',
+        'PUT',
+        () => `${c()}/callback`,
+        { url: 'https://e.org', auth: { type: 'hmac', secret: 'mine' } },
+        400,
+        /auth.secret is not allowed/,
+      ],
       ['callback: bearer without token', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: 'bearer' } }, 400, /auth.token is required/],
-      ['callback: bearer token an operator', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: 'bearer', token: NE } }, 400, /auth.token must be a string/],
-      ['callback: basic without password', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: 'basic', username: 'u' } }, 400, /auth.password is required/],
-      ['callback: basic username with a colon', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: 'basic', username: 'a:b', password: 'p' } }, 400, /auth.username must not contain/],
-      ['callback: api_key reserved header', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: 'api_key', header: 'content-type', value: 'v' } }, 400, /set by the service/],
-      ['callback: api_key header injection', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: 'api_key', header: 'X-K', value: 'a\r\nX-Evil: 1' } }, 400, /auth.value must not contain control characters/],
-      ['callback: token for another type', 'PUT', () => `${c()}/callback`, { url: 'https://e.org', auth: { type: 'hmac', token: 't' } }, 400, /auth.token is not allowed/],
-      ['callback: unknown company', 'PUT', () => `/admin/v1/companies/${UNKNOWN_ID}/callback`, { url: 'https://e.org', auth: { type: 'hmac' } }, 404, /not found/],
+      [
+        'callback: bearer token an operator',
+        'PUT',
+        () => `${c()}/callback`,
+        { url: 'https://e.org', auth: { type: 'bearer', token: NE } },
+        400,
+        /auth.token must be a string/,
+      ],
+      [
+        'callback: basic without password',
+        'PUT',
+        () => `${c()}/callback`,
+        { url: 'https://e.org', auth: { type: 'basic', username: 'u' } },
+        400,
+        /auth.password is required/,
+      ],
+      [
+        'callback: basic username with a colon',
+        'PUT',
+        () => `${c()}/callback`,
+        { url: 'https://e.org', auth: { type: 'basic', username: 'a:b', password: 'p' } },
+        400,
+        /auth.username must not contain/,
+      ],
+      [
+        'callback: api_key reserved header',
+        'PUT',
+        () => `${c()}/callback`,
+        { url: 'https://e.org', auth: { type: 'api_key', header: 'content-type', value: 'v' } },
+        400,
+        /set by the service/,
+      ],
+      [
+        'callback: api_key header injection',
+        'PUT',
+        () => `${c()}/callback`,
+        { url: 'https://e.org', auth: { type: 'api_key', header: 'X-K', value: 'a\r\nX-Evil: 1' } },
+        400,
+        /auth.value must not contain control characters/,
+      ],
+      [
+        'callback: token for another type',
+        'PUT',
+        () => `${c()}/callback`,
+        { url: 'https://e.org', auth: { type: 'hmac', token: 't' } },
+        400,
+        /auth.token is not allowed/,
+      ],
+      [
+        'callback: unknown company',
+        'PUT',
+        () => `/admin/v1/companies/${UNKNOWN_ID}/callback`,
+        { url: 'https://e.org', auth: { type: 'hmac' } },
+        404,
+        /not found/,
+      ],
       ['callback get: none configured', 'GET', () => `${c()}/callback`, undefined, 404, /has no callback endpoint/],
       ['callback get: invalid id', 'GET', () => '/admin/v1/companies/1/callback', undefined, 400, /companyId/],
       ['rotate: none configured', 'POST', () => `${c()}/callback/rotate-secret`, undefined, 404, /has no callback endpoint/],
@@ -603,16 +712,25 @@ describe('admin-api with the broker gone', () => {
       });
       expect(republish.data).toEqual({ republished: 0, failed: 0 }); // nothing to republish yet: nothing failed
 
-      const put = await axios.put(`${service.url}/admin/v1/companies/${res.data._id}/callback`, { url: 'https://example.org/cb', auth: { type: 'hmac' } }, {
-        headers: { Authorization: `Bearer ${ADMIN}` },
-      });
+      const put = await axios.put(
+        `${service.url}/admin/v1/companies/${res.data._id}/callback`,
+        { url: 'https://example.org/cb', auth: { type: 'hmac' } },
+        {
+          headers: { Authorization: `Bearer ${ADMIN}` },
+        },
+      );
       expect(put.data).toMatchObject({ version: 1, secret: expect.stringMatching(/^whsec_/) });
       const failed = await axios.post(`${service.url}/admin/v1/callback-endpoints/republish`, undefined, {
         headers: { Authorization: `Bearer ${ADMIN}` },
         validateStatus: () => true,
       });
       expect(failed.status).toBe(503);
-      expect(failed.data).toEqual({ message: expect.stringMatching(/^1 of 1 callback endpoints could not be published \(.+\); retry$/), code: 5030, error: true, data: null });
+      expect(failed.data).toEqual({
+        message: expect.stringMatching(/^1 of 1 callback endpoints could not be published \(.+\); retry$/),
+        code: 5030,
+        error: true,
+        data: null,
+      });
     } finally {
       await service.stop();
       await dropDatabases(dbName);
@@ -628,7 +746,8 @@ describe('admin-api rate limits (docs/http-conventions.md "Rate limits")', () =>
     const config = testConfig({ RATE_LIMIT_AUTH_FAILURES_PER_MIN: '3', AMQP_URL: vhost.url, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN });
     const service = await start(config, logger);
     try {
-      const list = (token: string) => axios.get(`${service.url}/admin/v1/companies`, { headers: { Authorization: `Bearer ${token}` }, validateStatus: () => true });
+      const list = (token: string) =>
+        axios.get(`${service.url}/admin/v1/companies`, { headers: { Authorization: `Bearer ${token}` }, validateStatus: () => true });
       expect((await list(ADMIN)).status).toBe(200);
       for (let i = 0; i < 3; i++) expect((await list(`guess-${i}-0123456789`)).status).toBe(401);
       const refused = await list('guess-4-0123456789');

@@ -56,17 +56,27 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
         callbackPolicy: callbackPolicy(config),
         siteOf: siteLookup(config.LOCATION_API_URL, config.ADMIN_TOKEN, logger),
         now,
-        portal: { linkTtlMs: config.PORTAL_LINK_TTL_MS, sessionTtlMs: config.PORTAL_SESSION_TTL_MS, cookieSecure: config.PORTAL_COOKIE_SECURE, webhookUrl: config.PORTAL_WEBHOOK_URL.replace(/\/+$/, '') },
+        portal: {
+          linkTtlMs: config.PORTAL_LINK_TTL_MS,
+          sessionTtlMs: config.PORTAL_SESSION_TTL_MS,
+          cookieSecure: config.PORTAL_COOKIE_SECURE,
+          webhookUrl: config.PORTAL_WEBHOOK_URL.replace(/\/+$/, ''),
+        },
       };
       // Operations: its own broker connection per call, as admin-api's broker user (deploy/rabbitmq).
       const deadLetters = createDeadLetters({ amqpUrl: config.AMQP_URL, db: async () => ctx.db, connectionName: `${SERVICE} dead letters`, now });
-      const lockAccounts = { cloudOf: (secret: LockAccountSecret) => accountLockCloud(secret, config, { logger }), ...locationLocks(config.LOCATION_API_URL, config.ADMIN_TOKEN) };
+      const lockAccounts = {
+        cloudOf: (secret: LockAccountSecret) => accountLockCloud(secret, config, { logger }),
+        ...locationLocks(config.LOCATION_API_URL, config.ADMIN_TOKEN),
+      };
       return [
         collections([...Object.values(identityModels(ctx.db)), d.CallbackEndpoint, d.CallbackEndpointVersions, operationModel(ctx.db)]),
         // The dispatcher's replica of callback endpoints learns of changes made before it first ran.
         topology({ exchanges: [EXCHANGES.identityEvents], queues: [QUEUES.dispatcherIdentityEvents] }),
         // Every instance reads the same slice: alert on the max across instances.
-        part('task', 'lock accounts gauge', { start: () => collectedGauge(ctx.metrics, METRICS.lockAccounts, () => lockAccountCounts(identityModels(ctx.db))) }),
+        part('task', 'lock accounts gauge', {
+          start: () => collectedGauge(ctx.metrics, METRICS.lockAccounts, () => lockAccountCounts(identityModels(ctx.db))),
+        }),
         // For integrators, with their own `apikey`: mounted before the administrator check.
         routes('current key', (r) => {
           const integrator = Router();

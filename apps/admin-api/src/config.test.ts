@@ -12,11 +12,21 @@ describe('admin-api configuration', () => {
   });
 
   it('refuses a SECRETS_KEY that is not 32 bytes, and a negative overlap', () => {
-    expect(() => readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token-of-32-characters', SECRETS_KEY: 'abc123' })).toThrow(/SECRETS_KEY must be 32 bytes/);
+    expect(() => readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token-of-32-characters', SECRETS_KEY: 'abc123' })).toThrow(
+      /SECRETS_KEY must be 32 bytes/,
+    );
     expect(() => readConfig({ NODE_ENV: 'development', CALLBACK_SECRET_OVERLAP_MS: '-1' })).toThrow(/CALLBACK_SECRET_OVERLAP_MS/);
     // Lock accounts: the vendor's cloud and the service's application there (no default in production).
     const vendor = { LOCK_CLOUD_URL: 'https://euapi.ttlock.com', LOCK_CLOUD_CLIENT_ID: 'client', LOCK_CLOUD_CLIENT_SECRET: 'secret' };
-    expect(readConfig({ NODE_ENV: 'production', ADMIN_TOKEN: 'a-long-admin-token-of-32-characters', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'), IDENTITY_EVENTS_KEY: 'ab'.repeat(32), ...vendor }).SECRETS_KEY).toBeDefined();
+    expect(
+      readConfig({
+        NODE_ENV: 'production',
+        ADMIN_TOKEN: 'a-long-admin-token-of-32-characters',
+        SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+        IDENTITY_EVENTS_KEY: 'ab'.repeat(32),
+        ...vendor,
+      }).SECRETS_KEY,
+    ).toBeDefined();
   });
 
   it('takes the keys SECRETS_KEY replaced (SECRETS_KEY_PREVIOUS, comma-separated), and refuses one that is not a key', () => {

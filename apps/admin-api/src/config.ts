@@ -1,4 +1,17 @@
-import { BaseConfig, Joi, RateLimitConfig, rateLimitEnv, adminTokenEnv, baseEnv, callbackDestinationEnv, identityEventsKeyEnv, loadConfig, locationApiUrlEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
+import {
+  BaseConfig,
+  Joi,
+  RateLimitConfig,
+  rateLimitEnv,
+  adminTokenEnv,
+  baseEnv,
+  callbackDestinationEnv,
+  identityEventsKeyEnv,
+  loadConfig,
+  locationApiUrlEnv,
+  portEnv,
+  secretsKeyEnv,
+} from '@smartlock/config';
 import path from 'node:path';
 import { lockCloudAppEnv, nukiEnv } from '@smartlock/lock-cloud';
 import { parseSecretsKey } from '@smartlock/auth';
@@ -41,7 +54,9 @@ export const configSchema = Joi.object<Config>({
   ...baseEnv,
   ...rateLimitEnv,
   ...portEnv(8083),
-  MONGO_DB: Joi.string().default('smartlock_identity').description("admin-api's own database: the identity slice that libs/auth reads (the other apps' `IDENTITY_DB`)"),
+  MONGO_DB: Joi.string()
+    .default('smartlock_identity')
+    .description("admin-api's own database: the identity slice that libs/auth reads (the other apps' `IDENTITY_DB`)"),
   ...adminTokenEnv,
   SECRETS_KEY: secretsKeyEnv.SECRETS_KEY.custom((value: string, helpers) => {
     try {
@@ -59,7 +74,9 @@ export const configSchema = Joi.object<Config>({
     .default(24 * 60 * 60 * 1000)
     .description('how long the previous callback signing secret stays valid after a rotation'),
   ...callbackDestinationEnv,
-  LOCATION_API_URL: locationApiUrlEnv.LOCATION_API_URL.description("location-api, asked (its admin snapshot route, with `ADMIN_TOKEN`) whether the site of an ingest token being issued is the company's"),
+  LOCATION_API_URL: locationApiUrlEnv.LOCATION_API_URL.description(
+    "location-api, asked (its admin snapshot route, with `ADMIN_TOKEN`) whether the site of an ingest token being issued is the company's",
+  ),
   PORTAL_LINK_TTL_MS: Joi.number()
     .integer()
     .min(60_000)
@@ -70,11 +87,13 @@ export const configSchema = Joi.object<Config>({
     .min(60_000)
     .default(12 * 60 * 60 * 1000)
     .description('how long a portal session lasts once its link is opened'),
-  PORTAL_COOKIE_SECURE: Joi.boolean().when('NODE_ENV', {
-    is: 'production',
-    then: Joi.valid(true).default(true).messages({ 'any.only': '{{#label}} must be true in production' }),
-    otherwise: Joi.when('NODE_ENV', { is: 'development', then: Joi.boolean().default(false), otherwise: Joi.boolean().default(true) }),
-  }).description("the portal session cookie's `Secure` attribute (must be `true` in production)"),
+  PORTAL_COOKIE_SECURE: Joi.boolean()
+    .when('NODE_ENV', {
+      is: 'production',
+      then: Joi.valid(true).default(true).messages({ 'any.only': '{{#label}} must be true in production' }),
+      otherwise: Joi.when('NODE_ENV', { is: 'development', then: Joi.boolean().default(false), otherwise: Joi.boolean().default(true) }),
+    })
+    .description("the portal session cookie's `Secure` attribute (must be `true` in production)"),
   // The bundle's own folder (dist/apps/admin-api, or dist/ in the image) + portal.
   PORTAL_DIR: Joi.string()
     .default(() => path.join(path.dirname(process.argv[1] ?? '.'), 'portal'))
@@ -84,7 +103,9 @@ export const configSchema = Joi.object<Config>({
     .uri({ scheme: ['http', 'https'] })
     .allow('')
     .when('NODE_ENV', { is: 'production', then: Joi.string().default(''), otherwise: Joi.string().default('http://127.0.0.1:8090') })
-    .description('`{webhook_url}` as integrators reach it (e.g. `https://hooks.example.com`): the portal shows a new ingest token\'s whole URL on it; empty, only its path'),
+    .description(
+      "`{webhook_url}` as integrators reach it (e.g. `https://hooks.example.com`): the portal shows a new ingest token's whole URL on it; empty, only its path",
+    ),
   // Lock accounts (a company's TTLock or Nuki account) are checked and their locks listed from here.
   ...lockCloudAppEnv,
   ...nukiEnv,

@@ -71,9 +71,15 @@ describe('admin-api as two processes', () => {
     secrets.push(hmac.secret);
     const rotated = (await admin(b).post(`/companies/${company._id}/callback/rotate-secret`)).data;
     secrets.push(rotated.secret);
-    await admin(a).put(`/companies/${company._id}/callback`, { url: 'https://example.org/cb', auth: { type: 'basic', username: 'u', password: 'basic-password-in-logs?' } });
+    await admin(a).put(`/companies/${company._id}/callback`, {
+      url: 'https://example.org/cb',
+      auth: { type: 'basic', username: 'u', password: 'basic-password-in-logs?' },
+    });
     secrets.push('basic-password-in-logs?');
-    await admin(b).put(`/companies/${company._id}/callback`, { url: 'https://example.org/cb', auth: { type: 'api_key', header: 'X-Key', value: 'header-value-in-logs?' } });
+    await admin(b).put(`/companies/${company._id}/callback`, {
+      url: 'https://example.org/cb',
+      auth: { type: 'api_key', header: 'X-Key', value: 'header-value-in-logs?' },
+    });
     secrets.push('header-value-in-logs?');
     await admin(a).post('/callback-endpoints/republish');
     // a bad request that carries a secret-looking value is answered without echoing it to the log

@@ -1,5 +1,12 @@
 import type { Connection } from '@smartlock/db';
-import type { AccessEventType, CallbackEndpointConfig, EncryptedSecret, GuestChannel, GuestMessageNotSentReason, GuestMessageStatus } from '@smartlock/contracts';
+import type {
+  AccessEventType,
+  CallbackEndpointConfig,
+  EncryptedSecret,
+  GuestChannel,
+  GuestMessageNotSentReason,
+  GuestMessageStatus,
+} from '@smartlock/contracts';
 import { deliveryModels } from './deliveries/store';
 import { endpointModels } from './endpoints/store';
 
@@ -54,7 +61,6 @@ export interface AttemptRecord {
   latency_ms: number;
   error: string | null;
 }
-
 
 export type EndpointState = 'healthy' | 'failing' | 'disabled';
 

@@ -77,7 +77,14 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         res.writeHead(up.statusCode ?? 502, out);
         up.pipe(res);
         up.on('end', () =>
-          logger.info('proxied', { correlationId, method: req.method, path: redactUrl(path), upstream, status: up.statusCode, durationMs: Date.now() - started }),
+          logger.info('proxied', {
+            correlationId,
+            method: req.method,
+            path: redactUrl(path),
+            upstream,
+            status: up.statusCode,
+            durationMs: Date.now() - started,
+          }),
         );
       },
     );

@@ -35,10 +35,21 @@ export const configSchema = Joi.object<Config>({
   ACCESS_API_URL: upstream(8082, 'access-api'),
   ADMIN_API_URL: upstream(8083, 'admin-api'),
   CALLBACK_DISPATCHER_URL: upstream(8084, 'callback-dispatcher'),
-  INGEST_GATEWAY_URL: upstream(8090, "ingest-gateway, for the portal's event routes only (`/portal/api/events…`); `{webhook_url}` stays the gateway's own host"),
-  UPSTREAM_TIMEOUT_MS: Joi.number().integer().min(100).default(40000).description('upstream timeout (502 in the envelope after it); above the longest ?wait= (30 s) an app may hold a request for'),
+  INGEST_GATEWAY_URL: upstream(
+    8090,
+    "ingest-gateway, for the portal's event routes only (`/portal/api/events…`); `{webhook_url}` stays the gateway's own host",
+  ),
+  UPSTREAM_TIMEOUT_MS: Joi.number()
+    .integer()
+    .min(100)
+    .default(40000)
+    .description('upstream timeout (502 in the envelope after it); above the longest ?wait= (30 s) an app may hold a request for'),
   // A client that has not sent its headers within this is cut off (slowloris).
-  HEADERS_TIMEOUT_MS: Joi.number().integer().min(100).default(10000).description('a client must send its headers within this (slow clients are cut off, checked every second)'),
+  HEADERS_TIMEOUT_MS: Joi.number()
+    .integer()
+    .min(100)
+    .default(10000)
+    .description('a client must send its headers within this (slow clients are cut off, checked every second)'),
   // The whole request, body included (a 16 MB layout import on a slow line fits).
   REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).default(120000).description('a client must send its whole request, body included, within this'),
   // Connections held at once; more are refused, so slow clients cannot exhaust the process.

@@ -67,12 +67,17 @@ describe('edge: a graceful stop', () => {
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const { logger, text } = captureLogger('edge');
     const shutdownMs = 600;
-    const edge = await start(readConfig({ PORT: '0', ACCESS_API_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, SHUTDOWN_TIMEOUT_MS: String(shutdownMs) }), logger);
+    const edge = await start(
+      readConfig({ PORT: '0', ACCESS_API_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, SHUTDOWN_TIMEOUT_MS: String(shutdownMs) }),
+      logger,
+    );
     try {
-      const inHand = request(edge.url).get('/api/v4/bookings/R1/access?wait=30').then(
-        () => 'answered',
-        (err: Error) => err.message,
-      );
+      const inHand = request(edge.url)
+        .get('/api/v4/bookings/R1/access?wait=30')
+        .then(
+          () => 'answered',
+          (err: Error) => err.message,
+        );
       await waitFor(() => held.length > 0, { what: 'the request to reach the app' });
       const t0 = Date.now();
       await edge.stop();
@@ -94,10 +99,12 @@ describe('edge proxy', () => {
     const seen: { method?: string; url?: string; body: string; correlation?: string }[] = [];
     const upstream = http.createServer((req, res) => {
       let body = '';
-      req.on('data', (c) => (body += c)).on('end', () => {
-        seen.push({ method: req.method, url: req.url, body, correlation: req.headers['x-correlation-id'] as string });
-        res.writeHead(201, { 'Content-Type': 'application/json' }).end('{"ok":true}');
-      });
+      req
+        .on('data', (c) => (body += c))
+        .on('end', () => {
+          seen.push({ method: req.method, url: req.url, body, correlation: req.headers['x-correlation-id'] as string });
+          res.writeHead(201, { 'Content-Type': 'application/json' }).end('{"ok":true}');
+        });
     });
     await new Promise<void>((r) => upstream.listen(0, r));
     const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
@@ -166,9 +173,13 @@ describe('edge: an app that answers before the body is read', () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const send = (method: string, body: Buffer) =>
       new Promise<number>((resolve, reject) => {
-        const req = http.request(`${edge.url}/portal/api/layout`, { method, agent, timeout: 5000, headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } }, (res) => {
-          res.resume().on('end', () => resolve(res.statusCode ?? 0));
-        });
+        const req = http.request(
+          `${edge.url}/portal/api/layout`,
+          { method, agent, timeout: 5000, headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } },
+          (res) => {
+            res.resume().on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
         req.on('timeout', () => req.destroy(new Error('no answer within 5 s')));
         req.on('error', reject);
         req.end(body);
@@ -204,7 +215,15 @@ describe('edge: paths, slow clients and connections', () => {
     upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
     const { logger } = captureLogger('edge');
     edge = await start(
-      readConfig({ PORT: '0', LOCATION_API_URL: upstreamUrl, ACCESS_API_URL: upstreamUrl, ADMIN_API_URL: upstreamUrl, HEADERS_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '1000', MAX_CONNECTIONS: '4' }),
+      readConfig({
+        PORT: '0',
+        LOCATION_API_URL: upstreamUrl,
+        ACCESS_API_URL: upstreamUrl,
+        ADMIN_API_URL: upstreamUrl,
+        HEADERS_TIMEOUT_MS: '300',
+        REQUEST_TIMEOUT_MS: '1000',
+        MAX_CONNECTIONS: '4',
+      }),
       logger,
     );
   });
@@ -250,7 +269,10 @@ describe('edge: paths, slow clients and connections', () => {
   it("answers a refused path in its family's envelope: SPEC's employee envelope for employee access", async () => {
     const res = await raw('/api/v3/access/employee/%5Cx');
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.body)).toEqual({ error: expect.stringMatching(/^Invalid request path: /), details: [{ path: [], message: expect.stringMatching(/^Invalid request path: /) }] });
+    expect(JSON.parse(res.body)).toEqual({
+      error: expect.stringMatching(/^Invalid request path: /),
+      details: [{ path: [], message: expect.stringMatching(/^Invalid request path: /) }],
+    });
   });
 
   it("never routes an app's /metrics, /readyz or an admin route the table does not name", async () => {

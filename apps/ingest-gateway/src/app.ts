@@ -1,7 +1,22 @@
 import { rateLimits } from '@smartlock/config';
 import { createAuth } from '@smartlock/auth';
 import { eventStatusMessageSchema, EventStatusMessage, ingestDocument } from '@smartlock/contracts';
-import { RelayPart, RunningService, apiDocs, apiEnvelope, collections, consumer, ingestEnvelope, longPoll, part, relay, routes, startService, timer, topology } from '@smartlock/http';
+import {
+  RelayPart,
+  RunningService,
+  apiDocs,
+  apiEnvelope,
+  collections,
+  consumer,
+  ingestEnvelope,
+  longPoll,
+  part,
+  relay,
+  routes,
+  startService,
+  timer,
+  topology,
+} from '@smartlock/http';
 import { createLayoutReplica, httpSnapshotFetcher } from '@smartlock/layout';
 import { EXCHANGES, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
 import { Logger, createMetrics } from '@smartlock/observability';
@@ -59,11 +74,17 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
     onResponse: (req, res, route) => countIngestOutcome(metrics, req, res, route),
     parts: (ctx) => {
       const models = eventModels(ctx.db);
-      const replica = createLayoutReplica({ db: ctx.db, broker: ctx.broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
+      const replica = createLayoutReplica({
+        db: ctx.db,
+        broker: ctx.broker,
+        logger,
+        fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN),
+      });
       const siteZones = boundedCache<string, string | null>({ max: 10_000, ttlMs: 60_000 });
       // A site's zone, read from the replica once a minute per site at most (a booking row and the
       // events list ask on every instant they show): a changed zone shows within the minute.
-      const siteZone: Deps['siteZone'] = (companyId, siteId) => siteZones.get(`${companyId}:${siteId}`, async () => (await replica.node(companyId, siteId))?.time_zone ?? null);
+      const siteZone: Deps['siteZone'] = (companyId, siteId) =>
+        siteZones.get(`${companyId}:${siteId}`, async () => (await replica.node(companyId, siteId))?.time_zone ?? null);
       const writers = createWriters(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS, bookingRowLingerMs: config.BOOKING_ROW_LINGER_MS });
       const deps: Deps = {
         config,

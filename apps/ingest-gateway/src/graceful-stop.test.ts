@@ -4,7 +4,18 @@ import type { AddressInfo } from 'node:net';
 import { Types, type Connection } from '@smartlock/db';
 import { Exchanges, LocationEventMessage, locationRoutingKey } from '@smartlock/contracts';
 import { createBroker, EXCHANGES, QUEUES } from '@smartlock/messaging';
-import { captureLogger, createVhost, dropDatabases, launchApp, MONGO_URL, NO_RATE_LIMITS, RABBIT_API, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import {
+  captureLogger,
+  createVhost,
+  dropDatabases,
+  launchApp,
+  MONGO_URL,
+  NO_RATE_LIMITS,
+  RABBIT_API,
+  TestVhost,
+  uniqueDbName,
+  waitFor,
+} from '@smartlock/testing';
 import { TEST_ADMIN_TOKEN, TestCompany, booking, connectIdentity, seedCompany } from './test-support/harness';
 
 /**
@@ -40,7 +51,9 @@ describe('ingest-gateway: a graceful stop under a backlog', () => {
   });
 
   const queueDepth = async () => {
-    const res = await axios.get(`${RABBIT_API}/queues/${encodeURIComponent(vhost.vhost)}/${encodeURIComponent(QUEUES.ingestLocationEvents.name)}`, { auth: { username: 'guest', password: 'guest' } });
+    const res = await axios.get(`${RABBIT_API}/queues/${encodeURIComponent(vhost.vhost)}/${encodeURIComponent(QUEUES.ingestLocationEvents.name)}`, {
+      auth: { username: 'guest', password: 'guest' },
+    });
     return { ready: Number(res.data.messages_ready ?? 0), unacked: Number(res.data.messages_unacknowledged ?? 0) };
   };
 
@@ -63,13 +76,25 @@ describe('ingest-gateway: a graceful stop under a backlog', () => {
       // A backlog: one resync per company, each asking for a snapshot that never comes.
       const backlog = 40;
       for (let i = 0; i < backlog; i++) {
-        const m: LocationEventMessage = { company_id: new Types.ObjectId().toHexString(), kind: 'layout.resync', version: 3, commit_first: 1, commit_last: 3, occurred_at: new Date().toISOString(), correlation_id: `gs-${i}` };
+        const m: LocationEventMessage = {
+          company_id: new Types.ObjectId().toHexString(),
+          kind: 'layout.resync',
+          version: 3,
+          commit_first: 1,
+          commit_last: 3,
+          occurred_at: new Date().toISOString(),
+          correlation_id: `gs-${i}`,
+        };
         await publisher.publish(Exchanges.locationEvents, locationRoutingKey(m.kind), m, { correlationId: m.correlation_id });
       }
       await waitFor(async () => (await queueDepth()).unacked > 0, { what: 'the gateway to take messages of the backlog' });
       // An ingest request whose site check waits on the layout (the company has no replica yet).
       const inHand = axios
-        .post(`${gateway.url}/webhook/generic`, booking({ reference_id: 'GS-1' }), { headers: { apikey: company.apiKey, 'X-Site-Id': new Types.ObjectId().toHexString() }, validateStatus: () => true, timeout: 60_000 })
+        .post(`${gateway.url}/webhook/generic`, booking({ reference_id: 'GS-1' }), {
+          headers: { apikey: company.apiKey, 'X-Site-Id': new Types.ObjectId().toHexString() },
+          validateStatus: () => true,
+          timeout: 60_000,
+        })
         .catch((err: Error) => err);
       await waitFor(() => held.some((h) => h.url.includes(company.companyId)), { what: "the request to wait on its company's layout" });
 
@@ -79,10 +104,13 @@ describe('ingest-gateway: a graceful stop under a backlog', () => {
       expect({ code, inTime: tookMs < shutdownMs + 1500 }).toEqual({ code: 0, inTime: true });
       await inHand;
       // Nothing lost: what was in hand went back to the queue.
-      await waitFor(async () => {
-        const d = await queueDepth();
-        return d.unacked === 0 && d.ready === backlog;
-      }, { what: `all ${backlog} messages back in the queue` });
+      await waitFor(
+        async () => {
+          const d = await queueDepth();
+          return d.unacked === 0 && d.ready === backlog;
+        },
+        { what: `all ${backlog} messages back in the queue` },
+      );
     } finally {
       await publisher.close(0);
       await gateway.stop();

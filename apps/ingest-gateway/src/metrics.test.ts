@@ -38,10 +38,19 @@ describe('ingest-gateway /metrics', () => {
 
   const scrape = () => scrapeMetrics(gw.url);
   const moved = (before: Scrape, after: Scrape, name: string, labels: Record<string, string> = {}) => after.value(name, labels) - before.value(name, labels);
-  const ingest = (body: unknown, token = a.token) => request(gw.url).post(`/webhook/t/${token}`).set('Content-Type', 'application/json').send(body as object);
+  const ingest = (body: unknown, token = a.token) =>
+    request(gw.url)
+      .post(`/webhook/t/${token}`)
+      .set('Content-Type', 'application/json')
+      .send(body as object);
   /** With the API key: not limited like the token, whose limit the first test spends. */
   const ingestGeneric = (body: unknown) =>
-    request(gw.url).post('/webhook/generic').set('apikey', a.apiKey).set('X-Site-Id', a.siteId).set('Content-Type', 'application/json').send(body as object);
+    request(gw.url)
+      .post('/webhook/generic')
+      .set('apikey', a.apiKey)
+      .set('X-Site-Id', a.siteId)
+      .set('Content-Type', 'application/json')
+      .send(body as object);
 
   it('ingest: accepted, duplicate, and rejected by reason (those refused before routing too); routes by their pattern, never a token', async () => {
     const before = await scrape();
@@ -74,7 +83,8 @@ describe('ingest-gateway /metrics', () => {
     const res = await ingestGeneric(booking());
     expect(res.status).toBe(202);
     const id = res.body.eventId as string;
-    const report = (status: string) => publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status, message: null, retry_count: 0, at: new Date().toISOString() });
+    const report = (status: string) =>
+      publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status, message: null, retry_count: 0, at: new Date().toISOString() });
     await report('PROCESSING');
     await waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.status === 'PROCESSING', { what: 'PROCESSING' });
     // Two seconds pass (on the gateway's clock) before the worker reports COMPLETED, twice.
@@ -82,7 +92,9 @@ describe('ingest-gateway /metrics', () => {
     await report('COMPLETED');
     await waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.status === 'COMPLETED', { what: 'COMPLETED' });
     await report('COMPLETED');
-    await waitFor(async () => moved(before, await scrape(), 'broker_messages_total', { queue: STATUS_QUEUE, outcome: 'handled' }) === 3, { what: 'the three reports handled' });
+    await waitFor(async () => moved(before, await scrape(), 'broker_messages_total', { queue: STATUS_QUEUE, outcome: 'handled' }) === 3, {
+      what: 'the three reports handled',
+    });
 
     const after = await scrape();
     expect(moved(before, after, 'event_status_transitions_total', { status: 'QUEUED' })).toBe(1);
@@ -103,7 +115,15 @@ describe('ingest-gateway /metrics', () => {
     clock.advance(2000);
     // The report says the event was received 5 s before the record does: 7 s, past the 5 s objective.
     const receivedAt = new Date(new Date(stored.received_at).getTime() - 5000).toISOString();
-    await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString(), received_at: receivedAt });
+    await publishStatus(vhost.url, {
+      event_id: id,
+      company_id: a.companyId,
+      status: 'COMPLETED',
+      message: null,
+      retry_count: 0,
+      at: new Date().toISOString(),
+      received_at: receivedAt,
+    });
     await waitFor(async () => moved(before, await scrape(), 'event_time_to_completed_seconds_count') === 1, { what: 'the time to COMPLETED observed' });
     const after = await scrape();
     expect(moved(before, after, 'event_time_to_completed_seconds_bucket', { le: '5' })).toBe(0);
@@ -113,8 +133,12 @@ describe('ingest-gateway /metrics', () => {
   it('a report that can never be applied is dead-lettered, and counted so', async () => {
     const before = await scrape();
     await publishStatus(vhost.url, { event_id: 'not-an-event', status: 'NOT_A_STATUS' });
-    await waitFor(async () => moved(before, await scrape(), 'broker_messages_total', { queue: STATUS_QUEUE, outcome: 'dead_lettered' }) === 1, { what: 'the dead-lettered report counted' });
-    await waitFor(async () => (await scrape()).value('dead_letter_queue_messages', { queue: STATUS_QUEUE }) === 1, { what: 'the report waiting in the dead-letter queue' });
+    await waitFor(async () => moved(before, await scrape(), 'broker_messages_total', { queue: STATUS_QUEUE, outcome: 'dead_lettered' }) === 1, {
+      what: 'the dead-lettered report counted',
+    });
+    await waitFor(async () => (await scrape()).value('dead_letter_queue_messages', { queue: STATUS_QUEUE }) === 1, {
+      what: 'the report waiting in the dead-letter queue',
+    });
   });
 
   it('the outbox: an event accepted while the broker is unreachable waits, and its age grows once it is due', async () => {

@@ -75,7 +75,13 @@ describe('ingest-gateway: rate limits key on the canonical credential and the re
     expect(over.status).toBe(429);
     expect(over.body).toMatchObject({ code: 4290, message: 'Too many requests; retry after the time in Retry-After' });
     // Another session of the same company has its own.
-    expect((await request(gw.url).get('/portal/api/events').set(await session(['view']))).status).toBe(200);
+    expect(
+      (
+        await request(gw.url)
+          .get('/portal/api/events')
+          .set(await session(['view']))
+      ).status,
+    ).toBe(200);
 
     const operator = await session(['view', 'bookings']);
     const retry = () => request(gw.url).post(`/portal/api/events/${new Types.ObjectId().toHexString()}/retry`).set(operator).send({});
@@ -92,7 +98,10 @@ describe('ingest-gateway: rate limits key on the canonical credential and the re
   it('failed authentications count under the connecting address, whatever X-Forwarded-For says', async () => {
     const gw = await gateway({ RATE_LIMIT_AUTH_FAILURES_PER_MIN: '3' });
     for (const forged of ['203.0.113.16', '203.0.113.17', '2001:db8::1']) {
-      const res = await request(gw.url).post(`/webhook/t/${'x'.repeat(43)}`).set('X-Forwarded-For', forged).send(booking());
+      const res = await request(gw.url)
+        .post(`/webhook/t/${'x'.repeat(43)}`)
+        .set('X-Forwarded-For', forged)
+        .send(booking());
       expect(res.status).toBe(401);
     }
     // This client is the one locked out, with its right token too, whatever address it claims.

@@ -24,8 +24,15 @@ describe('location-api: external ids and layout administration', () => {
       expect(all.filter((r: { room: { external_id: string } }) => r.room.external_id === 'PMS-101')).toHaveLength(1);
       expect((await A.api.get('/api/v4/location/rooms?limit=1')).data.data.rooms[0].external_id).toBe('PMS-101');
       // One layout.committed for the change: one version, the room as it is now.
-      const event = await waitFor(() => h.events.find((e) => e.kind === 'layout.committed' && e.changes?.nodes.some((n) => n._id === rooms[0]._id && n.external_id === 'PMS-101')));
-      expect(event).toMatchObject({ company_id: A.id, commit_first: event.commit_last, version: event.commit_last, changes: { deleted: [], nodes: [{ level: 'room', _id: rooms[0]._id, external_id: 'PMS-101' }] } });
+      const event = await waitFor(() =>
+        h.events.find((e) => e.kind === 'layout.committed' && e.changes?.nodes.some((n) => n._id === rooms[0]._id && n.external_id === 'PMS-101')),
+      );
+      expect(event).toMatchObject({
+        company_id: A.id,
+        commit_first: event.commit_last,
+        version: event.commit_last,
+        changes: { deleted: [], nodes: [{ level: 'room', _id: rooms[0]._id, external_id: 'PMS-101' }] },
+      });
       const cleared = await A.api.patch(`/api/v4/location/rooms/${rooms[0]._id}`, { external_id: null });
       expect(cleared.data.data.external_id).toBeNull();
     });
@@ -86,7 +93,9 @@ describe('location-api: external ids and layout administration', () => {
       const floors = (await A.api.get('/api/v4/location/floors')).data.data.floors as { _id: string }[];
       const rooms = (await A.api.get('/api/v4/location/rooms')).data.data.rooms as { _id: string }[];
       const targets = [...floors.map((f) => `floors/${f._id}`), ...rooms.map((r) => `rooms/${r._id}`)];
-      const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => A.api.patch(`/api/v4/location/${targets[i % targets.length]}`, { external_id: `TURN-${i}` })));
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => A.api.patch(`/api/v4/location/${targets[i % targets.length]}`, { external_id: `TURN-${i}` })),
+      );
       expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
     });
 
@@ -179,8 +188,14 @@ describe('location-api: external ids and layout administration', () => {
       expect((await A.api.get(`/api/v4/location/rooms?site_id=${site.data.data._id}`)).data.data.total).toBe(0);
       // The forced delete is one commit: one message naming the five ids, locks and all gone with them.
       const removedIds = forced.data.data.removed.map((n: { _id: string }) => n._id).sort();
-      const deletion = await waitFor(() => h.events.find((e) => e.kind === 'layout.committed' && e.company_id === A.id && (e.changes?.deleted.length ?? 0) > 0));
-      expect({ deleted: [...(deletion.changes?.deleted ?? [])].sort(), nodes: deletion.changes?.nodes, versions: deletion.commit_last - deletion.commit_first + 1 }).toEqual({ deleted: removedIds, nodes: [], versions: 5 });
+      const deletion = await waitFor(() =>
+        h.events.find((e) => e.kind === 'layout.committed' && e.company_id === A.id && (e.changes?.deleted.length ?? 0) > 0),
+      );
+      expect({
+        deleted: [...(deletion.changes?.deleted ?? [])].sort(),
+        nodes: deletion.changes?.nodes,
+        versions: deletion.commit_last - deletion.commit_first + 1,
+      }).toEqual({ deleted: removedIds, nodes: [], versions: 5 });
       expect(removedIds).toContain(r1.data.data._id);
     });
 

@@ -56,15 +56,26 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       return [
         collections([...store.models, outboxLeaseModel(ctx.db), logs.credentials, logs.bookings]),
         // The replicas' queues: changes wait there for a consumer that has not started yet.
-        topology({ exchanges: [EXCHANGES.locationEvents], queues: [QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents, QUEUES.ingestLocationEvents] }),
-        consumer<AccessEventMessage>(QUEUES.locationApiAccessEvents, (msg, mctx) => onAccessEvent(logs.credentials, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS), {
-          schema: accessEventMessageSchema,
-          prefetch: 64,
+        topology({
+          exchanges: [EXCHANGES.locationEvents],
+          queues: [QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents, QUEUES.ingestLocationEvents],
         }),
-        consumer<BookingEventMessage>(QUEUES.locationApiBookingEvents, (msg, mctx) => onBookingEvent(logs.bookings, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS), {
-          schema: bookingEventMessageSchema,
-          prefetch: 64,
-        }),
+        consumer<AccessEventMessage>(
+          QUEUES.locationApiAccessEvents,
+          (msg, mctx) => onAccessEvent(logs.credentials, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS),
+          {
+            schema: accessEventMessageSchema,
+            prefetch: 64,
+          },
+        ),
+        consumer<BookingEventMessage>(
+          QUEUES.locationApiBookingEvents,
+          (msg, mctx) => onBookingEvent(logs.bookings, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS),
+          {
+            schema: bookingEventMessageSchema,
+            prefetch: 64,
+          },
+        ),
         // The outbox of location.events: commits the broker did not confirm, announced as resyncs.
         layoutRelay(deps, config.LOCATION_RELAY_INTERVAL_MS),
         // Locks bound before locks had owners become their layout's company's (in the background: a failure is retried at the next start).
@@ -72,19 +83,36 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
           start: () => void adoptBoundLocks(deps, auth.models).catch((err) => logger.error('adopting bound locks failed; retried at the next start', { err })),
         }),
         routes('public reads and external ids', (r) => {
-          r.use(['/api/v4/location', '/api/v3/location'], startEarlyState(store, auth.likelyCompany), auth.apiKey(), publicReadRoutes(store), externalIdRoutes(deps));
+          r.use(
+            ['/api/v4/location', '/api/v3/location'],
+            startEarlyState(store, auth.likelyCompany),
+            auth.apiKey(),
+            publicReadRoutes(store),
+            externalIdRoutes(deps),
+          );
         }),
         routes(
-          'layout administration and the portal\'s layout',
+          "layout administration and the portal's layout",
           (r) => {
             r.use('/admin/v1/companies/:companyId', auth.admin(config.ADMIN_TOKEN));
-            r.put('/admin/v1/companies/:companyId/layout', heavy.consume((req) => req.params.companyId));
-            r.post('/admin/v1/companies/:companyId/occupancy/resync', heavy.consume((req) => req.params.companyId));
+            r.put(
+              '/admin/v1/companies/:companyId/layout',
+              heavy.consume((req) => req.params.companyId),
+            );
+            r.post(
+              '/admin/v1/companies/:companyId/occupancy/resync',
+              heavy.consume((req) => req.params.companyId),
+            );
             r.use('/admin/v1/companies/:companyId', adminRoutes(deps, auth, logs, occupancyResync(config)));
             // The administration portal (the edge sends /portal/api/layout here): the session's company's
             // layout read whole, and imported (a preview with ?dry_run=true) with the `layout` capability.
             r.get('/portal/api/layout', auth.portal('view'), snapshotHandler(deps, companyOf));
-            r.put('/portal/api/layout', auth.portal('layout'), heavy.consume(companyOf), importLayoutHandler(deps, auth.models, logs, companyOf, { binder: 'portal' }));
+            r.put(
+              '/portal/api/layout',
+              auth.portal('layout'),
+              heavy.consume(companyOf),
+              importLayoutHandler(deps, auth.models, logs, companyOf, { binder: 'portal' }),
+            );
             // A site's name, time zone and check-in/check-out hours, as the operator's PATCH of a site.
             r.patch('/portal/api/layout/sites/:id', auth.portal('layout'), patchNodeHandler(deps, companyOf, 'site'));
             // The company's locks (its accounts' and the operator's), bound to a room or bed and unbound: the operator's handlers, the company's own locks only.

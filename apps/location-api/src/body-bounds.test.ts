@@ -10,12 +10,16 @@ import { ADMIN_TOKEN, property } from './test-support/harness';
 function put(url: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: string; ms: number }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'PUT', headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.length), ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, ms: Date.now() - started }));
-    });
+    const req = http.request(
+      url,
+      { method: 'PUT', headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.length), ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, ms: Date.now() - started }));
+      },
+    );
     // A write refused once the server has answered and closed is not a failure; a reset before any answer is.
     req.on('error', reject);
     req.end(body);
@@ -60,7 +64,13 @@ describe('location-api: no work that grows with the body before the caller is kn
       ADMIN_TOKEN,
       NODE_OPTIONS: '--max-old-space-size=256',
     });
-    edge = await launchApp('edge', { LOCATION_API_URL: location.url, ACCESS_API_URL: 'http://127.0.0.1:9', ADMIN_API_URL: 'http://127.0.0.1:9', CALLBACK_DISPATCHER_URL: 'http://127.0.0.1:9', INGEST_GATEWAY_URL: 'http://127.0.0.1:9' });
+    edge = await launchApp('edge', {
+      LOCATION_API_URL: location.url,
+      ACCESS_API_URL: 'http://127.0.0.1:9',
+      ADMIN_API_URL: 'http://127.0.0.1:9',
+      CALLBACK_DISPATCHER_URL: 'http://127.0.0.1:9',
+      INGEST_GATEWAY_URL: 'http://127.0.0.1:9',
+    });
   });
   afterAll(async () => {
     await edge?.stop();
@@ -79,13 +89,16 @@ describe('location-api: no work that grows with the body before the caller is kn
     const forged = { Cookie: `${PORTAL_SESSION_COOKIE}=${new Types.ObjectId().toHexString()}.${'A'.repeat(43)}` };
     for (const base of [edge.url, location.url]) {
       const res = await put(`${base}/portal/api/layout`, forged, SIXTEEN_MB_OF_BRACES);
-      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status: 401, body: { message: PortalErrors.sessionRequired, code: 4010, error: true, data: null } });
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status: 401,
+        body: { message: PortalErrors.sessionRequired, code: 4010, error: true, data: null },
+      });
       expect(res.ms).toBeLessThan(5000);
       await stillAnswering();
     }
   });
 
-  it("a session without `layout` keeps 256 kB: its 16 MB is a quick 413", async () => {
+  it('a session without `layout` keeps 256 kB: its 16 MB is a quick 413', async () => {
     const { cookie } = await createPortalSession(identityModels(identity), {
       company_id: new Types.ObjectId(),
       capabilities: ['view'],
@@ -93,14 +106,24 @@ describe('location-api: no work that grows with the body before the caller is kn
       issued_to: null,
       expires_at: new Date(Date.now() + 3_600_000),
     });
-    const res = await put(`${edge.url}/portal/api/layout`, { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}`, 'X-CSRF-Token': portalCsrfToken(cookie) }, SIXTEEN_MB_OF_BRACES);
-    expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status: 413, body: { message: 'Request body exceeds the 256kb limit', code: 4130, error: true, data: null } });
+    const res = await put(
+      `${edge.url}/portal/api/layout`,
+      { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}`, 'X-CSRF-Token': portalCsrfToken(cookie) },
+      SIXTEEN_MB_OF_BRACES,
+    );
+    expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+      status: 413,
+      body: { message: 'Request body exceeds the 256kb limit', code: 4130, error: true, data: null },
+    });
     await stillAnswering();
   });
 
-  it("a session that may import gets the large limit, and its 16 MB of `{` is refused for its depth in bounded memory", async () => {
+  it('a session that may import gets the large limit, and its 16 MB of `{` is refused for its depth in bounded memory', async () => {
     const res = await put(`${edge.url}/portal/api/layout`, editor, SIXTEEN_MB_OF_BRACES);
-    expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status: 400, body: { message: 'JSON nesting deeper than 32 levels is not allowed', code: 4000, error: true, data: null } });
+    expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+      status: 400,
+      body: { message: 'JSON nesting deeper than 32 levels is not allowed', code: 4000, error: true, data: null },
+    });
     await stillAnswering();
     // The large limit is the session's: a layout of more than 256 kB (padded with JSON's whitespace) is read.
     const big = Buffer.from(`${JSON.stringify(property({ rooms: 2 }))}${' '.repeat(300 * 1024)}`);
@@ -115,7 +138,10 @@ describe('location-api: no work that grows with the body before the caller is kn
       [`${location.url}/admin/v1/companies/${new Types.ObjectId().toHexString()}/layout`, { Authorization: `Bearer ${ADMIN_TOKEN}` }],
     ] as const) {
       const res = await put(url, headers, deep);
-      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status: 400, body: { message: 'JSON nesting deeper than 32 levels is not allowed', code: 4000, error: true, data: null } });
+      expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+        status: 400,
+        body: { message: 'JSON nesting deeper than 32 levels is not allowed', code: 4000, error: true, data: null },
+      });
     }
     // 32 levels reach the route, whose own validation answers.
     const res = await put(`${edge.url}/portal/api/layout`, editor, Buffer.from(nested(32)));

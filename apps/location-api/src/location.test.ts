@@ -23,7 +23,7 @@ describe('location-api: layout import and the public read API (SPEC "Location AP
     const version = first.data.data.version;
     expect(version).toBe(1 + 1 + 2 + 6 + 12 + 18);
     // One layout.committed for the whole import (docs/adr/0108): versions 1..version, every created node in it.
-    const commit = await waitFor(() => h.events.find((e) => e.company_id === A.id && e.kind === 'layout.committed'), { what: 'the import\'s commit' });
+    const commit = await waitFor(() => h.events.find((e) => e.company_id === A.id && e.kind === 'layout.committed'), { what: "the import's commit" });
     expect(commit).toMatchObject({ commit_first: 1, commit_last: version, version });
     expect(commit.changes?.nodes).toHaveLength(22);
     expect(h.events.filter((e) => e.company_id === A.id)).toHaveLength(1);
@@ -75,7 +75,8 @@ describe('location-api: layout import and the public read API (SPEC "Location AP
       const other = await D.api.get(`${path}${path.includes('?') ? '&' : '?'}page=2`);
       expect(other.headers.etag).not.toBe(etag);
     }
-    const etags = async () => Promise.all(['/api/v4/location/all?limit=2', '/api/v4/location/rooms'].map(async (p) => (await D.api.get(p)).headers.etag as string));
+    const etags = async () =>
+      Promise.all(['/api/v4/location/all?limit=2', '/api/v4/location/rooms'].map(async (p) => (await D.api.get(p)).headers.etag as string));
     const before = await etags();
     const room = (await D.api.get('/api/v4/location/rooms')).data.data.rooms[0];
     expect((await h.admin.patch(`${D.base}/rooms/${room._id}`, { name: 'Renamed' })).status).toBe(200);
@@ -87,7 +88,9 @@ describe('location-api: layout import and the public read API (SPEC "Location AP
   });
 
   it('door-only rooms give rows without bed; rooms sort numerically ("2" before "10")', async () => {
-    const doc = { sites: [{ name: 'Door Site', buildings: [{ name: 'B', floors: [{ name: 'F', rooms: [{ name: 'Room 10' }, { name: 'Room 2' }, { name: 'room 1' }] }] }] }] };
+    const doc = {
+      sites: [{ name: 'Door Site', buildings: [{ name: 'B', floors: [{ name: 'F', rooms: [{ name: 'Room 10' }, { name: 'Room 2' }, { name: 'room 1' }] }] }] }],
+    };
     expect((await h.admin.put(`${B.base}/layout`, doc)).status).toBe(200);
     const res = await B.api.get('/api/v4/location/all');
     expect(res.data.data.total).toBe(3);
@@ -114,7 +117,9 @@ describe('location-api: layout import and the public read API (SPEC "Location AP
       const res = await big.api.get(`/api/v4/location/all?page=${page}&limit=14`);
       seen.push(...res.data.data.locations.map((r: { bed: { _id: string } }) => r.bed._id));
     }
-    const whole = [...(await big.api.get('/api/v4/location/all')).data.data.locations, ...last.data.data.locations].map((r: { bed: { _id: string } }) => r.bed._id);
+    const whole = [...(await big.api.get('/api/v4/location/all')).data.data.locations, ...last.data.data.locations].map(
+      (r: { bed: { _id: string } }) => r.bed._id,
+    );
     expect(seen).toEqual(whole);
     expect(new Set(seen).size).toBe(150);
 

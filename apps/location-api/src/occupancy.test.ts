@@ -25,7 +25,8 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     conn = await amqp.connect(h.vhost.url);
     const ch = await conn.createConfirmChannel();
     publish = (m) => ch.publish(Exchanges.accessEvents, m.type, Buffer.from(JSON.stringify(m)), { contentType: 'application/json' });
-    publishBooking = (m) => ch.publish(Exchanges.bookingEvents, `booking.${m.event_type.toLowerCase()}`, Buffer.from(JSON.stringify(m)), { contentType: 'application/json' });
+    publishBooking = (m) =>
+      ch.publish(Exchanges.bookingEvents, `booking.${m.event_type.toLowerCase()}`, Buffer.from(JSON.stringify(m)), { contentType: 'application/json' });
   });
   afterAll(async () => {
     await conn?.close();
@@ -50,7 +51,13 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     validTo: future,
     ...over,
   });
-  const message = (type: AccessEventMessage['type'], ref: string, sequence: number, credentials: CredentialRecord[], over: Partial<AccessEventMessage> = {}): AccessEventMessage => ({
+  const message = (
+    type: AccessEventMessage['type'],
+    ref: string,
+    sequence: number,
+    credentials: CredentialRecord[],
+    over: Partial<AccessEventMessage> = {},
+  ): AccessEventMessage => ({
     type,
     company_id: A.id,
     reference_id: ref,
@@ -89,7 +96,7 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     expect(again.data.message).toMatch(/location\(s\)/);
   });
 
-  it('a bed: only that bed\'s guest counts; another bed of the room is free to delete', async () => {
+  it("a bed: only that bed's guest counts; another bed of the room is free to delete", async () => {
     const [b1, b2] = beds.filter((b) => b.room_id === rooms[1]._id);
     publish(message('access.provisioned', 'BOOK-2', 1, [credential(rooms[1], null), credential(rooms[1], b1)]));
     await stored('BOOK-2', 1);
@@ -103,7 +110,9 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     const room = rooms[2];
     publish(message('access.revoked', 'BOOK-3', 2, [credential(room, null)]));
     publish(message('access.provisioned', 'BOOK-3', 2, [credential(room, null)]));
-    publish(message('access.provisioned', 'BOOK-OLD', 1, [credential(room, null, { lockId: 'L-other', validTo: new Date(Date.now() - 60_000).toISOString() })]));
+    publish(
+      message('access.provisioned', 'BOOK-OLD', 1, [credential(room, null, { lockId: 'L-other', validTo: new Date(Date.now() - 60_000).toISOString() })]),
+    );
     publish(message('access.provisioned', 'EMP-1', 1, [credential(room, null)], { subject: 'employee' }));
     await stored('BOOK-3', 2);
     await stored('BOOK-OLD', 1);
@@ -111,7 +120,7 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     expect(refused.data.data.active_bookings).toEqual(['BOOK-3']);
   });
 
-  it('another company\'s guests are not this company\'s', async () => {
+  it("another company's guests are not this company's", async () => {
     const B = await h.company('B');
     expect((await h.admin.put(`${B.base}/layout`, property({ rooms: 1 }))).status).toBe(200);
     const [roomB] = (await B.api.get('/api/v4/location/rooms')).data.data.rooms;
@@ -133,7 +142,9 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     await stored('BOOK-P2', 1);
 
     // property({ rooms: 3, beds: 2 }) as a document of the rooms given
-    const layout = (rooms: { name: string; beds: { name: string }[] }[]) => ({ sites: [{ name: 'Site 1', buildings: [{ name: 'Building 1', floors: [{ name: 'Floor 1', rooms }] }] }] });
+    const layout = (rooms: { name: string; beds: { name: string }[] }[]) => ({
+      sites: [{ name: 'Site 1', buildings: [{ name: 'Building 1', floors: [{ name: 'Floor 1', rooms }] }] }],
+    });
     const bedsOf = (...names: string[]) => names.map((name) => ({ name }));
     const r3 = { name: roomsC[2].name, beds: bedsOf('Bed 1', 'Bed 2') };
 
@@ -142,13 +153,17 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     const refused = await h.admin.put(`${C.base}/layout?prune=true`, doc);
     expect(refused.status).toBe(409);
     expect(refused.data).toMatchObject({ error: true, code: 4090, data: { active_bookings: ['BOOK-P1', 'BOOK-P2'] } });
-    expect(refused.data.message).toBe('The import would remove places with 2 active booking(s) (BOOK-P1, BOOK-P2); cancel or move them first, list the places in the document, or send ?force=true');
+    expect(refused.data.message).toBe(
+      'The import would remove places with 2 active booking(s) (BOOK-P1, BOOK-P2); cancel or move them first, list the places in the document, or send ?force=true',
+    );
     expect((await C.api.get('/api/v4/location/rooms')).data.data.total).toBe(3);
 
     // … or only the occupied bed of r2: refused for that bed's guest, while removing the other bed is fine.
     const otherBed = bedsC.find((b) => b.room_id === r2._id && b._id !== bedOfR2._id) as Row;
     const r1Doc = { name: r1.name, beds: bedsOf('Bed 1', 'Bed 2') };
-    expect((await h.admin.put(`${C.base}/layout?prune=true`, layout([r1Doc, { name: r2.name, beds: bedsOf(otherBed.name) }, r3]))).data.data.active_bookings).toEqual(['BOOK-P2']);
+    expect(
+      (await h.admin.put(`${C.base}/layout?prune=true`, layout([r1Doc, { name: r2.name, beds: bedsOf(otherBed.name) }, r3]))).data.data.active_bookings,
+    ).toEqual(['BOOK-P2']);
     expect((await h.admin.put(`${C.base}/layout?prune=true`, layout([r1Doc, { name: r2.name, beds: bedsOf(bedOfR2.name) }, r3]))).status).toBe(200);
 
     const forced = await h.admin.put(`${C.base}/layout?prune=true&force=true`, doc);
@@ -210,7 +225,16 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     const D = await h.company('D');
     expect((await h.admin.put(`${D.base}/layout`, property({ rooms: 2, beds: 0 }))).status).toBe(200);
     const [kept, booked1]: Row[] = (await D.api.get('/api/v4/location/rooms')).data.data.rooms;
-    publishBooking(bookingEventMessage({ companyId: D.id, siteId: booked1.site_id, ref: 'BOOK-PB', sequence: 1, eventType: 'BOOKING_CREATE', booking: { room: booked1.name, ...stay } }));
+    publishBooking(
+      bookingEventMessage({
+        companyId: D.id,
+        siteId: booked1.site_id,
+        ref: 'BOOK-PB',
+        sequence: 1,
+        eventType: 'BOOKING_CREATE',
+        booking: { room: booked1.name, ...stay },
+      }),
+    );
     await booked('BOOK-PB', 1);
     const doc = { sites: [{ name: 'Site 1', buildings: [{ name: 'Building 1', floors: [{ name: 'Floor 1', rooms: [{ name: kept.name }] }] }] }] };
     const refused = await h.admin.put(`${D.base}/layout?prune=true`, doc);
@@ -223,6 +247,8 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     const res = await h.admin.post(`${A.base}/occupancy/resync`);
     expect(res.status).toBe(503);
     expect(res.data).toMatchObject({ code: 5030, error: true, data: null });
-    expect(res.data.message).toMatch(/^Occupancy re-sync incomplete: ingest-gateway did not replay: .*ECONNREFUSED.*; nothing is lost, send the request again$/);
+    expect(res.data.message).toMatch(
+      /^Occupancy re-sync incomplete: ingest-gateway did not replay: .*ECONNREFUSED.*; nothing is lost, send the request again$/,
+    );
   });
 });

@@ -46,7 +46,8 @@ describe('layout replica in a second process (libs/layout against location-api)'
       .find({ company_id: A.id }, { projection: { company_id: 0, name_key: 0, lookup_name: 0, lookup_ext: 0 } })
       .toArray();
     const state = await db.collection('replica_location_companies').findOne({ _id: A.id as never });
-    const norm = (list: Record<string, unknown>[]) => JSON.stringify(list.map((n) => Object.fromEntries(Object.entries(n).sort())).sort((a, b) => String(a._id).localeCompare(String(b._id))));
+    const norm = (list: Record<string, unknown>[]) =>
+      JSON.stringify(list.map((n) => Object.fromEntries(Object.entries(n).sort())).sort((a, b) => String(a._id).localeCompare(String(b._id))));
     if (state?.version === snap.version && norm(nodes) === norm(snap.nodes)) return true;
     // waitFor reports the last error: say how the replica differs
     const mine = new Map(nodes.map((n) => [String(n._id), JSON.stringify(Object.fromEntries(Object.entries(n).sort()))]));
@@ -59,7 +60,16 @@ describe('layout replica in a second process (libs/layout against location-api)'
   }
 
   beforeAll(async () => {
-    await build({ entryPoints: [path.join(__dirname, 'test-support/replica-process.ts')], outfile: bundle, bundle: true, platform: 'node', target: 'node20', packages: 'external', tsconfig: path.join(ROOT, 'tsconfig.base.json'), logLevel: 'warning' });
+    await build({
+      entryPoints: [path.join(__dirname, 'test-support/replica-process.ts')],
+      outfile: bundle,
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      packages: 'external',
+      tsconfig: path.join(ROOT, 'tsconfig.base.json'),
+      logLevel: 'warning',
+    });
     h = await startLocationApi();
     A = await h.company('Replicated');
     db = await connectDb({ url: MONGO_URL, dbName: replicaDb, logger: captureLogger().logger });

@@ -35,8 +35,13 @@ describe('location-api: a site has a time zone and check-in/check-out hours', ()
     expect(all[0].site).toMatchObject({ _id: s._id, time_zone: 'Europe/Berlin', check_in_time: '14:30', check_out_time: '10:00' });
     const snapshot = (await h.admin.get(`${A.base}/snapshot`)).data.data.nodes;
     expect(snapshot.find((n: { _id: string }) => n._id === s._id)).toMatchObject({ level: 'site', time_zone: 'Europe/Berlin', check_in_time: '14:30' });
-    const event = await waitFor(() => h.events.find((e) => e.kind === 'layout.committed' && e.changes?.nodes.some((n) => n._id === s._id && n.time_zone === 'Europe/Berlin')));
-    expect(event).toMatchObject({ company_id: A.id, changes: { nodes: [{ level: 'site', _id: s._id, time_zone: 'Europe/Berlin', check_in_time: '14:30', check_out_time: '10:00' }] } });
+    const event = await waitFor(() =>
+      h.events.find((e) => e.kind === 'layout.committed' && e.changes?.nodes.some((n) => n._id === s._id && n.time_zone === 'Europe/Berlin')),
+    );
+    expect(event).toMatchObject({
+      company_id: A.id,
+      changes: { nodes: [{ level: 'site', _id: s._id, time_zone: 'Europe/Berlin', check_in_time: '14:30', check_out_time: '10:00' }] },
+    });
     // The same values again change nothing.
     expect((await h.admin.patch(`${A.base}/sites/${s._id}`, { time_zone: 'Europe/Berlin' })).data.data.version).toBe(res.data.data.version);
   });

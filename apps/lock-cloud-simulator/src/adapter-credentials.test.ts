@@ -22,7 +22,14 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
   beforeAll(async () => {
     s = await startSimulator({ mongoUrl: MONGO_URL, dbName, logger: simLog.logger });
     cloud = createTtlockLockCloud(
-      { baseUrl: s.url, clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: s.config.SIM_USERNAME, password: s.config.SIM_PASSWORD, timeoutMs: 5000 },
+      {
+        baseUrl: s.url,
+        clientId: s.config.SIM_CLIENT_ID,
+        clientSecret: s.config.SIM_CLIENT_SECRET,
+        username: s.config.SIM_USERNAME,
+        password: s.config.SIM_PASSWORD,
+        timeoutMs: 5000,
+      },
       { logger },
     );
   });
@@ -35,7 +42,13 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
   it('creates a lock on first use and reads its lockMac, but never its administrator lockData', async () => {
     const lockId = lock();
     const info = await cloud.getLock(lockId);
-    expect(info).toEqual({ lockId, lockMac: expect.stringMatching(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/), name: expect.any(String), hasGateway: true, battery: { percent: 100, low: false } });
+    expect(info).toEqual({
+      lockId,
+      lockMac: expect.stringMatching(/^([0-9A-F]{2}:){5}[0-9A-F]{2}$/),
+      name: expect.any(String),
+      hasGateway: true,
+      battery: { percent: 100, low: false },
+    });
     expect((await inspect(lockId)).lock).toMatchObject({ lockId, lockMac: info.lockMac });
   });
 
@@ -43,14 +56,23 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
     const name = `hotel${Date.now().toString(36)}`;
     const password = 'company-password';
     const md5 = createHash('md5').update(password).digest('hex');
-    const form = new URLSearchParams({ clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: name, password: md5, date: String(Date.now()) });
+    const form = new URLSearchParams({
+      clientId: s.config.SIM_CLIENT_ID,
+      clientSecret: s.config.SIM_CLIENT_SECRET,
+      username: name,
+      password: md5,
+      date: String(Date.now()),
+    });
     const registered = (await axios.post(`${s.url}/v3/user/register`, form)).data;
     expect(registered.username).toBe(`sim_${name}`);
     const [a, b, other] = [lock(), lock(), lock()];
     await s.sim.put(`/locks/${a}`, { owner: registered.username, name: 'Door 101' });
     await s.sim.put(`/locks/${b}`, { owner: registered.username, name: 'Door 102', hasGateway: false });
     await cloud.getLock(other);
-    const company = createTtlockLockCloud({ baseUrl: s.url, clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: registered.username, password, timeoutMs: 5000 }, { logger });
+    const company = createTtlockLockCloud(
+      { baseUrl: s.url, clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: registered.username, password, timeoutMs: 5000 },
+      { logger },
+    );
     try {
       const locks = await company.listLocks();
       expect(locks.sort((x, y) => x.lockId.localeCompare(y.lockId))).toEqual(
@@ -71,7 +93,7 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
     const now = Date.now();
     const current = { start: new Date(now - HOUR), end: new Date(now + 2 * HOUR) };
 
-    it('is read with the receiving account\'s own token, differs per key and from the lock\'s, and opens the lock while the key lives', async () => {
+    it("is read with the receiving account's own token, differs per key and from the lock's, and opens the lock while the key lives", async () => {
       const lockId = lock();
       const [alice, bob] = [await cloud.createAccount(), await cloud.createAccount()];
       expect(alice).toMatch(/^sim_g[0-9a-f]{24}$/);
@@ -113,17 +135,42 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
       await expect(cloud.ekeyData({ lockId, account: other })).rejects.toMatchObject({ errcode: -1008 });
       const form = (p: Record<string, string>) => new URLSearchParams(p).toString();
       const post = async (path: string, p: Record<string, string>) =>
-        (await fetch(`${s.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(p) })).json() as Promise<Record<string, unknown>>;
+        (await fetch(`${s.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(p) })).json() as Promise<
+          Record<string, unknown>
+        >;
       // The account exists but its password is derived from the client secret: a guess is refused.
-      expect(await post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: owner, password: '0'.repeat(32) })).toMatchObject({ errcode: 10007 });
-      const registered = await post('/v3/user/register', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: 'probe1', password: 'e10adc3949ba59abbe56e057f20f883e', date: String(Date.now()) });
+      expect(
+        await post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: owner, password: '0'.repeat(32) }),
+      ).toMatchObject({ errcode: 10007 });
+      const registered = await post('/v3/user/register', {
+        clientId: s.config.SIM_CLIENT_ID,
+        clientSecret: s.config.SIM_CLIENT_SECRET,
+        username: 'probe1',
+        password: 'e10adc3949ba59abbe56e057f20f883e',
+        date: String(Date.now()),
+      });
       expect(registered).toEqual({ username: 'sim_probe1' });
-      const t = await post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: 'sim_probe1', password: 'e10adc3949ba59abbe56e057f20f883e' });
+      const t = await post('/oauth2/token', {
+        clientId: s.config.SIM_CLIENT_ID,
+        clientSecret: s.config.SIM_CLIENT_SECRET,
+        username: 'sim_probe1',
+        password: 'e10adc3949ba59abbe56e057f20f883e',
+      });
       const asGuest = { clientId: s.config.SIM_CLIENT_ID, accessToken: String(t.access_token), date: String(Date.now()) };
-      expect(await post('/v3/key/send', { ...asGuest, lockId, receiverUsername: 'sim_probe1', keyName: 'x', startDate: '0', endDate: '0' })).toMatchObject({ errcode: -2018 });
+      expect(await post('/v3/key/send', { ...asGuest, lockId, receiverUsername: 'sim_probe1', keyName: 'x', startDate: '0', endDate: '0' })).toMatchObject({
+        errcode: -2018,
+      });
       const detail = await (await fetch(`${s.url}/v3/lock/detail?${form({ ...asGuest, lockId })}`)).json();
       expect(detail).toMatchObject({ errcode: -2018 });
-      expect(await post('/v3/user/register', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: 'probe1', password: 'e10adc3949ba59abbe56e057f20f883e', date: String(Date.now()) })).toMatchObject({ errcode: 30003 });
+      expect(
+        await post('/v3/user/register', {
+          clientId: s.config.SIM_CLIENT_ID,
+          clientSecret: s.config.SIM_CLIENT_SECRET,
+          username: 'probe1',
+          password: 'e10adc3949ba59abbe56e057f20f883e',
+          date: String(Date.now()),
+        }),
+      ).toMatchObject({ errcode: 30003 });
     });
 
     it('is replaced when the same account is sent another key on the lock (one key per account and lock)', async () => {
@@ -144,7 +191,15 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
     expect(key).toEqual({ keyId: expect.any(Number), remoteUnlock: false, validFrom: checkIn.toISOString(), validTo: checkOut.toISOString() });
     let state = await inspect(lockId);
     expect(state.ekeys).toEqual([
-      expect.objectContaining({ keyId: key.keyId, receiver: 'guest@example.com', keyName: 'BK-1', remoteEnable: 2, startDate: checkIn.getTime(), endDate: checkOut.getTime(), status: 'pending' }),
+      expect.objectContaining({
+        keyId: key.keyId,
+        receiver: 'guest@example.com',
+        keyName: 'BK-1',
+        remoteEnable: 2,
+        startDate: checkIn.getTime(),
+        endDate: checkOut.getTime(),
+        status: 'pending',
+      }),
     ]);
 
     const listed = await cloud.listCredentials(lockId);
@@ -214,13 +269,24 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
     expect(state.passcodes).toHaveLength(2);
     expect(state.passcodes).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ keyboardPwdId: random.passcodeId, keyboardPwd: random.code, custom: false, startDate: checkIn.getTime(), endDate: checkOut.getTime() }),
+        expect.objectContaining({
+          keyboardPwdId: random.passcodeId,
+          keyboardPwd: random.code,
+          custom: false,
+          startDate: checkIn.getTime(),
+          endDate: checkOut.getTime(),
+        }),
         expect.objectContaining({ keyboardPwdId: custom.passcodeId, keyboardPwd: '482913', custom: true }),
       ]),
     );
     expect((await cloud.listCredentials(lockId)).passcodes.map((p) => p.code).sort()).toEqual([random.code, '482913'].sort());
 
-    const change = await cloud.changeValidity({ type: 'PASSCODE', lockId, credentialId: custom.passcodeId, validity: { start, end: new Date(checkOut.getTime() + 10 * 60_000) } });
+    const change = await cloud.changeValidity({
+      type: 'PASSCODE',
+      lockId,
+      credentialId: custom.passcodeId,
+      validity: { start, end: new Date(checkOut.getTime() + 10 * 60_000) },
+    });
     expect(change).toEqual({ changed: true, validFrom: checkIn.toISOString(), validTo: new Date(checkOut.getTime() + HOUR).toISOString() });
     state = await inspect(lockId);
     expect(state.passcodes.find((p: { keyboardPwdId: number }) => p.keyboardPwdId === custom.passcodeId)?.endDate).toBe(checkOut.getTime() + HOUR);
@@ -261,7 +327,12 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
 
   it('shows a credential active during its period', async () => {
     const lockId = lock();
-    await cloud.issueEkey({ lockId, receiver: 'now@example.com', name: 'now', validity: { start: new Date(Date.now() - HOUR), end: new Date(Date.now() + HOUR) } });
+    await cloud.issueEkey({
+      lockId,
+      receiver: 'now@example.com',
+      name: 'now',
+      validity: { start: new Date(Date.now() - HOUR), end: new Date(Date.now() + HOUR) },
+    });
     expect((await inspect(lockId)).ekeys[0].status).toBe('active');
   });
 
@@ -270,7 +341,15 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
     await cloud.getLock(lockId);
     const day = Date.now() + 24 * HOUR - ((Date.now() + 24 * HOUR) % HOUR);
     await s.models.Passcode.insertMany(
-      Array.from({ length: 250 }, (_, i) => ({ keyboardPwdId: 900_000_000 + i, lockId, keyboardPwd: String(10_000_000 + i), keyboardPwdType: 3, startDate: day, endDate: day + HOUR, custom: false })),
+      Array.from({ length: 250 }, (_, i) => ({
+        keyboardPwdId: 900_000_000 + i,
+        lockId,
+        keyboardPwd: String(10_000_000 + i),
+        keyboardPwdType: 3,
+        startDate: day,
+        endDate: day + HOUR,
+        custom: false,
+      })),
     );
     await s.models.Card.insertMany(
       Array.from({ length: 1000 }, (_, i) => ({ cardId: 900_000_000 + i, lockId, cardNumber: String(5_000_000 + i), startDate: day, endDate: day + HOUR })),
@@ -288,8 +367,13 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
   it('refuses bad input before calling the vendor: permanent invalid_input', async () => {
     const lockId = lock();
     const before = (await s.sim.get('/calls')).data.total;
-    await expect(cloud.issueEkey({ lockId, receiver: 'g', name: 'n', validity: { start: 'not a date', end: checkOut } })).rejects.toMatchObject({ category: 'invalid_input', permanent: true });
-    await expect(cloud.issueEkey({ lockId, receiver: 'g', name: 'n', validity: { start: checkOut, end: checkIn } })).rejects.toMatchObject({ category: 'invalid_input' });
+    await expect(cloud.issueEkey({ lockId, receiver: 'g', name: 'n', validity: { start: 'not a date', end: checkOut } })).rejects.toMatchObject({
+      category: 'invalid_input',
+      permanent: true,
+    });
+    await expect(cloud.issueEkey({ lockId, receiver: 'g', name: 'n', validity: { start: checkOut, end: checkIn } })).rejects.toMatchObject({
+      category: 'invalid_input',
+    });
     await expect(cloud.issuePasscode({ lockId, name: 'n', code: '12ab', validity })).rejects.toMatchObject({ category: 'invalid_input' });
     expect((await s.sim.get('/calls')).data.total).toBe(before);
   });
@@ -303,7 +387,9 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
       ).json() as Promise<Record<string, unknown>>;
     /** Another lock administrator: an account of its own under the application, with its token. */
     async function otherAdministrator() {
-      const name = uniqueName('own').replace(/[^A-Za-z0-9]/g, '').slice(0, 20);
+      const name = uniqueName('own')
+        .replace(/[^A-Za-z0-9]/g, '')
+        .slice(0, 20);
       const password = 'e10adc3949ba59abbe56e057f20f883e';
       const app = { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET };
       const { username } = (await call('POST', '/v3/user/register', { ...app, username: name, password, date: String(Date.now()) })) as { username: string };
@@ -316,11 +402,25 @@ describe('lock-cloud adapter against the simulator: credentials', () => {
       const lockId = lock();
       // The other account adds the lock (its first call names it) and operates it.
       expect(await call('GET', '/v3/lock/detail', { ...other.auth(), lockId })).toMatchObject({ lockId, lockData: expect.any(String) });
-      expect(await call('POST', '/v3/keyboardPwd/add', { ...other.auth(), lockId, keyboardPwd: '48151623', keyboardPwdName: 'theirs', startDate: String(checkIn.getTime()), endDate: String(checkOut.getTime()), addType: '2' })).toMatchObject({ keyboardPwdId: expect.any(Number) });
+      expect(
+        await call('POST', '/v3/keyboardPwd/add', {
+          ...other.auth(),
+          lockId,
+          keyboardPwd: '48151623',
+          keyboardPwdName: 'theirs',
+          startDate: String(checkIn.getTime()),
+          endDate: String(checkOut.getTime()),
+          addType: '2',
+        }),
+      ).toMatchObject({ keyboardPwdId: expect.any(Number) });
       expect((await inspect(lockId)).lock.owner).toBe(other.username);
 
       await expect(cloud.getLock(lockId)).rejects.toMatchObject({ kind: 'permanent', errcode: -2018 });
-      await expect(cloud.issuePasscode({ lockId, name: 'ours', validity })).rejects.toMatchObject({ kind: 'permanent', category: 'no_permission', errcode: -2018 });
+      await expect(cloud.issuePasscode({ lockId, name: 'ours', validity })).rejects.toMatchObject({
+        kind: 'permanent',
+        category: 'no_permission',
+        errcode: -2018,
+      });
       const account = await cloud.createAccount();
       await expect(cloud.issueEkey({ lockId, receiver: account, name: 'ours', validity })).rejects.toMatchObject({ errcode: -2018 });
       await expect(cloud.listCredentials(lockId)).rejects.toMatchObject({ errcode: -2018 });

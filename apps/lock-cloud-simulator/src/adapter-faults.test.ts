@@ -163,9 +163,18 @@ describe('lock-cloud adapter against the simulator: tokens and faults', () => {
   it('classifies HTTP 5xx as transient (a change may have applied) and other 4xx as permanent', async () => {
     const lockId = lock();
     await inject({ path: '/v3/identityCard/add', httpStatus: 503, times: 1 });
-    await expect(cloud.issueCard({ lockId, cardNumber: '77', name: 'c', validity })).rejects.toMatchObject({ kind: 'transient', category: 'http', httpStatus: 503, maybeApplied: true });
+    await expect(cloud.issueCard({ lockId, cardNumber: '77', name: 'c', validity })).rejects.toMatchObject({
+      kind: 'transient',
+      category: 'http',
+      httpStatus: 503,
+      maybeApplied: true,
+    });
     await inject({ path: '/v3/identityCard/add', httpStatus: 403, times: 1 });
-    await expect(cloud.issueCard({ lockId, cardNumber: '77', name: 'c', validity })).rejects.toMatchObject({ kind: 'permanent', category: 'http', httpStatus: 403 });
+    await expect(cloud.issueCard({ lockId, cardNumber: '77', name: 'c', validity })).rejects.toMatchObject({
+      kind: 'permanent',
+      category: 'http',
+      httpStatus: 403,
+    });
     await inject({ path: '/v3/identityCard/add', httpStatus: 429, times: 1 });
     await expect(cloud.issueCard({ lockId, cardNumber: '77', name: 'c', validity })).rejects.toMatchObject({ kind: 'transient', httpStatus: 429 });
   });
@@ -193,7 +202,10 @@ describe('lock-cloud adapter against the simulator: tokens and faults', () => {
     const err = await impatient.issueEkey({ lockId, receiver: 'late@example.com', name: 'late copy', validity }).catch((e) => e);
     expect(err).toMatchObject({ category: 'timeout', maybeApplied: true });
     expect((await cloud.listCredentials(lockId)).ekeys).toEqual([]);
-    await waitFor(async () => (await cloud.listCredentials(lockId)).ekeys.some((k) => k.name === 'late copy'), { what: 'the late key on the lock', timeoutMs: 5000 });
+    await waitFor(async () => (await cloud.listCredentials(lockId)).ekeys.some((k) => k.name === 'late copy'), {
+      what: 'the late key on the lock',
+      timeoutMs: 5000,
+    });
     // One-shot: the next call is carried out at once.
     await expect(impatient.issueEkey({ lockId, receiver: 'next@example.com', name: 'next', validity })).resolves.toMatchObject({ keyId: expect.any(Number) });
   });

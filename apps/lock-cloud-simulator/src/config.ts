@@ -39,7 +39,9 @@ export const configSchema = Joi.object<Config>({
     .integer()
     .min(0)
     .default(1500)
-    .description('how long a Nuki keypad code (or its change) takes to reach an online lock after the Web API accepted it (a lock may say otherwise: `PUT /sim/nuki/smartlocks/:id`)'),
+    .description(
+      'how long a Nuki keypad code (or its change) takes to reach an online lock after the Web API accepted it (a lock may say otherwise: `PUT /sim/nuki/smartlocks/:id`)',
+    ),
   // Development only: a demo's guests are not real. Refused in production, where no simulator runs.
   SIM_GUEST_SINK: Joi.boolean()
     .default(false)

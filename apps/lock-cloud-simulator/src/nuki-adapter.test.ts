@@ -84,9 +84,13 @@ describe('Nuki adapter against the simulator', () => {
     expect(Date.parse(pin.validFrom)).toBe(Math.floor(validity.start.getTime() / 60_000) * 60_000);
     expect(Date.parse(pin.validTo)).toBe(Math.ceil(validity.end.getTime() / 60_000) * 60_000);
     const held = await onSim(id);
-    expect(held.auths).toEqual([expect.objectContaining({ type: 13, code: Number(pin.code), name: 'BK-1001 a1b2c3d4e5f6', authId: pin.passcodeId, onDevice: true })]);
+    expect(held.auths).toEqual([
+      expect.objectContaining({ type: 13, code: Number(pin.code), name: 'BK-1001 a1b2c3d4e5f6', authId: pin.passcodeId, onDevice: true }),
+    ]);
     expect((await s.sim.post(`/nuki/smartlocks/${id}/try`, { code: pin.code })).data).toEqual({ opened: true, authId: pin.passcodeId });
-    expect((await cloud.listCredentials(id)).passcodes).toEqual([{ passcodeId: pin.passcodeId, code: pin.code, name: 'BK-1001 a1b2c3d4e5f6', validFrom: pin.validFrom, validTo: pin.validTo }]);
+    expect((await cloud.listCredentials(id)).passcodes).toEqual([
+      { passcodeId: pin.passcodeId, code: pin.code, name: 'BK-1001 a1b2c3d4e5f6', validFrom: pin.validFrom, validTo: pin.validTo },
+    ]);
   });
 
   it('generates a code no other auth of the lock holds, and refuses custom digits outside the rules', async () => {
@@ -148,14 +152,20 @@ describe('Nuki adapter against the simulator', () => {
     expect(unlock.category).toBe('offline');
   });
 
-  it('changes a code\'s dates in place once the lock confirms them, then revokes it (a second revoke finds it gone)', async () => {
+  it("changes a code's dates in place once the lock confirms them, then revokes it (a second revoke finds it gone)", async () => {
     const id = await smartlock();
     const pin = await cloud.issuePasscode({ lockId: id, name: 'BK-3003 000111222333', validity: stay() });
     const later = { start: new Date(Date.parse(pin.validFrom) + 2 * HOUR), end: new Date(Date.parse(pin.validTo) + 48 * HOUR) };
     const change = await cloud.changeValidity({ type: 'PASSCODE', lockId: id, credentialId: pin.passcodeId, validity: later });
     expect(change).toEqual({ changed: true, validFrom: later.start.toISOString(), validTo: later.end.toISOString() });
-    expect((await cloud.listCredentials(id)).passcodes).toEqual([expect.objectContaining({ passcodeId: pin.passcodeId, code: pin.code, validFrom: change.changed && change.validFrom })]);
-    expect((await s.sim.post(`/nuki/smartlocks/${id}/try`, { code: pin.code })).data).toEqual({ opened: false, reason: 'not_yet_valid', authId: pin.passcodeId });
+    expect((await cloud.listCredentials(id)).passcodes).toEqual([
+      expect.objectContaining({ passcodeId: pin.passcodeId, code: pin.code, validFrom: change.changed && change.validFrom }),
+    ]);
+    expect((await s.sim.post(`/nuki/smartlocks/${id}/try`, { code: pin.code })).data).toEqual({
+      opened: false,
+      reason: 'not_yet_valid',
+      authId: pin.passcodeId,
+    });
 
     expect(await cloud.revokePasscode({ lockId: id, passcodeId: pin.passcodeId })).toEqual({ alreadyGone: false });
     expect((await onSim(id)).auths).toEqual([]);
@@ -163,7 +173,7 @@ describe('Nuki adapter against the simulator', () => {
     expect(await cloud.revokePasscode({ lockId: id, passcodeId: pin.passcodeId })).toEqual({ alreadyGone: true });
   });
 
-  it('refuses what Nuki cannot do (e-key, card, a guest\'s remote grant) with the documented failure, without calling the vendor', async () => {
+  it("refuses what Nuki cannot do (e-key, card, a guest's remote grant) with the documented failure, without calling the vendor", async () => {
     const id = await smartlock();
     const before = (await calls('GET /smartlock/{smartlockId}')).total;
     const validity = stay();
@@ -192,7 +202,7 @@ describe('Nuki adapter against the simulator', () => {
     expect((await onSim(id)).smartlock.unlocks).toBe(1);
   });
 
-  it('maps the Web API\'s errors into the transient and permanent classes: 401, 403, 404, 429, 5xx, no answer', async () => {
+  it("maps the Web API's errors into the transient and permanent classes: 401, 403, 404, 429, 5xx, no answer", async () => {
     const id = await smartlock();
     const other = (await s.sim.post('/nuki/accounts', { name: 'Another company' })).data.apiToken;
     const foreign = String(nextLock++);
@@ -216,7 +226,12 @@ describe('Nuki adapter against the simulator', () => {
 
     await s.sim.post('/failures', { path: 'PUT /smartlock/{smartlockId}/auth', lockId: id, hang: true, times: 1 });
     const hung = await refusal(adapter({ timeoutMs: 400 }).issuePasscode({ lockId: id, name: 'hang', validity: stay() }));
-    expect({ kind: hung.kind, category: hung.category, maybeApplied: hung.maybeApplied, outage: isVendorOutage(hung) }).toEqual({ kind: 'transient', category: 'timeout', maybeApplied: true, outage: true });
+    expect({ kind: hung.kind, category: hung.category, maybeApplied: hung.maybeApplied, outage: isVendorOutage(hung) }).toEqual({
+      kind: 'transient',
+      category: 'timeout',
+      maybeApplied: true,
+      outage: true,
+    });
     // Recovered: the same code comes through once the vendor answers again.
     expect((await cloud.issuePasscode({ lockId: id, name: 'hang', validity: stay() })).passcodeId).toBeGreaterThan(0);
   });

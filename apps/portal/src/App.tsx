@@ -68,7 +68,9 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    onSessionLost((message) => setState({ kind: 'signed-out', title: 'Your session has ended', message: `${message}. Ask for a new portal link to continue.` }));
+    onSessionLost((message) =>
+      setState({ kind: 'signed-out', title: 'Your session has ended', message: `${message}. Ask for a new portal link to continue.` }),
+    );
     const token = linkToken(window.location.hash);
     if (token) {
       // Opened once (StrictMode runs effects twice in development; the link is single use).
@@ -78,12 +80,20 @@ export function App() {
       window.history.replaceState(null, '', window.location.pathname);
       setRoute({ route: '' });
       portalApi.open(decodeURIComponent(token)).then(enter, (err: unknown) =>
-        setState({ kind: 'signed-out', title: 'This link cannot be opened', message: err instanceof ApiError ? err.message : 'The link could not be opened.' }),
+        setState({
+          kind: 'signed-out',
+          title: 'This link cannot be opened',
+          message: err instanceof ApiError ? err.message : 'The link could not be opened.',
+        }),
       );
       return;
     }
     portalApi.session().then(enter, () =>
-      setState({ kind: 'signed-out', title: 'Administration portal', message: 'Open the portal with the link you were sent. A link opens once; ask for a new one if yours was used or has expired.' }),
+      setState({
+        kind: 'signed-out',
+        title: 'Administration portal',
+        message: 'Open the portal with the link you were sent. A link opens once; ask for a new one if yours was used or has expired.',
+      }),
     );
   }, [enter]);
 

@@ -152,7 +152,13 @@ export interface BookingAccess {
   credentials: AccessCredential[];
   revoked: (AccessCredential & { revoked_at: string })[];
   masked: boolean;
-  history: { kind: 'access.provisioned' | 'access.revoked' | 'access.failed'; sequence: number; occurred_at: string; reason: string | null; credentials: AccessCredential[] }[];
+  history: {
+    kind: 'access.provisioned' | 'access.revoked' | 'access.failed';
+    sequence: number;
+    occurred_at: string;
+    reason: string | null;
+    credentials: AccessCredential[];
+  }[];
 }
 /** One call of the worker to the lock cloud for the booking (never a secret). */
 export interface LockOperation {
@@ -363,7 +369,11 @@ export interface DayTally {
 export interface Overview {
   from: string;
   days: { day: string; arrivals: DayTally; departures: DayTally }[];
-  needs_action: { failed: number; dead_letter: number; events: (Pick<EventRecord, 'event_id' | 'event_type' | 'reference_id' | 'received_at' | 'message'> & { status: 'FAILED' | 'DEAD_LETTER' })[] };
+  needs_action: {
+    failed: number;
+    dead_letter: number;
+    events: (Pick<EventRecord, 'event_id' | 'event_type' | 'reference_id' | 'received_at' | 'message'> & { status: 'FAILED' | 'DEAD_LETTER' })[];
+  };
   last_24h: { bookings: number; by_status: Record<BookingStatus, number>; failed_received: number };
   generated_at: string;
 }
@@ -444,7 +454,13 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
   if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;
   let res: Response;
   try {
-    res = await fetch(`/portal/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' });
+    res = await fetch(`/portal/api${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+      cache: 'no-store',
+    });
   } catch {
     throw new ApiError(0, 'The service cannot be reached. Check your connection and try again.');
   }
@@ -472,12 +488,20 @@ export const portalApi = {
   rotateSecret: () => api<{ secret: string; previous_valid_until: string }>('POST', '/callback/rotate-secret'),
   sendTestEvent: () => data(api<{ data: TestEventAnswer }>('POST', '/callback/test')),
   deadLetterQueues: () => api<DeadLetterQueue[]>('GET', '/dead-letters'),
-  deadLetters: (queue: string, filter: DeadLetterFilter) => api<DeadLetterList>('GET', `/dead-letters/${encodeURIComponent(queue)}/messages?${new URLSearchParams({ ...filter, limit: '200' })}`),
-  replay: (queue: string, selection: { all: true } | { ids: string[] } | DeadLetterFilter) => api<Replay>('POST', `/dead-letters/${encodeURIComponent(queue)}/replay`, selection),
+  deadLetters: (queue: string, filter: DeadLetterFilter) =>
+    api<DeadLetterList>('GET', `/dead-letters/${encodeURIComponent(queue)}/messages?${new URLSearchParams({ ...filter, limit: '200' })}`),
+  replay: (queue: string, selection: { all: true } | { ids: string[] } | DeadLetterFilter) =>
+    api<Replay>('POST', `/dead-letters/${encodeURIComponent(queue)}/replay`, selection),
   operations: () => api<Operation[]>('GET', '/dead-letters/operations?limit=20'),
   layout: () => data(api<{ data: Layout }>('GET', '/layout')),
   importLayout: (doc: unknown, opts: { prune: boolean; dryRun: boolean }) =>
-    data(api<{ data: ImportReport }>('PUT', `/layout?${new URLSearchParams({ ...(opts.prune ? { prune: 'true' } : {}), ...(opts.dryRun ? { dry_run: 'true' } : {}) })}`, doc)),
+    data(
+      api<{ data: ImportReport }>(
+        'PUT',
+        `/layout?${new URLSearchParams({ ...(opts.prune ? { prune: 'true' } : {}), ...(opts.dryRun ? { dry_run: 'true' } : {}) })}`,
+        doc,
+      ),
+    ),
   /** A site's time zone and hours (`layout`): bookings sent as dates or local times are re-timed to them. */
   setSiteTime: (siteId: string, time: Partial<SiteTimeFields>) => data(api<{ data: LayoutNode }>('PATCH', `/layout/sites/${encodeURIComponent(siteId)}`, time)),
   events: (query: Record<string, string>) => api<EventPage>('GET', `/events?${new URLSearchParams(query)}`),
@@ -492,17 +516,20 @@ export const portalApi = {
       [] as LockOperation[],
     ),
   deliveries: (referenceId: string) => data(api<{ data: Deliveries }>('GET', `/deliveries?${new URLSearchParams({ referenceId })}`)),
-  redeliver: (deliveryId: string) => data(api<{ data: { deliveryId: string; status: string } }>('POST', `/deliveries/${encodeURIComponent(deliveryId)}/redeliver`)),
+  redeliver: (deliveryId: string) =>
+    data(api<{ data: { deliveryId: string; status: string } }>('POST', `/deliveries/${encodeURIComponent(deliveryId)}/redeliver`)),
   bookings: (query: Record<string, string>) => api<BookingList>('GET', `/bookings?${new URLSearchParams(query)}`),
   overview: (from: string, days: number) => api<Overview>('GET', `/overview?${new URLSearchParams({ from, days: String(days) })}`),
   lockAccounts: () => api<LockAccount[]>('GET', '/lock-accounts'),
   /** Connecting checks the credentials with the vendor by listing the account's locks, which become the company's (`layout`). */
   connectLockAccount: (credentials: LockAccountCredentials) => api<{ account: LockAccount; locks: FoundLock[] }>('POST', '/lock-accounts', credentials),
-  syncLockAccount: (id: string) => api<{ account: LockAccount; locks: FoundLock[]; missing: string[] }>('POST', `/lock-accounts/${encodeURIComponent(id)}/sync`),
+  syncLockAccount: (id: string) =>
+    api<{ account: LockAccount; locks: FoundLock[]; missing: string[] }>('POST', `/lock-accounts/${encodeURIComponent(id)}/sync`),
   replaceLockAccountSecret: (id: string, secret: { password: string } | { api_token: string }) =>
     api<{ account: LockAccount; locks: FoundLock[]; missing: string[] }>('PUT', `/lock-accounts/${encodeURIComponent(id)}/secret`, secret),
   /** Refused (409) while a lock of the account is bound, unless `unbind`. */
-  disconnectLockAccount: (id: string, unbind: boolean) => api<{ account: LockAccount; released: string[]; unbound: string[] }>('DELETE', `/lock-accounts/${encodeURIComponent(id)}${unbind ? '?unbind=true' : ''}`),
+  disconnectLockAccount: (id: string, unbind: boolean) =>
+    api<{ account: LockAccount; released: string[]; unbound: string[] }>('DELETE', `/lock-accounts/${encodeURIComponent(id)}${unbind ? '?unbind=true' : ''}`),
   /** Every lock of the company, 100 a page. */
   locks: async () => {
     const all: CompanyLock[] = [];
@@ -512,7 +539,8 @@ export const portalApi = {
       if (locks.length < 100) return all;
     }
   },
-  bindLock: (lockId: string, place: { room_id: string } | { bed_id: string }) => data(api<{ data: { lock: Lock } }>('PUT', `/layout/locks/${encodeURIComponent(lockId)}`, place)),
+  bindLock: (lockId: string, place: { room_id: string } | { bed_id: string }) =>
+    data(api<{ data: { lock: Lock } }>('PUT', `/layout/locks/${encodeURIComponent(lockId)}`, place)),
   unbindLock: (lockId: string) => data(api<{ data: { lock_id: string } }>('DELETE', `/layout/locks/${encodeURIComponent(lockId)}`)),
   recentDeliveries: () => data(api<{ data: RecentDeliveries }>('GET', '/deliveries/recent')),
   callbackHealth: () => data(api<{ data: CallbackHealth }>('GET', '/callback/health')),

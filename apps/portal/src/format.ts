@@ -5,7 +5,9 @@ export const when = (iso: string | null | undefined): string => (iso ? DATE_TIME
 
 /** A zone's abbreviation at an instant: the US name (EST), else the British one (CET), else the offset (GMT+9). */
 function zoneName(d: Date, timeZone: string): string {
-  const names = ['en-US', 'en-GB'].map((l) => new Intl.DateTimeFormat(l, { timeZone, timeZoneName: 'short' }).formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? timeZone);
+  const names = ['en-US', 'en-GB'].map(
+    (l) => new Intl.DateTimeFormat(l, { timeZone, timeZoneName: 'short' }).formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? timeZone,
+  );
   return names.find((n) => !/^GMT[+-]/.test(n)) ?? names[0];
 }
 
@@ -20,9 +22,20 @@ export function atSite(iso: string | null | undefined, timeZone: string | null |
   // A date or a zone-less time as the hotel sent it (pending): the site's local time, shown as sent.
   if (!/(?:Z|[+-]\d{2}:?\d{2})$/i.test(iso)) return { text: `${iso.slice(0, 16).replace('T', ' ')} (site time)`, utc: '' };
   const d = new Date(iso);
-  const utc = `${d.toISOString().slice(0, opts.seconds ? 19 : 16).replace('T', ' ')} UTC`;
+  const utc = `${d
+    .toISOString()
+    .slice(0, opts.seconds ? 19 : 16)
+    .replace('T', ' ')} UTC`;
   const zone = timeZone ?? 'UTC';
-  const local = new Intl.DateTimeFormat(undefined, { timeZone: zone, day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', ...(opts.seconds ? { second: '2-digit' } : {}) }).format(d);
+  const local = new Intl.DateTimeFormat(undefined, {
+    timeZone: zone,
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    ...(opts.seconds ? { second: '2-digit' } : {}),
+  }).format(d);
   return { text: `${local} ${timeZone ? zoneName(d, timeZone) : 'UTC'}`, utc };
 }
 

@@ -62,7 +62,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         cloudOf: (secret) => accountLockCloud(secret, config, { logger, metrics, confirm }),
         ttlMs: config.LOCK_OWNER_CACHE_MS,
         closeAfterMs: config.LOCK_CLOUD_TIMEOUT_MS + confirm.timeoutMs,
-        circuit: { distinctLocks: config.LOCK_CLOUD_PAUSE_AFTER_LOCKS, windowMs: config.LOCK_CLOUD_PAUSE_WINDOW_MS, probeIntervalMs: config.LOCK_CLOUD_PROBE_INTERVAL_MS },
+        circuit: {
+          distinctLocks: config.LOCK_CLOUD_PAUSE_AFTER_LOCKS,
+          windowMs: config.LOCK_CLOUD_PAUSE_WINDOW_MS,
+          probeIntervalMs: config.LOCK_CLOUD_PROBE_INTERVAL_MS,
+        },
         logger,
       });
       const reconcileDeps = {

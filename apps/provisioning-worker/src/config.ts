@@ -1,4 +1,15 @@
-import { BaseConfig, Joi, adminTokenEnv, baseEnv, identityDbEnv, loadConfig, locationApiUrlEnv, messageKeyEnv, portEnv, secretsKeyEnv } from '@smartlock/config';
+import {
+  BaseConfig,
+  Joi,
+  adminTokenEnv,
+  baseEnv,
+  identityDbEnv,
+  loadConfig,
+  locationApiUrlEnv,
+  messageKeyEnv,
+  portEnv,
+  secretsKeyEnv,
+} from '@smartlock/config';
 import { LockCloudEnv, NukiEnv, lockCloudEnv, nukiEnv } from '@smartlock/lock-cloud';
 
 export interface Config extends BaseConfig, LockCloudEnv, NukiEnv {
@@ -61,8 +72,15 @@ export const configSchema = Joi.object({
     .min(1000)
     .max(600_000)
     .default(60_000)
-    .description("how long a new or changed Nuki keypad code may take to show on its lock (the Web API accepts it at once and carries it to the lock later) before the attempt fails as transient and is retried; the code is reported issued only once the lock holds it"),
-  NUKI_CONFIRM_POLL_MS: Joi.number().integer().min(50).max(60_000).default(2000).description("how often the lock's codes are read while a Nuki keypad code waits for its confirmation"),
+    .description(
+      'how long a new or changed Nuki keypad code may take to show on its lock (the Web API accepts it at once and carries it to the lock later) before the attempt fails as transient and is retried; the code is reported issued only once the lock holds it',
+    ),
+  NUKI_CONFIRM_POLL_MS: Joi.number()
+    .integer()
+    .min(50)
+    .max(60_000)
+    .default(2000)
+    .description("how often the lock's codes are read while a Nuki keypad code waits for its confirmation"),
   MONGO_DB: Joi.string().default('smartlock_provisioning').description("the app's own database (its slice)"),
   ...locationApiUrlEnv,
   ...identityDbEnv,
@@ -71,24 +89,42 @@ export const configSchema = Joi.object({
     .min(0)
     .max(3_600_000)
     .default(60_000)
-    .description("how long the set of a company's locks, read at once with the account each is reached through, is taken as current by the check before every vendor call (a lock missing from it is read again at once; a lock is released only once unbound), and a company's lock account (its secret: a rotated or disconnected account is seen within it, at once by a paused account's probe); 0 reads them for every booking"),
+    .description(
+      "how long the set of a company's locks, read at once with the account each is reached through, is taken as current by the check before every vendor call (a lock missing from it is read again at once; a lock is released only once unbound), and a company's lock account (its secret: a rotated or disconnected account is seen within it, at once by a paused account's probe); 0 reads them for every booking",
+    ),
   LOCK_CLOUD_PAUSE_AFTER_LOCKS: Joi.number()
     .integer()
     .min(1)
     .max(1000)
     .default(3)
-    .description('distinct locks whose vendor calls fail as in an outage (server errors, HTTP 5xx or 429, timeouts, network), with no success between, that pause the vendor account: its booking events then wait in their queue without spending retries until a probe succeeds'),
-  LOCK_CLOUD_PAUSE_WINDOW_MS: Joi.number().integer().min(100).max(3_600_000).default(30_000).description('outage failures older than this no longer count toward a pause'),
-  LOCK_CLOUD_PROBE_INTERVAL_MS: Joi.number().integer().min(100).max(600_000).default(5000).description('while the vendor account is paused, one lock detail call this often; its first success resumes the account'),
+    .description(
+      'distinct locks whose vendor calls fail as in an outage (server errors, HTTP 5xx or 429, timeouts, network), with no success between, that pause the vendor account: its booking events then wait in their queue without spending retries until a probe succeeds',
+    ),
+  LOCK_CLOUD_PAUSE_WINDOW_MS: Joi.number()
+    .integer()
+    .min(100)
+    .max(3_600_000)
+    .default(30_000)
+    .description('outage failures older than this no longer count toward a pause'),
+  LOCK_CLOUD_PROBE_INTERVAL_MS: Joi.number()
+    .integer()
+    .min(100)
+    .max(600_000)
+    .default(5000)
+    .description('while the vendor account is paused, one lock detail call this often; its first success resumes the account'),
   PREFETCH: Joi.number().integer().min(1).max(1000).default(50).description('booking events handled at once per process'),
   PROVISIONING_RETRY_DELAYS_MS: delays
     .default('2000,10000,30000')
-    .description('delay before retry 1, 2, 3 of a transiently failed booking event, comma-separated; the count of delays is the number of retries (SPEC: 3), then DEAD_LETTER'),
+    .description(
+      'delay before retry 1, 2, 3 of a transiently failed booking event, comma-separated; the count of delays is the number of retries (SPEC: 3), then DEAD_LETTER',
+    ),
   PROVISIONING_ORDER_WAIT_MS: Joi.number()
     .integer()
     .min(0)
     .default(2000)
-    .description('how long an event that arrived before an earlier event of its booking settled waits in process before it is parked in the first retry queue (without spending a retry)'),
+    .description(
+      'how long an event that arrived before an earlier event of its booking settled waits in process before it is parked in the first retry queue (without spending a retry)',
+    ),
   PROVISIONING_ORDER_MAX_WAIT_MS: Joi.number()
     .integer()
     .min(0)
@@ -98,13 +134,17 @@ export const configSchema = Joi.object({
     .integer()
     .min(0)
     .default(600_000)
-    .description("how long a booking event waits, parked in the first retry queue without spending a retry, for its company's layout replica to become current (a large import being applied, location-api unreachable); after that its retries count as for any error"),
+    .description(
+      "how long a booking event waits, parked in the first retry queue without spending a retry, for its company's layout replica to become current (a large import being applied, location-api unreachable); after that its retries count as for any error",
+    ),
   PROCESSING_REPORT_AFTER_MS: Joi.number()
     .integer()
     .min(0)
     .max(60_000)
     .default(1000)
-    .description("a booking event's PROCESSING is reported once its first run has lasted this long, or when it fails (a retry reports at once); one done sooner is reported COMPLETED alone (the gateway records the PROCESSING it passed through), so a client polling once a second rarely sees the difference; 0 reports PROCESSING at once"),
+    .description(
+      "a booking event's PROCESSING is reported once its first run has lasted this long, or when it fails (a retry reports at once); one done sooner is reported COMPLETED alone (the gateway records the PROCESSING it passed through), so a client polling once a second rarely sees the difference; 0 reports PROCESSING at once",
+    ),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -28,10 +28,13 @@ describe("provisioning-worker /metrics: its queue's outcomes and the lock cloud'
 
     // The worker reports COMPLETED from inside its handler: the message counts as handled a moment after.
     const handled = { queue: QUEUE, outcome: 'handled' };
-    const after = await waitFor(async () => {
-      const now = await scrapeMetrics(s.app.url);
-      return now.value('broker_messages_total', handled) > before.value('broker_messages_total', handled) ? now : undefined;
-    }, { what: 'the booking event counted as handled' });
+    const after = await waitFor(
+      async () => {
+        const now = await scrapeMetrics(s.app.url);
+        return now.value('broker_messages_total', handled) > before.value('broker_messages_total', handled) ? now : undefined;
+      },
+      { what: 'the booking event counted as handled' },
+    );
     const ok = { operation: '/v3/key/send', outcome: 'ok', category: 'ok' };
     expect(after.value('lock_cloud_calls_total', ok) - before.value('lock_cloud_calls_total', ok)).toBe(1);
     expect(after.value('lock_cloud_call_duration_seconds_count', { operation: '/v3/key/send' })).toBeGreaterThanOrEqual(1);
@@ -67,9 +70,14 @@ describe("provisioning-worker /metrics: its queue's outcomes and the lock cloud'
     expect(moved('broker_messages_total', { queue: QUEUE, outcome: 'dead_lettered' })).toBe(1);
     expect(moved('broker_messages_total', { queue: QUEUE, outcome: 'handled' })).toBe(0);
     // And it waits in the dead-letter queue, as the worker reads it from the broker.
-    await waitFor(async () => (await scrapeMetrics(s.app.url)).value('dead_letter_queue_messages', { queue: QUEUE }) === before.value('dead_letter_queue_messages', { queue: QUEUE }) + 1, {
-      what: 'the dead letter in dead_letter_queue_messages',
-    });
+    await waitFor(
+      async () =>
+        (await scrapeMetrics(s.app.url)).value('dead_letter_queue_messages', { queue: QUEUE }) ===
+        before.value('dead_letter_queue_messages', { queue: QUEUE }) + 1,
+      {
+        what: 'the dead letter in dead_letter_queue_messages',
+      },
+    );
   });
   it('a cancel published right behind its create counts as an order wait: a turn when the create settles within the wait, parked when it does not', async () => {
     const { siteId } = await s.layout.seed(s.app.ctx.db, company, [{ name: '301' }, { name: '302' }]);

@@ -269,7 +269,10 @@ function build(conn: Connection) {
   // One document per company and schedule; also every lookup of a schedule message.
   schedule.index({ company_id: 1, schedule_id: 1 }, { unique: true });
 
-  const scheduleClaim = new Schema<ScheduleClaimDoc>({ _id: String, owner: { type: String, required: true }, at: { type: Date, required: true } }, { versionKey: false });
+  const scheduleClaim = new Schema<ScheduleClaimDoc>(
+    { _id: String, owner: { type: String, required: true }, at: { type: Date, required: true } },
+    { versionKey: false },
+  );
 
   return {
     Booking: conn.model<BookingDoc>('Booking', booking, 'bookings'),

@@ -59,15 +59,27 @@ export const diagnostics = (sys: System) =>
   sys
     .processes()
     .map((p, i) => {
-      const nth = sys.processes().slice(0, i).filter((q) => q.name === p.name).length;
-      const lines = sys.logs(p.name, nth).split('\n').filter((l) => /"level":"(warn|error)"/.test(l));
+      const nth = sys
+        .processes()
+        .slice(0, i)
+        .filter((q) => q.name === p.name).length;
+      const lines = sys
+        .logs(p.name, nth)
+        .split('\n')
+        .filter((l) => /"level":"(warn|error)"/.test(l));
       return `${p.name}: ${lines.slice(-8).join('\n').slice(0, 3000)}`;
     })
     .join('\n');
 
 export async function book(sys: System, c: Company, ref: string, i: number): Promise<Sent> {
   const startedAt = Date.now();
-  const body = { reference_id: ref, action: 'create', room_number: String((i % ROOMS) + 1), check_in: '2031-05-01T15:00:00Z', check_out: '2031-05-04T11:00:00Z' };
+  const body = {
+    reference_id: ref,
+    action: 'create',
+    room_number: String((i % ROOMS) + 1),
+    check_in: '2031-05-01T15:00:00Z',
+    check_out: '2031-05-04T11:00:00Z',
+  };
   try {
     const res = await axios.post(`${sys.webhookUrl}/webhook/t/${c.token}`, body, { validateStatus: () => true, timeout: 30_000 });
     return { ref, startedAt, endedAt: Date.now(), status: res.status, eventId: res.status === 202 ? res.data.eventId : undefined, body: res.data };
@@ -180,7 +192,10 @@ export async function onboard(sys: System, name: string, lockPrefix: string): Pr
   const admin = axios.create({ baseURL: sys.baseUrl, headers: { Authorization: `Bearer ${sys.adminToken}` } });
   const companyId = (await admin.post('/admin/v1/companies', { name })).data._id;
   const key = (await admin.post(`/admin/v1/companies/${companyId}/api-keys`, { name: 'pms' })).data.key;
-  const rooms = Array.from({ length: ROOMS }, (_, i) => ({ name: String(i + 1), locks: [{ lock_id: `${lockPrefix}-${i + 1}`, lock_mac: `AA:00:00:00:${(i + 1).toString(16).padStart(2, '0')}:00` }] }));
+  const rooms = Array.from({ length: ROOMS }, (_, i) => ({
+    name: String(i + 1),
+    locks: [{ lock_id: `${lockPrefix}-${i + 1}`, lock_mac: `AA:00:00:00:${(i + 1).toString(16).padStart(2, '0')}:00` }],
+  }));
   await admin.put(`/admin/v1/companies/${companyId}/layout`, { sites: [{ name: 'Main', buildings: [{ name: 'A', floors: [{ name: '1', rooms }] }] }] });
   const sites = (await axios.get(`${sys.baseUrl}/api/v4/location/sites`, { headers: { apikey: key } })).data.data.sites;
   const token = (await admin.post(`/admin/v1/companies/${companyId}/ingest-tokens`, { site_id: sites[0]._id })).data.token;

@@ -32,7 +32,8 @@ describe('the example callback receiver, called by the running system', () => {
     });
   /** The service's own account of its deliveries of a booking (admin API). */
   const deliveries = async (referenceId: string) =>
-    (await ok(it$.admin.GET('/admin/v1/companies/{companyId}/deliveries', { params: { path: { companyId: it$.companyId }, query: { referenceId } } }))).data.deliveries;
+    (await ok(it$.admin.GET('/admin/v1/companies/{companyId}/deliveries', { params: { path: { companyId: it$.companyId }, query: { referenceId } } }))).data
+      .deliveries;
   const post = (app: Express, e: Pick<Recorded, 'body' | 'headers' | 'event'>) =>
     request(app).post('/callbacks').set('Content-Type', 'application/json').set(e.headers).set('X-Service-Event', e.event).send(e.body);
 
@@ -63,7 +64,10 @@ describe('the example callback receiver, called by the running system', () => {
     first = await recorded('RCV-1');
     expect(first).toMatchObject({ signedWith: 'current', event: 'access.provisioned' });
     // The dispatcher records the answer after the receiver has it: read until it has.
-    const delivery = await waitFor(async () => (await deliveries('RCV-1')).find((d: { deliveredAt: string | null }) => d.deliveredAt), { timeoutMs: 20_000, what: 'the delivery of RCV-1 recorded as delivered' });
+    const delivery = await waitFor(async () => (await deliveries('RCV-1')).find((d: { deliveredAt: string | null }) => d.deliveredAt), {
+      timeoutMs: 20_000,
+      what: 'the delivery of RCV-1 recorded as delivered',
+    });
     expect(delivery).toMatchObject({ deliveryId: first.deliveryId, lastStatusCode: 200, deliveredAt: expect.any(String) });
 
     // The same signature over other bytes: refused, nothing recorded.
@@ -108,7 +112,10 @@ describe('the example callback receiver, called by the running system', () => {
     await book('RCV-3');
     const third = await recorded('RCV-3');
     expect(third.headers['webhook-signature'].split(' ')).toHaveLength(2);
-    for (const [name, secret] of [['new', rotated.secret], ['old', firstSecret]] as const) {
+    for (const [name, secret] of [
+      ['new', rotated.secret],
+      ['old', firstSecret],
+    ] as const) {
       const alone = callbackReceiver({ secret, journal: await Journal.open(path.join(dir, `${name}-only.jsonl`)) });
       expect((await post(alone, third)).body).toEqual({ recorded: true, repeat: false });
     }

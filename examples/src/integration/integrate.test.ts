@@ -26,7 +26,11 @@ describe('the example integration script against the running system', () => {
       status: 'COMPLETED',
       message: null,
       // What was sent (instants) and what it resolved to in the site's time (an addition to SPEC's answer).
-      stay: { check_in: '2027-03-01T15:00:00.000Z', check_out: '2027-03-03T11:00:00.000Z', resolved: { check_in: '2027-03-01T15:00:00.000Z', check_out: '2027-03-03T11:00:00.000Z', time_zone: 'UTC' } },
+      stay: {
+        check_in: '2027-03-01T15:00:00.000Z',
+        check_out: '2027-03-03T11:00:00.000Z',
+        resolved: { check_in: '2027-03-01T15:00:00.000Z', check_out: '2027-03-03T11:00:00.000Z', time_zone: 'UTC' },
+      },
     });
     expect(result.access.status).toBe('active');
     expect(result.access.credentials.map((c) => c.type).sort()).toEqual(['EKEY', 'PASSCODE']);

@@ -3,7 +3,12 @@ import type { System } from '@smartlock/testing';
 
 /** One site, one room with its lock: enough for a booking to be provisioned. */
 const LAYOUT = {
-  sites: [{ name: 'Harbour', buildings: [{ name: 'Main', floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'L-101', lock_mac: 'AA:00:00:00:01:01' }] }] }] }] }],
+  sites: [
+    {
+      name: 'Harbour',
+      buildings: [{ name: 'Main', floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'L-101', lock_mac: 'AA:00:00:00:01:01' }] }] }] }],
+    },
+  ],
 };
 
 /**

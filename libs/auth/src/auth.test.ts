@@ -164,7 +164,9 @@ describe('libs/auth against the real database', () => {
         await auth.models.IngestToken.updateOne({ _id: id, revoked_at: null }, { $set: { revoked_at: new Date() } });
       }),
     );
-    await waitFor(async () => (await auth.models.CredentialUsage.countDocuments({ _id: { $in: tokens.map((t) => String(t.id)) } })) === tokens.length, { what: 'every touch written' });
+    await waitFor(async () => (await auth.models.CredentialUsage.countDocuments({ _id: { $in: tokens.map((t) => String(t.id)) } })) === tokens.length, {
+      what: 'every touch written',
+    });
     const stillValid = (await auth.models.IngestToken.find({ site_id: 'site-race', revoked_at: null }).lean()).length;
     const answers = await Promise.all(tokens.map(async ({ token }) => (await request(app).post(`/webhook/t/${token}`).send({})).status));
     expect({ stillValid, answers: [...new Set(answers)] }).toEqual({ stillValid: 0, answers: [401] });
@@ -183,7 +185,13 @@ describe('libs/auth against the real database', () => {
 
   it('an ingest token with an expiry works until it and is refused from then on, as an unknown token is', async () => {
     const t = generateIngestToken();
-    await auth.models.IngestToken.create({ company_id: companyA, site_id: 'site-9', provider: 'direct', hash: t.hash, expires_at: new Date(clock.getTime() + 60_000) });
+    await auth.models.IngestToken.create({
+      company_id: companyA,
+      site_id: 'site-9',
+      provider: 'direct',
+      hash: t.hash,
+      expires_at: new Date(clock.getTime() + 60_000),
+    });
     expect((await request(app).post(`/webhook/t/${t.token}`).send({})).status).toBe(200);
     const saved = clock;
     clock = new Date(saved.getTime() + 60_000);

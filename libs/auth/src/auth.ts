@@ -202,7 +202,8 @@ export function createAuth(opts: AuthOptions): Auth {
     return m?.[1];
   }
 
-  const wrap = (fn: (req: Request, res: Response) => Promise<void>): RequestHandler =>
+  const wrap =
+    (fn: (req: Request, res: Response) => Promise<void>): RequestHandler =>
     (req: Request, res: Response, next: NextFunction) => {
       fn(req, res).then(() => next(), next);
     };
@@ -229,7 +230,8 @@ export function createAuth(opts: AuthOptions): Auth {
     portalOnCall: () =>
       wrap(async (req, res) => {
         const session = await portalRequest(req, res);
-        if (session.companyId || !(session.capabilities as string[]).includes(PORTAL_ON_CALL)) throw new HttpError(403, PortalErrors.capability(PORTAL_ON_CALL));
+        if (session.companyId || !(session.capabilities as string[]).includes(PORTAL_ON_CALL))
+          throw new HttpError(403, PortalErrors.capability(PORTAL_ON_CALL));
         req.principal = principalOf(session);
       }),
     portalAny: () =>

@@ -25,7 +25,13 @@ export type SecretKey = Buffer | KeyRing;
 
 /** The ring of SECRETS_KEY and SECRETS_KEY_PREVIOUS (comma-separated, may be empty). */
 export function secretsKeyRing(current: string, previous = ''): KeyRing {
-  return { current: parseSecretsKey(current), previous: previous.split(',').filter(Boolean).map((k) => parseSecretsKey(k.trim())) };
+  return {
+    current: parseSecretsKey(current),
+    previous: previous
+      .split(',')
+      .filter(Boolean)
+      .map((k) => parseSecretsKey(k.trim())),
+  };
 }
 
 const currentOf = (key: SecretKey) => (Buffer.isBuffer(key) ? key : key.current);

@@ -242,4 +242,3 @@ export function identityModels(conn: Connection) {
   };
 }
 export type IdentityModels = ReturnType<typeof identityModels>;
-

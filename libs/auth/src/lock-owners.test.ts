@@ -18,7 +18,7 @@ describe('libs/auth lock owners', () => {
     await dropDatabases(dbName);
   });
 
-  it("claims free locks for a company, or none when another company holds one of them", async () => {
+  it('claims free locks for a company, or none when another company holds one of them', async () => {
     expect(await claimLocks(models(), 'company-a', ['a1', 'a2', 'a1'], 'import')).toEqual([]);
     expect(await claimLocks(models(), 'company-b', ['b1', 'a2'], 'import')).toEqual(['a2']);
     expect(Object.fromEntries(await lockOwnersOf(models(), ['a1', 'a2', 'b1']))).toEqual({ a1: 'company-a', a2: 'company-a' });
@@ -31,7 +31,10 @@ describe('libs/auth lock owners', () => {
     expect(results.filter((r) => r.length === 0)).toHaveLength(1);
     expect(results.filter((r) => r.length === 1 && r[0] === 'contested')).toHaveLength(9);
     const winner = results.findIndex((r) => r.length === 0);
-    expect(Object.fromEntries(await lockOwnersOf(models(), ['contested', ...results.map((_, i) => `own-${i}`)]))).toEqual({ contested: `racer-${winner}`, [`own-${winner}`]: `racer-${winner}` });
+    expect(Object.fromEntries(await lockOwnersOf(models(), ['contested', ...results.map((_, i) => `own-${i}`)]))).toEqual({
+      contested: `racer-${winner}`,
+      [`own-${winner}`]: `racer-${winner}`,
+    });
   });
 
   it("the worker's check: the company's set read at once, taken as current for ttlMs; a lock missing from it is read again at once", async () => {
@@ -69,10 +72,15 @@ describe('libs/auth lock owners', () => {
     const locks = Array.from({ length: 300 }, (_, i) => `tower-${i}`);
     await claimLocks(models(), 'tower', locks, 'import');
     const reads: string[] = [];
-    conn.set('debug', (collection: string, method: string) => void (collection === models().LockOwner.collection.name && method === 'find' && reads.push(method)));
+    conn.set(
+      'debug',
+      (collection: string, method: string) => void (collection === models().LockOwner.collection.name && method === 'find' && reads.push(method)),
+    );
     try {
       const check = ownedLocksCheck(models(), { ttlMs: 60_000 });
-      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => check.check('tower', [locks[i * 30], i === 9 ? 'elsewhere' : locks[i]]).then((c) => c.notOwned)));
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => check.check('tower', [locks[i * 30], i === 9 ? 'elsewhere' : locks[i]]).then((c) => c.notOwned)),
+      );
       expect(answers).toEqual([...Array.from({ length: 9 }, () => []), ['elsewhere']]);
       // One read for the ten, and one more for the call that joined it and missed a lock (the shared
       // read may have begun before a lock was assigned to the company).

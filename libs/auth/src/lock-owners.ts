@@ -21,7 +21,10 @@ export async function claimLocks(models: IdentityModels, companyId: string, lock
   if (foreignOf(owners).length) return foreignOf(owners);
   const free = ids.filter((id) => !owners.has(id));
   const created_at = new Date();
-  const claimed = await claimEach(models.LockOwner, free.map((_id) => ({ _id, company_id: companyId, source, created_at })));
+  const claimed = await claimEach(
+    models.LockOwner,
+    free.map((_id) => ({ _id, company_id: companyId, source, created_at })),
+  );
   const lost = free.filter((id) => !claimed.has(id));
   if (!lost.length) return [];
   for (const [id, owner] of await lockOwnersOf(models, lost)) owners.set(id, owner);

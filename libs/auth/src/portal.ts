@@ -42,7 +42,10 @@ export interface NewPortalSession {
  * Stores a portal session and returns it with its cookie value (`<_id>.<secret>`, only sha256 of the
  * secret stored). A second session of the same link fails on the unique link_id (a duplicate key).
  */
-export async function createPortalSession(models: Pick<IdentityModels, 'PortalSession'>, fields: NewPortalSession): Promise<{ session: PortalSessionDoc; cookie: string }> {
+export async function createPortalSession(
+  models: Pick<IdentityModels, 'PortalSession'>,
+  fields: NewPortalSession,
+): Promise<{ session: PortalSessionDoc; cookie: string }> {
   const { secret, hash } = generatePortalSecret();
   const session = (await models.PortalSession.create({ ...fields, hash })).toObject() as PortalSessionDoc;
   return { session, cookie: `${String(session._id)}.${secret}` };

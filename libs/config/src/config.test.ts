@@ -1,4 +1,18 @@
-import { Joi, baseEnv, adminTokenEnv, loadConfig, ConfigError, portEnv, identityEventsKeyEnv, messageKeyEnv, secretsKeyEnv, callbackDestinationEnv, callbackPolicy, proxyTrust, trustedProxiesEnv } from './index';
+import {
+  Joi,
+  baseEnv,
+  adminTokenEnv,
+  loadConfig,
+  ConfigError,
+  portEnv,
+  identityEventsKeyEnv,
+  messageKeyEnv,
+  secretsKeyEnv,
+  callbackDestinationEnv,
+  callbackPolicy,
+  proxyTrust,
+  trustedProxiesEnv,
+} from './index';
 
 const schema = Joi.object({ ...baseEnv, ...adminTokenEnv, ...portEnv(3000), MONGO_DB: Joi.string().required() });
 
@@ -21,11 +35,13 @@ describe('loadConfig', () => {
     }
   });
 
-  it('AMQP_URL takes a cluster\'s nodes, comma-separated; every one must be an amqp(s) URL', () => {
+  it("AMQP_URL takes a cluster's nodes, comma-separated; every one must be an amqp(s) URL", () => {
     const nodes = 'amqp://u:p@10.0.0.1:5672/v,amqp://u:p@10.0.0.2:5672/v, amqps://u:p@rabbit-3:5671/v';
     expect(loadConfig(schema, { NODE_ENV: 'test', MONGO_DB: 'x', AMQP_URL: nodes })).toMatchObject({ AMQP_URL: nodes });
     for (const bad of ['amqp://10.0.0.1,http://10.0.0.2', 'amqp://10.0.0.1,', 'amqp://10.0.0.1,,amqp://10.0.0.2']) {
-      expect(() => loadConfig(schema, { NODE_ENV: 'test', MONGO_DB: 'x', AMQP_URL: bad })).toThrow('AMQP_URL must be amqp:// or amqps:// URLs, separated by commas');
+      expect(() => loadConfig(schema, { NODE_ENV: 'test', MONGO_DB: 'x', AMQP_URL: bad })).toThrow(
+        'AMQP_URL must be amqp:// or amqps:// URLs, separated by commas',
+      );
     }
   });
 
@@ -45,7 +61,9 @@ describe('loadConfig', () => {
     expect(prod('s'.repeat(31))).toThrow(/ADMIN_TOKEN length must be at least 32/);
     expect(prod('s'.repeat(32))()).toMatchObject({ ADMIN_TOKEN: 's'.repeat(32) });
     // development and test keep their short tokens
-    expect(loadConfig(schema, { NODE_ENV: 'test', MONGO_DB: 'x', ADMIN_TOKEN: 'test-admin-token-0123' })).toMatchObject({ ADMIN_TOKEN: 'test-admin-token-0123' });
+    expect(loadConfig(schema, { NODE_ENV: 'test', MONGO_DB: 'x', ADMIN_TOKEN: 'test-admin-token-0123' })).toMatchObject({
+      ADMIN_TOKEN: 'test-admin-token-0123',
+    });
   });
 });
 
@@ -61,7 +79,9 @@ describe('message keys (IDENTITY_EVENTS_KEY, MESSAGE_KEY)', () => {
     expect(() => loadConfig(keys, { NODE_ENV: 'production', IDENTITY_EVENTS_KEY: 'short', MESSAGE_KEY: 'ab'.repeat(32) })).toThrow(
       /IDENTITY_EVENTS_KEY must be 32 bytes/,
     );
-    expect(loadConfig(keys, { NODE_ENV: 'production', IDENTITY_EVENTS_KEY: Buffer.alloc(32, 1).toString('base64'), MESSAGE_KEY: 'ab'.repeat(32) })).toBeTruthy();
+    expect(
+      loadConfig(keys, { NODE_ENV: 'production', IDENTITY_EVENTS_KEY: Buffer.alloc(32, 1).toString('base64'), MESSAGE_KEY: 'ab'.repeat(32) }),
+    ).toBeTruthy();
   });
 });
 
@@ -91,7 +111,9 @@ describe('TRUSTED_PROXIES', () => {
   it('takes addresses, CIDRs and `loopback`, comma-separated; empty trusts no one; anything else is refused', () => {
     expect(loadConfig(proxies, {})).toEqual({ TRUSTED_PROXIES: 'loopback' });
     expect(loadConfig(proxies, { TRUSTED_PROXIES: '' })).toEqual({ TRUSTED_PROXIES: '' });
-    expect(loadConfig(proxies, { TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7,loopback' })).toEqual({ TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7,loopback' });
+    expect(loadConfig(proxies, { TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7,loopback' })).toEqual({
+      TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,192.0.2.7,loopback',
+    });
     for (const bad of ['uniquelocal', '10.0.0.0/33', 'proxy.internal', '10.0.0.1;10.0.0.2']) {
       expect(() => loadConfig(proxies, { TRUSTED_PROXIES: bad })).toThrow('TRUSTED_PROXIES must be comma-separated addresses, CIDRs or `loopback`');
     }

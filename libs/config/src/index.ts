@@ -59,7 +59,9 @@ export const baseEnv = {
   NODE_ENV: Joi.string()
     .valid('development', 'test', 'production')
     .default('production')
-    .description('`development`, `test` or `production`; only an explicit `development` or `test` gives the secrets (admin token, keys, lock cloud account) their development defaults: unset fails closed'),
+    .description(
+      '`development`, `test` or `production`; only an explicit `development` or `test` gives the secrets (admin token, keys, lock cloud account) their development defaults: unset fails closed',
+    ),
   LOG_LEVEL: Joi.string().valid('error', 'warn', 'info', 'debug').default('info').description('`error`, `warn`, `info` or `debug`'),
   LOG_PRETTY: Joi.boolean().default(false).description('human-readable log lines instead of JSON'),
   AMQP_URL: amqpUrls
@@ -71,7 +73,11 @@ export const baseEnv = {
     .uri({ scheme: ['mongodb', 'mongodb+srv'] })
     .default('mongodb://127.0.0.1:27017')
     .description('the MongoDB-wire server (MongoDB 7 in production, FerretDB 1.x locally)'),
-  SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).default(15000).description('how long a graceful stop waits for in-flight work (messages in hand, then HTTP requests)'),
+  SHUTDOWN_TIMEOUT_MS: Joi.number()
+    .integer()
+    .min(0)
+    .default(15000)
+    .description('how long a graceful stop waits for in-flight work (messages in hand, then HTTP requests)'),
 };
 
 /**
@@ -79,13 +85,15 @@ export const baseEnv = {
  * least 32 characters (`openssl rand -hex 32`) and never the development value.
  */
 export const adminTokenEnv = {
-  ADMIN_TOKEN: Joi.string().when('NODE_ENV', {
-    ...isDevelopment,
-    then: Joi.string().min(12).default(DEV_ADMIN_TOKEN),
-    otherwise: Joi.string().min(32).invalid(DEV_ADMIN_TOKEN).required(),
-  }).description(
-    '`Authorization: Bearer` token of `/admin/v1/*` (and of `POST /webhook/retry` for every company), compared in constant time; 12+ characters in development and test, otherwise 32+ (`openssl rand -hex 32`) and never `dev-admin-token`. A request with a body to `/admin/*` without it is refused (401) before the body is read',
-  ),
+  ADMIN_TOKEN: Joi.string()
+    .when('NODE_ENV', {
+      ...isDevelopment,
+      then: Joi.string().min(12).default(DEV_ADMIN_TOKEN),
+      otherwise: Joi.string().min(32).invalid(DEV_ADMIN_TOKEN).required(),
+    })
+    .description(
+      '`Authorization: Bearer` token of `/admin/v1/*` (and of `POST /webhook/retry` for every company), compared in constant time; 12+ characters in development and test, otherwise 32+ (`openssl rand -hex 32`) and never `dev-admin-token`. A request with a body to `/admin/*` without it is refused (401) before the body is read',
+    ),
 };
 
 /** location-api, whose admin snapshot route rebuilds an app's layout replica (libs/layout). */
@@ -93,12 +101,14 @@ export const locationApiUrlEnv = {
   LOCATION_API_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default('http://127.0.0.1:8081')
-    .description('location-api, whose admin snapshot route (with `ADMIN_TOKEN`) rebuilds this app\'s layout replica'),
+    .description("location-api, whose admin snapshot route (with `ADMIN_TOKEN`) rebuilds this app's layout replica"),
 };
 
 /** The identity database read by libs/auth (README.md "The system": the one shared read). */
 export const identityDbEnv = {
-  IDENTITY_DB: Joi.string().default('smartlock_identity').description('the identity database libs/auth reads (API keys, ingest tokens, portal sessions); must name admin-api\'s `MONGO_DB`'),
+  IDENTITY_DB: Joi.string()
+    .default('smartlock_identity')
+    .description("the identity database libs/auth reads (API keys, ingest tokens, portal sessions); must name admin-api's `MONGO_DB`"),
 };
 
 /**
@@ -107,12 +117,14 @@ export const identityDbEnv = {
  * written with: the key ring of a rotation (libs/auth secretsKeyRing).
  */
 export const secretsKeyEnv = {
-  SECRETS_KEY: Joi.string().when('NODE_ENV', {
-    ...isDevelopment,
-    then: Joi.string().default('00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff'),
-  }).description(
-    'AES-256-GCM key of secrets at rest (callback secrets, tokens, passwords; the lockData, passcodes and card numbers of access-api\'s log and of the worker\'s bookings, schedules and operations, each bound to its company): 64 hex characters or base64 of 32 bytes; a fixed key in development and test, required otherwise. admin-api and the dispatcher share one value; access-api and the worker may each have their own',
-  ),
+  SECRETS_KEY: Joi.string()
+    .when('NODE_ENV', {
+      ...isDevelopment,
+      then: Joi.string().default('00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff'),
+    })
+    .description(
+      "AES-256-GCM key of secrets at rest (callback secrets, tokens, passwords; the lockData, passcodes and card numbers of access-api's log and of the worker's bookings, schedules and operations, each bound to its company): 64 hex characters or base64 of 32 bytes; a fixed key in development and test, required otherwise. admin-api and the dispatcher share one value; access-api and the worker may each have their own",
+    ),
   SECRETS_KEY_PREVIOUS: Joi.string()
     .allow('')
     .default('')
@@ -226,15 +238,29 @@ export function trustedProxiesEnv(defaultList: 'loopback' | '') {
  */
 export const rateLimitEnv = {
   ...trustedProxiesEnv('loopback'),
-  RATE_LIMIT_INSTANCES: Joi.number().integer().min(1).default(1).description('instances of this app: each process allows `limit / instances` (rounded up) of every rate limit, with no shared state'),
-  RATE_LIMIT_API_PER_MIN: Joi.number().integer().min(1).default(6000).description('API-host and event-tracking requests per `apikey` per minute (docs/http-conventions.md, "Rate limits")'),
+  RATE_LIMIT_INSTANCES: Joi.number()
+    .integer()
+    .min(1)
+    .default(1)
+    .description('instances of this app: each process allows `limit / instances` (rounded up) of every rate limit, with no shared state'),
+  RATE_LIMIT_API_PER_MIN: Joi.number()
+    .integer()
+    .min(1)
+    .default(6000)
+    .description('API-host and event-tracking requests per `apikey` per minute (docs/http-conventions.md, "Rate limits")'),
   RATE_LIMIT_INGEST_PER_MIN: Joi.number().integer().min(1).default(6000).description('token ingests (`POST /webhook/t/:token`) per ingest token per minute'),
   RATE_LIMIT_AUTH_FAILURES_PER_MIN: Joi.number()
     .integer()
     .min(1)
     .default(30)
-    .description('failed authentications (401/403) per client address per minute; past it every request of that address is refused, the right credentials included'),
-  RATE_LIMIT_PORTAL_PER_MIN: Joi.number().integer().min(1).default(600).description('requests per portal session (its `portal_session` cookie) per minute, reads included'),
+    .description(
+      'failed authentications (401/403) per client address per minute; past it every request of that address is refused, the right credentials included',
+    ),
+  RATE_LIMIT_PORTAL_PER_MIN: Joi.number()
+    .integer()
+    .min(1)
+    .default(600)
+    .description('requests per portal session (its `portal_session` cookie) per minute, reads included'),
 };
 
 /** Routes that start heavy work (a retry of every FAILED event, a layout import or re-sync): per caller, per hour. */
@@ -243,7 +269,9 @@ export const heavyRateLimitEnv = {
     .integer()
     .min(1)
     .default(60)
-    .description('heavy routes per caller (API key, administrator or portal session; or company) per hour: `POST /webhook/retry`, layout imports and occupancy re-syncs, test callbacks'),
+    .description(
+      'heavy routes per caller (API key, administrator or portal session; or company) per hour: `POST /webhook/retry`, layout imports and occupancy re-syncs, test callbacks',
+    ),
 };
 
 /** `?wait=` on the routes that answer once an outcome is final (libs/http longPoll). */
@@ -253,13 +281,19 @@ export interface WaitConfig {
 }
 
 export const waitEnv = {
-  WAIT_PER_KEY: Joi.number().integer().min(1).default(10).description('requests of one API key waiting (`?wait=`) at once in each instance; one more is answered 429 with `Retry-After`'),
+  WAIT_PER_KEY: Joi.number()
+    .integer()
+    .min(1)
+    .default(10)
+    .description('requests of one API key waiting (`?wait=`) at once in each instance; one more is answered 429 with `Retry-After`'),
   WAIT_POLL_MS: Joi.number()
     .integer()
     .min(50)
     .max(30_000)
     .default(1000)
-    .description("between two reads of a waiting request's outcome: an outcome this instance handles answers at once, one another instance handles within this"),
+    .description(
+      "between two reads of a waiting request's outcome: an outcome this instance handles answers at once, one another instance handles within this",
+    ),
 };
 
 export interface RateLimitConfig {

@@ -14,7 +14,10 @@ describe('libs/db boundedCache', () => {
   };
   beforeAll(async () => {
     client = await MongoClient.connect(MONGO_URL);
-    await zones().insertMany([{ _id: 'a', zone: 'UTC' }, { _id: 'b', zone: 'Europe/Berlin' }]);
+    await zones().insertMany([
+      { _id: 'a', zone: 'UTC' },
+      { _id: 'b', zone: 'Europe/Berlin' },
+    ]);
   });
   afterAll(async () => {
     await client.close();

@@ -2,8 +2,16 @@ import { Schema } from 'mongoose';
 import { captureLogger, MONGO_URL, uniqueDbName, dropDatabases } from '@smartlock/testing';
 import { Connection, Model, claimEach, claimExpiring, claimOnce, compareAndSet, connectDb, releaseClaim, updateAsOwner } from './index';
 
-interface ClaimDoc { _id: string; holder?: string; at?: Date }
-interface ThingDoc { _id: string; version: number; owner: string }
+interface ClaimDoc {
+  _id: string;
+  holder?: string;
+  at?: Date;
+}
+interface ThingDoc {
+  _id: string;
+  version: number;
+  owner: string;
+}
 
 /** Claim-once and compare-and-set against the real server, with contenders racing as the apps' processes do. */
 describe('libs/db claims', () => {
@@ -11,8 +19,10 @@ describe('libs/db claims', () => {
   const dbName = uniqueDbName('claims');
   let conn: Connection;
   let ferret: boolean;
-  const claims = (): Model<ClaimDoc> => conn.models.Claim ?? conn.model<ClaimDoc>('Claim', new Schema({ _id: String, holder: String, at: Date }, { versionKey: false }), 'claims');
-  const things = (): Model<ThingDoc> => conn.models.Thing ?? conn.model<ThingDoc>('Thing', new Schema({ _id: String, version: Number, owner: String }, { versionKey: false }), 'things');
+  const claims = (): Model<ClaimDoc> =>
+    conn.models.Claim ?? conn.model<ClaimDoc>('Claim', new Schema({ _id: String, holder: String, at: Date }, { versionKey: false }), 'claims');
+  const things = (): Model<ThingDoc> =>
+    conn.models.Thing ?? conn.model<ThingDoc>('Thing', new Schema({ _id: String, version: Number, owner: String }, { versionKey: false }), 'things');
 
   beforeAll(async () => {
     conn = await connectDb({ url: MONGO_URL, dbName, logger });
@@ -28,7 +38,9 @@ describe('libs/db claims', () => {
   it('claimOnce: of 20 concurrent contenders for one key exactly one wins, and the stored claim is the winner', async () => {
     for (let round = 0; round < 5; round++) {
       const key = `lease:${round}`;
-      const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => claimOnce(claims(), key, { holder: `p${i}`, at: new Date() }).then((won) => ({ i, won }))));
+      const outcomes = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => claimOnce(claims(), key, { holder: `p${i}`, at: new Date() }).then((won) => ({ i, won }))),
+      );
       const winners = outcomes.filter((o) => o.won);
       expect(winners).toHaveLength(1);
       expect((await claims().findById(key).lean())?.holder).toBe(`p${winners[0].i}`);
@@ -67,7 +79,7 @@ describe('libs/db claims', () => {
     expect(await compareAndSet(things(), 'missing', { version: 1 }, { $set: { version: 2 } })).toBe(false);
   });
 
-  it('compareAndSet under concurrent contenders: MongoDB lets exactly one match; FerretDB 1.x at least one, and the stored value is a matcher\'s', async () => {
+  it("compareAndSet under concurrent contenders: MongoDB lets exactly one match; FerretDB 1.x at least one, and the stored value is a matcher's", async () => {
     for (let round = 0; round < 10; round++) {
       const id = `race-${round}`;
       await things().create({ _id: id, version: 1, owner: 'none' });
@@ -85,7 +97,7 @@ describe('libs/db claims', () => {
     }
   });
 
-  it('updateAsOwner: the single writer\'s conditional update answers the document as updated, or null while it does not hold what was expected', async () => {
+  it("updateAsOwner: the single writer's conditional update answers the document as updated, or null while it does not hold what was expected", async () => {
     await things().create({ _id: 'owned', version: 1, owner: 'a' });
     expect(await updateAsOwner(things(), 'owned', { owner: 'b' }, { $set: { owner: 'c' } })).toBeNull();
     expect(await updateAsOwner(things(), 'owned', { owner: 'a' }, { $inc: { version: 1 } })).toEqual({ _id: 'owned', version: 2, owner: 'a' });

@@ -66,10 +66,7 @@ export async function connectDb(opts: DbOptions): Promise<Connection> {
     } catch (err) {
       await conn.close().catch(() => undefined);
       if (Date.now() + delay > deadline) {
-        throw new DatabaseUnavailableError(
-          `Database unreachable at ${safeMongoUrl(opts.url)} (db ${opts.dbName}): ${(err as Error).message}`,
-          { cause: err },
-        );
+        throw new DatabaseUnavailableError(`Database unreachable at ${safeMongoUrl(opts.url)} (db ${opts.dbName}): ${(err as Error).message}`, { cause: err });
       }
       opts.logger.warn('database not reachable yet; retrying', { url: safeMongoUrl(opts.url), err: (err as Error).message });
       await new Promise((r) => setTimeout(r, delay));
@@ -124,10 +121,13 @@ function watchMonitor(conn: Connection, opts: { logger: Logger; db: string; stuc
     }
   }
 
-  const timer = setInterval(() => {
-    if (busy) return;
-    if (closed || (startedAt !== undefined && Date.now() - startedAt > opts.stuckAfterMs)) void round();
-  }, Math.min(5000, opts.stuckAfterMs)).unref();
+  const timer = setInterval(
+    () => {
+      if (busy) return;
+      if (closed || (startedAt !== undefined && Date.now() - startedAt > opts.stuckAfterMs)) void round();
+    },
+    Math.min(5000, opts.stuckAfterMs),
+  ).unref();
   conn.on('close', () => {
     if (!busy && !closed) clearInterval(timer);
   });
@@ -141,7 +141,8 @@ export function isDbReady(conn: Connection | undefined): boolean {
  * Indexes are created deliberately at start-up (autoIndex is off), so a missing unique index never
  * goes unnoticed in production. createIndexes() only adds: it never drops an index.
  */
-export async function ensureIndexes(models: Model<unknown>[] | Model<any>[]): Promise<void> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function ensureIndexes(models: Model<unknown>[] | Model<any>[]): Promise<void> {
   for (const model of models) {
     await model.createCollection().catch((err: { code?: number }) => {
       if (err.code !== 48) throw err; // 48: NamespaceExists
@@ -153,7 +154,10 @@ export async function ensureIndexes(models: Model<unknown>[] | Model<any>[]): Pr
 /** Socket errors that mean the server could not be reached (or dropped the connection). */
 const NETWORK_CODES = 'ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH';
 const NETWORK_CODE = new RegExp(`^(${NETWORK_CODES})$`);
-const UNAVAILABLE_MESSAGE = new RegExp(`before initial connection is complete|Client must be connected|connection .* closed|Topology is closed|\\b(${NETWORK_CODES})\\b`, 'i');
+const UNAVAILABLE_MESSAGE = new RegExp(
+  `before initial connection is complete|Client must be connected|connection .* closed|Topology is closed|\\b(${NETWORK_CODES})\\b`,
+  'i',
+);
 
 /** Errors that mean "the database cannot be reached now" (503), as opposed to a bad query. */
 export function isUnavailableError(err: unknown): boolean {

@@ -16,9 +16,9 @@ describe('libs/db', () => {
       });
     });
     const started = Date.now();
-    await expect(
-      connectDb({ url: `mongodb://user:pw@127.0.0.1:${port}`, dbName: 'x', logger, connectTimeoutMs: 2000 }),
-    ).rejects.toThrow(new RegExp(`Database unreachable at mongodb://127.0.0.1:${port}`));
+    await expect(connectDb({ url: `mongodb://user:pw@127.0.0.1:${port}`, dbName: 'x', logger, connectTimeoutMs: 2000 })).rejects.toThrow(
+      new RegExp(`Database unreachable at mongodb://127.0.0.1:${port}`),
+    );
     expect(Date.now() - started).toBeLessThan(8000);
   });
 
@@ -50,7 +50,9 @@ describe('libs/db', () => {
     const Thing = conn.model('Thing', new Schema({ name: String }));
     await conn.close();
     const started = Date.now();
-    const err = await Thing.findOne({}).exec().catch((e) => e);
+    const err = await Thing.findOne({})
+      .exec()
+      .catch((e) => e);
     expect(err).toBeInstanceOf(Error);
     expect(isUnavailableError(err)).toBe(true);
     expect(Date.now() - started).toBeLessThan(5000);
@@ -79,12 +81,19 @@ describe('libs/db', () => {
     const target = new URL(MONGO_URL);
     const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 27017) });
     const { logger: log, text } = captureLogger();
-    const lines = () => text().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: string; message: string });
+    const lines = () =>
+      text()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { level: string; message: string });
     const dbName = uniqueDbName('dbclose');
     const cut = await connectDb({ url: `mongodb://127.0.0.1:${proxy.port}`, dbName, logger: log });
     try {
       await proxy.cut();
-      await cut.db?.admin().ping().catch(() => undefined);
+      await cut.db
+        ?.admin()
+        .ping()
+        .catch(() => undefined);
       await waitFor(() => lines().some((l) => l.level === 'warn' && l.message === 'database disconnected'), { what: 'the warning', timeoutMs: 20_000 });
     } finally {
       await proxy.stop();
@@ -93,7 +102,11 @@ describe('libs/db', () => {
     const before = lines().length;
     const conn = await connectDb({ url: MONGO_URL, dbName, logger: log });
     await conn.close();
-    expect(lines().slice(before).map((l) => [l.level, l.message])).toEqual([
+    expect(
+      lines()
+        .slice(before)
+        .map((l) => [l.level, l.message]),
+    ).toEqual([
       ['info', 'database connected'],
       ['info', 'database connection closed'],
     ]);

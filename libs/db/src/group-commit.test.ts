@@ -24,10 +24,13 @@ describe('group commit', () => {
 
   it('with a linger, the items submitted within it leave together once it has passed, even with no write in flight', async () => {
     const batches: { items: number[]; at: number }[] = [];
-    const gc = new GroupCommit<number, number>(async (items) => {
-      batches.push({ items, at: Date.now() });
-      return items.map((i) => i * 10);
-    }, { lingerMs: 150 });
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        batches.push({ items, at: Date.now() });
+        return items.map((i) => i * 10);
+      },
+      { lingerMs: 150 },
+    );
     const started = Date.now();
     const first = gc.submit(1);
     await new Promise((r) => setTimeout(r, 30));
@@ -39,10 +42,13 @@ describe('group commit', () => {
 
   it('drain() sends what lingers at once and resolves when it is written', async () => {
     const batches: number[][] = [];
-    const gc = new GroupCommit<number, true>(async (items) => {
-      batches.push(items);
-      return items.map(() => true as const);
-    }, { lingerMs: 60_000 });
+    const gc = new GroupCommit<number, true>(
+      async (items) => {
+        batches.push(items);
+        return items.map(() => true as const);
+      },
+      { lingerMs: 60_000 },
+    );
     const written = Promise.all([gc.submit(1), gc.submit(2)]);
     const started = Date.now();
     await gc.drain();
@@ -94,7 +100,16 @@ describe('insertOnce', () => {
     conn.models.Entry ??
     conn.model<EntryDoc>(
       'Entry',
-      new Schema({ _id: String, n: { type: Number, required: true }, at: Date, note: { type: String, default: null }, tags: [new Schema({ name: String, weight: { type: Number, default: 1 } }, { _id: false })] }, { versionKey: false }),
+      new Schema(
+        {
+          _id: String,
+          n: { type: Number, required: true },
+          at: Date,
+          note: { type: String, default: null },
+          tags: [new Schema({ name: String, weight: { type: Number, default: 1 } }, { _id: false })],
+        },
+        { versionKey: false },
+      ),
       'entries',
     );
 
@@ -112,7 +127,9 @@ describe('insertOnce', () => {
 
   it('of 60 concurrent inserts of 20 records (each sent three times) each record is stored once, and exactly one of its inserts says so', async () => {
     const ids = Array.from({ length: 20 }, (_, i) => `e${i}`);
-    const calls = [...ids, ...ids, ...ids].map((id, k) => insertOnce(entries(), { _id: id, n: k, at: new Date(0), note: null, tags: [] }).then((stored) => ({ id, stored })));
+    const calls = [...ids, ...ids, ...ids].map((id, k) =>
+      insertOnce(entries(), { _id: id, n: k, at: new Date(0), note: null, tags: [] }).then((stored) => ({ id, stored })),
+    );
     const outcomes = await Promise.all(calls);
     for (const id of ids) expect(outcomes.filter((o) => o.id === id && o.stored)).toHaveLength(1);
     expect(await entries().countDocuments()).toBe(20);

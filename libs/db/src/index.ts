@@ -1,12 +1,4 @@
-export {
-  connectDb,
-  isDbReady,
-  ensureIndexes,
-  isUnavailableError,
-  isDuplicateKeyError,
-  safeMongoUrl,
-  DatabaseUnavailableError,
-} from './connection';
+export { connectDb, isDbReady, ensureIndexes, isUnavailableError, isDuplicateKeyError, safeMongoUrl, DatabaseUnavailableError } from './connection';
 export type { DbOptions } from './connection';
 export { basePlugin, toPlain } from './plugins';
 export { byId } from './filters';

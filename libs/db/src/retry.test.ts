@@ -32,17 +32,33 @@ describe('libs/db withRetries', () => {
 
   it('gives up after its attempts with the last error, and at once on a taken unique key', async () => {
     let tries = 0;
-    await expect(withRetries(async () => { tries++; throw new Error(`busy ${tries}`); }, { attempts: 3, delayMs: 1, jitter: true })).rejects.toThrow('busy 3');
+    await expect(
+      withRetries(
+        async () => {
+          tries++;
+          throw new Error(`busy ${tries}`);
+        },
+        { attempts: 3, delayMs: 1, jitter: true },
+      ),
+    ).rejects.toThrow('busy 3');
     expect(tries).toBe(3);
 
     const things = client.db(dbName).collection<{ _id: string }>('things');
     await things.insertOne({ _id: 'one' });
     let inserts = 0;
-    await expect(withRetries(() => { inserts++; return things.insertOne({ _id: 'one' }); }, { attempts: 5, delayMs: 1 })).rejects.toMatchObject({ code: 11000 });
+    await expect(
+      withRetries(
+        () => {
+          inserts++;
+          return things.insertOne({ _id: 'one' });
+        },
+        { attempts: 5, delayMs: 1 },
+      ),
+    ).rejects.toMatchObject({ code: 11000 });
     expect(inserts).toBe(1);
   });
 
-  it('withinMs: polls for another writer\'s record until it is there, or gives up once the next try would start past the deadline', async () => {
+  it("withinMs: polls for another writer's record until it is there, or gives up once the next try would start past the deadline", async () => {
     const records = client.db(dbName).collection<{ _id: string }>('records');
     class NotYet extends Error {}
     const poll = (id: string) =>

@@ -53,13 +53,16 @@ function withTimestamps(model: AnyModel, doc: Record<string, unknown>, now: Date
 }
 
 function check(model: AnyModel, record: Record<string, unknown>): void {
-  if (model.schema.options.versionKey) throw new RecordShapeError(`${model.modelName}: insertOnce stores records as built; a schema with a versionKey needs it set by Mongoose`);
+  if (model.schema.options.versionKey)
+    throw new RecordShapeError(`${model.modelName}: insertOnce stores records as built; a schema with a versionKey needs it set by Mongoose`);
   const doc = new model(record);
   const invalid = doc.validateSync();
   if (invalid) throw new RecordShapeError(`${model.modelName} record refused by its schema: ${invalid.message}`);
   const cast = doc.toObject({ virtuals: false, getters: false, depopulate: true });
   if (!isDeepStrictEqual(cast, record)) {
-    throw new RecordShapeError(`${model.modelName} record is not as its schema stores it, at ${firstDifference(cast, record) || '(the record)'}: build it complete (defaults included) and of the schema's types`);
+    throw new RecordShapeError(
+      `${model.modelName} record is not as its schema stores it, at ${firstDifference(cast, record) || '(the record)'}: build it complete (defaults included) and of the schema's types`,
+    );
   }
 }
 
@@ -81,7 +84,8 @@ function shapeOf(v: unknown): string {
 /** The first path where the cast and the record differ (for the error's message). */
 function firstDifference(a: unknown, b: unknown, path = ''): string {
   if (isDeepStrictEqual(a, b)) return '';
-  const objects = a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b) && Object.getPrototypeOf(a) === Object.getPrototypeOf(b);
+  const objects =
+    a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b) && Object.getPrototypeOf(a) === Object.getPrototypeOf(b);
   if (!objects) return path;
   const keys = [...new Set([...Object.keys(a as object), ...Object.keys(b as object)])];
   for (const k of keys) {

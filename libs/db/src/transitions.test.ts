@@ -17,7 +17,8 @@ describe('libs/db transitionOnce', () => {
   const keys = (): Model<KeyDoc> =>
     conn.models.Key ?? conn.model<KeyDoc>('Key', new Schema({ _id: String, company: String, revoked_at: Date, by: String }, { versionKey: false }), 'keys');
   const store = () => ({ records: keys(), transitions: transitionModel(conn, 'key_transitions') });
-  const revoke = (id: string, by: string, company = 'c1') => transitionOnce(store(), id, { name: 'revoked', from: { revoked_at: null }, set: { revoked_at: new Date(), by }, guard: { company } });
+  const revoke = (id: string, by: string, company = 'c1') =>
+    transitionOnce(store(), id, { name: 'revoked', from: { revoked_at: null }, set: { revoked_at: new Date(), by }, guard: { company } });
 
   beforeAll(async () => {
     conn = await connectDb({ url: MONGO_URL, dbName, logger });
@@ -29,7 +30,7 @@ describe('libs/db transitionOnce', () => {
     await dropDatabases(dbName);
   });
 
-  it('of 10 concurrent callers exactly one wins, on FerretDB 1.x as on MongoDB, and the record holds the winner\'s change', async () => {
+  it("of 10 concurrent callers exactly one wins, on FerretDB 1.x as on MongoDB, and the record holds the winner's change", async () => {
     for (let round = 0; round < 5; round++) {
       const id = `key-${round}`;
       await keys().create({ _id: id, company: 'c1', revoked_at: null, by: null });
@@ -53,10 +54,12 @@ describe('libs/db transitionOnce', () => {
     expect((await revoke('theirs', 'owner', 'c2'))?.won).toBe(true);
   });
 
-  it('a winner that crashed after its claim is finished by the next caller with the winner\'s change, and that caller does not win', async () => {
+  it("a winner that crashed after its claim is finished by the next caller with the winner's change, and that caller does not win", async () => {
     await keys().create({ _id: 'crashed', company: 'c1', revoked_at: null, by: null });
     const at = new Date(5000);
-    expect(await claimOnce(store().transitions, 'crashed:revoked', { record_id: 'crashed', name: 'revoked', set: { revoked_at: at, by: 'crashed' }, at })).toBe(true);
+    expect(await claimOnce(store().transitions, 'crashed:revoked', { record_id: 'crashed', name: 'revoked', set: { revoked_at: at, by: 'crashed' }, at })).toBe(
+      true,
+    );
     expect(await revoke('crashed', 'next')).toEqual({ won: false, doc: { _id: 'crashed', company: 'c1', revoked_at: at, by: 'crashed' } });
   });
 });

@@ -15,7 +15,8 @@ describe('libs/db nextVersion', () => {
   const dbName = uniqueDbName('versions');
   let conn: Connection;
   const notes = (): Model<NoteDoc> =>
-    conn.models.Note ?? conn.model<NoteDoc>('Note', new Schema({ _id: String, version: Number, lines: [String], owed: Boolean }, { versionKey: false }), 'notes');
+    conn.models.Note ??
+    conn.model<NoteDoc>('Note', new Schema({ _id: String, version: Number, lines: [String], owed: Boolean }, { versionKey: false }), 'notes');
   const store = () => ({ records: notes(), versions: versionModel(conn, 'note_versions') });
 
   beforeAll(async () => {
@@ -34,7 +35,9 @@ describe('libs/db nextVersion', () => {
       await notes().create({ _id: id, version: 1, lines: [] });
       // Each writer appends its own line to what it read: on a lost race it must read again.
       const results = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => nextVersion(store(), id, (cur) => ({ lines: [...cur.lines, `w${i}`] }), { attempts: 20, alsoSet: () => ({ owed: true }) })),
+        Array.from({ length: 8 }, (_, i) =>
+          nextVersion(store(), id, (cur) => ({ lines: [...cur.lines, `w${i}`] }), { attempts: 20, alsoSet: () => ({ owed: true }) }),
+        ),
       );
       const final = await notes().findById(id).lean();
       expect(final?.version).toBe(9);
@@ -59,7 +62,9 @@ describe('libs/db nextVersion', () => {
   it('a version whose writer crashed after its claim is finished by the next writer, then the next change goes on top', async () => {
     await notes().create({ _id: 'crashed', version: 1, lines: [] });
     // The crashed writer: its version record landed, its write never did.
-    expect(await claimOnce(store().versions, 'crashed:2', { record_id: 'crashed', version: 2, change: { lines: ['from the crashed writer'] }, at: new Date() })).toBe(true);
+    expect(
+      await claimOnce(store().versions, 'crashed:2', { record_id: 'crashed', version: 2, change: { lines: ['from the crashed writer'] }, at: new Date() }),
+    ).toBe(true);
     const doc = await nextVersion(store(), 'crashed', (cur) => ({ lines: [...cur.lines, 'next'] }));
     expect(doc).toMatchObject({ version: 3, lines: ['from the crashed writer', 'next'] });
   });
@@ -68,7 +73,12 @@ describe('libs/db nextVersion', () => {
     await notes().create({ _id: 'busy', version: 1, lines: [] });
     // Other writers hold versions 2, 3 and 4 (claimed, not written yet): each attempt finds the next taken.
     for (const v of [2, 3, 4]) {
-      await claimOnce(store().versions, `busy:${v}`, { record_id: 'busy', version: v, change: { lines: Array.from({ length: v - 1 }, (_, i) => `other${i + 2}`) }, at: new Date() });
+      await claimOnce(store().versions, `busy:${v}`, {
+        record_id: 'busy',
+        version: v,
+        change: { lines: Array.from({ length: v - 1 }, (_, i) => `other${i + 2}`) },
+        at: new Date(),
+      });
     }
     await expect(nextVersion(store(), 'busy', (cur) => ({ lines: [...cur.lines, 'mine'] }), { attempts: 3 })).rejects.toBeInstanceOf(ConcurrentChangeError);
     expect(await notes().findById('busy').lean()).toMatchObject({ version: 4, lines: ['other2', 'other3', 'other4'] });

@@ -44,11 +44,16 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
       const before = await depth(DLQ);
       const event_id = randomUUID();
       ids.push(event_id);
-      await broker.publish(EXCHANGES.bookingEvents.name, 'booking.create', { event_id, company_id: company, reference_id: ref, event_type: 'BOOKING_CREATE' }, {
-        messageId: event_id,
-        correlationId: `corr-${ref}`,
-        headers: { 'x-event-id': event_id },
-      });
+      await broker.publish(
+        EXCHANGES.bookingEvents.name,
+        'booking.create',
+        { event_id, company_id: company, reference_id: ref, event_type: 'BOOKING_CREATE' },
+        {
+          messageId: event_id,
+          correlationId: `corr-${ref}`,
+          headers: { 'x-event-id': event_id },
+        },
+      );
       await waitFor(async () => (await depth(DLQ)) === before + 1, { what: `${ref} in ${DLQ}` });
     }
     return ids;
@@ -78,7 +83,13 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
     const tap = await ch.assertQueue('', { exclusive: true });
     await ch.bindQueue(tap.queue, EXCHANGES.eventStatus.name, 'status.#');
     await ch.consume(tap.queue, (m) => m && statuses.push(JSON.parse(m.content.toString())), { noAck: true });
-    dl = createDeadLetters({ amqpUrl: vhost.url, db: async () => db, connectionName: 'dead-letters test ops', now: () => new Date(Date.now() + clock), batchSize: 2 });
+    dl = createDeadLetters({
+      amqpUrl: vhost.url,
+      db: async () => db,
+      connectionName: 'dead-letters test ops',
+      now: () => new Date(Date.now() + clock),
+      batchSize: 2,
+    });
   });
   afterAll(async () => {
     await broker?.close(0);
@@ -100,7 +111,12 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
     const queues = await dl.queues();
     // Every work queue's, but the retry lane's: its dead letters are its queue's (the deliveries').
     const lane = QUEUES.dispatcherDeliveryRetries.name;
-    expect(queues.map((q) => q.queue).sort()).toEqual(Object.values(QUEUES).map((q) => q.name).filter((name) => name !== lane).sort());
+    expect(queues.map((q) => q.queue).sort()).toEqual(
+      Object.values(QUEUES)
+        .map((q) => q.name)
+        .filter((name) => name !== lane)
+        .sort(),
+    );
     expect(queues.find((q) => q.queue === WORK)).toEqual({
       queue: WORK,
       dead_letter_queue: DLQ,
@@ -157,7 +173,10 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
     const limited = await dl.list(WORK, {}, 1);
     expect({ matched: limited.matched, refs: limited.messages.map((m) => m.reference_id) }).toEqual({ matched: 3, refs: ['A-1'] });
 
-    await expect(dl.list(WORK, { older_than: 'yesterday' })).rejects.toMatchObject({ kind: 'invalid', message: 'older_than must be a duration such as 90s, 30m, 2h or 7d' });
+    await expect(dl.list(WORK, { older_than: 'yesterday' })).rejects.toMatchObject({
+      kind: 'invalid',
+      message: 'older_than must be a duration such as 90s, 30m, 2h or 7d',
+    });
     await expect(dl.list('no-such-queue')).rejects.toMatchObject({ kind: 'not_found', message: 'Dead-letter queue no-such-queue.dlq not found' });
     // a listing took nothing away and kept the order
     expect(await depth(DLQ)).toBe(3);
@@ -215,7 +234,11 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
     });
     // an id no dead letter has: nothing replayed, said so, still recorded
     const none = await dl.replay(WORK, { filter: { ids: ['no-such-id'] } }, operator);
-    expect({ replayed: none.replayed, not_found_ids: none.not_found_ids, remaining: none.remaining }).toEqual({ replayed: 0, not_found_ids: ['no-such-id'], remaining: 2 });
+    expect({ replayed: none.replayed, not_found_ids: none.not_found_ids, remaining: none.remaining }).toEqual({
+      replayed: 0,
+      not_found_ids: ['no-such-id'],
+      remaining: 2,
+    });
   });
 
   it('replays a filtered set in batches with progress, and the others stay where they were, in order', async () => {
@@ -223,7 +246,9 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
     const gamma = await deadLetter('company-gamma', ['G-1', 'G-2', 'G-3']);
     failing = false;
     const progress: Progress[] = [];
-    const result = await dl.replay(WORK, { filter: { company_id: 'company-gamma' } }, { operator: 'ops', via: 'admin-api', correlation_id: 'corr-op' }, (p) => progress.push(p));
+    const result = await dl.replay(WORK, { filter: { company_id: 'company-gamma' } }, { operator: 'ops', via: 'admin-api', correlation_id: 'corr-op' }, (p) =>
+      progress.push(p),
+    );
     expect(result).toMatchObject({ depth: 5, scanned: 5, matched: 3, replayed: 3, statuses_queued: 3, remaining: 2, message_ids: gamma });
     expect(progress.filter((p) => p.phase === 'replay')).toEqual([
       { phase: 'replay', done: 0, total: 3 },
@@ -232,7 +257,13 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
     ]);
     await waitFor(() => gamma.every((id) => handled.some((x) => x.body.event_id === id && x.retryCount === 0)), { what: 'the three replayed events handled' });
     expect((await dl.list(WORK)).messages.map((m) => m.reference_id)).toEqual(['A-1', 'B-1']);
-    expect((await dl.operations())[0]).toMatchObject({ _id: result.operation_id, operator: 'ops', via: 'admin-api', correlation_id: 'corr-op', selection: { all: false, filter: { company_id: 'company-gamma' } } });
+    expect((await dl.operations())[0]).toMatchObject({
+      _id: result.operation_id,
+      operator: 'ops',
+      via: 'admin-api',
+      correlation_id: 'corr-op',
+      selection: { all: false, filter: { company_id: 'company-gamma' } },
+    });
   });
 
   it('replays all of a queue; a queue whose outcome is no event status reports none', async () => {
@@ -252,7 +283,7 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
     expect(await depth(DLQ)).toBe(0);
   });
 
-  it('purges only with the dead-letter queue\'s name as confirmation, and records it', async () => {
+  it("purges only with the dead-letter queue's name as confirmation, and records it", async () => {
     const dead = `${DELIVERIES}.dlq`;
     await expect(dl.purge(DELIVERIES, undefined, operator)).rejects.toMatchObject({ kind: 'invalid', message: `confirm must be "${dead}" to purge it` });
     await expect(dl.purge(DELIVERIES, DELIVERIES, operator)).rejects.toMatchObject({ kind: 'invalid' });
@@ -281,6 +312,9 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
     ]);
     expect((await dl.operations({ action: 'purge' })).map((o) => o._id)).toEqual([purged.operation_id]);
     expect((await dl.operations({ queue: DELIVERIES, limit: 1, page: 2 })).map((o) => o.action)).toEqual(['replay']);
-    await expect(dl.operation('0123456789abcdef01234567')).rejects.toMatchObject({ kind: 'not_found', message: 'Dead-letter operation 0123456789abcdef01234567 not found' });
+    await expect(dl.operation('0123456789abcdef01234567')).rejects.toMatchObject({
+      kind: 'not_found',
+      message: 'Dead-letter operation 0123456789abcdef01234567 not found',
+    });
   });
 });

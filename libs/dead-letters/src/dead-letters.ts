@@ -240,7 +240,14 @@ export function createDeadLetters(opts: DeadLettersOptions): DeadLetters {
         const { held, views } = await readAll(ch, deadLetterQueue, depth, t);
         const matched = views.map(({ d }) => d).filter(match);
         await handBack(conn, ch, deadLetterQueue, held, depth);
-        return { queue: queue.name, dead_letter_queue: deadLetterQueue, depth, scanned: held.length, matched: matched.length, messages: matched.slice(0, limit) };
+        return {
+          queue: queue.name,
+          dead_letter_queue: deadLetterQueue,
+          depth,
+          scanned: held.length,
+          matched: matched.length,
+          messages: matched.slice(0, limit),
+        };
       });
     },
 
@@ -296,7 +303,14 @@ export function createDeadLetters(opts: DeadLettersOptions): DeadLetters {
             const batch = chosen.slice(i, i + batchSize);
             for (const { m, d } of batch) {
               if (tracked && d.event_id && d.company_id) {
-                const status: EventStatusMessage = { event_id: d.event_id, company_id: d.company_id, status: 'QUEUED', message: null, retry_count: 0, at: now().toISOString() };
+                const status: EventStatusMessage = {
+                  event_id: d.event_id,
+                  company_id: d.company_id,
+                  status: 'QUEUED',
+                  message: null,
+                  retry_count: 0,
+                  at: now().toISOString(),
+                };
                 ch.publish(EXCHANGES.eventStatus.name, statusRoutingKey('QUEUED'), Buffer.from(JSON.stringify(status)), {
                   persistent: true,
                   contentType: 'application/json',

@@ -89,7 +89,10 @@ export function describe(m: GetMessage, now: Date): DeadLetterView {
   }
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const death = brokerDeath(h);
-  const deadAt = iso(h['x-dead-lettered-at']) ?? death.at?.toISOString() ?? (typeof m.properties.timestamp === 'number' ? new Date(m.properties.timestamp * 1000).toISOString() : null);
+  const deadAt =
+    iso(h['x-dead-lettered-at']) ??
+    death.at?.toISOString() ??
+    (typeof m.properties.timestamp === 'number' ? new Date(m.properties.timestamp * 1000).toISOString() : null);
   return {
     message_id: str(m.properties.messageId),
     event_id: str(h[Headers.eventId]) ?? (typeof b.event_id === 'string' ? b.event_id : null),

@@ -21,9 +21,12 @@ function build(ready = true, extra: { largeBodies?: Parameters<typeof createHttp
       const r = Router();
       r.post('/webhook/echo', (req, res) => void res.status(202).json({ success: true, got: req.body }));
       r.post('/api/echo', (req, res) => void res.json({ got: req.body }));
-      r.get('/api/boom', asyncHandler(async () => {
-        throw new Error('secret internals at /srv/app.js:12');
-      }));
+      r.get(
+        '/api/boom',
+        asyncHandler(async () => {
+          throw new Error('secret internals at /srv/app.js:12');
+        }),
+      );
       r.get('/api/invalid', () => {
         throw badRequest('bad things', [{ path: ['a'], message: 'a is required' }]);
       });
@@ -53,7 +56,10 @@ describe('libs/http app factory', () => {
     expect(ok.body.got.reference_id).toHaveLength(600 * 1024);
     // Other routes keep 256 kB.
     expect((await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send(JSON.stringify(big))).status).toBe(413);
-    const tooBig = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(JSON.stringify({ r: 'x'.repeat(1100 * 1024) }));
+    const tooBig = await request(app)
+      .post('/api/echo')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ r: 'x'.repeat(1100 * 1024) }));
     expect(tooBig.status).toBe(413);
     expect(tooBig.body).toEqual({ message: expect.stringContaining('1mb'), code: 4130, error: true, data: null });
   });
@@ -66,22 +72,40 @@ describe('libs/http app factory', () => {
     expect(top.body).toEqual({ success: false, errors: ['Key "__proto__" is not allowed in the JSON body'], message: expect.any(String) });
     for (const body of ['{"a":{"__proto__":{"admin":true}}}', '[{"\\u005f_proto__":1}]']) {
       const res = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(body);
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { message: 'Key "__proto__" is not allowed in the JSON body', code: 4000, error: true, data: null } });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { message: 'Key "__proto__" is not allowed in the JSON body', code: 4000, error: true, data: null },
+      });
     }
     // As a value, or as part of a longer key, it is text like any other.
-    expect((await request(app).post('/api/echo').set('Content-Type', 'application/json').send('{"a":"__proto__","__proto__x":1}')).body.got).toEqual({ a: '__proto__', __proto__x: 1 });
+    expect((await request(app).post('/api/echo').set('Content-Type', 'application/json').send('{"a":"__proto__","__proto__x":1}')).body.got).toEqual({
+      a: '__proto__',
+      __proto__x: 1,
+    });
   });
 
   it('refuses JSON nested deeper than 32 levels with 400 in the envelope; brackets inside strings are text', async () => {
     const { app } = build();
     const deep = `${'['.repeat(33)}${']'.repeat(33)}`;
     const ingest = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send(`{"reference_id":${deep}}`);
-    expect({ status: ingest.status, body: ingest.body }).toEqual({ status: 400, body: { success: false, errors: ['JSON nesting deeper than 32 levels is not allowed'], message: expect.any(String) } });
-    const api = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`);
-    expect({ status: api.status, body: api.body }).toEqual({ status: 400, body: { message: 'JSON nesting deeper than 32 levels is not allowed', code: 4000, error: true, data: null } });
+    expect({ status: ingest.status, body: ingest.body }).toEqual({
+      status: 400,
+      body: { success: false, errors: ['JSON nesting deeper than 32 levels is not allowed'], message: expect.any(String) },
+    });
+    const api = await request(app)
+      .post('/api/echo')
+      .set('Content-Type', 'application/json')
+      .send(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`);
+    expect({ status: api.status, body: api.body }).toEqual({
+      status: 400,
+      body: { message: 'JSON nesting deeper than 32 levels is not allowed', code: 4000, error: true, data: null },
+    });
     // A string holding an escaped backslash, an escaped quote and brackets.
     const text = `${String.raw`"\\\"`}${'{['.repeat(100)}"`;
-    const ok = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(`{"a":${'['.repeat(31)}${text}${']'.repeat(31)},"b":1}`);
+    const ok = await request(app)
+      .post('/api/echo')
+      .set('Content-Type', 'application/json')
+      .send(`{"a":${'['.repeat(31)}${text}${']'.repeat(31)},"b":1}`);
     expect(ok.status).toBe(200);
   });
 
@@ -99,7 +123,10 @@ describe('libs/http app factory', () => {
     expect(ingest.status).toBe(400);
     expect(ingest.body).toEqual({ success: false, errors: ['Duplicate key "reference_id" in the JSON body'], message: expect.any(String) });
     // seed 185564734 of the e2e fuzz: the layout import's large-body parser took `"sites"` twice
-    const layout = await request(app).post('/api/echo').set('Content-Type', 'application/json').send(`{"sites":"${'x'.repeat(300 * 1024)}","sites":[]}`);
+    const layout = await request(app)
+      .post('/api/echo')
+      .set('Content-Type', 'application/json')
+      .send(`{"sites":"${'x'.repeat(300 * 1024)}","sites":[]}`);
     expect(layout.status).toBe(400);
     expect(layout.body).toEqual({ message: 'Duplicate key "sites" in the JSON body', code: 4000, error: true, data: null });
     // seed 477119579 of the e2e fuzz: behind a byte-order mark (which the parser skips) the check saw no JSON at all
@@ -133,16 +160,25 @@ describe('libs/http app factory', () => {
     // Bytes that are not UTF-8 were stored as U+FFFD, not as sent.
     for (const bad of [[0x80], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xff]]) {
       const res = await post(Buffer.concat([Buffer.from('{"reference_id":"'), Buffer.from(bad), Buffer.from('"}')]), { 'Content-Type': 'application/json' });
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { success: false, errors: ['The body is not valid UTF-8'], message: 'The body is not valid UTF-8' } });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { success: false, errors: ['The body is not valid UTF-8'], message: 'The body is not valid UTF-8' },
+      });
     }
     // UTF-16 was decoded as such by the parser and read as UTF-8 by the duplicate-key check: a key twice got through.
     const utf16 = await post(Buffer.from('{"reference_id":"A","reference_id":"B"}', 'utf16le'), { 'Content-Type': 'application/json; charset=utf-16le' });
-    expect({ status: utf16.status, body: utf16.body }).toEqual({ status: 415, body: { success: false, errors: ['Unsupported body encoding: JSON bodies are UTF-8'], message: expect.any(String) } });
+    expect({ status: utf16.status, body: utf16.body }).toEqual({
+      status: 415,
+      body: { success: false, errors: ['Unsupported body encoding: JSON bodies are UTF-8'], message: expect.any(String) },
+    });
     expect((await post(Buffer.from('{"a":1}'), { 'Content-Type': 'application/json; charset=latin1' })).status).toBe(415);
     // A Content-Encoding the bytes do not have was a 500 (zlib's error).
     for (const encoding of ['deflate', 'gzip']) {
       const res = await post(Buffer.from('{"a":1}'), { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { success: false, errors: ['The body does not match its Content-Encoding'], message: expect.any(String) } });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { success: false, errors: ['The body does not match its Content-Encoding'], message: expect.any(String) },
+      });
     }
     // What is so encoded is read; UTF-8, declared or not, is the rule.
     const gzipped = await post(gzipSync('{"a":"é"}'), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
@@ -154,7 +190,10 @@ describe('libs/http app factory', () => {
     const { app } = build();
     for (const body of ['{"guest":{"name":"Ada\\u0000"}}', '{"a\\u0000":1}', `${'['.repeat(30)}"\\u0000"${']'.repeat(30)}`]) {
       const res = await request(app).post('/webhook/echo').set('Content-Type', 'application/json').send(body);
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { success: false, errors: ['Text must not contain the NUL character (U+0000)'], message: 'Text must not contain the NUL character (U+0000)' } });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { success: false, errors: ['Text must not contain the NUL character (U+0000)'], message: 'Text must not contain the NUL character (U+0000)' },
+      });
     }
     const inUrl = await request(app).get('/api/invalid?name=a%00b');
     expect(inUrl.status).toBe(400);
@@ -199,7 +238,11 @@ describe('libs/http app factory', () => {
     expect(notReady.status).toBe(503);
     expect(notReady.body).toEqual({ status: 'not ready', checks: { database: false } });
     // A named service says who answered: a test launcher tells its app from another one on the port.
-    expect((await request(build(true, { service: 'ingest-gateway' }).app).get('/readyz')).body).toEqual({ status: 'ready', service: 'ingest-gateway', checks: { database: true } });
+    expect((await request(build(true, { service: 'ingest-gateway' }).app).get('/readyz')).body).toEqual({
+      status: 'ready',
+      service: 'ingest-gateway',
+      checks: { database: true },
+    });
     const metrics = await request(build().app).get('/metrics');
     expect(metrics.text).toContain('process_cpu_user_seconds_total');
     expect(metrics.headers['x-content-type-options']).toBe('nosniff');

@@ -144,19 +144,32 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
   });
   app.get('/readyz', (_req, res) => {
     const report = opts.readiness.report();
-    res.status(report.ready ? 200 : 503).json({ status: report.ready ? 'ready' : 'not ready', ...(opts.service ? { service: opts.service } : {}), checks: report.checks });
+    res
+      .status(report.ready ? 200 : 503)
+      .json({ status: report.ready ? 'ready' : 'not ready', ...(opts.service ? { service: opts.service } : {}), checks: report.checks });
   });
-  app.get('/metrics', asyncHandler(async (_req, res) => {
-    res.setHeader('Content-Type', opts.metrics.contentType);
-    res.send(await opts.metrics.metrics());
-  }));
+  app.get(
+    '/metrics',
+    asyncHandler(async (_req, res) => {
+      res.setHeader('Content-Type', opts.metrics.contentType);
+      res.send(await opts.metrics.metrics());
+    }),
+  );
 
   if (opts.rateLimits) {
     const r = opts.rateLimits;
     const instances = r.instances;
     // Failed authentications per client address first: a guesser is refused before any check.
-    app.use(rateLimiter({ name: 'auth-failures', limit: r.authFailuresPerMin, windowS: 60, instances }).failures((req) => clientKey(req.ip ?? req.socket.remoteAddress ?? '')));
-    app.use(rateLimiter({ name: 'api-key', limit: r.apiKeyPerMin, windowS: 60, instances }).consume((req) => (typeof req.headers.apikey === 'string' ? req.headers.apikey : undefined)));
+    app.use(
+      rateLimiter({ name: 'auth-failures', limit: r.authFailuresPerMin, windowS: 60, instances }).failures((req) =>
+        clientKey(req.ip ?? req.socket.remoteAddress ?? ''),
+      ),
+    );
+    app.use(
+      rateLimiter({ name: 'api-key', limit: r.apiKeyPerMin, windowS: 60, instances }).consume((req) =>
+        typeof req.headers.apikey === 'string' ? req.headers.apikey : undefined,
+      ),
+    );
     app.use(rateLimiter({ name: 'ingest-token', limit: r.ingestTokenPerMin, windowS: 60, instances }).consume((req) => ingestTokenOf(req.path)));
     // The value libs/auth verifies (the first portal_session cookie, trimmed): one session, one bucket.
     app.use(rateLimiter({ name: 'portal-session', limit: r.portalSessionPerMin, windowS: 60, instances }).consume(portalCookie));
@@ -176,7 +189,11 @@ export function createHttpApp(opts: HttpAppOptions, mount: (app: Express) => voi
     // JSON is UTF-8 (RFC 8259 8.1). The parser would decode other charsets (UTF-16) that the checks
     // below read as UTF-8: a body meaning one thing to the check and another to the route.
     const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(req.headers['content-type'] ?? '')?.[1];
-    next(hasBody(req) && charset !== undefined && charset.toLowerCase() !== 'utf-8' ? new HttpError(415, 'Unsupported body encoding: JSON bodies are UTF-8') : undefined);
+    next(
+      hasBody(req) && charset !== undefined && charset.toLowerCase() !== 'utf-8'
+        ? new HttpError(415, 'Unsupported body encoding: JSON bodies are UTF-8')
+        : undefined,
+    );
   });
   // Bytes that are not UTF-8 would be stored as U+FFFD, not as sent; nesting deeper than
   // MAX_JSON_DEPTH, a key twice in one object and a `__proto__` key are refused before parsing, in

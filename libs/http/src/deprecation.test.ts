@@ -5,13 +5,22 @@ import { captureLogger } from '@smartlock/testing';
 import { createHttpApp } from './index';
 
 describe('Deprecation and Sunset on the deprecated route families (SPEC Versioning)', () => {
-  const app = createHttpApp({ logger: captureLogger('deprecation-test').logger, metrics: createMetrics('deprecation-test'), readiness: createReadiness() }, (a) => {
-    const r = Router();
-    for (const path of ['/api/v2/booking/access', '/api/v3/booking/getLockData/:ref', '/api/v3/location/all', '/api/v4/location/all', '/api/v3/access/employee']) {
-      r.get(path, (_req, res) => void res.json({ ok: true }));
-    }
-    a.use(r);
-  });
+  const app = createHttpApp(
+    { logger: captureLogger('deprecation-test').logger, metrics: createMetrics('deprecation-test'), readiness: createReadiness() },
+    (a) => {
+      const r = Router();
+      for (const path of [
+        '/api/v2/booking/access',
+        '/api/v3/booking/getLockData/:ref',
+        '/api/v3/location/all',
+        '/api/v4/location/all',
+        '/api/v3/access/employee',
+      ]) {
+        r.get(path, (_req, res) => void res.json({ ok: true }));
+      }
+      a.use(r);
+    },
+  );
 
   it('v2 booking access: deprecated since 2025-01-01, gone after 2027-06-30, successor the v3 lock data of the same booking', async () => {
     const res = await request(app).get('/api/v2/booking/access?ref_id=BK%2F1');

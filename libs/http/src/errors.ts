@@ -49,5 +49,4 @@ export function codeForStatus(status: number): number {
 export const badRequest = (message: string, details: ErrorDetail[] = []) => new HttpError(400, message, undefined, details);
 export const unauthorized = (message: string) => new HttpError(401, message);
 export const notFound = (message: string) => new HttpError(404, message);
-export const conflict = (message: string, data: Record<string, unknown> | null = null) =>
-  new HttpError(409, message, undefined, [], data);
+export const conflict = (message: string, data: Record<string, unknown> | null = null) => new HttpError(409, message, undefined, [], data);

@@ -60,7 +60,8 @@ export async function checkDestination(raw: string, policy: OutboundPolicy, reso
   } catch {
     return 'not a URL';
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) return policy.allowHttp ? 'an http or https URL is required' : 'an https URL is required';
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp))
+    return policy.allowHttp ? 'an http or https URL is required' : 'an https URL is required';
   if (url.username || url.password) return 'credentials in the URL are not allowed';
   const host = hostOf(url);
   if (ipaddr.isValid(host)) return refusedAddress(host, policy) && 'its address is not a public one';

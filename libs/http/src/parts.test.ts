@@ -72,14 +72,13 @@ describe('startService: an app built from declared parts (docs/adr/0110)', () =>
         } finally {
           await conn.close();
         }
-        expect(JSON.parse(text().split('\n').find((l) => l.includes('"service started"')) ?? '{}').parts).toEqual([
-          'collections things',
-          `topology ${EX.name}, ${OUT.name}`,
-          'task first',
-          `consumer ${Q.name}`,
-          'task last',
-          'routes hello',
-        ]);
+        expect(
+          JSON.parse(
+            text()
+              .split('\n')
+              .find((l) => l.includes('"service started"')) ?? '{}',
+          ).parts,
+        ).toEqual(['collections things', `topology ${EX.name}, ${OUT.name}`, 'task first', `consumer ${Q.name}`, 'task last', 'routes hello']);
       } finally {
         await publisher.close(0);
         await service.stop();

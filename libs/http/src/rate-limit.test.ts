@@ -9,7 +9,13 @@ const LIMITS = { instances: 1, apiKeyPerMin: 3, ingestTokenPerMin: 2, authFailur
 function build(limits = LIMITS) {
   const { logger } = captureLogger('rate-test');
   return createHttpApp(
-    { logger, metrics: createMetrics('rate-test'), readiness: createReadiness(), rateLimits: limits, envelope: (req) => (req.path.toLowerCase().startsWith('/webhook') ? ingestEnvelope : apiEnvelope) },
+    {
+      logger,
+      metrics: createMetrics('rate-test'),
+      readiness: createReadiness(),
+      rateLimits: limits,
+      envelope: (req) => (req.path.toLowerCase().startsWith('/webhook') ? ingestEnvelope : apiEnvelope),
+    },
     (app) => {
       const r = Router();
       r.get('/api/thing', (req, res) => {
@@ -73,7 +79,8 @@ describe('rate limits (libs/http)', () => {
   it('believes X-Forwarded-For only from TRUSTED_PROXIES, and counts IPv6 clients by /64', async () => {
     // No proxy trusted: a made-up X-Forwarded-For is not the client, the socket's address is.
     const direct = build();
-    for (const forged of ['203.0.113.16', '203.0.113.17']) expect((await request(direct).get('/api/thing').set('X-Forwarded-For', forged).set('apikey', 'bad')).status).toBe(401);
+    for (const forged of ['203.0.113.16', '203.0.113.17'])
+      expect((await request(direct).get('/api/thing').set('X-Forwarded-For', forged).set('apikey', 'bad')).status).toBe(401);
     expect((await request(direct).get('/api/thing').set('X-Forwarded-For', '203.0.113.18').set('apikey', 'key-D')).status).toBe(429);
 
     // Behind a proxy on loopback (this test's client): the address it adds is the client's.

@@ -28,7 +28,12 @@ const digest = (s: string) => createHash('sha256').update(s).digest('base64url')
 export function clientKey(address: string): string {
   if (!ipaddr.isValid(address)) return address;
   const ip = ipaddr.process(address);
-  return ip.kind() === 'ipv6' ? `${(ip as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64` : ip.toString();
+  return ip.kind() === 'ipv6'
+    ? `${(ip as ipaddr.IPv6).parts
+        .slice(0, 4)
+        .map((p) => p.toString(16))
+        .join(':')}::/64`
+    : ip.toString();
 }
 
 /**
@@ -56,13 +61,14 @@ export function rateLimiter(spec: RateLimitSpec) {
   return {
     points,
     /** Counts one use under `key` outside HTTP (a guest message): false once over the limit. */
-    take: (key: string) => limiter.consume(digest(key)).then(
-      () => true,
-      (state: unknown) => {
-        if (state instanceof RateLimiterRes) return false;
-        throw state;
-      },
-    ),
+    take: (key: string) =>
+      limiter.consume(digest(key)).then(
+        () => true,
+        (state: unknown) => {
+          if (state instanceof RateLimiterRes) return false;
+          throw state;
+        },
+      ),
     /** Counts one request under `key` (hashed: secrets never sit in memory in clear); no key, no limit. */
     consume(key: (req: Request) => string | undefined): RequestHandler {
       return (req: Request, res: Response, next: NextFunction) => {

@@ -31,7 +31,8 @@ export function listRoutes(app: Express): string[] {
     for (const layer of stack) {
       if (layer.route) {
         const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
-        for (const method of Object.keys(layer.route.methods).filter((m) => m !== '_all')) for (const p of paths) out.add(`${method.toUpperCase()} ${prefix}${p}`);
+        for (const method of Object.keys(layer.route.methods).filter((m) => m !== '_all'))
+          for (const p of paths) out.add(`${method.toUpperCase()} ${prefix}${p}`);
       } else if (layer.name === 'router' && layer.handle.stack) {
         for (const mount of mountPaths(layer)) walk(layer.handle.stack, `${prefix}${mount}`);
       }

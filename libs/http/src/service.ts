@@ -96,7 +96,11 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
   // ones after it until the deadline, never past it, and each of them is still told to stop.
   const stopParts = async (within: (p: Promise<unknown>) => Promise<unknown>) => {
     for (const p of started.splice(0).reverse()) {
-      await within(Promise.resolve().then(() => p.stop?.()).catch((err) => logger.warn('part failed to stop', { part: `${p.kind} ${p.name}`, err })));
+      await within(
+        Promise.resolve()
+          .then(() => p.stop?.())
+          .catch((err) => logger.warn('part failed to stop', { part: `${p.kind} ${p.name}`, err })),
+      );
     }
   };
   let parts: Part[] = [];
@@ -129,7 +133,21 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
     throw err;
   }
 
-  const app = createHttpApp({ service: spec.name, logger, metrics, readiness, envelope: spec.envelope, formBodies: spec.formBodies, largeBodies, adminToken: spec.adminToken, rateLimits: spec.rateLimits, onResponse: spec.onResponse }, (a) => a.use(ctx.http));
+  const app = createHttpApp(
+    {
+      service: spec.name,
+      logger,
+      metrics,
+      readiness,
+      envelope: spec.envelope,
+      formBodies: spec.formBodies,
+      largeBodies,
+      adminToken: spec.adminToken,
+      rateLimits: spec.rateLimits,
+      onResponse: spec.onResponse,
+    },
+    (a) => a.use(ctx.http),
+  );
   const { maxConnections, ...serverOptions } = spec.server ?? {};
   const passThrough = spec.passThrough;
   const server: Server = http.createServer(serverOptions, passThrough ? (req, res) => passThrough(req, res) || app(req, res) : app);

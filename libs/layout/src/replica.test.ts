@@ -15,7 +15,16 @@ function source(company: string) {
   const emit = (kind: LocationEventMessage['kind'], node: LocationNodeState) => {
     version += 1;
     node.version = version;
-    messages.push({ company_id: company, kind, version, commit_first: version, commit_last: version, occurred_at: new Date().toISOString(), node: { ...node, path: [] }, correlation_id: 'c' });
+    messages.push({
+      company_id: company,
+      kind,
+      version,
+      commit_first: version,
+      commit_last: version,
+      occurred_at: new Date().toISOString(),
+      node: { ...node, path: [] },
+      correlation_id: 'c',
+    });
   };
   return {
     messages,
@@ -54,7 +63,15 @@ function source(company: string) {
       const last = new Map<string, LocationEventMessage>();
       for (const m of messages.slice(committed)) if (m.node) last.set(m.node._id, m);
       committed = version;
-      const msg: LocationEventMessage = { company_id: company, kind: 'layout.committed', version, commit_first: first, commit_last: version, occurred_at: new Date().toISOString(), correlation_id: 'c' };
+      const msg: LocationEventMessage = {
+        company_id: company,
+        kind: 'layout.committed',
+        version,
+        commit_first: first,
+        commit_last: version,
+        occurred_at: new Date().toISOString(),
+        correlation_id: 'c',
+      };
       if (carry) {
         const changes = { nodes: [] as LocationNodeState[], deleted: [] as string[] };
         const stateOf = ({ path: _path, ...node }: NonNullable<LocationEventMessage['node']>): LocationNodeState => node;
@@ -130,7 +147,7 @@ describe('libs/layout: the layout replica', () => {
     expect((await replica.path(company, await nodeOf(bed._id))).map((n) => n.name)).toEqual(['Site X', 'Main', '2', 'Room 204']);
   });
 
-  it('tells onSiteTimeChange before it takes a site\'s new time, by a message or a snapshot; a failure leaves the old time, told again on the retry', async () => {
+  it("tells onSiteTimeChange before it takes a site's new time, by a message or a snapshot; a failure leaves the old time, told again on the retry", async () => {
     const company = oid();
     const src = source(company);
     const told: unknown[] = [];
@@ -155,7 +172,13 @@ describe('libs/layout: the layout replica', () => {
     expect(await replica.findSite(company, site._id)).toMatchObject({ time_zone: 'UTC' });
     fail = false;
     await replica.apply(change);
-    const expected = { company_id: company, site_id: site._id, version: change.version, before: { time_zone: 'UTC', check_in_time: '15:00', check_out_time: '11:00' }, after: { time_zone: 'America/New_York', check_in_time: '15:00', check_out_time: '11:00' } };
+    const expected = {
+      company_id: company,
+      site_id: site._id,
+      version: change.version,
+      before: { time_zone: 'UTC', check_in_time: '15:00', check_out_time: '11:00' },
+      after: { time_zone: 'America/New_York', check_in_time: '15:00', check_out_time: '11:00' },
+    };
     expect(told).toEqual([expected, expected]);
     expect(await replica.findSite(company, site._id)).toMatchObject({ time_zone: 'America/New_York' });
     // A change the replica learns from a snapshot (its message lost) is told as well; a rename is not a change of time.
@@ -163,7 +186,11 @@ describe('libs/layout: the layout replica', () => {
     src.setTime(site, { check_out_time: '10:00' });
     await replica.rebuild(company);
     expect(told).toHaveLength(3);
-    expect(told[2]).toMatchObject({ version: src.messages.length, before: { check_out_time: '11:00' }, after: { time_zone: 'America/New_York', check_out_time: '10:00' } });
+    expect(told[2]).toMatchObject({
+      version: src.messages.length,
+      before: { check_out_time: '11:00' },
+      after: { time_zone: 'America/New_York', check_out_time: '10:00' },
+    });
   });
 
   it('one layout.committed per commit: applied in version order whatever order they come in, once each; a lost one and one too large to carry are taken from the snapshot', async () => {
@@ -171,7 +198,11 @@ describe('libs/layout: the layout replica', () => {
     const site = src.add('site', 'Grand', undefined, { external_id: 'G' });
     const b = src.add('building', 'Main', site);
     const f = src.add('floor', '1', b);
-    const rooms = Array.from({ length: 40 }, (_, i) => src.add('room', `1${String(i).padStart(2, '0')}`, f, { locks: [{ lock_id: `L${i}`, lock_mac: 'AA', name: null, provider: null, lockLocationType: 'door' }] }));
+    const rooms = Array.from({ length: 40 }, (_, i) =>
+      src.add('room', `1${String(i).padStart(2, '0')}`, f, {
+        locks: [{ lock_id: `L${i}`, lock_mac: 'AA', name: null, provider: null, lockLocationType: 'door' }],
+      }),
+    );
     const c1 = src.commit();
     src.rename(rooms[0], 'Suite 100');
     src.remove(rooms[1]);
@@ -180,7 +211,8 @@ describe('libs/layout: the layout replica', () => {
     const c2 = src.commit();
     src.rename(b, 'Main House');
     const c3 = src.commit();
-    const expected = async () => (await src.snapshot()).nodes.map((n) => ({ ...n, external_id: n.external_id ?? null })).sort((x, y) => x._id.localeCompare(y._id));
+    const expected = async () =>
+      (await src.snapshot()).nodes.map((n) => ({ ...n, external_id: n.external_id ?? null })).sort((x, y) => x._id.localeCompare(y._id));
     for (const m of [c3, c1, c2, c1, c3]) await replica.apply(m);
     expect(await replica.version(company)).toBe(c3.commit_last);
     expect(await contents(replica, company)).toEqual(await expected());
@@ -238,9 +270,29 @@ describe('libs/layout: the layout replica', () => {
   it("a commit's nodes are checked a slice at a time, the event loop turning in between; a bad node refuses the message for good, named", async () => {
     const { company, replica } = await setup();
     const site = { _id: oid(), level: 'site', name: 'S', external_id: null, version: 1 };
-    const nodes: Record<string, unknown>[] = [site, ...Array.from({ length: 2999 }, (_, i) => ({ _id: oid(), level: 'room', name: String(i), external_id: null, version: i + 2, site_id: site._id, locks: [] }))];
+    const nodes: Record<string, unknown>[] = [
+      site,
+      ...Array.from({ length: 2999 }, (_, i) => ({
+        _id: oid(),
+        level: 'room',
+        name: String(i),
+        external_id: null,
+        version: i + 2,
+        site_id: site._id,
+        locks: [],
+      })),
+    ];
     nodes[2500] = { ...nodes[2500], version: 'not a number' };
-    const m = { company_id: company, kind: 'layout.committed', version: 1, commit_first: 1, commit_last: 3000, occurred_at: new Date().toISOString(), changes: { nodes, deleted: [] }, correlation_id: 'slices' } as unknown as LocationEventMessage;
+    const m = {
+      company_id: company,
+      kind: 'layout.committed',
+      version: 1,
+      commit_first: 1,
+      commit_last: 3000,
+      occurred_at: new Date().toISOString(),
+      changes: { nodes, deleted: [] },
+      correlation_id: 'slices',
+    } as unknown as LocationEventMessage;
     // Turns of the event loop while the message is checked (a check all at once would allow none before it ends).
     let turns = 0;
     let checking = true;

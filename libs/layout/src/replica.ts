@@ -103,7 +103,11 @@ async function validNodes(nodes: unknown[], what: string): Promise<LocationNodeS
 
 /** The envelope of a location.events message, checked at once; a commit's nodes are checked by validNodes. */
 const messageEnvelopeSchema = locationEventMessageSchema.keys({
-  changes: Joi.object({ nodes: Joi.array().required(), deleted: Joi.array().items(Joi.string()).required() }).when('kind', { is: 'layout.committed', then: Joi.optional(), otherwise: Joi.forbidden() }),
+  changes: Joi.object({ nodes: Joi.array().required(), deleted: Joi.array().items(Joi.string()).required() }).when('kind', {
+    is: 'layout.committed',
+    then: Joi.optional(),
+    otherwise: Joi.forbidden(),
+  }),
 });
 const snapshotEnvelopeSchema = layoutSnapshotSchema.keys({ nodes: Joi.array().required() });
 
@@ -223,7 +227,9 @@ const keyOf = {
 };
 
 /** A node's look-ups: by name in its site (a room) or its room (a bed), and by external id. */
-function lookupsOf(n: Pick<ReplicaNode, 'company_id' | 'level' | 'external_id' | 'name_key' | 'site_id' | 'room_id'>): Pick<ReplicaNode, 'lookup_name' | 'lookup_ext'> {
+function lookupsOf(
+  n: Pick<ReplicaNode, 'company_id' | 'level' | 'external_id' | 'name_key' | 'site_id' | 'room_id'>,
+): Pick<ReplicaNode, 'lookup_name' | 'lookup_ext'> {
   let name: string | null = null;
   if (n.level === 'room' && n.site_id) name = keyOf.roomName(n.company_id, n.site_id, n.name_key);
   if (n.level === 'bed' && n.room_id) name = keyOf.bedName(n.company_id, n.room_id, n.name_key);
@@ -314,7 +320,11 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     for (const change of siteTimes) await opts.onSiteTimeChange?.(change);
 
     const changed = docs.filter((d) => old.has(d._id) && !sameDoc(old.get(d._id) as ReplicaNode, d));
-    await insertAll(Nodes.collection, docs.filter((d) => !old.has(d._id)), (d) => Nodes.collection.replaceOne({ _id: d._id as never }, d as never, { upsert: true }));
+    await insertAll(
+      Nodes.collection,
+      docs.filter((d) => !old.has(d._id)),
+      (d) => Nodes.collection.replaceOne({ _id: d._id as never }, d as never, { upsert: true }),
+    );
     for (let i = 0; i < changed.length; i += WINDOW) {
       await Promise.all(changed.slice(i, i + WINDOW).map((d) => Nodes.collection.replaceOne({ _id: d._id as never }, d as never, { upsert: true })));
     }
@@ -348,7 +358,11 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
   async function applyClaimed(company: string, m: LocationEventMessage, next: number, before: { shape?: number } | null) {
     await writeChanges(company, changesOf(m));
     // A company of an earlier shape stays so (its other nodes have no look-ups): its snapshot is taken at its next look-up.
-    await States.collection.updateOne({ _id: company as never }, { $set: { version: spanOf(m).to, ...(shaped(before) ? { shape: SHAPE } : {}) } }, { upsert: true });
+    await States.collection.updateOne(
+      { _id: company as never },
+      { $set: { version: spanOf(m).to, ...(shaped(before) ? { shape: SHAPE } : {}) } },
+      { upsert: true },
+    );
     await Pending.collection.deleteOne({ _id: `${company}:${next}` as never });
   }
 
@@ -361,7 +375,11 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       const p = await Pending.collection.findOne<{ message: LocationEventMessage; at: Date }>({ _id: `${company}:${next}` as never });
       let rebuild = force || (!!p && needsSnapshot(p.message, w));
       if (!p && !rebuild) {
-        const waiting = await Pending.collection.find<{ version: number; at: Date; message: LocationEventMessage }>({ company_id: company, version: { $gt: next } }).sort({ version: 1 }).limit(1).toArray();
+        const waiting = await Pending.collection
+          .find<{ version: number; at: Date; message: LocationEventMessage }>({ company_id: company, version: { $gt: next } })
+          .sort({ version: 1 })
+          .limit(1)
+          .toArray();
         if (!waiting.length) return;
         // A company never seen before, a version that did not come in time, or a commit to be taken
         // from the snapshot anyway (which holds what is missing too): take the snapshot.
@@ -466,14 +484,17 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     /** Periodically finishes what waits for a missing version (rebuilding once the grace time is over). */
     start() {
       if (timer) return;
-      timer = setInterval(async () => {
-        try {
-          const companies = await Pending.collection.distinct('company_id', {});
-          for (const c of companies as string[]) await drain(c);
-        } catch (err) {
-          logger.warn('layout replica gap check failed', { err });
-        }
-      }, Math.max(100, Math.floor(grace / 2)));
+      timer = setInterval(
+        async () => {
+          try {
+            const companies = await Pending.collection.distinct('company_id', {});
+            for (const c of companies as string[]) await drain(c);
+          } catch (err) {
+            logger.warn('layout replica gap check failed', { err });
+          }
+        },
+        Math.max(100, Math.floor(grace / 2)),
+      );
       timer.unref();
     },
 
@@ -520,7 +541,16 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
       await replica.ensureCompany(companyId);
       const byId = await replica.node(companyId, siteIdOrExternal);
       if (byId?.level === 'site') return byId;
-      return (await replica.byLookup(companyId, 'lookup_ext', keyOf.ext(companyId, 'site', siteIdOrExternal), (n) => n.level === 'site' && n.external_id === siteIdOrExternal))[0] ?? null;
+      return (
+        (
+          await replica.byLookup(
+            companyId,
+            'lookup_ext',
+            keyOf.ext(companyId, 'site', siteIdOrExternal),
+            (n) => n.level === 'site' && n.external_id === siteIdOrExternal,
+          )
+        )[0] ?? null
+      );
     },
 
     /**
@@ -531,26 +561,44 @@ export function createLayoutReplica(opts: LayoutReplicaOptions) {
     async findRoomByName(companyId: string, siteId: string, roomName: string): Promise<ReplicaNode | null> {
       await replica.ensureCompany(companyId);
       const key = roomName.toLowerCase();
-      const all = await replica.byLookup(companyId, 'lookup_name', keyOf.roomName(companyId, siteId, key), (n) => n.level === 'room' && n.site_id === siteId && n.name_key === key);
+      const all = await replica.byLookup(
+        companyId,
+        'lookup_name',
+        keyOf.roomName(companyId, siteId, key),
+        (n) => n.level === 'room' && n.site_id === siteId && n.name_key === key,
+      );
       return pick(all, roomName, `room "${roomName}" in site ${siteId}`);
     },
 
     async findRoomByExternalId(companyId: string, externalId: string): Promise<ReplicaNode | null> {
       await replica.ensureCompany(companyId);
-      return (await replica.byLookup(companyId, 'lookup_ext', keyOf.ext(companyId, 'room', externalId), (n) => n.level === 'room' && n.external_id === externalId))[0] ?? null;
+      return (
+        (
+          await replica.byLookup(companyId, 'lookup_ext', keyOf.ext(companyId, 'room', externalId), (n) => n.level === 'room' && n.external_id === externalId)
+        )[0] ?? null
+      );
     },
 
     /** The bed of that name in the room: exact match first, then ignoring case if unambiguous. */
     async findBedByName(companyId: string, roomId: string, bedName: string): Promise<ReplicaNode | null> {
       await replica.ensureCompany(companyId);
       const key = bedName.toLowerCase();
-      const all = await replica.byLookup(companyId, 'lookup_name', keyOf.bedName(companyId, roomId, key), (n) => n.level === 'bed' && n.room_id === roomId && n.name_key === key);
+      const all = await replica.byLookup(
+        companyId,
+        'lookup_name',
+        keyOf.bedName(companyId, roomId, key),
+        (n) => n.level === 'bed' && n.room_id === roomId && n.name_key === key,
+      );
       return pick(all, bedName, `bed "${bedName}" in room ${roomId}`);
     },
 
     async findBedByExternalId(companyId: string, externalId: string): Promise<ReplicaNode | null> {
       await replica.ensureCompany(companyId);
-      return (await replica.byLookup(companyId, 'lookup_ext', keyOf.ext(companyId, 'bed', externalId), (n) => n.level === 'bed' && n.external_id === externalId))[0] ?? null;
+      return (
+        (
+          await replica.byLookup(companyId, 'lookup_ext', keyOf.ext(companyId, 'bed', externalId), (n) => n.level === 'bed' && n.external_id === externalId)
+        )[0] ?? null
+      );
     },
 
     /** Locks bound to a room (door) or a bed (cabinet). */
@@ -590,7 +638,15 @@ function spanOf(m: LocationEventMessage): { from: number; to: number } {
 
 /** The replica's document of a node: only the node's own state (messages also carry the path, which renames above would stale). */
 function replicaDoc(node: LocationNodeState, company: string): ReplicaNode {
-  const doc: ReplicaNode = { level: node.level, _id: node._id, name: node.name, external_id: node.external_id, version: node.version, company_id: company, name_key: node.name.toLowerCase() };
+  const doc: ReplicaNode = {
+    level: node.level,
+    _id: node._id,
+    name: node.name,
+    external_id: node.external_id,
+    version: node.version,
+    company_id: company,
+    name_key: node.name.toLowerCase(),
+  };
   for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (node[f]) doc[f] = node[f];
   if (node.level === 'room' || node.level === 'bed') doc.locks = node.locks ?? [];
   // A site's time (site-time.ts); a location-api from before site time publishes none: the defaults.
@@ -607,7 +663,11 @@ function sameDoc(a: ReplicaNode, b: ReplicaNode): boolean {
  * Inserts documents in statements of BATCH (unordered); one whose `_id` is already there (a retry
  * after a crash, another process's write) goes to `onDuplicate` instead.
  */
-async function insertAll<T extends { _id: string }>(coll: { insertMany: (docs: never[], o: { ordered: false }) => Promise<unknown> }, docs: T[], onDuplicate: (d: T) => Promise<unknown>) {
+async function insertAll<T extends { _id: string }>(
+  coll: { insertMany: (docs: never[], o: { ordered: false }) => Promise<unknown> },
+  docs: T[],
+  onDuplicate: (d: T) => Promise<unknown>,
+) {
   for (let i = 0; i < docs.length; i += BATCH) {
     const batch = docs.slice(i, i + BATCH);
     try {

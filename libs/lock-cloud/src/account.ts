@@ -12,10 +12,26 @@ export function accountLockCloud(
 ): LockCloud {
   if (secret.provider === 'nuki') {
     const confirm = opts.confirm ?? NUKI_CONFIRM_DEFAULTS;
-    return createNukiLockCloud({ baseUrl: env.NUKI_API_URL, apiToken: secret.api_token, timeoutMs: env.LOCK_CLOUD_TIMEOUT_MS, confirmTimeoutMs: confirm.timeoutMs, confirmPollMs: confirm.pollMs }, opts);
+    return createNukiLockCloud(
+      {
+        baseUrl: env.NUKI_API_URL,
+        apiToken: secret.api_token,
+        timeoutMs: env.LOCK_CLOUD_TIMEOUT_MS,
+        confirmTimeoutMs: confirm.timeoutMs,
+        confirmPollMs: confirm.pollMs,
+      },
+      opts,
+    );
   }
   return createTtlockLockCloud(
-    { baseUrl: env.LOCK_CLOUD_URL, clientId: env.LOCK_CLOUD_CLIENT_ID, clientSecret: env.LOCK_CLOUD_CLIENT_SECRET, username: secret.username, password: secret.password, timeoutMs: env.LOCK_CLOUD_TIMEOUT_MS },
+    {
+      baseUrl: env.LOCK_CLOUD_URL,
+      clientId: env.LOCK_CLOUD_CLIENT_ID,
+      clientSecret: env.LOCK_CLOUD_CLIENT_SECRET,
+      username: secret.username,
+      password: secret.password,
+      timeoutMs: env.LOCK_CLOUD_TIMEOUT_MS,
+    },
     opts,
   );
 }

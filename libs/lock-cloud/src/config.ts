@@ -37,9 +37,11 @@ const devDefault = (schema: Joi.StringSchema, value: string) =>
 
 /** The TTLock application (the service's, under which every TTLock account signs in) and the call timeout. */
 export const lockCloudAppEnv = {
-  LOCK_CLOUD_URL: devDefault(Joi.string().uri({ scheme: ['http', 'https'] }), LOCK_CLOUD_DEV_DEFAULTS.url).description('base URL of the lock vendor\'s cloud (the simulator in development and test)'),
-  LOCK_CLOUD_CLIENT_ID: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.clientId).description('the vendor application\'s client id'),
-  LOCK_CLOUD_CLIENT_SECRET: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.clientSecret).description('the vendor application\'s client secret'),
+  LOCK_CLOUD_URL: devDefault(Joi.string().uri({ scheme: ['http', 'https'] }), LOCK_CLOUD_DEV_DEFAULTS.url).description(
+    "base URL of the lock vendor's cloud (the simulator in development and test)",
+  ),
+  LOCK_CLOUD_CLIENT_ID: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.clientId).description("the vendor application's client id"),
+  LOCK_CLOUD_CLIENT_SECRET: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.clientSecret).description("the vendor application's client secret"),
   LOCK_CLOUD_TIMEOUT_MS: Joi.number().integer().min(1).default(10_000).description('timeout of each vendor call, token request included'),
 };
 
@@ -49,7 +51,7 @@ export const lockCloudEnv = {
   LOCK_CLOUD_CLIENT_ID: lockCloudAppEnv.LOCK_CLOUD_CLIENT_ID,
   LOCK_CLOUD_CLIENT_SECRET: lockCloudAppEnv.LOCK_CLOUD_CLIENT_SECRET,
   LOCK_CLOUD_USERNAME: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.username).description('the vendor account the service acts as'),
-  LOCK_CLOUD_PASSWORD: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.password).description('that account\'s password in plain text (sent as its MD5)'),
+  LOCK_CLOUD_PASSWORD: devDefault(Joi.string().min(1), LOCK_CLOUD_DEV_DEFAULTS.password).description("that account's password in plain text (sent as its MD5)"),
   LOCK_CLOUD_TIMEOUT_MS: lockCloudAppEnv.LOCK_CLOUD_TIMEOUT_MS,
 };
 
@@ -62,7 +64,11 @@ export interface NukiEnv {
 export const nukiEnv = {
   NUKI_API_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
-    .when('NODE_ENV', { is: Joi.valid('development', 'test').required(), then: Joi.string().default(LOCK_CLOUD_DEV_DEFAULTS.url), otherwise: Joi.string().default('https://api.nuki.io') })
+    .when('NODE_ENV', {
+      is: Joi.valid('development', 'test').required(),
+      then: Joi.string().default(LOCK_CLOUD_DEV_DEFAULTS.url),
+      otherwise: Joi.string().default('https://api.nuki.io'),
+    })
     .description('base URL of the Nuki Web API (`https://api.nuki.io`; the simulator in development and test)'),
 };
 

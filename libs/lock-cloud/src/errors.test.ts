@@ -51,7 +51,7 @@ describe('lock-cloud error classification', () => {
     [429, 'transient', 'http'],
     [500, 'transient', 'http'],
     [503, 'transient', 'http'],
-  ])('Nuki HTTP %i is %s (%s), in the classes TTLock\'s errcodes use', (status, kind, category) => {
+  ])("Nuki HTTP %i is %s (%s), in the classes TTLock's errcodes use", (status, kind, category) => {
     expect(classifyNukiStatus(status)).toEqual({ kind, category });
   });
 
@@ -62,7 +62,7 @@ describe('lock-cloud error classification', () => {
     expect(classifyNetworkCode(undefined)).toEqual({ kind: 'transient', category: 'network' });
   });
 
-  it("agrees with libs/messaging: permanent LockCloudErrors are isPermanent(), transient ones are retried", () => {
+  it('agrees with libs/messaging: permanent LockCloudErrors are isPermanent(), transient ones are retried', () => {
     const perm = new LockCloudError('x', { kind: 'permanent', category: 'storage_full', operation: '/v3/keyboardPwd/add', errcode: -3009 });
     const trans = new LockCloudError('x', { kind: 'transient', category: 'offline', operation: '/v3/key/send', errcode: -3002 });
     expect(isPermanent(perm)).toBe(true);

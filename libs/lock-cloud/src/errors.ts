@@ -158,7 +158,15 @@ export function classifyNukiStatus(status: number): Classification {
 
 const TIMEOUT_CODES = new Set(['ECONNABORTED', 'ETIMEDOUT', 'ESOCKETTIMEDOUT']);
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'ERR_SOCKET_CONNECTION_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ERR_SOCKET_CONNECTION_TIMEOUT',
 ]);
 
 /** A request that got no HTTP answer (axios error code). Unknown codes count as network trouble. */

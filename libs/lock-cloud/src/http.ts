@@ -31,16 +31,23 @@ export function vendorAxios(baseUrl: string, timeoutMs: number, headers: Record<
  * A request that got no HTTP answer, as a LockCloudError: never the axios error itself, whose
  * config holds the request (a token, a password). A change may have reached the vendor.
  */
-export function noAnswer(err: unknown, call: { operation: string; lockId?: string; mutating: boolean; timeoutMs: number; startedAt: number }, log?: Logger): LockCloudError {
+export function noAnswer(
+  err: unknown,
+  call: { operation: string; lockId?: string; mutating: boolean; timeoutMs: number; startedAt: number },
+  log?: Logger,
+): LockCloudError {
   const code = (err as AxiosError).code;
   const c = classifyNetworkCode(code);
   log?.warn('lock cloud call got no answer', { operation: call.operation, lockId: call.lockId, code, durationMs: Date.now() - call.startedAt });
-  return new LockCloudError(`lock cloud ${call.operation}: ${c.category === 'timeout' ? `no answer within ${call.timeoutMs} ms` : `network error ${code ?? ''}`.trim()}`, {
-    ...c,
-    operation: call.operation,
-    lockId: call.lockId,
-    maybeApplied: call.mutating,
-  });
+  return new LockCloudError(
+    `lock cloud ${call.operation}: ${c.category === 'timeout' ? `no answer within ${call.timeoutMs} ms` : `network error ${code ?? ''}`.trim()}`,
+    {
+      ...c,
+      operation: call.operation,
+      lockId: call.lockId,
+      maybeApplied: call.mutating,
+    },
+  );
 }
 
 /** An answer that is an error although it came back, by its kind and category. */
@@ -57,7 +64,11 @@ interface AnswerVerdict {
 export function callMeter(metrics: Registry | undefined) {
   const calls = metrics && counter(metrics, METRICS.lockCloudCalls);
   const latency = metrics && histogram(metrics, METRICS.lockCloudCallDuration);
-  return async function metered<T>(operation: string, exchange: () => Promise<T>, judge: (answer: T) => AnswerVerdict | undefined = () => undefined): Promise<T> {
+  return async function metered<T>(
+    operation: string,
+    exchange: () => Promise<T>,
+    judge: (answer: T) => AnswerVerdict | undefined = () => undefined,
+  ): Promise<T> {
     if (!calls || !latency) return exchange();
     const started = performance.now();
     let counted = { outcome: 'ok', category: 'ok' };
@@ -82,9 +93,11 @@ export function perKeyQueue() {
   return function run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const p = (queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(task);
     queues.set(key, p);
-    void p.catch(() => undefined).finally(() => {
-      if (queues.get(key) === p) queues.delete(key);
-    });
+    void p
+      .catch(() => undefined)
+      .finally(() => {
+        if (queues.get(key) === p) queues.delete(key);
+      });
     return p;
   };
 }

@@ -22,15 +22,7 @@ export type {
   Validity,
   ValidityChange,
 } from './types';
-export {
-  LockCloudError,
-  isTransient,
-  isLockCloudError,
-  classifyErrcode,
-  classifyHttpStatus,
-  classifyNetworkCode,
-  classifyNukiStatus,
-} from './errors';
+export { LockCloudError, isTransient, isLockCloudError, classifyErrcode, classifyHttpStatus, classifyNetworkCode, classifyNukiStatus } from './errors';
 export type { LockCloudErrorKind, LockCloudErrorCategory, LockCloudErrorInit } from './errors';
 export { createAccountCircuit, isAccountRefused, isVendorOutage } from './circuit';
 export { capabilitiesOf } from './capabilities';

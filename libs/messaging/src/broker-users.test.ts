@@ -46,8 +46,16 @@ describe('one broker user per app, limited to its own exchanges and queues (real
       const name = uniqueName(app);
       users.set(app, name);
       const user = rendered.users.find((u) => u.name === app);
-      await axios.put(`${RABBIT_API}/users/${encodeURIComponent(name)}`, { password_hash: user?.password_hash, hashing_algorithm: user?.hashing_algorithm, tags: '' }, admin);
-      await axios.put(`${RABBIT_API}/permissions/${encodeURIComponent(vhost.vhost)}/${encodeURIComponent(name)}`, brokerPermissions(APP_BROKER_ACCESS[app]), admin);
+      await axios.put(
+        `${RABBIT_API}/users/${encodeURIComponent(name)}`,
+        { password_hash: user?.password_hash, hashing_algorithm: user?.hashing_algorithm, tags: '' },
+        admin,
+      );
+      await axios.put(
+        `${RABBIT_API}/permissions/${encodeURIComponent(vhost.vhost)}/${encodeURIComponent(name)}`,
+        brokerPermissions(APP_BROKER_ACCESS[app]),
+        admin,
+      );
     }
   });
   afterAll(async () => {
@@ -81,7 +89,10 @@ describe('one broker user per app, limited to its own exchanges and queues (real
     for (const [app, b] of running) {
       const access: AppBrokerAccess = APP_BROKER_ACCESS[app];
       for (const ex of access.publishes) {
-        const key = Object.values(QUEUES).find((q) => q.exchange.name === ex.name)?.bindings[0].replace('#', 'x') ?? '';
+        const key =
+          Object.values(QUEUES)
+            .find((q) => q.exchange.name === ex.name)
+            ?.bindings[0].replace('#', 'x') ?? '';
         await b.publish(ex.name, key, { probe: app });
       }
       for (const q of access.sendsTo) await b.sendToQueue(q.name, { probe: app });
@@ -101,14 +112,27 @@ describe('one broker user per app, limited to its own exchanges and queues (real
       const ch = await conn.createConfirmChannel();
       const closed = new Promise<string>((resolve) => ch.on('error', (err: Error) => resolve(err.message)));
       ch.on('close', () => undefined);
-      const done = act(ch).then(() => 'ok', (err: Error) => err.message);
-      return await Promise.race([closed, done.then(async (r) => (r === 'ok' ? (await ch.waitForConfirms().then(() => 'ok', (e: Error) => e.message)) : r))]);
+      const done = act(ch).then(
+        () => 'ok',
+        (err: Error) => err.message,
+      );
+      return await Promise.race([
+        closed,
+        done.then(async (r) =>
+          r === 'ok'
+            ? await ch.waitForConfirms().then(
+                () => 'ok',
+                (e: Error) => e.message,
+              )
+            : r,
+        ),
+      ]);
     } finally {
       await conn.close().catch(() => undefined);
     }
   }
 
-  it('ingest-gateway cannot publish to identity.events or access.events, nor consume or purge the dispatcher\'s queues', async () => {
+  it("ingest-gateway cannot publish to identity.events or access.events, nor consume or purge the dispatcher's queues", async () => {
     const publishTo = (ex: string) => (ch: amqp.ConfirmChannel) =>
       new Promise<void>((resolve, reject) => ch.publish(ex, '', Buffer.from('{}'), {}, (err) => (err ? reject(err) : resolve())));
     expect(await attempt('ingest-gateway', publishTo(EXCHANGES.identityEvents.name))).toMatch(/ACCESS_REFUSED/);
@@ -126,7 +150,13 @@ describe('one broker user per app, limited to its own exchanges and queues (real
     expect(await attempt('admin-api', (ch) => ch.get(dlq, { noAck: false }))).toBe('ok');
     expect(await attempt('admin-api', (ch) => ch.purgeQueue(deadLetterQueueName(QUEUES.dispatcherDeliveries.name)))).toBe('ok');
     expect(
-      await attempt('admin-api', (ch) => new Promise<void>((resolve, reject) => ch.publish(EXCHANGES.eventStatus.name, 'status.queued', Buffer.from('{}'), {}, (e) => (e ? reject(e) : resolve())))),
+      await attempt(
+        'admin-api',
+        (ch) =>
+          new Promise<void>((resolve, reject) =>
+            ch.publish(EXCHANGES.eventStatus.name, 'status.queued', Buffer.from('{}'), {}, (e) => (e ? reject(e) : resolve())),
+          ),
+      ),
     ).toBe('ok');
     expect(await attempt('admin-api', (ch) => ch.get(QUEUES.provisioningBookingEvents.name))).toMatch(/ACCESS_REFUSED/);
     expect(await attempt('admin-api', (ch) => ch.deleteQueue(dlq))).toMatch(/ACCESS_REFUSED/);
@@ -134,9 +164,15 @@ describe('one broker user per app, limited to its own exchanges and queues (real
     expect(await attempt('ingest-gateway', (ch) => ch.get(deadLetterQueueName(QUEUES.dispatcherDeliveries.name)))).toMatch(/ACCESS_REFUSED/);
   });
 
-  it('access-api cannot publish access.events (only the worker does), nor read the worker\'s queues', async () => {
+  it("access-api cannot publish access.events (only the worker does), nor read the worker's queues", async () => {
     expect(
-      await attempt('access-api', (ch) => new Promise<void>((resolve, reject) => ch.publish(EXCHANGES.accessEvents.name, 'access.provisioned', Buffer.from('{}'), {}, (e) => (e ? reject(e) : resolve())))),
+      await attempt(
+        'access-api',
+        (ch) =>
+          new Promise<void>((resolve, reject) =>
+            ch.publish(EXCHANGES.accessEvents.name, 'access.provisioned', Buffer.from('{}'), {}, (e) => (e ? reject(e) : resolve())),
+          ),
+      ),
     ).toMatch(/ACCESS_REFUSED/);
     expect(await attempt('access-api', (ch) => ch.get(QUEUES.provisioningBookingEvents.name))).toMatch(/ACCESS_REFUSED/);
   });

@@ -46,7 +46,13 @@ export const APP_BROKER_ACCESS = {
   'callback-dispatcher': {
     publishes: [],
     declares: [],
-    consumes: [QUEUES.dispatcherAccessEvents, QUEUES.dispatcherIdentityEvents, QUEUES.dispatcherDeliveries, QUEUES.dispatcherDeliveryRetries, QUEUES.dispatcherGuestMessages],
+    consumes: [
+      QUEUES.dispatcherAccessEvents,
+      QUEUES.dispatcherIdentityEvents,
+      QUEUES.dispatcherDeliveries,
+      QUEUES.dispatcherDeliveryRetries,
+      QUEUES.dispatcherGuestMessages,
+    ],
     sendsTo: [QUEUES.dispatcherDeliveries, QUEUES.dispatcherGuestMessages],
     // Each process's endpoint cache (apps/callback-dispatcher/src/endpoints/cache.ts).
     broadcasts: [EXCHANGES.identityEvents],

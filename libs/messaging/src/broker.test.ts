@@ -1,7 +1,19 @@
 import amqp from 'amqplib';
 import { createMetrics, type Registry } from '@smartlock/observability';
 import { captureLogger, createVhost, TestVhost, waitFor } from '@smartlock/testing';
-import { Broker, createBroker, FAILURE_REASONS, PermanentError, QueueDef, TransientError, BrokerUnavailableError, PublishError, sendAllToQueue, signBody, SIGNATURE_HEADER } from './index';
+import {
+  Broker,
+  createBroker,
+  FAILURE_REASONS,
+  PermanentError,
+  QueueDef,
+  TransientError,
+  BrokerUnavailableError,
+  PublishError,
+  sendAllToQueue,
+  signBody,
+  SIGNATURE_HEADER,
+} from './index';
 import { deadLetterQueueName, ExchangeDef } from './topology';
 
 const EX: ExchangeDef = { name: 'test.events', type: 'topic' };
@@ -81,9 +93,14 @@ describe('libs/messaging against the real broker', () => {
     await b.connect();
     // Before the fix the second entry replaced the first: one promise never settled, not even by the timeout.
     const both = Promise.all([1, 2].map((id) => b.publish(EX.name, 'thing.created', { id }, { messageId: 'same-id' })));
-    await expect(Promise.race([both, new Promise((_, reject) => setTimeout(() => reject(new Error('a publish never settled')), 15_000))])).resolves.toHaveLength(2);
+    await expect(
+      Promise.race([both, new Promise((_, reject) => setTimeout(() => reject(new Error('a publish never settled')), 15_000))]),
+    ).resolves.toHaveLength(2);
     // and an unroutable one still reports as such when it shares its id with one in flight
-    const mixed = await Promise.allSettled([b.publish(EX.name, 'thing.created', { id: 3 }, { messageId: 'other-id' }), b.publish(EX.name, 'nobody.listens', { id: 4 }, { messageId: 'lone-id' })]);
+    const mixed = await Promise.allSettled([
+      b.publish(EX.name, 'thing.created', { id: 3 }, { messageId: 'other-id' }),
+      b.publish(EX.name, 'nobody.listens', { id: 4 }, { messageId: 'lone-id' }),
+    ]);
     expect(mixed.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
   }, 30_000);
 
@@ -208,7 +225,7 @@ describe('libs/messaging against the real broker', () => {
     expect((await vhost.queue(deadLetterQueueName(Q.name)))?.messages).toBe(0);
   });
 
-  it('a queue with a retry lane: its failures wait in the lane\'s delay queue and come back to the lane\'s consumer, while first attempts flow past a backlog there; the lane\'s dead letters are the queue\'s own', async () => {
+  it("a queue with a retry lane: its failures wait in the lane's delay queue and come back to the lane's consumer, while first attempts flow past a backlog there; the lane's dead letters are the queue's own", async () => {
     const lane: QueueDef = { name: 'test-app.events-retries', exchange: EX, bindings: [], laneOf: 'test-app.events' };
     const main: QueueDef = { ...Q, retryLane: lane };
     const metrics = createMetrics('messaging-test');
@@ -229,7 +246,9 @@ describe('libs/messaging against the real broker', () => {
     await b.connect();
     // Ten messages fail at once and come back together to the lane, whose window (5) they fill and hold.
     for (let id = 1; id <= 10; id++) await b.publish(EX.name, 'thing.created', { id, backlog: true });
-    await waitFor(async () => handled.filter((h) => h.lane === 'lane').length === 5 && (await vhost.queue(lane.name))?.messages === 5, { what: 'the backlog in the lane' });
+    await waitFor(async () => handled.filter((h) => h.lane === 'lane').length === 5 && (await vhost.queue(lane.name))?.messages === 5, {
+      what: 'the backlog in the lane',
+    });
     expect(handled.filter((h) => h.lane === 'main').map((h) => h.retry)).toEqual(Array(10).fill(0));
     // A first attempt meanwhile is handled at once, not behind the backlog.
     await b.publish(EX.name, 'thing.created', { id: 11 });
@@ -239,15 +258,28 @@ describe('libs/messaging against the real broker', () => {
     // as the main queue's: in its dead-letter queue, counted under it, with nothing declared for the lane.
     // Message 1 may be in the first window, so its dead letter can come before the second window is handled.
     releaseBacklog();
-    await waitFor(async () => handled.filter((h) => h.lane === 'lane').length >= 10 && (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 1, { what: 'the backlog drained and one dead letter' });
-    expect(handled.filter((h) => h.lane === 'lane').map((h) => h.id).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    await waitFor(async () => handled.filter((h) => h.lane === 'lane').length >= 10 && (await vhost.queue(deadLetterQueueName(Q.name)))?.messages === 1, {
+      what: 'the backlog drained and one dead letter',
+    });
+    expect(
+      handled
+        .filter((h) => h.lane === 'lane')
+        .map((h) => h.id)
+        .sort((x, y) => x - y),
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const gauge = (await metrics.getSingleMetric('dead_letter_queue_messages')?.get())?.values;
     expect(gauge?.map((v) => [v.labels.queue, v.value])).toEqual([[Q.name, 1]]);
     expect(await vhost.queue(deadLetterQueueName(lane.name))).toBeUndefined();
     expect(await vhost.queue(`${Q.name}.retry.50ms`)).toBeUndefined();
     const [dead] = await drain(vhost.url, deadLetterQueueName(Q.name));
     expect(dead.body).toEqual({ id: 1, backlog: true });
-    expect(dead.headers).toMatchObject({ retry_count: 1, 'x-death-reason': 'endpoint down', 'x-failed-queue': Q.name, 'x-original-exchange': EX.name, 'x-original-routing-key': 'thing.created' });
+    expect(dead.headers).toMatchObject({
+      retry_count: 1,
+      'x-death-reason': 'endpoint down',
+      'x-failed-queue': Q.name,
+      'x-original-exchange': EX.name,
+      'x-original-routing-key': 'thing.created',
+    });
   });
 
   it('a permanent failure goes to the dead-letter queue with no retry', async () => {
@@ -270,7 +302,7 @@ describe('libs/messaging against the real broker', () => {
     expect(dead.headers).toMatchObject({ retry_count: 0, 'x-death-reason': 'Room not found' });
   });
 
-  it('handleHere runs the queue consumer\'s handler in this process: nothing crosses the broker when it succeeds; a failure takes the retry queue (back with retry_count 1) or the dead-letter path', async () => {
+  it("handleHere runs the queue consumer's handler in this process: nothing crosses the broker when it succeeds; a failure takes the retry queue (back with retry_count 1) or the dead-letter path", async () => {
     const b = broker();
     await b.declareExchanges([EX]);
     const seen: { id: number; retry: number; correlationId: string; redelivered: boolean }[] = [];
@@ -311,7 +343,7 @@ describe('libs/messaging against the real broker', () => {
     await expect(b.handleHere({ ...Q, name: 'not-consumed-here' }, { id: 4 })).rejects.toThrow(/does not consume not-consumed-here/);
   });
 
-  it('handleHere rejects when a failure can be neither retried nor dead-lettered (the connection gone), so the caller\'s own message fails and comes back', async () => {
+  it("handleHere rejects when a failure can be neither retried nor dead-lettered (the connection gone), so the caller's own message fails and comes back", async () => {
     const b = broker();
     await b.declareExchanges([EX]);
     let open!: () => void;
@@ -381,7 +413,9 @@ describe('libs/messaging against the real broker', () => {
     await sender.b.publish(fanout.name, '', { id: 'signed' }, { signWith: key });
     await sender.b.publish(fanout.name, '', { id: 'unsigned' });
     const count = async (p: (typeof processes)[number], outcome: string) =>
-      (await p.metrics.getSingleMetric('broker_messages_total')?.get())?.values.find((v) => v.labels.queue === 'test.broadcasts (broadcast)' && v.labels.outcome === outcome)?.value ?? 0;
+      (await p.metrics.getSingleMetric('broker_messages_total')?.get())?.values.find(
+        (v) => v.labels.queue === 'test.broadcasts (broadcast)' && v.labels.outcome === outcome,
+      )?.value ?? 0;
     for (const p of processes) {
       await waitFor(async () => (await count(p, 'handled')) + (await count(p, 'dropped')) === 2, { what: 'both broadcasts taken by each process' });
       expect(p.seen).toEqual([{ id: 'signed' }]);

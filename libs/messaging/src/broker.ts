@@ -381,12 +381,7 @@ export function createBroker(opts: BrokerOptions): Broker {
     }, delay).unref();
   }
 
-  async function publishRaw(
-    exchange: string,
-    routingKey: string,
-    body: Buffer,
-    props: Options.Publish & { messageId: string },
-  ): Promise<void> {
+  async function publishRaw(exchange: string, routingKey: string, body: Buffer, props: Options.Publish & { messageId: string }): Promise<void> {
     // The confirm channel alone decides: consumers start inside open(), before `connection` is set,
     // and their handlers publish on the channel of that same connection.
     const ch = confirm;
@@ -655,7 +650,8 @@ export function createBroker(opts: BrokerOptions): Broker {
         run: async (msg, ch) => {
           const ctx = contextOf(msg);
           try {
-            if (o.verifyWith && !verifyBody(msg.content, ctx.headers[SIGNATURE_HEADER], o.verifyWith)) throw new PermanentError('refused: message signature missing or wrong');
+            if (o.verifyWith && !verifyBody(msg.content, ctx.headers[SIGNATURE_HEADER], o.verifyWith))
+              throw new PermanentError('refused: message signature missing or wrong');
             let payload = JSON.parse(msg.content.toString('utf8')) as T;
             if (o.schema) {
               const { error, value } = o.schema.validate(payload, { abortEarly: false });

@@ -13,7 +13,10 @@ describe('AMQP_URL as a list of nodes', () => {
 
   it('connectAny fails only when no node answers, naming each without its password', async () => {
     const dead = [`amqp://u:hunter2@127.0.0.1:${await freePort()}`, `amqp://u:hunter2@127.0.0.1:${await freePort()}`];
-    const err = await connectAny(dead).then(() => undefined, (e: Error) => e);
+    const err = await connectAny(dead).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).toContain(`127.0.0.1:${new URL(dead[0]).port}: `);
     expect(err?.message).toContain(`127.0.0.1:${new URL(dead[1]).port}: `);
     expect(err?.message).not.toContain('hunter2');
@@ -39,7 +42,10 @@ describe('a broker on several nodes (real broker behind two proxies)', () => {
   beforeEach(async () => {
     vhost = await createVhost('nodes');
     const target = new URL(vhost.url);
-    nodes = [await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) }), await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) })];
+    nodes = [
+      await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) }),
+      await startTcpProxy({ host: target.hostname, port: Number(target.port || 5672) }),
+    ];
     lines.length = 0;
   });
   afterEach(async () => {
@@ -59,7 +65,13 @@ describe('a broker on several nodes (real broker behind two proxies)', () => {
   // A node that dropped its clients (stopping, in maintenance, paused in a minority) may still accept
   // connections: the client moves to the next node rather than back to it, and round the list.
   it('a connection lost: consumes and publishes through the next node, even when the lost one still accepts, and back round the list', async () => {
-    broker = createBroker({ url: `${viaProxy(nodes[0])},${viaProxy(nodes[1])}`, logger, connectionName: 'nodes test', reconnectMinMs: 100, reconnectMaxMs: 500 });
+    broker = createBroker({
+      url: `${viaProxy(nodes[0])},${viaProxy(nodes[1])}`,
+      logger,
+      connectionName: 'nodes test',
+      reconnectMinMs: 100,
+      reconnectMaxMs: 500,
+    });
     const seen: number[] = [];
     await broker.declareExchanges([EX]);
     await broker.consume<{ id: number }>(Q, async (p) => void seen.push(p.id));

@@ -24,7 +24,11 @@ const CONNECT_TIMEOUT_MS = 5000;
  * Connects to the first of `urls` that accepts, trying them in order from `first` (wrapping round);
  * `index` says which. Fails only when none does, with every node's reason.
  */
-export async function connectAny(urls: string[], first = 0, socketOptions: Options.Connect & Record<string, unknown> = {}): Promise<{ connection: ChannelModel; index: number }> {
+export async function connectAny(
+  urls: string[],
+  first = 0,
+  socketOptions: Options.Connect & Record<string, unknown> = {},
+): Promise<{ connection: ChannelModel; index: number }> {
   if (!urls.length) throw new Error('no broker URL given');
   const failures: string[] = [];
   for (let n = 0; n < urls.length; n++) {

@@ -50,7 +50,16 @@ describe('libs/messaging outbox: record, relay, lease, against the real broker a
   }
 
   function relay(extra: { now?: () => Date; name?: string; b?: Broker } = {}) {
-    const r = startOutboxRelay<Thing>({ name: extra.name ?? 'things', model: Things, db, publish: publishThing(extra.b ?? broker), logger, intervalMs: 0, leaseMs: LEASE_MS, now: extra.now ?? slotClock().now });
+    const r = startOutboxRelay<Thing>({
+      name: extra.name ?? 'things',
+      model: Things,
+      db,
+      publish: publishThing(extra.b ?? broker),
+      logger,
+      intervalMs: 0,
+      leaseMs: LEASE_MS,
+      now: extra.now ?? slotClock().now,
+    });
     stops.push(() => r.stop());
     return r;
   }

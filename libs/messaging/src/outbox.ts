@@ -114,7 +114,11 @@ export function startOutboxRelay<R extends OutboxFields>(o: OutboxRelayOptions<R
       const mine = await claimOnce(leases, `${o.name}:${slot}`, { outbox: o.name, holder, at });
       held = { slot, mine };
       // Lapsed slots are garbage (no TTL index on FerretDB 1.x): the holder drops them. A few records, so the scan is nothing.
-      if (mine) await leases.deleteMany({ outbox: o.name, at: { $lt: new Date(at.getTime() - 2 * o.leaseMs) } }).exec().catch(() => undefined);
+      if (mine)
+        await leases
+          .deleteMany({ outbox: o.name, at: { $lt: new Date(at.getTime() - 2 * o.leaseMs) } })
+          .exec()
+          .catch(() => undefined);
     }
     return held.mine ? slot : undefined;
   }
@@ -138,7 +142,11 @@ export function startOutboxRelay<R extends OutboxFields>(o: OutboxRelayOptions<R
             await o.publish(r);
             done += 1;
           } catch (err) {
-            o.logger.warn('outbox relay could not publish a record; next round', { outbox: o.name, id: String((r as { _id?: unknown })._id), err: (err as Error).message });
+            o.logger.warn('outbox relay could not publish a record; next round', {
+              outbox: o.name,
+              id: String((r as { _id?: unknown })._id),
+              err: (err as Error).message,
+            });
           }
         }
       }),

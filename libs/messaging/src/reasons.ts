@@ -13,8 +13,7 @@ export const FAILURE_REASONS = {
   internal: 'Internal error while processing the message',
 } as const;
 
-const stated = (err: unknown): err is Error =>
-  err instanceof Error && typeof (err as { permanent?: unknown }).permanent === 'boolean';
+const stated = (err: unknown): err is Error => err instanceof Error && typeof (err as { permanent?: unknown }).permanent === 'boolean';
 
 const isDatabaseError = (err: Error) => /^Mongo|^DatabaseUnavailableError$|^VersionError$|^DocumentNotFoundError$/.test(err.name);
 

@@ -60,7 +60,12 @@ const WORKER_WORK: ExchangeDef = { name: 'provisioning-worker.work', type: 'dire
  * back at once holds up its own and other retries, never a first attempt. Its dead letters are the
  * deliveries queue's.
  */
-const DISPATCHER_DELIVERY_RETRIES: QueueDef = { name: 'callback-dispatcher.delivery-retries', exchange: DISPATCHER_WORK, bindings: [], laneOf: 'callback-dispatcher.deliveries' };
+const DISPATCHER_DELIVERY_RETRIES: QueueDef = {
+  name: 'callback-dispatcher.delivery-retries',
+  exchange: DISPATCHER_WORK,
+  bindings: [],
+  laneOf: 'callback-dispatcher.deliveries',
+};
 
 export const QUEUES = {
   /** provisioning-worker: booking lifecycle */

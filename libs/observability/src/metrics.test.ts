@@ -60,7 +60,12 @@ describe('metric helpers', () => {
     });
     const now = new Date('2030-01-01T00:10:00Z');
     let due: Date | null = new Date('2030-01-01T00:08:30Z');
-    outboxAge(registry, 'events', async () => due, () => now);
+    outboxAge(
+      registry,
+      'events',
+      async () => due,
+      () => now,
+    );
 
     let text = await registry.metrics();
     expect(text).toContain('dead_letter_queue_messages{queue="q1",service="unit"} 3');

@@ -34,7 +34,12 @@ export function counter<L extends string>(registry: Registry, d: MetricDef<L>): 
 }
 
 export function histogram<L extends string>(registry: Registry, d: MetricDef<L>): Histogram<L> {
-  return registered(registry, d, 'histogram', () => new client.Histogram<L>({ name: d.name, help: d.help, labelNames: d.labels, buckets: [...(d.buckets ?? [])], registers: [registry] }));
+  return registered(
+    registry,
+    d,
+    'histogram',
+    () => new client.Histogram<L>({ name: d.name, help: d.help, labelNames: d.labels, buckets: [...(d.buckets ?? [])], registers: [registry] }),
+  );
 }
 
 export interface Sample<L extends string> {
@@ -78,7 +83,12 @@ export function collectedGauge<L extends string>(registry: Registry, d: MetricDe
  * `outbox_oldest_age_seconds{outbox}`: how long the oldest message an outbox owes the broker has been
  * due, 0 when it owes none. `oldestDue` reads the due time of its oldest entry from the app's database.
  */
-export function outboxAge(registry: Registry, outbox: string, oldestDue: () => Promise<Date | null | undefined>, now: () => Date = () => new Date()): Gauge<'outbox'> {
+export function outboxAge(
+  registry: Registry,
+  outbox: string,
+  oldestDue: () => Promise<Date | null | undefined>,
+  now: () => Date = () => new Date(),
+): Gauge<'outbox'> {
   return collectedGauge(registry, METRICS.outboxOldestAge, async () => {
     const due = await oldestDue();
     return [{ labels: { outbox }, value: due ? Math.max(0, (now().getTime() - due.getTime()) / 1000) : 0 }];

@@ -10,9 +10,18 @@ describe('the guest-message sinks: what a provider would have delivered, kept an
       const html = `<p>Your door code: <b>482913</b> — Zimmer 101, Größe ${'x'.repeat(100)}</p>`;
       await transport.sendMail({ from: 'keys@hotel.test', to: 'ada@guest.test', subject: 'Ihr Zugang für Zimmer 101', text: 'Door code 482913 — Größe', html });
       expect(sink.mails).toEqual([
-        expect.objectContaining({ from: 'keys@hotel.test', to: ['ada@guest.test'], subject: 'Ihr Zugang für Zimmer 101', textBody: 'Door code 482913 — Größe', htmlBody: html, at: expect.any(Date) }),
+        expect.objectContaining({
+          from: 'keys@hotel.test',
+          to: ['ada@guest.test'],
+          subject: 'Ihr Zugang für Zimmer 101',
+          textBody: 'Door code 482913 — Größe',
+          htmlBody: html,
+          at: expect.any(Date),
+        }),
       ]);
-      await expect(transport.sendMail({ from: 'keys@hotel.test', to: 'nobody@refused.test', subject: 's', text: 't' })).rejects.toMatchObject({ responseCode: 550 });
+      await expect(transport.sendMail({ from: 'keys@hotel.test', to: 'nobody@refused.test', subject: 's', text: 't' })).rejects.toMatchObject({
+        responseCode: 550,
+      });
       for (const n of [2, 3]) await transport.sendMail({ from: 'keys@hotel.test', to: `g${n}@guest.test`, subject: `mail ${n}`, text: 't' });
       // `keep`: the oldest dropped
       expect(sink.mails.map((m) => m.subject)).toEqual(['mail 2', 'mail 3']);
@@ -35,7 +44,15 @@ describe('the guest-message sinks: what a provider would have delivered, kept an
       expect((await send('+15550009999')).status).toBe(503);
       expect((await send('+447700900123', '/other')).status).toBe(404);
       expect(api.messages).toEqual([
-        { at: expect.any(Date), accountSid: 'AC1', to: '+447700900123', from: '+15550000000', body: 'Door code 482913', authorization: `Basic ${Buffer.from('AC1:token').toString('base64')}`, path: '/2010-04-01/Accounts/AC1/Messages.json' },
+        {
+          at: expect.any(Date),
+          accountSid: 'AC1',
+          to: '+447700900123',
+          from: '+15550000000',
+          body: 'Door code 482913',
+          authorization: `Basic ${Buffer.from('AC1:token').toString('base64')}`,
+          path: '/2010-04-01/Accounts/AC1/Messages.json',
+        },
       ]);
     } finally {
       await api.close();

@@ -32,18 +32,32 @@ export function smsApi(opts: { reply?: (to: string, n: number) => number | undef
       const path = req.url ?? '';
       const m = MESSAGES_PATH.exec(path.split('?')[0]);
       if (req.method !== 'POST' || !m) {
-        res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ code: 20404, message: 'The requested resource was not found', status: 404 }));
+        res
+          .writeHead(404, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ code: 20404, message: 'The requested resource was not found', status: 404 }));
         return;
       }
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
       const to = form.get('To') ?? '';
       const status = opts.reply?.(to, n++) ?? (E164.test(to) ? 201 : 400);
       if (status >= 200 && status < 300) {
-        messages.push({ at: new Date(), accountSid: decodeURIComponent(m[1]), to, from: form.get('From') ?? '', body: form.get('Body') ?? '', authorization: req.headers.authorization, path });
+        messages.push({
+          at: new Date(),
+          accountSid: decodeURIComponent(m[1]),
+          to,
+          from: form.get('From') ?? '',
+          body: form.get('Body') ?? '',
+          authorization: req.headers.authorization,
+          path,
+        });
         if (opts.keep && messages.length > opts.keep) messages.splice(0, messages.length - opts.keep);
       }
       res.writeHead(status, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(status === 400 ? { code: 21211, message: `The 'To' number ${to} is not a valid phone number.`, status } : { sid: `SM${n}`, status: 'queued' }));
+      res.end(
+        JSON.stringify(
+          status === 400 ? { code: 21211, message: `The 'To' number ${to} is not a valid phone number.`, status } : { sid: `SM${n}`, status: 'queued' },
+        ),
+      );
     });
   };
   return { messages, handler };

@@ -29,7 +29,9 @@ export interface SmtpSink {
  * `refuse(address)` is true get a 550. Plain SMTP, unless `starttls`: then STARTTLS with
  * smtp-server's own self-signed certificate.
  */
-export async function startSmtpSink(opts: { host?: string; port?: number; refuse?: (address: string) => boolean; starttls?: boolean; keep?: number } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(
+  opts: { host?: string; port?: number; refuse?: (address: string) => boolean; starttls?: boolean; keep?: number } = {},
+): Promise<SmtpSink> {
   // Loaded when a sink starts: a development dependency, never loaded by a production process.
   const { SMTPServer } = await import('smtp-server');
   const host = opts.host ?? '127.0.0.1';

@@ -87,12 +87,16 @@ export interface Live {
  * 431 before any app sees it.
  */
 const MAX_PARAM = 3000;
-const headerSafe = (v: string) => v.replace(/[^\x20-\x7e]/g, '').trim().slice(0, MAX_PARAM);
+const headerSafe = (v: string) =>
+  v
+    .replace(/[^\x20-\x7e]/g, '')
+    .trim()
+    .slice(0, MAX_PARAM);
 const wellFormed = (v: string) => v.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 
 /** A generated value as the text of a parameter. */
 function paramText(v: unknown): string {
-  let text = wellFormed(typeof v === 'string' ? v : JSON.stringify(v) ?? 'undefined');
+  let text = wellFormed(typeof v === 'string' ? v : (JSON.stringify(v) ?? 'undefined'));
   while (encodeURIComponent(text).length > MAX_PARAM) text = wellFormed(text.slice(0, Math.floor(text.length * 0.7)));
   return text;
 }
@@ -108,7 +112,17 @@ function coerce(text: string, schema: Record<string, unknown>): unknown {
 }
 
 const CONTENT_TYPES = ['application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json;charset=UTF-8'];
-const BAD_CONTENT_TYPES = ['', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=latin1', 'text/json', 'application/jsonx', 'application/json-patch+json'];
+const BAD_CONTENT_TYPES = [
+  '',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  'application/json; charset=latin1',
+  'text/json',
+  'application/jsonx',
+  'application/json-patch+json',
+];
 const MALFORMED = ['{', '{"a":}', "{'a':1}", 'NaN', '[1,2', '{"a":1}}', '\u0000', '{"a":1,}', 'undefined', '{"__proto__":', ''];
 
 /** What is done to the transport of a body (its bytes, type and encoding). */
@@ -134,7 +148,14 @@ const transportArb: fc.Arbitrary<Transport> = fc.oneof(
 );
 
 /** Bytes that are not UTF-8: a lone continuation byte, a cut sequence, an overlong encoding, a surrogate. */
-const NOT_UTF8 = [Buffer.from([0x80]), Buffer.from([0xc3, 0x28]), Buffer.from([0xe2, 0x82]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xff])];
+const NOT_UTF8 = [
+  Buffer.from([0x80]),
+  Buffer.from([0xc3, 0x28]),
+  Buffer.from([0xe2, 0x82]),
+  Buffer.from([0xc0, 0xaf]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xff]),
+];
 
 function transported(text: string, t: Transport | undefined): { bytes: Buffer; contentType?: string; contentEncoding?: string; change?: string } {
   const utf8 = Buffer.from(text, 'utf8');
@@ -150,7 +171,11 @@ function transported(text: string, t: Transport | undefined): { bytes: Buffer; c
       const quote = utf8.indexOf(0x22, at);
       const cut = quote >= 0 ? quote + 1 : at;
       const bad = NOT_UTF8[t.at % NOT_UTF8.length];
-      return { bytes: Buffer.concat([utf8.subarray(0, cut), bad, utf8.subarray(cut)]), contentType: 'application/json', change: `bytes ${bad.toString('hex')} that are not UTF-8` };
+      return {
+        bytes: Buffer.concat([utf8.subarray(0, cut), bad, utf8.subarray(cut)]),
+        contentType: 'application/json',
+        change: `bytes ${bad.toString('hex')} that are not UTF-8`,
+      };
     }
     case 'bom':
       return { bytes: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8]), contentType: 'application/json', change: 'a byte-order mark' };
@@ -168,7 +193,12 @@ function transported(text: string, t: Transport | undefined): { bytes: Buffer; c
 }
 
 /** Values of a header that no scheme would take. */
-const junkCredential = fc.oneof(fc.constantFrom('', ' ', 'null', 'undefined', '{"$gt":""}', 'Bearer', 'Bearer ', 'Bearer null', 'a, b', 'sk_x', 'x'.repeat(4000)), fc.string({ maxLength: 60 })).map(headerSafe);
+const junkCredential = fc
+  .oneof(
+    fc.constantFrom('', ' ', 'null', 'undefined', '{"$gt":""}', 'Bearer', 'Bearer ', 'Bearer null', 'a, b', 'sk_x', 'x'.repeat(4000)),
+    fc.string({ maxLength: 60 }),
+  )
+  .map(headerSafe);
 const CREDENTIAL_HEADERS = ['apikey', 'Authorization', 'Cookie'];
 
 export interface GenerateOptions {
@@ -193,12 +223,22 @@ export function requestArbitrary(op: DocumentedOperation, o: GenerateOptions): f
     ? fc.oneof(
         { weight: 16, arbitrary: fc.constantFrom(...op.schemes).map((scheme): Auth => ({ kind: 'real', scheme })) },
         { weight: 1, arbitrary: fc.constant<Auth>({ kind: 'none' }) },
-        { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...CREDENTIAL_HEADERS), junkCredential).map(([header, value]): Auth => ({ kind: 'junk', header, value })) },
+        {
+          weight: 1,
+          arbitrary: fc.tuple(fc.constantFrom(...CREDENTIAL_HEADERS), junkCredential).map(([header, value]): Auth => ({ kind: 'junk', header, value })),
+        },
         ...(foreign.length ? [{ weight: 1, arbitrary: fc.constantFrom(...foreign).map((scheme): Auth => ({ kind: 'foreign', scheme })) }] : []),
       )
-    : fc.oneof({ weight: 8, arbitrary: fc.constant<Auth>({ kind: 'none' }) }, { weight: 1, arbitrary: fc.constantFrom(...o.schemes).map((scheme): Auth => ({ kind: 'foreign', scheme })) });
+    : fc.oneof(
+        { weight: 8, arbitrary: fc.constant<Auth>({ kind: 'none' }) },
+        { weight: 1, arbitrary: fc.constantFrom(...o.schemes).map((scheme): Auth => ({ kind: 'foreign', scheme })) },
+      );
   // What a changed request changes: a parameter of a kind it has (query always: an undocumented one), its body, its transport.
-  const kinds = [...['path', 'header'].filter((k) => op.parameters.some((p) => p.in === k)), 'query', ...(op.body ? ['body', 'body', 'body', 'transport'] : [])];
+  const kinds = [
+    ...['path', 'header'].filter((k) => op.parameters.some((p) => p.in === k)),
+    'query',
+    ...(op.body ? ['body', 'body', 'body', 'transport'] : []),
+  ];
   const params = (where: Parameter['in']) => op.parameters.filter((p) => p.in === where);
   // Built once per operation (and per scheme where hints differ): building them walks the schemas.
   const changeOf = (where: Parameter['in']) => {
@@ -214,11 +254,19 @@ export function requestArbitrary(op: DocumentedOperation, o: GenerateOptions): f
     const hints = o.hints(scheme, op);
     // Each parameter: its valid value, present when required (or in the path), else half the time.
     const of = (where: Parameter['in']) =>
-      fc.tuple(...params(where).map((p) => fc.tuple(p.required || where === 'path' ? fc.constant(true) : fc.boolean(), validOf(p.schema, r, hints, [where, p.name]))));
+      fc.tuple(
+        ...params(where).map((p) => fc.tuple(p.required || where === 'path' ? fc.constant(true) : fc.boolean(), validOf(p.schema, r, hints, [where, p.name]))),
+      );
     return { path: of('path'), query: of('query'), header: of('header'), body: op.body ? validOf(op.body.schema, r, hints, ['body']) : fc.constant(undefined) };
   }
   return fc
-    .tuple(authArb, fc.oneof({ weight: 1, arbitrary: fc.constant<string[]>([]) }, { weight: 1, arbitrary: fc.array(fc.constantFrom(...kinds), { minLength: 1, maxLength: 3 }) }))
+    .tuple(
+      authArb,
+      fc.oneof(
+        { weight: 1, arbitrary: fc.constant<string[]>([]) },
+        { weight: 1, arbitrary: fc.array(fc.constantFrom(...kinds), { minLength: 1, maxLength: 3 }) },
+      ),
+    )
     .chain(([auth, changed]) => {
       const scheme = auth.kind === 'real' ? auth.scheme : (op.schemes[0] ?? null);
       let valid = validByScheme.get(scheme);
@@ -388,7 +436,12 @@ export function httpOf(req: FuzzRequest, origin: string, live: Live): { method: 
   if (req.auth.kind === 'junk') headers[req.auth.header] = req.auth.value;
   if (req.body?.contentType) headers['Content-Type'] = req.body.contentType;
   if (req.body?.contentEncoding) headers['Content-Encoding'] = req.body.contentEncoding;
-  return { method: req.operation.method.toUpperCase(), url: `${origin}${path}${query ? `?${query}` : ''}`, headers, ...(req.body ? { body: req.body.bytes } : {}) };
+  return {
+    method: req.operation.method.toUpperCase(),
+    url: `${origin}${path}${query ? `?${query}` : ''}`,
+    headers,
+    ...(req.body ? { body: req.body.bytes } : {}),
+  };
 }
 
 export interface RawResponse {
@@ -408,21 +461,25 @@ export function rawClient(): { send(r: { method: string; url: string; headers: R
   return {
     send: (r) =>
       new Promise((resolve, reject) => {
-        const req = http.request(r.url, { method: r.method, headers: { ...r.headers, ...(r.body ? { 'Content-Length': String(r.body.length) } : {}) }, agent }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let body: unknown = text;
-            try {
-              body = JSON.parse(text);
-            } catch {
-              // not JSON: kept as text
-            }
-            resolve({ status: res.statusCode ?? 0, body, contentType: String(res.headers['content-type'] ?? '') });
-          });
-        });
+        const req = http.request(
+          r.url,
+          { method: r.method, headers: { ...r.headers, ...(r.body ? { 'Content-Length': String(r.body.length) } : {}) }, agent },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('error', reject);
+            res.on('end', () => {
+              const text = Buffer.concat(chunks).toString('utf8');
+              let body: unknown = text;
+              try {
+                body = JSON.parse(text);
+              } catch {
+                // not JSON: kept as text
+              }
+              resolve({ status: res.statusCode ?? 0, body, contentType: String(res.headers['content-type'] ?? '') });
+            });
+          },
+        );
         req.on('error', reject);
         req.end(r.body);
       }),

@@ -48,7 +48,10 @@ function validator(c: Checker, parts: string[]): ValidateFunction {
 export const schemaErrors = (errors: ErrorObject[] | null | undefined) =>
   (errors ?? [])
     .slice(0, 5)
-    .map((e) => `${e.instancePath || '(body)'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}${e.params && 'allowedValues' in e.params ? ` ${JSON.stringify(e.params.allowedValues)}` : ''}`)
+    .map(
+      (e) =>
+        `${e.instancePath || '(body)'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}${e.params && 'allowedValues' in e.params ? ` ${JSON.stringify(e.params.allowedValues)}` : ''}`,
+    )
     .join('; ');
 
 export interface Exchange {

@@ -16,9 +16,15 @@ function loadInfraEnv() {
 function reachable(host, port) {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port, timeout: 2000 });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 

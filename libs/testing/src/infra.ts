@@ -44,9 +44,9 @@ export async function createVhost(prefix = 't') {
      * the management API lists connections only after its next statistics round.
      */
     async closeConnections(): Promise<number> {
-      const { stdout } = await execFileAsync('rabbitmqctl', ['list_connections', '-q', '--no-table-headers', '--vhost', vhost, 'name']).catch(
-        () => ({ stdout: '' }),
-      );
+      const { stdout } = await execFileAsync('rabbitmqctl', ['list_connections', '-q', '--no-table-headers', '--vhost', vhost, 'name']).catch(() => ({
+        stdout: '',
+      }));
       const count = stdout.split('\n').filter((l) => l.trim()).length;
       await execFileAsync('rabbitmqctl', ['close_all_connections', '--vhost', vhost, 'test: simulated broker drop']);
       return count;
@@ -77,7 +77,9 @@ export async function queueState(url: string, name: string): Promise<{ messages:
 
 /** A database name no other test uses; drop it with dropDatabase(). */
 export function uniqueDbName(prefix: string): string {
-  return uniqueName(prefix).replace(/[^A-Za-z0-9_]/g, '_').slice(0, 60);
+  return uniqueName(prefix)
+    .replace(/[^A-Za-z0-9_]/g, '_')
+    .slice(0, 60);
 }
 
 export async function dropDatabases(...names: string[]): Promise<void> {
@@ -90,10 +92,7 @@ export async function dropDatabases(...names: string[]): Promise<void> {
 }
 
 /** Polls until `fn` returns a truthy value (returned) or the deadline passes (throws with the last value). */
-export async function waitFor<T>(
-  fn: () => Promise<T> | T,
-  { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {},
-): Promise<NonNullable<T>> {
+export async function waitFor<T>(fn: () => Promise<T> | T, { timeoutMs = 10_000, intervalMs = 50, what = 'condition' } = {}): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -31,7 +31,9 @@ function testProcess(dir: string) {
   const parent = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let printed = '';
   parent.stdout.setEncoding('utf8').on('data', (d: string) => (printed += d));
-  const pids = waitFor(() => (printed.includes('\n') ? (JSON.parse(printed) as { target: number; guard: number }) : undefined), { what: "the test process's pids" });
+  const pids = waitFor(() => (printed.includes('\n') ? (JSON.parse(printed) as { target: number; guard: number }) : undefined), {
+    what: "the test process's pids",
+  });
   return { parent, pids };
 }
 
@@ -100,11 +102,24 @@ describe('a private RabbitMQ node (private-rabbit.ts)', () => {
     parent.stdout.setEncoding('utf8').on('data', (d: string) => (printed += d));
     let node = 0;
     try {
-      const { port } = await waitFor(() => (printed.includes('\n') ? (JSON.parse(printed) as { port: number }) : undefined), { what: 'the node to be created' });
-      node = await waitFor(() => (fs.existsSync(path.join(dir, 'pid')) ? Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8').trim()) || undefined : undefined), { what: 'the node to write its pid', timeoutMs: 60_000, intervalMs: 20 });
+      const { port } = await waitFor(() => (printed.includes('\n') ? (JSON.parse(printed) as { port: number }) : undefined), {
+        what: 'the node to be created',
+      });
+      node = await waitFor(
+        () => (fs.existsSync(path.join(dir, 'pid')) ? Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8').trim()) || undefined : undefined),
+        { what: 'the node to write its pid', timeoutMs: 60_000, intervalMs: 20 },
+      );
       await waitFor(() => guards().has(node) || undefined, { what: 'a guard of the node', timeoutMs: 10_000, intervalMs: 20 });
       // still booting: it does not accept AMQP connections yet (its listener opens seconds after the pid)
-      const accepting = await new Promise<boolean>((resolve) => net.connect(port, '127.0.0.1').once('connect', function (this: net.Socket) { this.destroy(); resolve(true); }).once('error', () => resolve(false)));
+      const accepting = await new Promise<boolean>((resolve) =>
+        net
+          .connect(port, '127.0.0.1')
+          .once('connect', function (this: net.Socket) {
+            this.destroy();
+            resolve(true);
+          })
+          .once('error', () => resolve(false)),
+      );
       expect(accepting).toBe(false);
       parent.kill('SIGKILL');
       await waitFor(() => !isAlive(node), { what: 'the node to be killed', timeoutMs: 10_000 });

@@ -45,7 +45,10 @@ describe('a launched app and the process that launched it', () => {
     const app = "process.on('SIGTERM', () => process.exit(0)); setInterval(() => undefined, 1000);";
     const parent = spawn(
       process.execPath,
-      ['-e', `const app = require('node:child_process').spawn(process.execPath, ${JSON.stringify(appArgs(app))}, { stdio: ['pipe', 'ignore', 'ignore'] }); console.log(app.pid); setInterval(() => undefined, 1000);`],
+      [
+        '-e',
+        `const app = require('node:child_process').spawn(process.execPath, ${JSON.stringify(appArgs(app))}, { stdio: ['pipe', 'ignore', 'ignore'] }); console.log(app.pid); setInterval(() => undefined, 1000);`,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let printed = '';
@@ -74,7 +77,15 @@ it('finds its preload when bundled three levels under the root, as the benchmark
   const outfile = path.join(dir, 'bundle.cjs');
   fs.mkdirSync(dir, { recursive: true });
   try {
-    buildSync({ entryPoints: [path.join(__dirname, 'launcher.ts')], outfile, bundle: true, platform: 'node', format: 'cjs', packages: 'external', logLevel: 'silent' });
+    buildSync({
+      entryPoints: [path.join(__dirname, 'launcher.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      packages: 'external',
+      logLevel: 'silent',
+    });
     const bundled = require(outfile) as { EXIT_WITH_PARENT: string };
     expect(bundled.EXIT_WITH_PARENT).toBe(EXIT_WITH_PARENT);
     expect(fs.existsSync(bundled.EXIT_WITH_PARENT)).toBe(true);

@@ -172,7 +172,8 @@ export async function launchApp(
           if (done) throw new Error(`${name} exited: ${out.text().slice(-2000)}`);
           const res = await axios.get(`${app.url}/readyz`, { validateStatus: () => true, timeout: 1000 });
           // Another service answering on this port (it was not free after all) is not this app being ready.
-          if (res.status === 200 && res.data?.service !== name) throw new Error(`port ${port} is answered by ${res.data?.service ?? 'something else'}, not ${name}`);
+          if (res.status === 200 && res.data?.service !== name)
+            throw new Error(`port ${port} is answered by ${res.data?.service ?? 'something else'}, not ${name}`);
           return res.status === 200;
         },
         { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 100, what: `${name} to be ready` },

@@ -21,7 +21,11 @@ const pw = JSON.parse(process.argv[3]);
 const env = { RABBITMQ_ADMIN_USER: pw.admin.name, RABBITMQ_ADMIN_PASSWORD: pw.admin.password };
 for (const [user, password] of Object.entries(pw.users)) env[passwordVariable(user)] = password;
 process.stdout.write(JSON.stringify(render(defs, env)));`;
-  const out = execFileSync(process.execPath, ['-e', script, path.join(ROOT, 'deploy/rabbitmq/render-definitions.js'), path.join(ROOT, 'deploy/rabbitmq/definitions.json'), JSON.stringify(passwords)], { encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    ['-e', script, path.join(ROOT, 'deploy/rabbitmq/render-definitions.js'), path.join(ROOT, 'deploy/rabbitmq/definitions.json'), JSON.stringify(passwords)],
+    { encoding: 'utf8' },
+  );
   return JSON.parse(out);
 }
 
@@ -80,7 +84,10 @@ export async function startRabbitCluster(opts: { size?: number; bootTimeoutMs?: 
   const users = Object.fromEntries(passwords);
   passwords.set(ADMIN, randomBytes(12).toString('hex'));
   const rendered = renderDefinitions({ users, admin: { name: ADMIN, password: passwords.get(ADMIN) as string } });
-  const plugins = readFileSync(path.join(ROOT, 'deploy/rabbitmq/enabled_plugins'), 'utf8').trim().replace(/^\[|\]\.$/g, '').split(',');
+  const plugins = readFileSync(path.join(ROOT, 'deploy/rabbitmq/enabled_plugins'), 'utf8')
+    .trim()
+    .replace(/^\[|\]\.$/g, '')
+    .split(',');
 
   const nodes: ClusterNode[] = [];
   const down = new Set<number>();

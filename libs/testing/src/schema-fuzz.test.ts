@@ -22,8 +22,14 @@ describe('requests generated from the OpenAPI documents', () => {
       const r = documentResolver(doc);
       for (const op of documentedOperations(doc)) {
         const parts = [
-          ...op.parameters.map((p, i) => ({ what: `${p.in} ${p.name}`, schema: p.schema, at: ['paths', op.template, op.method, 'parameters', String(i), 'schema'] })),
-          ...(op.body ? [{ what: 'body', schema: op.body.schema, at: ['paths', op.template, op.method, 'requestBody', 'content', 'application/json', 'schema'] }] : []),
+          ...op.parameters.map((p, i) => ({
+            what: `${p.in} ${p.name}`,
+            schema: p.schema,
+            at: ['paths', op.template, op.method, 'parameters', String(i), 'schema'],
+          })),
+          ...(op.body
+            ? [{ what: 'body', schema: op.body.schema, at: ['paths', op.template, op.method, 'requestBody', 'content', 'application/json', 'schema'] }]
+            : []),
         ];
         for (const part of parts) {
           const validate = documentValidator(origin, part.at);

@@ -35,8 +35,38 @@ export const documentResolver =
       .reduce<unknown>((o, k) => (o as Record<string, unknown>)[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc) as JsonSchema;
   };
 
-const OPERATORS: unknown[] = [{ $gt: '' }, { $ne: null }, { $where: 'sleep(1000) || true' }, { $regex: '.*' }, { $in: ['a', 'b'] }, { $exists: true }, { $expr: { $eq: [1, 1] } }];
-const NASTY = ['', ' ', '\u0000', '\u202e\u0644', '💥🔑', 'Ω≈ç√∫˜µ', '<script>alert(1)</script>', "' OR 1=1 --", '../../etc/passwd', '%00%2e', 'null', 'NaN', '{"$gt":""}', 'a.b', '$where', '__proto__', 'constructor', '\ud800', ' padded ', '\n', 'a\tb'];
+const OPERATORS: unknown[] = [
+  { $gt: '' },
+  { $ne: null },
+  { $where: 'sleep(1000) || true' },
+  { $regex: '.*' },
+  { $in: ['a', 'b'] },
+  { $exists: true },
+  { $expr: { $eq: [1, 1] } },
+];
+const NASTY = [
+  '',
+  ' ',
+  '\u0000',
+  '\u202e\u0644',
+  '💥🔑',
+  'Ω≈ç√∫˜µ',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  '../../etc/passwd',
+  '%00%2e',
+  'null',
+  'NaN',
+  '{"$gt":""}',
+  'a.b',
+  '$where',
+  '__proto__',
+  'constructor',
+  '\ud800',
+  ' padded ',
+  '\n',
+  'a\tb',
+];
 const TYPES = ['string', 'integer', 'number', 'boolean', 'null', 'array', 'object'] as const;
 /** Keys that mean something to a database, a template or JavaScript itself. */
 export const ODD_KEYS = ['$where', '$gt', 'a.b', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'isAdmin', '__proto__'];
@@ -66,7 +96,8 @@ function resolve(schema: JsonSchema, r: Resolver): Record<string, unknown> {
 /** Two schemas a value must both satisfy, as one (enough for generation: the validator judges). */
 function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
   const out = { ...a, ...b };
-  if (Array.isArray(a.required) || Array.isArray(b.required)) out.required = [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])];
+  if (Array.isArray(a.required) || Array.isArray(b.required))
+    out.required = [...new Set([...((a.required as string[]) ?? []), ...((b.required as string[]) ?? [])])];
   if (a.properties && b.properties) out.properties = { ...(a.properties as object), ...(b.properties as object) };
   if (Array.isArray(a.type) && typeof b.type === 'string') out.type = b.type;
   if (typeof a.type === 'string' && b.type === undefined) out.type = a.type;
@@ -74,7 +105,8 @@ function merge(a: Record<string, unknown>, b: Record<string, unknown>): Record<s
 }
 
 /** Whether the schema is `{ not: {} }` (or `false`): no value is valid. */
-const isNever = (s: JsonSchema) => s === false || (typeof s === 'object' && s.not !== undefined && Object.keys(s.not as object).length === 0 && Object.keys(s).length === 1);
+const isNever = (s: JsonSchema) =>
+  s === false || (typeof s === 'object' && s.not !== undefined && Object.keys(s.not as object).length === 0 && Object.keys(s).length === 1);
 
 const typesOf = (s: Record<string, unknown>): string[] => {
   if (Array.isArray(s.type)) return s.type as string[];
@@ -104,7 +136,8 @@ function stringOf(s: Record<string, unknown>): fc.Arbitrary<string> {
   if (s.format === 'date-time') arb = isoDate();
   // JSON Schema's `date` is a full-date alone (ajv-formats refuses a time after it).
   else if (s.format === 'date') arb = isoDate().map((v) => v.slice(0, 10));
-  else if (s.format === 'email') arb = fc.tuple(fc.stringMatching(/^[a-z0-9]{1,12}$/), fc.stringMatching(/^[a-z0-9]{1,10}$/)).map(([a, b]) => `${a}@${b}.example`);
+  else if (s.format === 'email')
+    arb = fc.tuple(fc.stringMatching(/^[a-z0-9]{1,12}$/), fc.stringMatching(/^[a-z0-9]{1,10}$/)).map(([a, b]) => `${a}@${b}.example`);
   else if (s.format === 'uri') arb = fc.webUrl({ validSchemes: ['https', 'http'] });
   else if (typeof s.pattern === 'string') arb = fc.stringMatching(new RegExp(s.pattern));
   else {
@@ -197,7 +230,9 @@ function ofType(t: string, s: Record<string, unknown>, r: Resolver, hints: Hints
 export function invalidOf(schema: JsonSchema, r: Resolver): fc.Arbitrary<unknown> {
   const s = resolve(schema, r);
   const types = typesOf(s);
-  const otherTypes = TYPES.filter((t) => !types.includes(t) && !(t === 'integer' && types.includes('number')) && !(t === 'number' && types.includes('integer')));
+  const otherTypes = TYPES.filter(
+    (t) => !types.includes(t) && !(t === 'integer' && types.includes('number')) && !(t === 'number' && types.includes('integer')),
+  );
   const wrongType = fc.constantFrom(...(otherTypes.length ? otherTypes : ['object' as const])).chain((t) => {
     switch (t) {
       case 'string':
@@ -226,7 +261,8 @@ export function invalidOf(schema: JsonSchema, r: Resolver): fc.Arbitrary<unknown
     arbs.push(fc.integer({ min: 600, max: 300_000 }).map((n) => 'x'.repeat(n)));
     arbs.push(fc.oneof(fc.constantFrom(...NASTY), fc.string({ unit: 'binary', maxLength: 40 })));
     const members = ('const' in s ? [s.const] : ((s.enum as unknown[] | undefined) ?? [])).filter((m): m is string => typeof m === 'string');
-    if (members.length) arbs.push(fc.constantFrom(...members).chain((m) => fc.constantFrom(m.toUpperCase(), m.toLowerCase(), ` ${m}`, `${m}\n`, `${m}x`, m.slice(1))));
+    if (members.length)
+      arbs.push(fc.constantFrom(...members).chain((m) => fc.constantFrom(m.toUpperCase(), m.toLowerCase(), ` ${m}`, `${m}\n`, `${m}x`, m.slice(1))));
     if (typeof s.pattern === 'string') arbs.push(stringOf({ ...s, pattern: undefined }).map((v) => `${v} `));
   }
   if (types.includes('integer') || types.includes('number')) {
@@ -236,7 +272,8 @@ export function invalidOf(schema: JsonSchema, r: Resolver): fc.Arbitrary<unknown
   }
   if (types.includes('array')) {
     if (s.minItems) arbs.push(fc.constant([]));
-    if (s.maxItems !== undefined && (s.maxItems as number) <= 10_000 && s.items) arbs.push(validOf(s.items as JsonSchema, r).map((v) => Array.from({ length: (s.maxItems as number) + 1 }, () => v)));
+    if (s.maxItems !== undefined && (s.maxItems as number) <= 10_000 && s.items)
+      arbs.push(validOf(s.items as JsonSchema, r).map((v) => Array.from({ length: (s.maxItems as number) + 1 }, () => v)));
     if (s.items) arbs.push(invalidOf(s.items as JsonSchema, r).map((v) => [v]));
   }
   return fc.oneof(...arbs);
@@ -275,19 +312,45 @@ export function bodyMutation(schema: JsonSchema, r: Resolver): fc.Arbitrary<Body
   const extraKey = fc.oneof(fc.constantFrom(...ODD_KEYS), fc.string({ minLength: 1, maxLength: 10 }));
   const arbs: { weight: number; arbitrary: fc.Arbitrary<BodyMutation> }[] = [
     // The whole body, or a part of it, replaced by something else.
-    { weight: 2, arbitrary: fc.oneof(...[{ path: [] as string[], schema }, ...leaves].map((p) => invalidOf(p.schema, r))).map((value): BodyMutation => ({ op: 'replace', value })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .oneof(...[{ path: [] as string[], schema }, ...leaves].map((p) => invalidOf(p.schema, r)))
+        .map((value): BodyMutation => ({ op: 'replace', value })),
+    },
   ];
   if (leaves.length) {
-    arbs.push({ weight: 6, arbitrary: fc.constantFrom(...leaves).chain((p) => invalidOf(p.schema, r).map((value): BodyMutation => ({ op: 'set', path: p.path, value }))) });
-    arbs.push({ weight: 3, arbitrary: fc.constantFrom(...leaves).chain((p) => validOf(p.schema, r).map((value): BodyMutation => ({ op: 'set', path: p.path, value }))) });
+    arbs.push({
+      weight: 6,
+      arbitrary: fc.constantFrom(...leaves).chain((p) => invalidOf(p.schema, r).map((value): BodyMutation => ({ op: 'set', path: p.path, value }))),
+    });
+    arbs.push({
+      weight: 3,
+      arbitrary: fc.constantFrom(...leaves).chain((p) => validOf(p.schema, r).map((value): BodyMutation => ({ op: 'set', path: p.path, value }))),
+    });
     arbs.push({ weight: 2, arbitrary: fc.constantFrom(...leaves).map((p): BodyMutation => ({ op: 'delete', path: p.path })) });
     arbs.push({ weight: 1, arbitrary: fc.constantFrom(...leaves).map((p): BodyMutation => ({ op: 'set', path: p.path, value: null })) });
   }
   if (objects.length) {
     const anyValue = fc.oneof(anyJson, fc.constantFrom(...OPERATORS), fc.constant(null));
-    arbs.push({ weight: 2, arbitrary: fc.tuple(fc.constantFrom(...objects), extraKey, anyValue).map(([p, key, value]): BodyMutation => ({ op: 'extra', path: p.path, key, value })) });
+    arbs.push({
+      weight: 2,
+      arbitrary: fc.tuple(fc.constantFrom(...objects), extraKey, anyValue).map(([p, key, value]): BodyMutation => ({ op: 'extra', path: p.path, key, value })),
+    });
     const keyed = objects.flatMap((o) => Object.keys((resolve(o.schema, r).properties ?? {}) as object).map((key) => ({ path: o.path, key })));
-    if (keyed.length) arbs.push({ weight: 2, arbitrary: fc.tuple(fc.constantFrom(...keyed), fc.oneof(anyValue, fc.integer({ min: 600, max: 5000 }).map((n) => 'x'.repeat(n)))).map(([k, first]): BodyMutation => ({ op: 'dupkey', path: k.path, key: k.key, first })) });
+    if (keyed.length)
+      arbs.push({
+        weight: 2,
+        arbitrary: fc
+          .tuple(
+            fc.constantFrom(...keyed),
+            fc.oneof(
+              anyValue,
+              fc.integer({ min: 600, max: 5000 }).map((n) => 'x'.repeat(n)),
+            ),
+          )
+          .map(([k, first]): BodyMutation => ({ op: 'dupkey', path: k.path, key: k.key, first })),
+      });
   }
   return fc.oneof(...arbs);
 }
@@ -380,7 +443,10 @@ export function toJsonText(value: unknown, dups: Dups = new Map()): string {
       parts.push({ [RAW]: ']' });
       stack.push(...parts.reverse());
     } else if (v && typeof v === 'object') {
-      const entries: [string, unknown][] = [...(dups.get(v) ?? []).map((d): [string, unknown] => [d.key, d.first]), ...Object.entries(v).filter(([, x]) => x !== undefined)];
+      const entries: [string, unknown][] = [
+        ...(dups.get(v) ?? []).map((d): [string, unknown] => [d.key, d.first]),
+        ...Object.entries(v).filter(([, x]) => x !== undefined),
+      ];
       const parts: unknown[] = [{ [RAW]: '{' }];
       entries.forEach(([k, x], i) => parts.push({ [RAW]: `${i ? ',' : ''}${JSON.stringify(k)}:` }, x));
       parts.push({ [RAW]: '}' });

@@ -8,15 +8,7 @@ import { CallbackReceiver, startCallbackReceiver } from './receivers';
 const SYSTEM_ADMIN_TOKEN = 'e2e-admin-token-0123456789';
 const SYSTEM_SECRETS_KEY = 'a1'.repeat(32);
 
-type AppName =
-  | 'lock-cloud-simulator'
-  | 'admin-api'
-  | 'location-api'
-  | 'ingest-gateway'
-  | 'access-api'
-  | 'provisioning-worker'
-  | 'callback-dispatcher'
-  | 'edge';
+type AppName = 'lock-cloud-simulator' | 'admin-api' | 'location-api' | 'ingest-gateway' | 'access-api' | 'provisioning-worker' | 'callback-dispatcher' | 'edge';
 
 export interface SystemOptions {
   workers?: number;
@@ -109,7 +101,10 @@ export async function launchSystem(opts: SystemOptions = {}) {
     ...opts.env,
   };
   const specs: { name: AppName; env: Record<string, string> }[] = [
-    { name: 'lock-cloud-simulator', env: { MONGO_DB: dbs.sim, PORT: String(ports.sim), ...(ports.simSmtp ? { SIM_GUEST_SINK: 'true', SIM_SMTP_PORT: String(ports.simSmtp) } : {}) } },
+    {
+      name: 'lock-cloud-simulator',
+      env: { MONGO_DB: dbs.sim, PORT: String(ports.sim), ...(ports.simSmtp ? { SIM_GUEST_SINK: 'true', SIM_SMTP_PORT: String(ports.simSmtp) } : {}) },
+    },
     { name: 'admin-api', env: { MONGO_DB: dbs.identity, PORT: String(ports.admin), PORTAL_WEBHOOK_URL: url(ports.ingest) } },
     { name: 'location-api', env: { MONGO_DB: dbs.location, PORT: String(ports.location) } },
     { name: 'ingest-gateway', env: { MONGO_DB: dbs.ingest, PORT: String(ports.ingest) } },

@@ -43,7 +43,15 @@ describe('the CLI against a running admin-api', () => {
     vhost = await createVhost('cli');
     location = await launchApp('location-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: locationDb, IDENTITY_DB: dbName, ADMIN_TOKEN: ADMIN });
     simulator = await launchApp('lock-cloud-simulator', { MONGO_URL, MONGO_DB: simDb, SHUTDOWN_TIMEOUT_MS: '1000' });
-    api = await launchApp('admin-api', { AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: dbName, ADMIN_TOKEN: ADMIN, LOCATION_API_URL: location.url, LOCK_CLOUD_URL: simulator.url, NUKI_API_URL: simulator.url });
+    api = await launchApp('admin-api', {
+      AMQP_URL: vhost.url,
+      MONGO_URL,
+      MONGO_DB: dbName,
+      ADMIN_TOKEN: ADMIN,
+      LOCATION_API_URL: location.url,
+      LOCK_CLOUD_URL: simulator.url,
+      NUKI_API_URL: simulator.url,
+    });
     // a queue on identity.events, as the callback-dispatcher has: republished endpoints are routed somewhere
     listener = await amqp.connect(vhost.url);
     const ch = await listener.createChannel();
@@ -99,9 +107,12 @@ describe('the CLI against a running admin-api', () => {
     expect(set.stdout).toMatch(/signing secret \(shown this once: store it now\)\s+whsec_/);
     const rotated = await json(['callback', 'rotate-secret', id]);
     expect(rotated).toEqual({ secret: expect.stringMatching(/^whsec_/), previous_valid_until: expect.any(String) });
-    const basic = await json(['callback', 'set', id, '--url', 'https://pms.example.com/cb', '--auth', 'basic', '--username', 'u', '--password', 'env:CB_PASS'], {
-      CB_PASS: 'p4ss',
-    });
+    const basic = await json(
+      ['callback', 'set', id, '--url', 'https://pms.example.com/cb', '--auth', 'basic', '--username', 'u', '--password', 'env:CB_PASS'],
+      {
+        CB_PASS: 'p4ss',
+      },
+    );
     expect(basic.auth).toEqual({ type: 'basic', username: 'u' });
     expect((await cli(['callback', 'get', id])).stdout).toMatch(/auth\s+basic/);
     expect((await json(['callback', 'republish'])).failed).toBe(0);
@@ -109,7 +120,14 @@ describe('the CLI against a running admin-api', () => {
 
   it('a callback URL that reaches inside is refused by the admin API (development switch off): loopback in any spelling, a name resolving to it, link-local', async () => {
     const id = (await json(['companies', 'create', 'Inside Hotel']))._id;
-    for (const url of ['http://127.0.0.1:9/cb', 'http://127.1.2.3/cb', 'http://[::1]:9/cb', 'http://[::ffff:127.0.0.1]/cb', 'http://localhost:9/cb', 'http://169.254.169.254/latest/meta-data/']) {
+    for (const url of [
+      'http://127.0.0.1:9/cb',
+      'http://127.1.2.3/cb',
+      'http://[::1]:9/cb',
+      'http://[::ffff:127.0.0.1]/cb',
+      'http://localhost:9/cb',
+      'http://169.254.169.254/latest/meta-data/',
+    ]) {
       const r = await cli(['callback', 'set', id, '--url', url, '--auth', 'hmac']);
       expect({ url, ...r }).toEqual({ url, code: 1, stdout: '', stderr: expect.stringMatching(/^error: 400 url is not allowed: /) });
       expect(r.stderr).not.toMatch(/127\.0\.0\.1|::1/); // a resolved address is never echoed
@@ -117,7 +135,7 @@ describe('the CLI against a running admin-api', () => {
     expect(await cli(['callback', 'get', id])).toMatchObject({ code: 1, stderr: expect.stringContaining('error: 404') });
   });
 
-  it('issues a portal link (its URL on the base URL, single use), lists the company\'s sessions and revokes one', async () => {
+  it("issues a portal link (its URL on the base URL, single use), lists the company's sessions and revokes one", async () => {
     const id = (await json(['companies', 'create', 'Portal Hotel']))._id;
     const text = await cli(['portal', 'link', id, '--capabilities', 'keys_tokens,callback', '--issued-to', 'it@portal.example']);
     expect(text.stdout).toMatch(/capabilities\s+view, keys_tokens, callback/);
@@ -140,7 +158,10 @@ describe('the CLI against a running admin-api', () => {
       data: { message: 'This portal link has been revoked: ask for a new one' },
     });
     expect(await cli(['portal', 'revoke-link'])).toMatchObject({ code: 2, stderr: expect.stringContaining('<linkId> is required') });
-    expect(await cli(['portal', 'link', id, '--expires-in', 'soon'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--expires-in must be a number of seconds') });
+    expect(await cli(['portal', 'link', id, '--expires-in', 'soon'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--expires-in must be a number of seconds'),
+    });
   });
 
   it("assigns a lock to a company, lists the company's locks, refuses another company's, releases it (location-api's routes, behind the edge)", async () => {
@@ -150,13 +171,21 @@ describe('the CLI against a running admin-api', () => {
     expect((await cli(['locks', 'assign', a._id, '--lock', 'CLI-L1'], loc)).stdout).toBe(`lock CLI-L1 assigned to company ${a._id}\n`);
     expect((await cli(['locks', 'assign', a._id, '--lock', 'CLI-L1'], loc)).stdout).toBe(`lock CLI-L1 was company ${a._id}'s already\n`);
     const listed = await cli(['locks', 'list', a._id], loc);
-    expect(listed.stdout).toMatch(/^lock_id\s+provider\s+name\s+account\s+battery\s+source\s+assigned_at\s+bound_to\nCLI-L1\s+ttlock\s+-\s+service\s+-\s+assigned\s+\S+\s+-\n$/);
-    expect(await cli(['locks', 'assign', b._id, '--lock', 'CLI-L1'], loc)).toMatchObject({ code: 1, stderr: 'error: 409 Lock CLI-L1 belongs to another company\n' });
+    expect(listed.stdout).toMatch(
+      /^lock_id\s+provider\s+name\s+account\s+battery\s+source\s+assigned_at\s+bound_to\nCLI-L1\s+ttlock\s+-\s+service\s+-\s+assigned\s+\S+\s+-\n$/,
+    );
+    expect(await cli(['locks', 'assign', b._id, '--lock', 'CLI-L1'], loc)).toMatchObject({
+      code: 1,
+      stderr: 'error: 409 Lock CLI-L1 belongs to another company\n',
+    });
     expect((await json(['locks', 'list', b._id], loc)).locks).toEqual([]);
     expect((await cli(['locks', 'release', a._id, '--lock', 'CLI-L1'], loc)).stdout).toBe('lock CLI-L1 released: no company holds it now\n');
-    expect((await json(['locks', 'assign', b._id, '--lock', 'CLI-L1'], loc))).toEqual({ lock_id: 'CLI-L1', created: true });
+    expect(await json(['locks', 'assign', b._id, '--lock', 'CLI-L1'], loc)).toEqual({ lock_id: 'CLI-L1', created: true });
     expect(await cli(['locks', 'assign', a._id], loc)).toMatchObject({ code: 2, stderr: expect.stringContaining('--lock is required') });
-    expect(await cli(['locks', 'list', a._id, '--page', '0'], loc)).toMatchObject({ code: 2, stderr: expect.stringContaining('--page must be a whole number from 1') });
+    expect(await cli(['locks', 'list', a._id, '--page', '0'], loc)).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--page must be a whole number from 1'),
+    });
   });
 
   it('connects a Nuki account (its token from the environment), lists, re-syncs, refuses a wrong new token, disconnects', async () => {
@@ -166,15 +195,28 @@ describe('the CLI against a running admin-api', () => {
     await sim.put('/smartlocks/41000001', { apiToken, name: 'Cabinet 1', batteryCharge: 9, batteryCritical: true });
     const env = { NUKI_TOKEN: apiToken };
     const connected = await cli(['lock-accounts', 'connect', c._id, '--provider', 'nuki', '--name', 'Cabinets', '--api-token', 'env:NUKI_TOKEN'], env);
-    expect(connected.stdout).toMatch(/^nuki account Cabinets connected \([0-9a-f]{24}\)\nlock_id\s+name\s+battery\s+remote\s+held\nnuki:41000001\s+Cabinet 1\s+9% low\s+true\s+this company\n$/);
+    expect(connected.stdout).toMatch(
+      /^nuki account Cabinets connected \([0-9a-f]{24}\)\nlock_id\s+name\s+battery\s+remote\s+held\nnuki:41000001\s+Cabinet 1\s+9% low\s+true\s+this company\n$/,
+    );
     const [account] = await json(['lock-accounts', 'list', c._id]);
     expect(account).toMatchObject({ provider: 'nuki', label: 'Cabinets', status: 'connected', locks_found: 1 });
     expect(JSON.stringify(account)).not.toContain(apiToken);
     expect((await cli(['lock-accounts', 'sync', c._id, '--account', account._id])).stdout).toContain('nuki account Cabinets: connected, 1 lock(s)');
-    expect(await cli(['lock-accounts', 'rotate', c._id, '--account', account._id, '--api-token', 'not-the-token-000000'])).toMatchObject({ code: 1, stderr: 'error: 400 The lock vendor (nuki) refused these credentials\n' });
-    expect(await cli(['lock-accounts', 'rotate', c._id, '--account', account._id])).toMatchObject({ code: 2, stderr: expect.stringContaining('give exactly one of --password (ttlock) or --api-token (nuki)') });
-    expect(await cli(['lock-accounts', 'connect', c._id, '--provider', 'august'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--provider must be ttlock or nuki') });
-    expect((await cli(['lock-accounts', 'disconnect', c._id, '--account', account._id])).stdout).toBe('nuki account Cabinets disconnected: 1 lock(s) released, 0 unbound\n');
+    expect(await cli(['lock-accounts', 'rotate', c._id, '--account', account._id, '--api-token', 'not-the-token-000000'])).toMatchObject({
+      code: 1,
+      stderr: 'error: 400 The lock vendor (nuki) refused these credentials\n',
+    });
+    expect(await cli(['lock-accounts', 'rotate', c._id, '--account', account._id])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('give exactly one of --password (ttlock) or --api-token (nuki)'),
+    });
+    expect(await cli(['lock-accounts', 'connect', c._id, '--provider', 'august'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--provider must be ttlock or nuki'),
+    });
+    expect((await cli(['lock-accounts', 'disconnect', c._id, '--account', account._id])).stdout).toBe(
+      'nuki account Cabinets disconnected: 1 lock(s) released, 0 unbound\n',
+    );
     expect(await json(['lock-accounts', 'list', c._id])).toEqual([]);
   });
 
@@ -195,9 +237,18 @@ describe('the CLI against a running admin-api', () => {
     expect(expires).toBeGreaterThanOrEqual(before + 899_000);
     expect(expires).toBeLessThanOrEqual(Date.now() + 901_000);
 
-    expect(await cli(['portal', 'on-call-link'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--issued-to (no $USER to default to) is required') });
-    expect(await cli(['portal', 'on-call-link', '--issued-to', 'x', '--expires-in', 'soon'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--expires-in must be a number of seconds') });
-    expect(await cli(['portal', 'on-call-link', 'some-company'])).toMatchObject({ code: 2, stderr: expect.stringContaining('unexpected argument some-company') });
+    expect(await cli(['portal', 'on-call-link'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--issued-to (no $USER to default to) is required'),
+    });
+    expect(await cli(['portal', 'on-call-link', '--issued-to', 'x', '--expires-in', 'soon'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--expires-in must be a number of seconds'),
+    });
+    expect(await cli(['portal', 'on-call-link', 'some-company'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('unexpected argument some-company'),
+    });
   });
 
   it('says what is wrong: usage (exit 2), API refusals (exit 1), unreachable server (exit 1)', async () => {

@@ -221,13 +221,18 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
       return { data: c, text: endpointText(c) };
     }
     case 'callback set': {
-      const c = await call(api.PUT('/admin/v1/companies/{companyId}/callback', { params: company(), body: { url: req(v.url, '--url'), auth: callbackAuth(v, secret) } }));
+      const c = await call(
+        api.PUT('/admin/v1/companies/{companyId}/callback', { params: company(), body: { url: req(v.url, '--url'), auth: callbackAuth(v, secret) } }),
+      );
       const secretLine = c.secret ? `\n  signing secret (shown this once: store it now)  ${c.secret}` : '';
       return { data: c, text: `callback endpoint set\n${endpointText(c)}${secretLine}` };
     }
     case 'callback rotate-secret': {
       const r = await call(api.POST('/admin/v1/companies/{companyId}/callback/rotate-secret', { params: company() }));
-      return { data: r, text: `new signing secret (shown this once: store it now)  ${r.secret}\nthe previous secret stays valid until ${r.previous_valid_until}` };
+      return {
+        data: r,
+        text: `new signing secret (shown this once: store it now)  ${r.secret}\nthe previous secret stays valid until ${r.previous_valid_until}`,
+      };
     }
     case 'callback republish': {
       const r = await call(api.POST('/admin/v1/callback-endpoints/republish'));
@@ -236,7 +241,11 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
     case 'portal link': {
       const body: PortalLink = { ...expiresIn(v) };
       // The admin API refuses an unknown capability (400, naming it): no second list of them here.
-      if (v.capabilities) body.capabilities = v.capabilities.split(',').map((c) => c.trim()).filter(Boolean) as PortalLink['capabilities'];
+      if (v.capabilities)
+        body.capabilities = v.capabilities
+          .split(',')
+          .map((c) => c.trim())
+          .filter(Boolean) as PortalLink['capabilities'];
       if (v['issued-to']) body.issued_to = v['issued-to'];
       return linkResult(ctx, await call(api.POST('/admin/v1/companies/{companyId}/portal-links', { params: company(), body })));
     }
@@ -248,7 +257,13 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
     }
     case 'portal sessions': {
       const list = await call(api.GET('/admin/v1/companies/{companyId}/portal-sessions', { params: company() }));
-      return { data: list, text: table(list.map((r) => ({ ...r, capabilities: r.capabilities.join(',') })), ['_id', 'capabilities', 'issued_to', 'created_at', 'expires_at', 'revoked_at']) };
+      return {
+        data: list,
+        text: table(
+          list.map((r) => ({ ...r, capabilities: r.capabilities.join(',') })),
+          ['_id', 'capabilities', 'issued_to', 'created_at', 'expires_at', 'revoked_at'],
+        ),
+      };
     }
     case 'portal revoke-session': {
       const r = await call(api.POST('/admin/v1/portal-sessions/{sessionId}/revoke', { params: { path: { sessionId: req(arg, '<sessionId>') } } }));
@@ -273,12 +288,16 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
     }
     case 'locks assign': {
       const lockId = req(v.lock, '--lock');
-      const r = await call(api.PUT('/admin/v1/companies/{companyId}/locks/{lockId}/owner', { params: { path: { companyId: req(arg, '<companyId>'), lockId } } }));
+      const r = await call(
+        api.PUT('/admin/v1/companies/{companyId}/locks/{lockId}/owner', { params: { path: { companyId: req(arg, '<companyId>'), lockId } } }),
+      );
       return { data: r.data, text: r.data.created ? `lock ${lockId} assigned to company ${arg}` : `lock ${lockId} was company ${arg}'s already` };
     }
     case 'locks release': {
       const lockId = req(v.lock, '--lock');
-      const r = await call(api.DELETE('/admin/v1/companies/{companyId}/locks/{lockId}/owner', { params: { path: { companyId: req(arg, '<companyId>'), lockId } } }));
+      const r = await call(
+        api.DELETE('/admin/v1/companies/{companyId}/locks/{lockId}/owner', { params: { path: { companyId: req(arg, '<companyId>'), lockId } } }),
+      );
       return { data: r.data, text: `lock ${r.data.lock_id} released: no company holds it now` };
     }
     case 'lock-accounts list': {
@@ -307,8 +326,13 @@ async function dispatch(client: AdminClient, pos: string[], v: Values, secret: (
       return { data: r, text: `new secret accepted\n${syncedText(r)}` };
     }
     case 'lock-accounts disconnect': {
-      const r = await call(api.DELETE('/admin/v1/companies/{companyId}/lock-accounts/{accountId}', { params: { ...accountPath(), query: v.unbind ? { unbind: 'true' } : {} } }));
-      return { data: r, text: `${r.account.provider} account ${r.account.label} disconnected: ${r.released.length} lock(s) released, ${r.unbound.length} unbound` };
+      const r = await call(
+        api.DELETE('/admin/v1/companies/{companyId}/lock-accounts/{accountId}', { params: { ...accountPath(), query: v.unbind ? { unbind: 'true' } : {} } }),
+      );
+      return {
+        data: r,
+        text: `${r.account.provider} account ${r.account.label} disconnected: ${r.released.length} lock(s) released, ${r.unbound.length} unbound`,
+      };
     }
     default:
       throw new UsageError(`unknown command: ${pos.join(' ')}`);
@@ -322,7 +346,10 @@ function expiresIn(v: Values): { expires_in_seconds?: number } {
 }
 
 /** A portal link as issued: its URL on the base URL, shown once. */
-function linkResult(ctx: Context, l: { path: string; capabilities: string[]; issued_to?: string | null; expires_at: string; session_ttl_seconds: number }): Result {
+function linkResult(
+  ctx: Context,
+  l: { path: string; capabilities: string[]; issued_to?: string | null; expires_at: string; session_ttl_seconds: number },
+): Result {
   const url = `${ctx.baseUrl.replace(/\/+$/, '')}${l.path}`;
   const issuedTo = l.issued_to ? `\n  issued to     ${l.issued_to}` : '';
   return {
@@ -338,7 +365,11 @@ type SyncedAccount = ApiPaths['/admin/v1/companies/{companyId}/lock-accounts/{ac
 
 /** The locks found in an account: a lock another company holds is said so (and not the company's). */
 function lockRows(locks: FoundLocks): string {
-  const rows = locks.map((l) => ({ ...l, battery: l.battery ? `${l.battery.percent ?? '?'}%${l.battery.low ? ' low' : ''}` : '-', held: l.held_elsewhere ? 'another company' : 'this company' }));
+  const rows = locks.map((l) => ({
+    ...l,
+    battery: l.battery ? `${l.battery.percent ?? '?'}%${l.battery.low ? ' low' : ''}` : '-',
+    held: l.held_elsewhere ? 'another company' : 'this company',
+  }));
   return table(rows, ['lock_id', 'name', 'battery', 'remote', 'held']);
 }
 
@@ -383,6 +414,10 @@ function table(rows: Row[], columns: string[]): string {
   if (rows.length === 0) return '(none)';
   const cells = rows.map((r) => columns.map((c) => when(r[c])));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)));
-  const line = (vals: string[]) => vals.map((val, i) => val.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (vals: string[]) =>
+    vals
+      .map((val, i) => val.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(columns), ...cells.map(line)].join('\n');
 }

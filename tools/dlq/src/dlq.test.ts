@@ -45,7 +45,12 @@ describe('tools/dlq against a real broker and database', () => {
   async function deadLetter(company: string, ref: string): Promise<string> {
     const before = await depth();
     const event_id = randomUUID();
-    await worker.publish(EXCHANGES.bookingEvents.name, 'booking.create', { event_id, company_id: company, reference_id: ref }, { messageId: event_id, correlationId: `corr-${ref}`, headers: { 'x-event-id': event_id } });
+    await worker.publish(
+      EXCHANGES.bookingEvents.name,
+      'booking.create',
+      { event_id, company_id: company, reference_id: ref },
+      { messageId: event_id, correlationId: `corr-${ref}`, headers: { 'x-event-id': event_id } },
+    );
     await waitFor(async () => (await depth()) === before + 1, { what: `${ref} dead-lettered` });
     return event_id;
   }
@@ -71,7 +76,13 @@ describe('tools/dlq against a real broker and database', () => {
     const tap = await ch.assertQueue('', { exclusive: true });
     await ch.bindQueue(tap.queue, EXCHANGES.eventStatus.name, 'status.#');
     await ch.consume(tap.queue, (m) => m && statuses.push(JSON.parse(m.content.toString())), { noAck: true });
-    for (const [company, ref] of [['hotel-1', 'R-1'], ['hotel-1', 'R-2'], ['hotel-2', 'R-3'], ['hotel-2', 'R-4']]) ids[ref] = await deadLetter(company, ref);
+    for (const [company, ref] of [
+      ['hotel-1', 'R-1'],
+      ['hotel-1', 'R-2'],
+      ['hotel-2', 'R-3'],
+      ['hotel-2', 'R-4'],
+    ])
+      ids[ref] = await deadLetter(company, ref);
   });
   afterAll(async () => {
     await worker?.close(0);
@@ -82,7 +93,14 @@ describe('tools/dlq against a real broker and database', () => {
 
   it('queues: every dead-letter queue with its depth and oldest age (text and --json)', async () => {
     const queues = await json('queues');
-    expect(queues).toContainEqual({ queue: WORK, dead_letter_queue: DLQ, declared: true, depth: 4, oldest_dead_lettered_at: expect.any(String), oldest_age_seconds: expect.any(Number) });
+    expect(queues).toContainEqual({
+      queue: WORK,
+      dead_letter_queue: DLQ,
+      declared: true,
+      depth: 4,
+      oldest_dead_lettered_at: expect.any(String),
+      oldest_age_seconds: expect.any(Number),
+    });
     const text = await dlq('queues');
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(new RegExp(`^${DLQ.replace(/\./g, '\\.')}\\s+4\\s+\\d+s$`, 'm'));
@@ -96,7 +114,9 @@ describe('tools/dlq against a real broker and database', () => {
       ['R-3', 'lock offline (errcode -3002)', 3],
       ['R-4', 'lock offline (errcode -3002)', 3],
     ]);
-    expect((await json('list', DLQ, '--reference', 'R-2', '--reason', 'OFFLINE', '--newer-than', '1h')).messages.map((m: { event_id: string }) => m.event_id)).toEqual([ids['R-2']]);
+    expect(
+      (await json('list', DLQ, '--reference', 'R-2', '--reason', 'OFFLINE', '--newer-than', '1h')).messages.map((m: { event_id: string }) => m.event_id),
+    ).toEqual([ids['R-2']]);
     expect((await json('list', WORK, '--older-than', '1h')).matched).toBe(0);
 
     const text = await dlq('list', WORK, '--company', 'hotel-1');
@@ -127,24 +147,31 @@ describe('tools/dlq against a real broker and database', () => {
     expect(set.code).toBe(0);
     expect(JSON.parse(set.stdout)).toMatchObject({ matched: 2, replayed: 2, statuses_queued: 2, remaining: 1, message_ids: [ids['R-3'], ids['R-4']] });
     // not a terminal: one progress line per batch, the bar filling up
-    expect(set.stderr.split('\n').filter((l) => l.startsWith('replaying'))).toEqual([
-      `replaying [${'.'.repeat(30)}] 0/2`,
-      `replaying [${'#'.repeat(30)}] 2/2`,
-    ]);
+    expect(set.stderr.split('\n').filter((l) => l.startsWith('replaying'))).toEqual([`replaying [${'.'.repeat(30)}] 0/2`, `replaying [${'#'.repeat(30)}] 2/2`]);
     await waitFor(() => ['R-3', 'R-4'].every((r) => handled.some((h) => h.event_id === ids[r] && h.retryCount === 0)), { what: 'R-3 and R-4 handled' });
     expect((await json('list', WORK)).messages.map((m: { reference_id: string }) => m.reference_id)).toEqual(['R-1']);
   });
 
-  it('purge: only with --yes-purge and the dead-letter queue\'s name; history and show list what was done, by whom', async () => {
+  it("purge: only with --yes-purge and the dead-letter queue's name; history and show list what was done, by whom", async () => {
     expect(await dlq('purge', WORK)).toMatchObject({ code: 2, stderr: `confirm must be "${DLQ}" to purge it\n` });
     expect(await dlq('purge', WORK, '--yes-purge', WORK)).toMatchObject({ code: 2 });
     expect(await depth()).toBe(1);
     const purged = await dlq('purge', WORK, '--yes-purge', DLQ, '--operator', 'alice');
-    expect(purged).toMatchObject({ code: 0, stdout: expect.stringMatching(new RegExp(`^purged 1 message\\(s\\) from ${DLQ.replace(/\./g, '\\.')}; recorded as operation [0-9a-f]{24}\\n$`)) });
+    expect(purged).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(new RegExp(`^purged 1 message\\(s\\) from ${DLQ.replace(/\./g, '\\.')}; recorded as operation [0-9a-f]{24}\\n$`)),
+    });
     expect(await depth()).toBe(0);
 
     const history = await json('history');
-    expect(history.map((o: { action: string; operator: string; via: string; counts: { replayed: number; purged: number } }) => [o.action, o.operator, o.via, o.counts.replayed + o.counts.purged])).toEqual([
+    expect(
+      history.map((o: { action: string; operator: string; via: string; counts: { replayed: number; purged: number } }) => [
+        o.action,
+        o.operator,
+        o.via,
+        o.counts.replayed + o.counts.purged,
+      ]),
+    ).toEqual([
       ['purge', 'alice', 'cli', 1],
       ['replay', 'night on-call', 'cli', 2],
       ['replay', 'night on-call', 'cli', 1],

@@ -56,7 +56,11 @@ function setting(env: NodeJS.ProcessEnv, name: string, fallback: string, infraEn
     const line = readFileSync(infraEnvFile, 'utf8')
       .split('\n')
       .find((l) => l.startsWith(`${name}=`));
-    if (line) return line.slice(name.length + 1).trim().replace(/^["']|["']$/g, '');
+    if (line)
+      return line
+        .slice(name.length + 1)
+        .trim()
+        .replace(/^["']|["']$/g, '');
   }
   return fallback;
 }
@@ -87,8 +91,16 @@ const positiveInt = (value: string | undefined, name: string, max: number): numb
 
 const ago = (seconds: number | null) => {
   if (seconds === null) return '-';
-  const units: [number, string][] = [[86_400, 'd'], [3600, 'h'], [60, 'm'], [1, 's']];
-  const parts = units.filter(([u]) => seconds >= u).slice(0, 2).map(([u, s], i, all) => `${i === 0 ? Math.floor(seconds / u) : Math.floor((seconds % all[0][0]) / u)}${s}`);
+  const units: [number, string][] = [
+    [86_400, 'd'],
+    [3600, 'h'],
+    [60, 'm'],
+    [1, 's'],
+  ];
+  const parts = units
+    .filter(([u]) => seconds >= u)
+    .slice(0, 2)
+    .map(([u, s], i, all) => `${i === 0 ? Math.floor(seconds / u) : Math.floor((seconds % all[0][0]) / u)}${s}`);
   return parts.length ? parts.join(' ') : '0s';
 };
 
@@ -155,7 +167,12 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promi
         if (!db) {
           // Errors only, on stderr (stdout is the answer): an unreachable database fails the command with its reason.
           const logger = winston.createLogger({ level: 'error', transports: [new winston.transports.Stream({ stream: process.stderr })] });
-          db = await connectDb({ url: setting(env, 'MONGO_URL', 'mongodb://127.0.0.1:27017'), dbName: env.MONGO_DB || 'smartlock_identity', logger, connectTimeoutMs: 5000 });
+          db = await connectDb({
+            url: setting(env, 'MONGO_URL', 'mongodb://127.0.0.1:27017'),
+            dbName: env.MONGO_DB || 'smartlock_identity',
+            logger,
+            connectTimeoutMs: 5000,
+          });
           await ensureIndexes([operationModel(db)]);
         }
         return db;
@@ -169,14 +186,17 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promi
         print(queues, () => {
           const w = Math.max(...queues.map((q) => q.dead_letter_queue.length));
           io.out(`${'DEAD-LETTER QUEUE'.padEnd(w)}  ${'DEPTH'.padStart(6)}  OLDEST`);
-          for (const q of queues) io.out(`${q.dead_letter_queue.padEnd(w)}  ${String(q.depth).padStart(6)}  ${q.declared ? ago(q.oldest_age_seconds) : '(not declared yet)'}`);
+          for (const q of queues)
+            io.out(`${q.dead_letter_queue.padEnd(w)}  ${String(q.depth).padStart(6)}  ${q.declared ? ago(q.oldest_age_seconds) : '(not declared yet)'}`);
         });
         return 0;
       }
       case 'list': {
         const listing = await dl.list(arg, filter, positiveInt(o.limit, 'limit', 10_000));
         print(listing, () => {
-          io.out(`${listing.matched} message(s) in ${listing.dead_letter_queue}${listing.matched === listing.depth ? '' : ` match (of ${listing.depth})`}${listing.messages.length < listing.matched ? `, the first ${listing.messages.length} shown` : ''}`);
+          io.out(
+            `${listing.matched} message(s) in ${listing.dead_letter_queue}${listing.matched === listing.depth ? '' : ` match (of ${listing.depth})`}${listing.messages.length < listing.matched ? `, the first ${listing.messages.length} shown` : ''}`,
+          );
           for (const d of listing.messages) io.out(describeMessage(d));
         });
         return 0;
@@ -189,7 +209,9 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promi
           return 1;
         }
         print(result, () => {
-          io.out(`replayed ${result.replayed} message(s) from ${result.dead_letter_queue} to ${result.queue}${result.replayed ? `: ${result.message_ids.join(', ')}${result.message_ids_truncated ? ', …' : ''}` : ''}`);
+          io.out(
+            `replayed ${result.replayed} message(s) from ${result.dead_letter_queue} to ${result.queue}${result.replayed ? `: ${result.message_ids.join(', ')}${result.message_ids_truncated ? ', …' : ''}` : ''}`,
+          );
           if (result.statuses_queued) io.out(`${result.statuses_queued} booking event(s) set back to QUEUED`);
           if (result.not_found_ids.length) io.out(`not found: ${result.not_found_ids.join(', ')}`);
           io.out(`${result.remaining} left in ${result.dead_letter_queue}; recorded as operation ${result.operation_id}`);
@@ -203,7 +225,12 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promi
       }
       case 'history': {
         if (o.action !== undefined && o.action !== 'replay' && o.action !== 'purge') throw new UsageError('--action must be replay or purge');
-        const ops = await dl.operations({ queue: o.queue, action: o.action, limit: positiveInt(o.limit, 'limit', 1000), page: positiveInt(o.page, 'page', 1_000_000) });
+        const ops = await dl.operations({
+          queue: o.queue,
+          action: o.action,
+          limit: positiveInt(o.limit, 'limit', 1000),
+          page: positiveInt(o.page, 'page', 1_000_000),
+        });
         print(ops, () => {
           if (!ops.length) io.out('no replay or purge recorded');
           for (const op of ops) io.out(describeOperation(op));

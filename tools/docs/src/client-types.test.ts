@@ -12,7 +12,9 @@ describe("libs/client's generated types", () => {
   }, 60_000);
 
   it('are what the current OpenAPI documents generate (else: npm run build && npm run docs -- client)', async () => {
-    const run = await exec(process.execPath, ['dist/tools/docs.js', '--check', 'client'], { cwd: ROOT }).catch((err: { code: number; stdout: string; stderr: string }) => err);
+    const run = await exec(process.execPath, ['dist/tools/docs.js', '--check', 'client'], { cwd: ROOT }).catch(
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
     expect({ code: 'code' in run ? run.code : 0, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     expect(run.stdout).toContain('libs/client/src/generated/api-host.ts is current');
     expect(run.stdout).toContain('libs/client/src/generated/ingest-host.ts is current');

@@ -10,7 +10,9 @@ describe('docs/configuration.md', () => {
   });
 
   it('gives every variable of every schema a meaning', async () => {
-    const undescribed = variables(await loadSchemas()).filter((v) => !v.meaning).map((v) => `${v.name} (${v.apps.join(', ')})`);
+    const undescribed = variables(await loadSchemas())
+      .filter((v) => !v.meaning)
+      .map((v) => `${v.name} (${v.apps.join(', ')})`);
     expect(undescribed).toEqual([]);
   });
 

@@ -6,7 +6,7 @@ import { ERRORS_DOC, renderErrorsDoc } from './errors-doc';
 const ROOT = path.resolve(__dirname, '../../..');
 
 describe('docs/errors.md', () => {
-  it('is what the code\'s constants generate (else: npm run build && npm run docs -- errors)', async () => {
+  it("is what the code's constants generate (else: npm run build && npm run docs -- errors)", async () => {
     expect(await readFile(path.join(ROOT, ERRORS_DOC.file), 'utf8')).toBe(renderErrorsDoc());
   });
 

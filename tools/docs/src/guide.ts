@@ -93,7 +93,20 @@ const LAYOUT = {
       time_zone: 'America/New_York',
       check_in_time: '15:00',
       check_out_time: '11:00',
-      buildings: [{ name: 'Main', floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'GUIDE-101', lock_mac: 'AA:00:00:00:0C:01' }] }, { name: '102', locks: [{ lock_id: 'GUIDE-102', lock_mac: 'AA:00:00:00:0C:02' }] }] }] }],
+      buildings: [
+        {
+          name: 'Main',
+          floors: [
+            {
+              name: '1',
+              rooms: [
+                { name: '101', locks: [{ lock_id: 'GUIDE-101', lock_mac: 'AA:00:00:00:0C:01' }] },
+                { name: '102', locks: [{ lock_id: 'GUIDE-102', lock_mac: 'AA:00:00:00:0C:02' }] },
+              ],
+            },
+          ],
+        },
+      ],
     },
   ],
 };
@@ -111,7 +124,14 @@ export async function renderGuide(t: GuideTarget): Promise<string> {
   const company = await ok(admin.POST('/admin/v1/companies', { body: { name: `Guide Hotel ${new Date().toISOString().slice(0, 10)}` } }));
   const companyId = company._id;
   const params = { path: { companyId } };
-  out('## 0. Before you start: a company, its key, its layout and an ingest token', '', 'An operator does this once per customer with the admin API (or `npm run cli`, or the portal). You receive the API key and the ingest token URL, each shown once.', '', last(), '');
+  out(
+    '## 0. Before you start: a company, its key, its layout and an ingest token',
+    '',
+    'An operator does this once per customer with the admin API (or `npm run cli`, or the portal). You receive the API key and the ingest token URL, each shown once.',
+    '',
+    last(),
+    '',
+  );
   const key = await ok(admin.POST('/admin/v1/companies/{companyId}/api-keys', { params, body: { name: 'pms' } }));
   secrets[key.key] = '<API key>';
   out(last(), '');
@@ -150,7 +170,7 @@ export async function renderGuide(t: GuideTarget): Promise<string> {
   out(
     '## 2. Create a booking',
     '',
-    'POST the booking event to the ingest token\'s URL (no other credential), or to `/webhook/generic` with `apikey`, `X-Company-Id` and `X-Site-Id`. The answer is 202 with an `eventId`: provisioning runs asynchronously. The same `reference_id` and action again within 60 s answers the original `eventId` and is not processed twice.',
+    "POST the booking event to the ingest token's URL (no other credential), or to `/webhook/generic` with `apikey`, `X-Company-Id` and `X-Site-Id`. The answer is 202 with an `eventId`: provisioning runs asynchronously. The same `reference_id` and action again within 60 s answers the original `eventId` and is not processed twice.",
     '',
     "Dates are the site's time. A date alone (`\"check_in\": \"2030-03-09\"`) is the site's `check_in_time` that day in its `time_zone` (a `check_out` date its `check_out_time`), a date-time without offset (`2030-03-09T15:00:00`) the site's local time, and one with `Z` or an offset that instant. A site in `America/New_York` with the default hours that receives `2030-03-09` to `2030-03-11` opens from 15:00 EST on 9 March to 11:00 EDT on 11 March. The zone's rules apply on the nights the clocks change: a local time that does not exist (spring forward) moves forward to the first valid instant (02:30 becomes 03:00), one that occurs twice (fall back) is the earlier of the two. The operator sets a site's zone and hours in the layout (fields of the site object) or with `PATCH /admin/v1/companies/{companyId}/sites/{siteId}`; the defaults are `UTC`, `15:00` and `11:00`. Changing a site's zone or hours (the layout import, that `PATCH`, or the portal's layout page with the `layout` capability) re-times its live bookings that were sent as dates or local times; those sent as instants keep theirs. Their credentials change on the locks, `validity` follows, and an `access.provisioned` callback carries the new validity under an `eventId` of its own (`rt_…`: a re-timing, not an event you sent); the booking's timeline in the portal says why.",
     '',
@@ -163,7 +183,7 @@ export async function renderGuide(t: GuideTarget): Promise<string> {
   out(
     '## 3. Poll the event',
     '',
-    'Ask with `?wait=` (seconds, at most 30): the answer comes as soon as the status is final, `COMPLETED` (the credential exists), `FAILED` or `DEAD_LETTER` (`message` says why: see [errors.md](errors.md)), or when the wait ends with the current status; no polling loop. `GET /api/v4/bookings/{referenceId}/access?wait=` likewise answers with the booking\'s first outcome. The typed client does this in `waitForEvent` (libs/client). The answer also carries `stay`: `check_in` and `check_out` as you sent them and, once the event is COMPLETED, `resolved`, the instants they resolved to and the zone they were resolved in (`null` before; `stay` is `null` for an event without dates, a cancel or a checkout). `stay` is an addition to SPEC\'s answer.',
+    "Ask with `?wait=` (seconds, at most 30): the answer comes as soon as the status is final, `COMPLETED` (the credential exists), `FAILED` or `DEAD_LETTER` (`message` says why: see [errors.md](errors.md)), or when the wait ends with the current status; no polling loop. `GET /api/v4/bookings/{referenceId}/access?wait=` likewise answers with the booking's first outcome. The typed client does this in `waitForEvent` (libs/client). The answer also carries `stay`: `check_in` and `check_out` as you sent them and, once the event is COMPLETED, `resolved`, the instants they resolved to and the zone they were resolved in (`null` before; `stay` is `null` for an event without dates, a cancel or a checkout). `stay` is an addition to SPEC's answer.",
     '',
     last(),
     '',
@@ -175,7 +195,7 @@ export async function renderGuide(t: GuideTarget): Promise<string> {
   out(
     '## 4. Retrieve the credential',
     '',
-    'Pull it with the booking\'s `reference_id`, or receive it pushed to your callback URL (signed: verify with any [Standard Webhooks](https://www.standardwebhooks.com) library, e.g. `new Webhook(secret).verify(body, headers)` of npm `standardwebhooks`; see `examples/src/callback-receiver`) and, when the booking named the guest\'s e-mail or phone, sent to the guest. Credential values are masked here.',
+    "Pull it with the booking's `reference_id`, or receive it pushed to your callback URL (signed: verify with any [Standard Webhooks](https://www.standardwebhooks.com) library, e.g. `new Webhook(secret).verify(body, headers)` of npm `standardwebhooks`; see `examples/src/callback-receiver`) and, when the booking named the guest's e-mail or phone, sent to the guest. Credential values are masked here.",
     '',
     last(),
     '',
@@ -199,14 +219,14 @@ export async function renderGuide(t: GuideTarget): Promise<string> {
 
   // An error, as it comes
   await ingest.POST('/webhook/t/{token}', { params: { path: { token: token.token } }, body: { action: 'create', room_number: '101' } as BookingEvent });
-  out('## Errors', '', 'Every error names what is wrong, in the host\'s envelope; the whole list is in [errors.md](errors.md).', '', last(), '');
+  out('## Errors', '', "Every error names what is wrong, in the host's envelope; the whole list is in [errors.md](errors.md).", '', last(), '');
 
   return [
     '# Integration guide',
     '',
     `<!-- Generated by \`npm run docs -- guide\` (tools/docs) from real requests to a running system (\`npm start\`) on ${new Date().toISOString().slice(0, 10)}; secrets masked. Do not edit: run it again. -->`,
     '',
-    'SPEC\'s integration loop, as the running system answers it: map the locations, create a booking, poll its event, retrieve the credential. `{base_url}` is the API host (here `' +
+    "SPEC's integration loop, as the running system answers it: map the locations, create a booking, poll its event, retrieve the credential. `{base_url}` is the API host (here `" +
       new URL(t.baseUrl).host +
       '`), `{webhook_url}` the ingest host (here `' +
       new URL(t.webhookUrl).host +

@@ -22,7 +22,11 @@ const TARGETS: Record<string, GeneratedFile[]> = { client: CLIENT_TYPES, errors:
 const DEFAULT_TARGETS = ['client', 'errors', 'configuration'];
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { check: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { check: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+  });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return 0;

@@ -11,8 +11,12 @@ describe('the seed (npm start) against the running system', () => {
   let sys: System;
   const seed = async () =>
     JSON.parse(
-      (await exec(process.execPath, ['dist/tools/seed.js', '--json'], { cwd: ROOT, env: { PATH: process.env.PATH, SMARTLOCK_URL: sys.baseUrl, ADMIN_TOKEN: sys.adminToken, NUKI_API_URL: sys.simUrl } }))
-        .stdout,
+      (
+        await exec(process.execPath, ['dist/tools/seed.js', '--json'], {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH, SMARTLOCK_URL: sys.baseUrl, ADMIN_TOKEN: sys.adminToken, NUKI_API_URL: sys.simUrl },
+        })
+      ).stdout,
     );
 
   beforeAll(async () => {
@@ -48,7 +52,13 @@ describe('the seed (npm start) against the running system', () => {
     ]);
     const locks = (await axios.get(`${sys.baseUrl}/admin/v1/companies/${first.company._id}/locks`, admin)).data.data.locks as { lock_id: string }[];
     expect(locks.find((l) => l.lock_id === 'nuki:9010105')).toEqual(
-      expect.objectContaining({ provider: 'nuki', account_id: first.nuki.account_id, name: 'Room 105 door', source: 'account', bound_to: expect.objectContaining({ level: 'room', name: '105' }) }),
+      expect.objectContaining({
+        provider: 'nuki',
+        account_id: first.nuki.account_id,
+        name: 'Room 105 door',
+        source: 'account',
+        bound_to: expect.objectContaining({ level: 'room', name: '105' }),
+      }),
     );
     // Issue 51: the demo locks' MAC addresses were `DE:M0:00:00:-1:01`; each is six hex octets, distinct.
     const snapshot = JSON.stringify((await axios.get(`${sys.baseUrl}/admin/v1/companies/${first.company._id}/snapshot`, admin)).data);
@@ -94,13 +104,24 @@ describe('the seed (npm start) against the running system', () => {
     );
     expect(done).toMatchObject({ status: 'COMPLETED', message: null });
     const v4 = (await axios.get(`${sys.baseUrl}/api/v4/bookings/DEMO-105/access`, { headers: { apikey: second.apiKey.key } })).data.data;
-    expect(v4.credentials).toEqual([expect.objectContaining({ type: 'PASSCODE', lock: expect.objectContaining({ lockId: 'nuki:9010105' }), passcode: expect.stringMatching(/^(?!12)[1-9]{6}$/) })]);
+    expect(v4.credentials).toEqual([
+      expect.objectContaining({
+        type: 'PASSCODE',
+        lock: expect.objectContaining({ lockId: 'nuki:9010105' }),
+        passcode: expect.stringMatching(/^(?!12)[1-9]{6}$/),
+      }),
+    ]);
   });
 
   it('fails with a clear message (exit 1) when the admin API refuses or is unreachable', async () => {
     const run = (env: Record<string, string>) =>
-      exec(process.execPath, ['dist/tools/seed.js'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env } }).catch((e) => e as { code: number; stderr: string });
-    expect(await run({ SMARTLOCK_URL: sys.baseUrl, ADMIN_TOKEN: 'wrong-token-12345' })).toMatchObject({ code: 1, stderr: expect.stringContaining('answered 401') });
+      exec(process.execPath, ['dist/tools/seed.js'], { cwd: ROOT, env: { PATH: process.env.PATH, ...env } }).catch(
+        (e) => e as { code: number; stderr: string },
+      );
+    expect(await run({ SMARTLOCK_URL: sys.baseUrl, ADMIN_TOKEN: 'wrong-token-12345' })).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('answered 401'),
+    });
     expect(await run({ SMARTLOCK_URL: 'http://127.0.0.1:1' })).toMatchObject({ code: 1, stderr: expect.stringContaining('cannot reach the admin API') });
   });
 });

@@ -35,10 +35,18 @@ const DEMO_LAYOUT = {
           name: 'Main',
           floors: [
             // 101-104 on the operator's TTLock account; 105's door is the company's own Nuki lock.
-            { name: '1', rooms: [...['101', '102', '103', '104'].map((n) => ({ name: n, locks: [lock(`DEMO-${n}`)] })), { name: '105', locks: [{ ...lock(DEMO_NUKI_LOCK), name: DEMO_NUKI.lockName }] }] },
+            {
+              name: '1',
+              rooms: [
+                ...['101', '102', '103', '104'].map((n) => ({ name: n, locks: [lock(`DEMO-${n}`)] })),
+                { name: '105', locks: [{ ...lock(DEMO_NUKI_LOCK), name: DEMO_NUKI.lockName }] },
+              ],
+            },
             {
               name: '2',
-              rooms: [{ name: '201', locks: [lock('DEMO-0201')], beds: ['A', 'B'].map((b) => ({ name: b, locks: [lock(`DEMO-201${b === 'A' ? '1' : '2'}`)] })) }],
+              rooms: [
+                { name: '201', locks: [lock('DEMO-0201')], beds: ['A', 'B'].map((b) => ({ name: b, locks: [lock(`DEMO-201${b === 'A' ? '1' : '2'}`)] })) },
+              ],
             },
           ],
         },
@@ -63,7 +71,11 @@ async function demoNukiAccount(http: AxiosInstance, simulatorUrl: string, compan
   const sim = axios.create({ baseURL: `${simulatorUrl.replace(/\/+$/, '')}/sim/nuki`, timeout: 15_000 });
   await sim.post('/accounts', { apiToken: DEMO_NUKI.apiToken, name: DEMO_NUKI.name }, { validateStatus: (s) => s === 201 || s === 400 });
   await sim.put(`/smartlocks/${DEMO_NUKI.smartlockId}`, { apiToken: DEMO_NUKI.apiToken, name: DEMO_NUKI.lockName });
-  const connected = await http.post(`/admin/v1/companies/${company}/lock-accounts`, { provider: 'nuki', api_token: DEMO_NUKI.apiToken, name: DEMO_NUKI.name }, { validateStatus: (s) => s === 201 || s === 409 });
+  const connected = await http.post(
+    `/admin/v1/companies/${company}/lock-accounts`,
+    { provider: 'nuki', api_token: DEMO_NUKI.apiToken, name: DEMO_NUKI.name },
+    { validateStatus: (s) => s === 201 || s === 409 },
+  );
   if (connected.status === 201) return connected.data.account._id;
   const accounts = (await http.get<{ _id: string; provider: string; label: string }[]>(`/admin/v1/companies/${company}/lock-accounts`)).data;
   const account = accounts.find((a) => a.provider === 'nuki' && a.label === DEMO_NUKI.name);
@@ -93,7 +105,10 @@ export async function seed(opts: SeedOptions): Promise<SeedResult> {
   const nukiAccount = await demoNukiAccount(http, opts.simulatorUrl, company._id);
   await http.put(`/admin/v1/companies/${company._id}/layout`, DEMO_LAYOUT);
   const apiKey = (await http.post(`/admin/v1/companies/${company._id}/api-keys`, { name: `demo (seeded ${new Date().toISOString()})` })).data;
-  const sites = (await http.get('/api/v4/location/sites', { headers: { apikey: apiKey.key, Authorization: undefined } })).data.data.sites as { _id: string; name: string }[];
+  const sites = (await http.get('/api/v4/location/sites', { headers: { apikey: apiKey.key, Authorization: undefined } })).data.data.sites as {
+    _id: string;
+    name: string;
+  }[];
   const site = sites.find((x) => x.name === 'Demo Site');
   if (!site) throw new Error('the demo layout was imported but its site is not listed');
   const ingestToken = (await http.post(`/admin/v1/companies/${company._id}/ingest-tokens`, { site_id: site._id, provider: 'direct' })).data;

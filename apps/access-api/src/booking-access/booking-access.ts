@@ -72,7 +72,9 @@ function accessHistory(entries: AccessLogDoc[], hide: boolean) {
       sequence: e.sequence,
       occurred_at: e.occurred_at.toISOString(),
       reason: e.reason,
-      credentials: e.credentials.map(show).map((c) => ({ type: c.type, lock: lockOf(c), place: placeOf(c), valid_from: c.validFrom ?? null, valid_to: c.validTo ?? null, ...typeFields(c) })),
+      credentials: e.credentials
+        .map(show)
+        .map((c) => ({ type: c.type, lock: lockOf(c), place: placeOf(c), valid_from: c.validFrom ?? null, valid_to: c.validTo ?? null, ...typeFields(c) })),
     }));
 }
 
@@ -85,7 +87,17 @@ function lockOperations(entries: AccessLogDoc[]) {
   for (const e of entries) for (const op of e.operations ?? []) byId.set(op.id, op); // none on entries logged before operations were
   return [...byId.values()]
     .sort((a, b) => a.at.localeCompare(b.at))
-    .map((op) => ({ id: op.id, at: op.at, action: op.action, type: op.type, lock_id: op.lockId, outcome: op.outcome, errcode: op.errcode, message: op.message, latency_ms: op.latency_ms }));
+    .map((op) => ({
+      id: op.id,
+      at: op.at,
+      action: op.action,
+      type: op.type,
+      lock_id: op.lockId,
+      outcome: op.outcome,
+      errcode: op.errcode,
+      message: op.message,
+      latency_ms: op.latency_ms,
+    }));
 }
 
 export const ACCESS_ROUTE = '/api/v4/bookings/:referenceId/access';
@@ -134,7 +146,13 @@ export function bookingAccessRoutes(deps: { log: AccessLog; apiKey: RequestHandl
       const view = foldAccess(referenceId, entries);
       if (!view) throw notFound(`Booking ${referenceId} not found`);
       const hide = !hasCapability(req, 'credentials');
-      res.json(ok('Booking access retrieved', SuccessCodes.BOOKING_ACCESS_RETRIEVED, { ...accessData(view, hide), masked: hide, history: accessHistory(entries, hide) }));
+      res.json(
+        ok('Booking access retrieved', SuccessCodes.BOOKING_ACCESS_RETRIEVED, {
+          ...accessData(view, hide),
+          masked: hide,
+          history: accessHistory(entries, hide),
+        }),
+      );
     }),
   );
 
@@ -148,7 +166,9 @@ export function bookingAccessRoutes(deps: { log: AccessLog; apiKey: RequestHandl
       const referenceId = referenceParam(req.params.referenceId, 'referenceId');
       const entries = await accessEntries(deps.log, { companyId: companyOf(req), referenceId });
       if (!entries.length) throw notFound(`Booking ${referenceId} not found`);
-      res.json(ok('Lock-cloud operations retrieved', SuccessCodes.LOCK_CLOUD_OPERATIONS_RETRIEVED, { reference_id: referenceId, operations: lockOperations(entries) }));
+      res.json(
+        ok('Lock-cloud operations retrieved', SuccessCodes.LOCK_CLOUD_OPERATIONS_RETRIEVED, { reference_id: referenceId, operations: lockOperations(entries) }),
+      );
     }),
   );
   return router;

@@ -10,7 +10,7 @@ import { accessEvent, credential, ref } from '../test-support/factories';
  * /portal/api/bookings/:ref/access here): what v4 says and what happened, in order; the secrets only
  * for a session with `credentials`.
  */
-describe('access-api: a booking\'s access in the portal', () => {
+describe("access-api: a booking's access in the portal", () => {
   let h: Harness;
   beforeAll(async () => {
     h = await startHarness('access_portal');
@@ -19,7 +19,8 @@ describe('access-api: a booking\'s access in the portal', () => {
     await h?.stop();
   });
 
-  const publish = (msg: AccessEventMessage) => h.publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+  const publish = (msg: AccessEventMessage) =>
+    h.publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
   const read = (reference: string, headers: Record<string, string>) =>
     axios.get(`${h.app.url}/portal/api/bookings/${encodeURIComponent(reference)}/access`, { headers, validateStatus: () => true });
 
@@ -31,14 +32,20 @@ describe('access-api: a booking\'s access in the portal', () => {
     await publish(accessEvent(h.a.id, reference, 'access.revoked', { sequence: 2, credentials: [issued[1]], occurred_at: revokedAt }));
 
     const viewer = await h.portalSession(h.a, ['view']);
-    const masked = await until(async () => {
-      const r = await read(reference, viewer);
-      return r.data.data?.revoked?.length === 1 ? r : undefined;
-    }, { what: 'the revocation applied' });
+    const masked = await until(
+      async () => {
+        const r = await read(reference, viewer);
+        return r.data.data?.revoked?.length === 1 ? r : undefined;
+      },
+      { what: 'the revocation applied' },
+    );
     expect(masked.status).toBe(200);
     const data = masked.data.data;
     expect(data).toMatchObject({ reference_id: reference, status: 'active', masked: true });
-    expect(data.credentials).toEqual([expect.objectContaining({ type: 'EKEY', keyId: 7001, lockData: null }), expect.objectContaining({ type: 'CARD', card_id: null, cardId: 99 })]);
+    expect(data.credentials).toEqual([
+      expect.objectContaining({ type: 'EKEY', keyId: 7001, lockData: null }),
+      expect.objectContaining({ type: 'CARD', card_id: null, cardId: 99 }),
+    ]);
     expect(data.revoked).toEqual([expect.objectContaining({ type: 'PASSCODE', revoked_at: revokedAt })]);
     expect(data.history.map((e: { kind: string; sequence: number }) => [e.kind, e.sequence])).toEqual([
       ['access.provisioned', 1],
@@ -57,7 +64,7 @@ describe('access-api: a booking\'s access in the portal', () => {
     expect(trusted.data.data.history[0].credentials[1]).toMatchObject({ passcode: '482913' });
   });
 
-  it('lists a booking\'s lock-cloud operations once each, oldest first, with their outcome; another company\'s session gets a 404', async () => {
+  it("lists a booking's lock-cloud operations once each, oldest first, with their outcome; another company's session gets a 404", async () => {
     const reference = ref('OPS');
     const op = (id: string, at: string, over: Partial<LockCloudOperation> = {}): LockCloudOperation => ({
       id,
@@ -71,7 +78,13 @@ describe('access-api: a booking\'s access in the portal', () => {
       latency_ms: 120,
       ...over,
     });
-    const failedAdd = op('op-1', '2026-11-25T10:00:00.000Z', { type: 'PASSCODE', outcome: 'error', errcode: -3008, message: 'lock cloud /v3/keyboardPwd/add: errcode -3008: gateway offline', latency_ms: 340 });
+    const failedAdd = op('op-1', '2026-11-25T10:00:00.000Z', {
+      type: 'PASSCODE',
+      outcome: 'error',
+      errcode: -3008,
+      message: 'lock cloud /v3/keyboardPwd/add: errcode -3008: gateway offline',
+      latency_ms: 340,
+    });
     const add = op('op-2', '2026-11-25T10:00:05.000Z');
     const del = op('op-3', '2026-11-25T11:00:00.000Z', { action: 'delete' });
     // Each access event repeats the booking's earlier operations: the answer keeps each once.
@@ -81,33 +94,59 @@ describe('access-api: a booking\'s access in the portal', () => {
     const readOps = (headers: Record<string, string>) =>
       axios.get(`${h.app.url}/portal/api/bookings/${encodeURIComponent(reference)}/lock-operations`, { headers, validateStatus: () => true });
     const mine = await h.portalSession(h.a, ['view']);
-    const answer = await until(async () => {
-      const r = await readOps(mine);
-      return r.data.data?.operations?.length === 3 ? r : undefined;
-    }, { what: 'both access events recorded' });
+    const answer = await until(
+      async () => {
+        const r = await readOps(mine);
+        return r.data.data?.operations?.length === 3 ? r : undefined;
+      },
+      { what: 'both access events recorded' },
+    );
     expect(answer.status).toBe(200);
     expect(answer.data).toMatchObject({ code: 7023, data: { reference_id: reference } });
     expect(answer.data.data.operations).toEqual([
-      { id: 'op-1', at: failedAdd.at, action: 'add', type: 'PASSCODE', lock_id: 'lock-101', outcome: 'error', errcode: -3008, message: failedAdd.message, latency_ms: 340 },
+      {
+        id: 'op-1',
+        at: failedAdd.at,
+        action: 'add',
+        type: 'PASSCODE',
+        lock_id: 'lock-101',
+        outcome: 'error',
+        errcode: -3008,
+        message: failedAdd.message,
+        latency_ms: 340,
+      },
       { id: 'op-2', at: add.at, action: 'add', type: 'EKEY', lock_id: 'lock-101', outcome: 'ok', errcode: null, message: null, latency_ms: 120 },
       { id: 'op-3', at: del.at, action: 'delete', type: 'EKEY', lock_id: 'lock-101', outcome: 'ok', errcode: null, message: null, latency_ms: 120 },
     ]);
     expect(JSON.stringify(answer.data)).not.toMatch(/LOCKDATA|482913|CARD-0042/);
 
-    expect(await readOps(await h.portalSession(h.b, ['view', 'credentials']))).toMatchObject({ status: 404, data: { message: `Booking ${reference} not found` } });
+    expect(await readOps(await h.portalSession(h.b, ['view', 'credentials']))).toMatchObject({
+      status: 404,
+      data: { message: `Booking ${reference} not found` },
+    });
     expect((await readOps({})).status).toBe(401);
   });
 
-  it('another company\'s booking is not found, as an unknown one; no session is a 401', async () => {
+  it("another company's booking is not found, as an unknown one; no session is a 401", async () => {
     const reference = ref('PORTAL');
     await publish(accessEvent(h.a.id, reference, 'access.failed', { credentials: [], reason: 'Lock offline' }));
     const mine = await h.portalSession(h.a, ['view']);
-    const failed = await until(async () => {
-      const r = await read(reference, mine);
-      return r.status === 200 ? r : undefined;
-    }, { what: 'the failure applied' });
-    expect(failed.data.data).toMatchObject({ status: 'failed', reason: 'Lock offline', history: [expect.objectContaining({ kind: 'access.failed', reason: 'Lock offline' })] });
-    expect(await read(reference, await h.portalSession(h.b, ['view', 'credentials']))).toMatchObject({ status: 404, data: { message: `Booking ${reference} not found` } });
+    const failed = await until(
+      async () => {
+        const r = await read(reference, mine);
+        return r.status === 200 ? r : undefined;
+      },
+      { what: 'the failure applied' },
+    );
+    expect(failed.data.data).toMatchObject({
+      status: 'failed',
+      reason: 'Lock offline',
+      history: [expect.objectContaining({ kind: 'access.failed', reason: 'Lock offline' })],
+    });
+    expect(await read(reference, await h.portalSession(h.b, ['view', 'credentials']))).toMatchObject({
+      status: 404,
+      data: { message: `Booking ${reference} not found` },
+    });
     expect((await read(reference, {})).status).toBe(401);
   });
 });

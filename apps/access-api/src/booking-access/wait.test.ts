@@ -17,7 +17,8 @@ describe('GET /api/v4/bookings/:referenceId/access?wait= (real broker and databa
     await h?.stop();
   });
 
-  const publish = (msg: AccessEventMessage) => h.publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+  const publish = (msg: AccessEventMessage) =>
+    h.publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
   const publishBooking = (msg: BookingEventMessage) => h.publisher.publish(EXCHANGES.bookingEvents.name, `booking.${msg.event_type.toLowerCase()}`, msg);
   const v4 = (reference: string, wait: string | number, c = h.a) => h.get(`/api/v4/bookings/${encodeURIComponent(reference)}/access?wait=${wait}`, c);
   const waiting = async () => (await scrapeMetrics(h.app.url)).value('http_waiting_requests', { route: ACCESS_ROUTE });

@@ -30,9 +30,16 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
   const v2 = (query: string, c = h.a) => h.get(`/api/v2/booking/access${query}`, c);
   /** Waits until the log says this message was handled (first time or again). */
   const handled = (reference: string, n: number) =>
-    waitFor(() => h.logs().split('\n').filter((l) => l.includes(`"referenceId":"${reference}"`) && l.includes('access event')).length >= n, {
-      what: `${n} access events of ${reference} handled`,
-    });
+    waitFor(
+      () =>
+        h
+          .logs()
+          .split('\n')
+          .filter((l) => l.includes(`"referenceId":"${reference}"`) && l.includes('access event')).length >= n,
+      {
+        what: `${n} access events of ${reference} handled`,
+      },
+    );
 
   const allTypes = () => [
     credential('EKEY'),
@@ -45,10 +52,13 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
   it("stores every credential's lockData, passcode and card number sealed, bound to its company: a dump holds none, a copy under another company opens nothing", async () => {
     const reference = ref();
     await publish(accessEvent(h.a.id, reference, 'access.provisioned', { credentials: allTypes() }));
-    const read = await until(async () => {
-      const r = await v4(reference);
-      return r.data.data?.status === 'active' ? r : undefined;
-    }, { what: 'active booking' });
+    const read = await until(
+      async () => {
+        const r = await v4(reference);
+        return r.data.data?.status === 'active' ? r : undefined;
+      },
+      { what: 'active booking' },
+    );
     expect(read.data.data.credentials.map((c: { lockData?: string; passcode?: string; card_id?: string }) => c.lockData ?? c.passcode ?? c.card_id)).toEqual(
       expect.arrayContaining(['LOCKDATA-DOOR-101', '482913', 'CARD-0042']),
     );
@@ -57,7 +67,15 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     const stored = await log.findOne({ company_id: h.a.id, reference_id: reference, kind: 'access.provisioned' });
     const dump = JSON.stringify(stored);
     for (const secret of ['LOCKDATA-DOOR-101', '482913', 'CARD-0042']) expect(dump).not.toContain(secret);
-    expect(stored?.credentials).toEqual(expect.arrayContaining([expect.objectContaining({ lockId: 'lock-101', keyId: 7001, sealed: { iv: expect.any(String), tag: expect.any(String), ciphertext: expect.any(String) } })]));
+    expect(stored?.credentials).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          lockId: 'lock-101',
+          keyId: 7001,
+          sealed: { iv: expect.any(String), tag: expect.any(String), ciphertext: expect.any(String) },
+        }),
+      ]),
+    );
 
     // The same bytes filed under company B (a tampered database): B's read opens nothing.
     const copied = { ...stored, _id: `${stored?._id}-copy`, company_id: h.b.id };
@@ -71,20 +89,26 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
   it('a booking the worker has not provisioned yet is pending (200, no credentials); then active with every credential type', async () => {
     const reference = ref();
     await publishBooking(bookingEvent(h.a.id, reference));
-    const pending = await until(async () => {
-      const r = await v4(reference);
-      return r.status === 200 ? r : undefined;
-    }, { what: 'pending booking' });
+    const pending = await until(
+      async () => {
+        const r = await v4(reference);
+        return r.status === 200 ? r : undefined;
+      },
+      { what: 'pending booking' },
+    );
     expect(pending.data).toMatchObject({ code: 7020, error: false, data: { reference_id: reference, status: 'pending', credentials: [], revoked: [] } });
     expect(pending.data.data.validity).toEqual({ check_in: '2026-12-01T14:00:00.000Z', check_out: '2026-12-04T10:00:00.000Z', time_zone: null });
     expect((await v2(`?ref_id=${reference}`)).data).toMatchObject({ code: 7005, error: false, data: [] });
     expect((await v3(reference)).data).toMatchObject({ code: 7021, data: { status: 'pending', locks: [] } });
 
     await publish(accessEvent(h.a.id, reference, 'access.provisioned', { credentials: allTypes(), site_time_zone: 'America/New_York' }));
-    const res = await until(async () => {
-      const r = await v4(reference);
-      return r.data.data?.status === 'active' ? r : undefined;
-    }, { what: 'active booking' });
+    const res = await until(
+      async () => {
+        const r = await v4(reference);
+        return r.data.data?.status === 'active' ? r : undefined;
+      },
+      { what: 'active booking' },
+    );
     expect(res.status).toBe(200);
     // The provisioned instants, and the zone of the site they were resolved in (issue 48).
     expect(res.data.data.validity).toEqual({ check_in: '2026-12-01T14:00:00.000Z', check_out: '2026-12-04T10:00:00.000Z', time_zone: 'America/New_York' });
@@ -100,7 +124,12 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
       keyId: 7001,
       lockData: 'LOCKDATA-DOOR-101',
     });
-    expect(creds[1]).toMatchObject({ type: 'EKEY', lock: { lockLocationType: 'cabinet' }, place: { room: { name: '12', _id: 'room-12' }, bed: { name: '3', _id: 'bed-3' } }, keyId: 7003 });
+    expect(creds[1]).toMatchObject({
+      type: 'EKEY',
+      lock: { lockLocationType: 'cabinet' },
+      place: { room: { name: '12', _id: 'room-12' }, bed: { name: '3', _id: 'bed-3' } },
+      keyId: 7003,
+    });
     expect(creds[2]).toMatchObject({ type: 'PASSCODE', passcode: '482913', passcodeId: 55 });
     expect(creds[3]).toMatchObject({ type: 'CARD', card_id: 'CARD-0042', cardId: 99 });
     expect(creds[4]).toMatchObject({ type: 'REMOTE', keyId: 7001, remoteUnlock: true });
@@ -108,13 +137,16 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     expect(res.data.data.reason).toBeNull();
   });
 
-  it('v2: exactly SPEC\'s credential record, field by field and type by type, for a door and a cabinet lock; 7005; deprecation headers', async () => {
+  it("v2: exactly SPEC's credential record, field by field and type by type, for a door and a cabinet lock; 7005; deprecation headers", async () => {
     const reference = ref();
     await publish(accessEvent(h.a.id, reference, 'access.provisioned', { credentials: allTypes() }));
-    const res = await until(async () => {
-      const r = await v2(`?ref_id=${reference}`);
-      return r.status === 200 && r.data.data.length ? r : undefined;
-    }, { what: 'v2 credentials' });
+    const res = await until(
+      async () => {
+        const r = await v2(`?ref_id=${reference}`);
+        return r.status === 200 && r.data.data.length ? r : undefined;
+      },
+      { what: 'v2 credentials' },
+    );
     expect(res.data.code).toBe(7005);
     expect(res.data.error).toBe(false);
     expect(typeof res.data.message).toBe('string');
@@ -162,13 +194,35 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     const lockData = await v3(reference);
     expect(lockData.data).toMatchObject({ code: 7021, error: false, data: { reference_id: reference, status: 'active' } });
     expect(lockData.data.data.locks).toEqual([
-      expect.objectContaining({ lockId: 'lock-101', lockLocationType: 'door', keyId: 7001, lockData: 'LOCKDATA-DOOR-101', room: { name: '101', _id: 'room-101' }, bed: null }),
-      expect.objectContaining({ lockId: 'lock-cab-3', lockLocationType: 'cabinet', keyId: 7003, bed: { name: '3', _id: 'bed-3' }, site: { name: 'Harbour House', _id: 'site-1' } }),
+      expect.objectContaining({
+        lockId: 'lock-101',
+        lockLocationType: 'door',
+        keyId: 7001,
+        lockData: 'LOCKDATA-DOOR-101',
+        room: { name: '101', _id: 'room-101' },
+        bed: null,
+      }),
+      expect.objectContaining({
+        lockId: 'lock-cab-3',
+        lockLocationType: 'cabinet',
+        keyId: 7003,
+        bed: { name: '3', _id: 'bed-3' },
+        site: { name: 'Harbour House', _id: 'site-1' },
+      }),
     ]);
   });
 
-  it('v2: ref_id missing, empty, an array or an operator object is a 400 in the envelope; a bad provider too; another provider\'s booking is a 404', async () => {
-    for (const q of ['', '?ref_id=', '?ref_id=a&ref_id=b', '?ref_id[$gt]=', '?ref_id[$ne]=x', '?ref_id=ok1234&provider[$ne]=x', '?ref_id=ok1234&provider=a&provider=b', '?ref_id=ok1234&provider=bad%20name']) {
+  it("v2: ref_id missing, empty, an array or an operator object is a 400 in the envelope; a bad provider too; another provider's booking is a 404", async () => {
+    for (const q of [
+      '',
+      '?ref_id=',
+      '?ref_id=a&ref_id=b',
+      '?ref_id[$gt]=',
+      '?ref_id[$ne]=x',
+      '?ref_id=ok1234&provider[$ne]=x',
+      '?ref_id=ok1234&provider=a&provider=b',
+      '?ref_id=ok1234&provider=bad%20name',
+    ]) {
       const r = await v2(q);
       expect({ q, status: r.status }).toEqual({ q, status: 400 });
       expect(r.data).toEqual({ message: expect.any(String), code: 4000, error: true, data: null });
@@ -188,10 +242,13 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     await waitFor(async () => (await v4(reference)).data.data?.status === 'active', { what: 'active' });
     const revokedAt = new Date(Date.now() + 1000).toISOString();
     await publish(accessEvent(h.a.id, reference, 'access.revoked', { sequence: 2, credentials: allTypes(), occurred_at: revokedAt }));
-    const res = await until(async () => {
-      const r = await v4(reference);
-      return r.data.data?.status === 'revoked' ? r : undefined;
-    }, { what: 'revoked' });
+    const res = await until(
+      async () => {
+        const r = await v4(reference);
+        return r.data.data?.status === 'revoked' ? r : undefined;
+      },
+      { what: 'revoked' },
+    );
     expect(res.data.data.credentials).toEqual([]);
     expect(res.data.data.revoked).toHaveLength(5);
     for (const r of res.data.data.revoked) {
@@ -233,10 +290,13 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
 
     // Re-booked after the cancel: version 3 grants a new e-key.
     await publish(accessEvent(h.a.id, reference, 'access.provisioned', { sequence: 3, credentials: [credential('EKEY', { keyId: 8001 })] }));
-    const again = await until(async () => {
-      const r = await v4(reference);
-      return r.data.data?.status === 'active' ? r.data.data : undefined;
-    }, { what: 'active again' });
+    const again = await until(
+      async () => {
+        const r = await v4(reference);
+        return r.data.data?.status === 'active' ? r.data.data : undefined;
+      },
+      { what: 'active again' },
+    );
     expect(again.credentials).toHaveLength(1);
     expect(again.credentials[0].keyId).toBe(8001);
     expect(again.revoked.map((r: { type: string }) => r.type).sort()).toEqual(['EKEY', 'PASSCODE']);
@@ -246,10 +306,13 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     const reference = ref();
     await publish(accessEvent(h.a.id, reference, 'access.provisioned', { sequence: 1, credentials: [credential('EKEY')] }));
     await publish(accessEvent(h.a.id, reference, 'access.provisioned', { sequence: 2, credentials: [cabinetEkey()] }));
-    const data = await until(async () => {
-      const r = await v4(reference);
-      return r.data.data?.revoked?.length === 1 ? r.data.data : undefined;
-    }, { what: 'room move applied' });
+    const data = await until(
+      async () => {
+        const r = await v4(reference);
+        return r.data.data?.revoked?.length === 1 ? r.data.data : undefined;
+      },
+      { what: 'room move applied' },
+    );
     expect(data.credentials.map((c: { lock: { lockId: string } }) => c.lock.lockId)).toEqual(['lock-cab-3']);
     expect(data.revoked[0]).toMatchObject({ lock: { lockId: 'lock-101' }, keyId: 7001 });
   });
@@ -278,7 +341,7 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     expect(data).toMatchObject({ status: 'failed', reason: 'Room not found', credentials: [] });
   });
 
-  it('company isolation: another company\'s reference is the same 404 as an unknown one, on every route', async () => {
+  it("company isolation: another company's reference is the same 404 as an unknown one, on every route", async () => {
     const reference = ref();
     await publish(accessEvent(h.a.id, reference, 'access.provisioned', { credentials: [credential('EKEY')] }));
     await waitFor(async () => (await v4(reference)).status === 200, { what: 'provisioned' });
@@ -298,7 +361,7 @@ describe('access-api: credentials slice and retrieval v4, v3, legacy v2 (real br
     expect(JSON.stringify(forged.data)).not.toContain('LOCKDATA');
   });
 
-  it('an employee schedule\'s report is not a booking, even with the same reference string', async () => {
+  it("an employee schedule's report is not a booking, even with the same reference string", async () => {
     const reference = ref('EMP');
     await h.publisher.publish(EXCHANGES.accessEvents.name, 'access.provisioned', {
       ...accessEvent(h.a.id, reference, 'access.provisioned', { credentials: [credential('EKEY')] }),

@@ -43,7 +43,9 @@ describe('access-api: each credential with its lock provider in v4 and v3, v2 nu
   });
 
   async function publish(msg: AccessEventMessage) {
-    await h.publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+    await h.publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), {
+      correlationId: msg.correlation_id,
+    });
     return msg;
   }
   const v4 = (reference: string) => h.get(`/api/v4/bookings/${reference}/access`, h.a);
@@ -52,13 +54,16 @@ describe('access-api: each credential with its lock provider in v4 and v3, v2 nu
   /** The answer's bytes, as a client receives them. */
   const raw = async (path: string) => String((await h.get(path, h.a, { responseType: 'text', transformResponse: (d: unknown) => d })).data);
 
-  it('a TTLock door and a Nuki cabinet: v4 and v3 name each credential\'s provider; v2 gives the Nuki code with lockData, lockMac and keyId null; a revoke names the provider', async () => {
+  it("a TTLock door and a Nuki cabinet: v4 and v3 name each credential's provider; v2 gives the Nuki code with lockData, lockMac and keyId null; a revoke names the provider", async () => {
     const reference = ref();
     await publish(accessEvent(h.a.id, reference, 'access.provisioned', { credentials: [ttlockEkey(), ttlockPasscode(), nukiCode()] }));
-    const read = await until(async () => {
-      const r = await v4(reference);
-      return r.data.data?.status === 'active' ? r.data.data : undefined;
-    }, { what: 'active booking' });
+    const read = await until(
+      async () => {
+        const r = await v4(reference);
+        return r.data.data?.status === 'active' ? r.data.data : undefined;
+      },
+      { what: 'active booking' },
+    );
     expect(read.credentials).toEqual([
       {
         type: 'EKEY',
@@ -84,28 +89,94 @@ describe('access-api: each credential with its lock provider in v4 and v3, v2 nu
     // v3: TTLock's e-key as before; the Nuki code is named, its lock's vendor says why it has no e-key.
     const lockData = (await v3(reference)).data.data;
     expect(lockData.locks).toEqual([
-      { lockId: '17012345', lockMac: 'AA:BB:CC:DD:EE:01', lockLocationType: 'door', lockData: 'LOCKDATA-DOOR-101', keyId: 7001, site: SITE, room: ROOM_101, bed: null, validFrom: FROM, validTo: TO, lockProvider: 'ttlock' },
-      { lockId: 'nuki:17012345', lockMac: null, lockLocationType: 'cabinet', lockData: null, keyId: null, site: SITE, room: ROOM_12, bed: BED_3, validFrom: FROM, validTo: TO, lockProvider: 'nuki' },
+      {
+        lockId: '17012345',
+        lockMac: 'AA:BB:CC:DD:EE:01',
+        lockLocationType: 'door',
+        lockData: 'LOCKDATA-DOOR-101',
+        keyId: 7001,
+        site: SITE,
+        room: ROOM_101,
+        bed: null,
+        validFrom: FROM,
+        validTo: TO,
+        lockProvider: 'ttlock',
+      },
+      {
+        lockId: 'nuki:17012345',
+        lockMac: null,
+        lockLocationType: 'cabinet',
+        lockData: null,
+        keyId: null,
+        site: SITE,
+        room: ROOM_12,
+        bed: BED_3,
+        validFrom: FROM,
+        validTo: TO,
+        lockProvider: 'nuki',
+      },
     ]);
 
     // v2: SPEC's record in its order, then lockProvider; what the Nuki code cannot have is null, never made up.
     const legacy = await v2(reference);
     expect(legacy.status).toBe(200);
     expect(legacy.data.data).toEqual([
-      { lockData: 'LOCKDATA-DOOR-101', lockMac: 'AA:BB:CC:DD:EE:01', lockId: '17012345', lockLocationType: 'door', roomNumber: '101', bedNumber: null, siteName: 'Harbour House', keyId: 7001, lockProvider: 'ttlock' },
-      { lockData: null, lockMac: null, lockId: 'nuki:17012345', lockLocationType: 'cabinet', roomNumber: null, bedNumber: '3', siteName: 'Harbour House', keyId: null, lockProvider: 'nuki' },
+      {
+        lockData: 'LOCKDATA-DOOR-101',
+        lockMac: 'AA:BB:CC:DD:EE:01',
+        lockId: '17012345',
+        lockLocationType: 'door',
+        roomNumber: '101',
+        bedNumber: null,
+        siteName: 'Harbour House',
+        keyId: 7001,
+        lockProvider: 'ttlock',
+      },
+      {
+        lockData: null,
+        lockMac: null,
+        lockId: 'nuki:17012345',
+        lockLocationType: 'cabinet',
+        roomNumber: null,
+        bedNumber: '3',
+        siteName: 'Harbour House',
+        keyId: null,
+        lockProvider: 'nuki',
+      },
     ]);
-    for (const record of legacy.data.data) expect(Object.keys(record)).toEqual(['lockData', 'lockMac', 'lockId', 'lockLocationType', 'roomNumber', 'bedNumber', 'siteName', 'keyId', 'lockProvider']);
+    for (const record of legacy.data.data)
+      expect(Object.keys(record)).toEqual([
+        'lockData',
+        'lockMac',
+        'lockId',
+        'lockLocationType',
+        'roomNumber',
+        'bedNumber',
+        'siteName',
+        'keyId',
+        'lockProvider',
+      ]);
 
     // The cabinet's code revoked: v4 lists it revoked with its provider (no code); v3 and v2 no longer show it.
-    await publish(accessEvent(h.a.id, reference, 'access.revoked', { sequence: 2, credentials: [nukiCode()], occurred_at: new Date(Date.now() + 1000).toISOString() }));
-    const after = await until(async () => {
-      const r = (await v4(reference)).data.data;
-      return r?.revoked?.length === 1 ? r : undefined;
-    }, { what: 'the Nuki code revoked' });
+    await publish(
+      accessEvent(h.a.id, reference, 'access.revoked', { sequence: 2, credentials: [nukiCode()], occurred_at: new Date(Date.now() + 1000).toISOString() }),
+    );
+    const after = await until(
+      async () => {
+        const r = (await v4(reference)).data.data;
+        return r?.revoked?.length === 1 ? r : undefined;
+      },
+      { what: 'the Nuki code revoked' },
+    );
     expect(after.credentials.map((c: { lock: { lockProvider: string } }) => c.lock.lockProvider)).toEqual(['ttlock', 'ttlock']);
     expect(after.revoked).toEqual([
-      { type: 'PASSCODE', lock: { lockId: 'nuki:17012345', lockMac: null, lockLocationType: 'cabinet', lockProvider: 'nuki' }, place: { site: SITE, room: ROOM_12, bed: BED_3 }, passcodeId: 9001, revoked_at: expect.any(String) },
+      {
+        type: 'PASSCODE',
+        lock: { lockId: 'nuki:17012345', lockMac: null, lockLocationType: 'cabinet', lockProvider: 'nuki' },
+        place: { site: SITE, room: ROOM_12, bed: BED_3 },
+        passcodeId: 9001,
+        revoked_at: expect.any(String),
+      },
     ]);
     expect((await v3(reference)).data.data.locks.map((l: { lockProvider: string }) => l.lockProvider)).toEqual(['ttlock']);
     expect((await v2(reference)).data.data.map((l: { lockProvider: string }) => l.lockProvider)).toEqual(['ttlock']);
@@ -164,8 +235,26 @@ describe('access-api: each credential with its lock provider in v4 and v3, v2 nu
         code: 7005,
         error: false,
         data: [
-          { lockData: 'LOCKDATA-DOOR-101', lockMac: 'AA:BB:CC:DD:EE:01', lockId: 'lock-101', lockLocationType: 'door', roomNumber: '101', bedNumber: null, siteName: 'Harbour House', keyId: 7001 },
-          { lockData: 'LOCKDATA-CABINET-3', lockMac: 'AA:BB:CC:DD:EE:03', lockId: 'lock-cab-3', lockLocationType: 'cabinet', roomNumber: null, bedNumber: '3', siteName: 'Harbour House', keyId: 7003 },
+          {
+            lockData: 'LOCKDATA-DOOR-101',
+            lockMac: 'AA:BB:CC:DD:EE:01',
+            lockId: 'lock-101',
+            lockLocationType: 'door',
+            roomNumber: '101',
+            bedNumber: null,
+            siteName: 'Harbour House',
+            keyId: 7001,
+          },
+          {
+            lockData: 'LOCKDATA-CABINET-3',
+            lockMac: 'AA:BB:CC:DD:EE:03',
+            lockId: 'lock-cab-3',
+            lockLocationType: 'cabinet',
+            roomNumber: null,
+            bedNumber: '3',
+            siteName: 'Harbour House',
+            keyId: 7003,
+          },
         ],
       },
     };
@@ -174,7 +263,11 @@ describe('access-api: each credential with its lock provider in v4 and v3, v2 nu
       v3: await raw(`/api/v3/booking/getLockData/${reference}`),
       v2: await raw(`/api/v2/booking/access?ref_id=${reference}`),
     };
-    for (const [version, locks] of [['v4', 5], ['v3', 2], ['v2', 2]] as const) {
+    for (const [version, locks] of [
+      ['v4', 5],
+      ['v3', 2],
+      ['v2', 2],
+    ] as const) {
       expect({ version, added: now[version].match(/,"lockProvider":"ttlock"}/g)?.length }).toEqual({ version, added: locks });
       expect(now[version].replace(/,"lockProvider":"ttlock"}/g, '}')).toBe(JSON.stringify(before[version]));
     }

@@ -15,7 +15,9 @@ export async function onAccessEvent(log: AccessLog, msg: AccessEventMessage, ctx
     _id: logId({ ...base, occurred_at: msg.occurred_at }),
     occurred_at: new Date(msg.occurred_at),
     credentials: msg.credentials,
-    validity: msg.validity ? { check_in: msg.validity.check_in ?? null, check_out: msg.validity.check_out ?? null, time_zone: msg.site_time_zone ?? 'UTC' } : null,
+    validity: msg.validity
+      ? { check_in: msg.validity.check_in ?? null, check_out: msg.validity.check_out ?? null, time_zone: msg.site_time_zone ?? 'UTC' }
+      : null,
     reason: msg.reason ?? null,
     operations: msg.operations ?? [],
     provider: null,
@@ -36,14 +38,24 @@ export async function onAccessEvent(log: AccessLog, msg: AccessEventMessage, ctx
  * (not unknown), and so the legacy v2 route knows the booking's provider.
  */
 export async function onBookingEvent(log: AccessLog, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
-  const base = { company_id: msg.company_id, subject: 'booking' as const, reference_id: msg.reference_id, kind: 'booking' as const, event_id: msg.event_id, sequence: msg.sequence };
+  const base = {
+    company_id: msg.company_id,
+    subject: 'booking' as const,
+    reference_id: msg.reference_id,
+    kind: 'booking' as const,
+    event_id: msg.event_id,
+    sequence: msg.sequence,
+  };
   const fresh = await recordEntry(log, {
     ...base,
     _id: logId({ ...base, occurred_at: msg.received_at }),
     occurred_at: new Date(msg.received_at),
     credentials: [],
     // As sent: a date or a zone-less time is the site's local time, resolved once the worker provisions it.
-    validity: msg.booking.check_in || msg.booking.check_out ? { check_in: msg.booking.check_in ?? null, check_out: msg.booking.check_out ?? null, time_zone: null } : null,
+    validity:
+      msg.booking.check_in || msg.booking.check_out
+        ? { check_in: msg.booking.check_in ?? null, check_out: msg.booking.check_out ?? null, time_zone: null }
+        : null,
     reason: null,
     operations: [],
     provider: msg.provider,

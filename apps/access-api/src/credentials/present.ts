@@ -28,7 +28,12 @@ function isEkey(c: CredentialRecord): c is CredentialRecord & { keyId: number; l
 }
 
 /** A record of the v2 and v3 reads: TTLock's fields, null where the lock's vendor has no such thing. */
-type LegacyRecord = Omit<CredentialRecord, 'keyId' | 'lockData' | 'lockMac'> & { keyId: number | null; lockData: string | null; lockMac: string | null; lockProvider: LockProvider };
+type LegacyRecord = Omit<CredentialRecord, 'keyId' | 'lockData' | 'lockMac'> & {
+  keyId: number | null;
+  lockData: string | null;
+  lockMac: string | null;
+  lockProvider: LockProvider;
+};
 
 /**
  * The v2 and v3 reads' records (TTLock's vocabulary). On a TTLock lock, one per e-key (an EKEY and a

@@ -39,8 +39,12 @@ describe('POST /admin/v1/companies/:companyId/access-events/replay', () => {
     return out;
   }
   const replay = (companyId: string, token = 'test-admin-token-123') =>
-    axios.post(`${h.app.url}/admin/v1/companies/${companyId}/access-events/replay`, undefined, { headers: { Authorization: `Bearer ${token}` }, validateStatus: () => true });
-  const publish = (m: AccessEventMessage) => h.publisher.publish(EXCHANGES.accessEvents.name, m.type, sealAccessEvent(m, key), { correlationId: m.correlation_id });
+    axios.post(`${h.app.url}/admin/v1/companies/${companyId}/access-events/replay`, undefined, {
+      headers: { Authorization: `Bearer ${token}` },
+      validateStatus: () => true,
+    });
+  const publish = (m: AccessEventMessage) =>
+    h.publisher.publish(EXCHANGES.accessEvents.name, m.type, sealAccessEvent(m, key), { correlationId: m.correlation_id });
 
   it("sends the company's provisions and revocations of bookings again, in the contract's shape; not failures, employees or another company's", async () => {
     const [r1, r2] = [ref(), ref()];
@@ -53,7 +57,14 @@ describe('POST /admin/v1/companies/:companyId/access-events/replay', () => {
     ];
     for (const m of [provisioned, revoked, ...others]) await publish(m);
     // All five stored by access-api before the replay reads its log.
-    await waitFor(() => h.logs().split('\n').filter((l) => l.includes('access event recorded')).length >= 5, { what: 'five access events recorded' });
+    await waitFor(
+      () =>
+        h
+          .logs()
+          .split('\n')
+          .filter((l) => l.includes('access event recorded')).length >= 5,
+      { what: 'five access events recorded' },
+    );
     await drain(); // the originals
     bytes.length = 0;
 
@@ -69,7 +80,9 @@ describe('POST /admin/v1/companies/:companyId/access-events/replay', () => {
     // the stored credentials leave sealed, like the worker's originals
     for (const secret of ['482913', 'LOCKDATA-CABINET-3']) expect(bytes.join('\n')).not.toContain(secret);
     expect(sent[0].credentials.map((c) => c.passcode ?? c.lockData)).toEqual(['482913', 'LOCKDATA-CABINET-3']);
-    expect(sent[0].credentials).toEqual(provisioned.credentials.map((c) => expect.objectContaining({ type: c.type, lockId: c.lockId, roomId: c.roomId, bedId: c.bedId, validTo: c.validTo })));
+    expect(sent[0].credentials).toEqual(
+      provisioned.credentials.map((c) => expect.objectContaining({ type: c.type, lockId: c.lockId, roomId: c.roomId, bedId: c.bedId, validTo: c.validTo })),
+    );
   });
 
   it('needs the admin token; a malformed company id is a 400 in the envelope', async () => {

@@ -94,7 +94,15 @@ const accessLogSchema = new Schema<AccessLogDoc>(
 // booking with an employee schedule that happens to share the reference string).
 accessLogSchema.index({ company_id: 1, subject: 1, reference_id: 1, sequence: 1 });
 
-export function logId(parts: { company_id: string; subject: Subject; reference_id: string; kind: LogKind; event_id: string; sequence: number; occurred_at: string }): string {
+export function logId(parts: {
+  company_id: string;
+  subject: Subject;
+  reference_id: string;
+  kind: LogKind;
+  event_id: string;
+  sequence: number;
+  occurred_at: string;
+}): string {
   const raw = [parts.company_id, parts.subject, parts.reference_id, parts.kind, parts.event_id, parts.sequence, parts.occurred_at].join('\u0000');
   return createHash('sha256').update(raw).digest('hex');
 }
@@ -113,7 +121,9 @@ const sealEntry = (log: AccessLog, doc: AccessLogDoc): AccessLogDoc =>
   doc.credentials.length ? { ...doc, credentials: sealCredentials(doc.credentials, log.secretsKey, companyAad(doc.company_id)) } : doc;
 
 export const openEntry = (log: AccessLog, doc: AccessLogDoc): AccessLogDoc =>
-  doc.credentials.length ? { ...doc, credentials: openCredentials(doc.credentials, log.secretsKey, companyAad(doc.company_id), 'SECRETS_KEY for its company') } : doc;
+  doc.credentials.length
+    ? { ...doc, credentials: openCredentials(doc.credentials, log.secretsKey, companyAad(doc.company_id), 'SECRETS_KEY for its company') }
+    : doc;
 
 export function accessLogModel(conn: Connection): Model<AccessLogDoc> {
   return (conn.models.AccessLog as Model<AccessLogDoc> | undefined) ?? conn.model<AccessLogDoc>('AccessLog', accessLogSchema);
@@ -124,7 +134,10 @@ export const recordEntry = (log: AccessLog, doc: AccessLogDoc) => insertOnce(log
 
 /** A company's booking credential entries (provisioned and revoked), sealed as stored, as a cursor (one pass). */
 export const bookingCredentialEntries = (log: AccessLog, companyId: string) =>
-  log.model.find({ company_id: companyId, subject: 'booking', kind: { $in: ['access.provisioned', 'access.revoked'] } }).lean<AccessLogDoc[]>().cursor();
+  log.model
+    .find({ company_id: companyId, subject: 'booking', kind: { $in: ['access.provisioned', 'access.revoked'] } })
+    .lean<AccessLogDoc[]>()
+    .cursor();
 
 /** The company id is mandatory: a read that forgets tenant scoping does not compile. */
 export interface AccessQuery {

@@ -13,12 +13,19 @@ export const dayOf = (value: string): string | null => (/^\d{4}-\d{2}-\d{2}$/.te
 
 /** Validates, or throws the SPEC validation failure `{ error, details: [{ path, message }] }` (400). */
 export function parseEmployeeAccess(body: unknown): EmployeeAccessInput {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('Validation failed', [{ path: [], message: 'the body must be a JSON object' }]);
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw badRequest('Validation failed', [{ path: [], message: 'the body must be a JSON object' }]);
   const { value, error } = employeeAccessSchema.validate(body, { abortEarly: false, convert: false });
   const problems = error ? details(error) : [];
   // Two dates are whole days: a schedule of one day ends the day it starts.
   const days = !error && dayOf(value.startDate ?? '') !== null && dayOf(value.endDate ?? '') !== null;
-  if (!error && value.type === 'TIMED' && value.startDate && value.endDate && (days ? value.endDate < value.startDate : Date.parse(value.endDate) <= Date.parse(value.startDate))) {
+  if (
+    !error &&
+    value.type === 'TIMED' &&
+    value.startDate &&
+    value.endDate &&
+    (days ? value.endDate < value.startDate : Date.parse(value.endDate) <= Date.parse(value.startDate))
+  ) {
     problems.push({ path: ['endDate'], message: 'endDate must be after startDate' });
   }
   if (problems.length) throw new HttpError(400, 'Validation failed', undefined, problems);
@@ -33,6 +40,7 @@ export function parseListQuery(query: unknown): EmployeeListQuery {
 }
 
 export function scheduleIdParam(value: string): string {
-  if (!OBJECT_ID.test(value)) throw badRequest('Validation failed', [{ path: ['scheduleId'], message: 'scheduleId must be an ObjectId (24 hexadecimal characters)' }]);
+  if (!OBJECT_ID.test(value))
+    throw badRequest('Validation failed', [{ path: ['scheduleId'], message: 'scheduleId must be an ObjectId (24 hexadecimal characters)' }]);
   return value.toLowerCase();
 }

@@ -120,9 +120,13 @@ describe('access-api: employee access schedules (real broker and database)', () 
     await channel.assertExchange(EXCHANGES.employeeSchedules.name, 'topic', { durable: true });
     await channel.assertQueue(TAP, { durable: false });
     await channel.bindQueue(TAP, EXCHANGES.employeeSchedules.name, 'schedule.#');
-    await channel.consume(TAP, (m) => {
-      if (m) published.push({ ...JSON.parse(m.content.toString()), routingKey: m.fields.routingKey });
-    }, { noAck: true });
+    await channel.consume(
+      TAP,
+      (m) => {
+        if (m) published.push({ ...JSON.parse(m.content.toString()), routingKey: m.fields.routingKey });
+      },
+      { noAck: true },
+    );
   });
   afterAll(async () => {
     await conn?.close();
@@ -198,7 +202,9 @@ describe('access-api: employee access schedules (real broker and database)', () 
 
     const del = await h.send('delete', `/api/v3/access/employee/${data.schedule_id}`, h.a);
     expect(del.data).toMatchObject({ success: true, data: { status: 'revoked', version: 2 } });
-    const revoked = await until(async () => published.find((m) => m.schedule_id === data.schedule_id && m.type === 'schedule.revoked'), { what: 'revoked message' });
+    const revoked = await until(async () => published.find((m) => m.schedule_id === data.schedule_id && m.type === 'schedule.revoked'), {
+      what: 'revoked message',
+    });
     expect(revoked.version).toBe(2);
     // Again: a no-op, same version.
     expect((await h.send('delete', `/api/v3/access/employee/${data.schedule_id}`, h.a)).data.data.version).toBe(2);
@@ -215,12 +221,24 @@ describe('access-api: employee access schedules (real broker and database)', () 
       access_locations: [{ room_id: R21._id }],
     });
     expect(res.status).toBe(201);
-    expect(res.data.data).toMatchObject({ startDate: '2026-12-01T08:00:00.000Z', endDate: '2026-12-31T18:00:00.000Z', access_type: 'PASSCODE', contact: 'cleaner@example.com' });
+    expect(res.data.data).toMatchObject({
+      startDate: '2026-12-01T08:00:00.000Z',
+      endDate: '2026-12-31T18:00:00.000Z',
+      access_type: 'PASSCODE',
+      contact: 'cleaner@example.com',
+    });
     expect(res.data.data.employee_id).toMatch(/^[0-9a-f]{24}$/);
   });
 
   it('TIMED with dates alone: the message names the days, for the worker to cover whole local days of each site; one day is allowed', async () => {
-    const body = { ref_id: refId(), type: 'TIMED', startDate: '2030-03-09', endDate: '2030-03-10', contact: 'porter@example.com', access_locations: [{ room_id: R21._id }] };
+    const body = {
+      ref_id: refId(),
+      type: 'TIMED',
+      startDate: '2030-03-09',
+      endDate: '2030-03-10',
+      contact: 'porter@example.com',
+      access_locations: [{ room_id: R21._id }],
+    };
     const res = await post(body);
     expect(res.status).toBe(201);
     const msg = await until(async () => published.find((m) => m.schedule_id === res.data.data.schedule_id), { what: 'schedule message' });
@@ -229,7 +247,10 @@ describe('access-api: employee access schedules (real broker and database)', () 
     expect((await post({ ...body, ref_id: refId(), endDate: '2030-03-08' })).status).toBe(400);
     // A date-time is an instant: no days.
     const timed = await post({ ...body, ref_id: refId(), startDate: '2030-03-09T08:00:00Z', endDate: '2030-03-10T18:00:00Z' });
-    expect(await until(async () => published.find((m) => m.schedule_id === timed.data.data.schedule_id), { what: 'schedule message' })).toMatchObject({ start_day: null, end_day: null });
+    expect(await until(async () => published.find((m) => m.schedule_id === timed.data.data.schedule_id), { what: 'schedule message' })).toMatchObject({
+      start_day: null,
+      end_day: null,
+    });
   });
 
   describe('SPEC rule semantics', () => {
@@ -249,8 +270,19 @@ describe('access-api: employee access schedules (real broker and database)', () 
       expect(await grants([{ room_id: R12._id, bed_id: B3._id }])).toEqual(['12/3']);
     });
     it('5. rules combine: "all of site X plus bed 3 in room 12", beds in different rooms, several sites (no duplicates)', async () => {
-      expect(await grants([{ site_id: S2._id, building_id: '*' }, { room_id: R12._id, bed_id: B3._id }])).toEqual(['12/3', '41']);
-      expect(await grants([{ room_id: R12._id, bed_id: B1._id }, { room_id: R31._id, bed_id: B31._id }, { room_id: R12._id, bed_id: B1._id }])).toEqual(['12/1', '31/1']);
+      expect(
+        await grants([
+          { site_id: S2._id, building_id: '*' },
+          { room_id: R12._id, bed_id: B3._id },
+        ]),
+      ).toEqual(['12/3', '41']);
+      expect(
+        await grants([
+          { room_id: R12._id, bed_id: B1._id },
+          { room_id: R31._id, bed_id: B31._id },
+          { room_id: R12._id, bed_id: B1._id },
+        ]),
+      ).toEqual(['12/1', '31/1']);
     });
     it('6. all five "*" grant everything of the company (and nothing of another)', async () => {
       const all = await grants([{ site_id: '*', building_id: '*', floor_id: '*', room_id: '*', bed_id: '*' }]);
@@ -262,7 +294,11 @@ describe('access-api: employee access schedules (real broker and database)', () 
     const ok = () => base([{ room_id: R14._id }]);
     const cases: [string, () => unknown, string[]][] = [
       ['TIMED without startDate and endDate', () => ({ ...ok(), type: 'TIMED' }), ['startDate']],
-      ['TIMED with endDate before startDate', () => ({ ...ok(), type: 'TIMED', startDate: '2026-12-02T00:00:00Z', endDate: '2026-12-01T00:00:00Z' }), ['endDate']],
+      [
+        'TIMED with endDate before startDate',
+        () => ({ ...ok(), type: 'TIMED', startDate: '2026-12-02T00:00:00Z', endDate: '2026-12-01T00:00:00Z' }),
+        ['endDate'],
+      ],
       ['TIMED with a date that is not ISO', () => ({ ...ok(), type: 'TIMED', startDate: 'tomorrow', endDate: '2026-12-01T00:00:00Z' }), ['startDate']],
       ['PERMANENT with dates', () => ({ ...ok(), startDate: '2026-12-01T00:00:00Z' }), ['startDate']],
       ['ref_id too short', () => ({ ...ok(), ref_id: 'ABC1234' }), ['ref_id']],
@@ -284,7 +320,7 @@ describe('access-api: employee access schedules (real broker and database)', () 
       ['a rule id that is not an ObjectId', () => ({ ...ok(), access_locations: [{ room_id: '12' }] }), ['access_locations', '0', 'room_id']],
       ['a rule id as an operator object', () => ({ ...ok(), access_locations: [{ room_id: { $ne: null } }] }), ['access_locations', '0', 'room_id']],
       ['an unknown room id', () => ({ ...ok(), access_locations: [{ room_id: id() }] }), ['access_locations', '0', 'room_id']],
-      ['another company\'s room id', () => ({ ...ok(), access_locations: [{ room_id: R91._id }] }), ['access_locations', '0', 'room_id']],
+      ["another company's room id", () => ({ ...ok(), access_locations: [{ room_id: R91._id }] }), ['access_locations', '0', 'room_id']],
       ['a bed id given as a room id', () => ({ ...ok(), access_locations: [{ room_id: B1._id }] }), ['access_locations', '0', 'room_id']],
       ['a bed of another room', () => ({ ...ok(), access_locations: [{ room_id: R14._id, bed_id: B1._id }] }), ['access_locations', '0']],
       ['beds of a door-only room', () => ({ ...ok(), access_locations: [{ room_id: R14._id, bed_id: '*' }] }), ['access_locations', '0']],
@@ -340,7 +376,10 @@ describe('access-api: employee access schedules (real broker and database)', () 
       expect(r.data.details.length).toBeGreaterThan(0);
     }
     expect((await h.get('/api/v3/access/employee/not-an-id', h.a)).status).toBe(400);
-    expect((await h.get(`/api/v3/access/employee/${id()}`, h.a)).data).toEqual({ error: 'Schedule not found', details: [{ path: [], message: 'Schedule not found' }] });
+    expect((await h.get(`/api/v3/access/employee/${id()}`, h.a)).data).toEqual({
+      error: 'Schedule not found',
+      details: [{ path: [], message: 'Schedule not found' }],
+    });
     expect((await h.send('post', '/api/v3/access/employee', { id: '', key: 'nope' }, body)).status).toBe(401);
   });
 
@@ -349,7 +388,11 @@ describe('access-api: employee access schedules (real broker and database)', () 
     // nacks the publish, as it would when the queue is full.
     const policy = `${RABBIT_API}/policies/${encodeURIComponent(h.vhost.vhost)}/refuse-schedules`;
     const auth = { username: 'guest', password: 'guest' };
-    await axios.put(policy, { pattern: '^provisioning-worker\\.employee-schedules$', definition: { 'max-length': 0, overflow: 'reject-publish' }, 'apply-to': 'queues' }, { auth });
+    await axios.put(
+      policy,
+      { pattern: '^provisioning-worker\\.employee-schedules$', definition: { 'max-length': 0, overflow: 'reject-publish' }, 'apply-to': 'queues' },
+      { auth },
+    );
     await channel.unbindQueue(TAP, EXCHANGES.employeeSchedules.name, 'schedule.#');
     const res = await post(base([{ room_id: R41._id }]));
     expect(res.status).toBe(201);
@@ -380,7 +423,12 @@ describe('access-api: employee access schedules (real broker and database)', () 
       await h.publisher.publish(EXCHANGES.locationEvents.name, locationRoutingKey('node.created'), roomCreated(h.a.id, 2, R22, BA, F2));
       const v2 = await until(async () => published.find((m) => m.schedule_id === sid && m.version === 2), { what: 'version 2 of the schedule' });
       expect(v2).toMatchObject({ type: 'schedule.upserted', schedule_type: 'PERMANENT' });
-      expect(v2.locations).toEqual(expect.arrayContaining([{ site_id: S1._id, room_id: R21._id, bed_id: null }, { site_id: S1._id, room_id: R22._id, bed_id: null }]));
+      expect(v2.locations).toEqual(
+        expect.arrayContaining([
+          { site_id: S1._id, room_id: R21._id, bed_id: null },
+          { site_id: S1._id, room_id: R22._id, bed_id: null },
+        ]),
+      );
       expect(v2.locations).toHaveLength(2);
       const now = await h.get(`/api/v3/access/employee/${sid}`, h.a);
       expect(now.data.data).toMatchObject({ version: 2 });
@@ -423,7 +471,9 @@ describe('access-api: employee access schedules (real broker and database)', () 
       expect(new Set(copies).size).toBe(1);
       expect(published.some((m) => m.schedule_id === sid && m.version > 2)).toBe(false);
 
-      const revokes = await Promise.all([1, 2, 3, 4].map(() => nextVersion(deps, sid, (cur) => (cur.status === 'active' ? { status: 'revoked', revoked_at: new Date() } : null))));
+      const revokes = await Promise.all(
+        [1, 2, 3, 4].map(() => nextVersion(deps, sid, (cur) => (cur.status === 'active' ? { status: 'revoked', revoked_at: new Date() } : null))),
+      );
       expect(revokes.filter(Boolean)).toHaveLength(1);
       expect(await deps.schedules.findById(sid).lean()).toMatchObject({ status: 'revoked', version: 3 });
     });
@@ -441,7 +491,18 @@ describe('access-api: employee access schedules (real broker and database)', () 
         commit_first: version,
         commit_last: version,
         occurred_at: new Date().toISOString(),
-        node: { level: 'bed', ...bed4, external_id: null, site_id: S1._id, building_id: BA._id, floor_id: F1._id, room_id: R12._id, locks: [], version, path: [] },
+        node: {
+          level: 'bed',
+          ...bed4,
+          external_id: null,
+          site_id: S1._id,
+          building_id: BA._id,
+          floor_id: F1._id,
+          room_id: R12._id,
+          locks: [],
+          version,
+          path: [],
+        },
         correlation_id: 'sweep-test',
       });
       const v2 = await until(async () => published.find((m) => m.schedule_id === sid && m.version === 2), { what: 'version 2 from the sweep' });

@@ -85,7 +85,10 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
         version: 1,
         ...owedSchedule(),
       });
-      if (!doc) throw new HttpError(409, 'ref_id already used', undefined, [{ path: ['ref_id'], message: `ref_id ${input.ref_id} is already used by another schedule` }]);
+      if (!doc)
+        throw new HttpError(409, 'ref_id already used', undefined, [
+          { path: ['ref_id'], message: `ref_id ${input.ref_id} is already used by another schedule` },
+        ]);
       await publishSchedule({ ...deps, logger: req.log }, doc, req.correlationId);
       req.log.info('employee schedule created', { scheduleId: String(doc._id), companyId, locations: doc.locations.length });
       res.status(201).json({ success: true, message: 'Employee access created', data: present(doc) });
@@ -98,9 +101,18 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
     asyncHandler(async (req, res) => {
       const companyId = companyOf(req);
       const q = parseListQuery(req.query);
-      const filter = { company_id: companyId, ...(q.employee_id ? { employee_id: q.employee_id.toLowerCase() } : {}), ...(q.status ? { status: q.status } : {}) };
+      const filter = {
+        company_id: companyId,
+        ...(q.employee_id ? { employee_id: q.employee_id.toLowerCase() } : {}),
+        ...(q.status ? { status: q.status } : {}),
+      };
       const [docs, total] = await Promise.all([
-        deps.schedules.find(filter).sort({ created_at: -1, _id: -1 }).skip((q.page - 1) * q.limit).limit(q.limit).lean<ScheduleDoc[]>(),
+        deps.schedules
+          .find(filter)
+          .sort({ created_at: -1, _id: -1 })
+          .skip((q.page - 1) * q.limit)
+          .limit(q.limit)
+          .lean<ScheduleDoc[]>(),
         deps.schedules.countDocuments(filter),
       ]);
       res.json({ success: true, message: 'Employee access schedules', data: docs.map(present), pagination: { page: q.page, limit: q.limit, total } });

@@ -60,7 +60,13 @@ export async function reresolveCompany(deps: FollowDeps, companyId: string, corr
     const doc = await nextVersion(deps, s._id, (cur) => (cur.status === 'active' && !sameGrants(cur.locations, grants) ? { locations: grants } : null));
     if (!doc) continue;
     changed += 1;
-    deps.logger.info('employee schedule follows the layout', { scheduleId: String(doc._id), companyId, version: doc.version, locations: doc.locations.length, correlationId });
+    deps.logger.info('employee schedule follows the layout', {
+      scheduleId: String(doc._id),
+      companyId,
+      version: doc.version,
+      locations: doc.locations.length,
+      correlationId,
+    });
     await publishSchedule(deps, doc, correlationId);
   }
   return changed;

@@ -30,7 +30,10 @@ describe('access-api /metrics: outbox_oldest_age_seconds', () => {
     });
     await new Promise<void>((r) => layout.listen(0, '127.0.0.1', () => r()));
     // No relay round during the test: a change stays owed.
-    h = await startHarness('access_outbox', { LOCATION_API_URL: `http://127.0.0.1:${(layout.address() as AddressInfo).port}`, SCHEDULE_RELAY_INTERVAL_MS: '600000' });
+    h = await startHarness('access_outbox', {
+      LOCATION_API_URL: `http://127.0.0.1:${(layout.address() as AddressInfo).port}`,
+      SCHEDULE_RELAY_INTERVAL_MS: '600000',
+    });
   });
   afterAll(async () => {
     await h?.stop();
@@ -41,7 +44,12 @@ describe('access-api /metrics: outbox_oldest_age_seconds', () => {
     expect(await age()).toBe(0);
     await h.vhost.remove(); // the broker drops access-api's connection and refuses it back
     await waitFor(() => !h.app.ctx.broker.isReady(), { what: 'access-api to lose the broker' });
-    const res = await h.send('post', '/api/v3/access/employee', h.a, { ref_id: 'EMPOUTBOX1', type: 'PERMANENT', emp_id: id(), access_locations: [{ room_id: room }] });
+    const res = await h.send('post', '/api/v3/access/employee', h.a, {
+      ref_id: 'EMPOUTBOX1',
+      type: 'PERMANENT',
+      emp_id: id(),
+      access_locations: [{ room_id: room }],
+    });
     expect(res.status).toBe(201);
     await waitFor(async () => (await age()) >= 1, { what: 'the owed schedule to be a second old' });
     expect(await age()).toBeLessThan(60);

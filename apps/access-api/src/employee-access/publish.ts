@@ -42,15 +42,25 @@ export function owedSchedule(): OutboxFields {
  * (app.ts) publishes it when it can. A stored change always reaches the worker, at least once, and
  * the version lets it drop stale copies.
  */
-export async function publishSchedule(deps: { schedules: Model<ScheduleDoc>; broker: Broker; logger: Logger }, doc: ScheduleDoc, correlationId: string): Promise<boolean> {
+export async function publishSchedule(
+  deps: { schedules: Model<ScheduleDoc>; broker: Broker; logger: Logger },
+  doc: ScheduleDoc,
+  correlationId: string,
+): Promise<boolean> {
   try {
     const msg = scheduleMessage(doc, correlationId);
     await deps.broker.publish(EXCHANGES.employeeSchedules.name, msg.type, msg, { correlationId, messageId: `${msg.schedule_id}:${msg.version}` });
     await compareAndSet(deps.schedules, doc._id, { version: doc.version, publish_owed: true }, { $set: SETTLED });
     return true;
   } catch (err) {
-    deps.logger.warn('employee schedule not published yet; the relay will retry', { scheduleId: String(doc._id), version: doc.version, err: (err as Error).message });
-    await compareAndSet(deps.schedules, doc._id, { version: doc.version, publish_owed: true }, { $set: { next_attempt_at: new Date() } }).catch(() => undefined);
+    deps.logger.warn('employee schedule not published yet; the relay will retry', {
+      scheduleId: String(doc._id),
+      version: doc.version,
+      err: (err as Error).message,
+    });
+    await compareAndSet(deps.schedules, doc._id, { version: doc.version, publish_owed: true }, { $set: { next_attempt_at: new Date() } }).catch(
+      () => undefined,
+    );
     return false;
   }
 }

@@ -120,7 +120,11 @@ export function regrant(rules: Rule[], rows: LocationRow[]): Grant[] {
 
 /** Same rooms and beds, under the same names (a rename is shown by GET and sent to the worker again). */
 export function sameGrants(a: Grant[], b: Grant[]): boolean {
-  const key = (gs: Grant[]) => gs.map((g) => `${grantKey(g)}|${g.site._id}|${g.site.name}|${g.room.name}|${g.bed?.name ?? ''}`).sort().join('\n');
+  const key = (gs: Grant[]) =>
+    gs
+      .map((g) => `${grantKey(g)}|${g.site._id}|${g.site.name}|${g.room.name}|${g.bed?.name ?? ''}`)
+      .sort()
+      .join('\n');
   return key(a) === key(b);
 }
 

@@ -48,7 +48,16 @@ describe("employee schedules of whole local days follow the layout until their l
     let version = 0;
     const created = async (n: Omit<LocationNodeState, 'version' | 'external_id'>) => {
       const node = { external_id: null, ...n, version: ++version } as LocationNodeState;
-      const msg: LocationEventMessage = { company_id: company, kind: 'node.created', version, commit_first: version, commit_last: version, occurred_at: new Date().toISOString(), node: { ...node, path: [] }, correlation_id: 'days' };
+      const msg: LocationEventMessage = {
+        company_id: company,
+        kind: 'node.created',
+        version,
+        commit_first: version,
+        commit_last: version,
+        occurred_at: new Date().toISOString(),
+        node: { ...node, path: [] },
+        correlation_id: 'days',
+      };
       await replica.apply(msg);
       return node;
     };
@@ -84,7 +93,8 @@ describe("employee schedules of whole local days follow the layout until their l
     const utc = await siteWithSchedule('UTC', DateTime.utc().minus({ days: 1 }).toISODate() as string);
 
     // A room added to each site: only the schedules whose last day still runs at their site get it.
-    for (const s of [west, east, utc]) await created({ level: 'room', _id: oid(), name: '2', site_id: s.site._id, building_id: s.building._id, floor_id: s.floor._id, locks: [] });
+    for (const s of [west, east, utc])
+      await created({ level: 'room', _id: oid(), name: '2', site_id: s.site._id, building_id: s.building._id, floor_id: s.floor._id, locks: [] });
     expect(await reresolveCompany(deps, company, 'days')).toBe(1);
     const versionOf = async (id: string) => (await deps.schedules.findById(id).lean())?.version;
     expect(await versionOf(west.id)).toBe(2);

@@ -79,8 +79,7 @@ export async function startHarness(prefix: string, env: Record<string, string> =
     a,
     b,
     logs: text,
-    get: (path, c, opts = {}) =>
-      axios.get(`${app.url}${path}`, { validateStatus: () => true, ...opts, headers: { apikey: c.key, ...(opts.headers ?? {}) } }),
+    get: (path, c, opts = {}) => axios.get(`${app.url}${path}`, { validateStatus: () => true, ...opts, headers: { apikey: c.key, ...(opts.headers ?? {}) } }),
     send: (method, path, c, body, opts = {}) =>
       axios.request({
         method,

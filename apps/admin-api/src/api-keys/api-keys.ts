@@ -52,7 +52,14 @@ export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): v
       const { key, prefix, doc } = await withRetries(
         async () => {
           const drawn = generateApiKey();
-          const stored = await insertUnlessHeld(deps.models.ApiKey, { company_id: company._id, name: input.name, prefix: drawn.prefix, hash: drawn.hash, expires_at: expiresAt, portal_session_id: scope.session(req) });
+          const stored = await insertUnlessHeld(deps.models.ApiKey, {
+            company_id: company._id,
+            name: input.name,
+            prefix: drawn.prefix,
+            hash: drawn.hash,
+            expires_at: expiresAt,
+            portal_session_id: scope.session(req),
+          });
           if (!stored) throw new PrefixTaken('no unused API key prefix in 5 draws');
           return { ...drawn, doc: stored };
         },
@@ -83,7 +90,12 @@ export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): v
     '/api-keys/:keyId/revoke',
     ...scope.may('keys_tokens'),
     asyncHandler(async (req, res) => {
-      const what = { model: deps.models.ApiKey, label: 'API key', event: 'api_key.revoked' as const, data: (k: ApiKeyDoc) => ({ prefix: k.prefix, revoked_at: k.revoked_at }) };
+      const what = {
+        model: deps.models.ApiKey,
+        label: 'API key',
+        event: 'api_key.revoked' as const,
+        data: (k: ApiKeyDoc) => ({ prefix: k.prefix, revoked_at: k.revoked_at }),
+      };
       const revoked = await revokeOnce(deps, req, what, objectIdParam(req, 'keyId'), scope.owner(req));
       res.json((await withLastUse(deps, [revoked])).map(apiKeyView)[0]);
     }),

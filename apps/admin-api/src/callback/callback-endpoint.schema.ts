@@ -41,7 +41,9 @@ schema.index({ company_id: 1 }, { unique: true });
 export type CallbackEndpointModel = Model<CallbackEndpointDoc>;
 
 export function callbackEndpointModel(conn: Connection): CallbackEndpointModel {
-  return (conn.models.CallbackEndpoint as CallbackEndpointModel | undefined) ?? conn.model<CallbackEndpointDoc>('CallbackEndpoint', schema, 'callback_endpoints');
+  return (
+    (conn.models.CallbackEndpoint as CallbackEndpointModel | undefined) ?? conn.model<CallbackEndpointDoc>('CallbackEndpoint', schema, 'callback_endpoints')
+  );
 }
 
 /** `<endpoint>:<version>`: whoever inserts it makes that version of the endpoint (libs/db nextVersion). */

@@ -4,7 +4,18 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient, ObjectId } from 'mongodb';
 import { Webhook } from 'standardwebhooks';
-import { CallbackReceiver, createVhost, dropDatabases, launchApp, LaunchedApp, MONGO_URL, startCallbackReceiver, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
+import {
+  CallbackReceiver,
+  createVhost,
+  dropDatabases,
+  launchApp,
+  LaunchedApp,
+  MONGO_URL,
+  startCallbackReceiver,
+  TestVhost,
+  uniqueDbName,
+  waitFor,
+} from '@smartlock/testing';
 
 const ROOT = path.resolve(__dirname, '../../../..');
 const ADMIN = 'race-admin-token-1234';
@@ -24,7 +35,8 @@ describe('callback endpoint changes racing (two admin-api and two callback-dispa
   let first: CallbackReceiver;
   let second: CallbackReceiver;
   let mongo: MongoClient;
-  const admin = (app: LaunchedApp) => axios.create({ baseURL: `${app.url}/admin/v1`, headers: { Authorization: `Bearer ${ADMIN}` }, validateStatus: () => true });
+  const admin = (app: LaunchedApp) =>
+    axios.create({ baseURL: `${app.url}/admin/v1`, headers: { Authorization: `Bearer ${ADMIN}` }, validateStatus: () => true });
 
   beforeAll(async () => {
     for (const app of ['admin-api', 'callback-dispatcher']) await promisify(execFile)(process.execPath, ['tools/build.mjs', app], { cwd: ROOT });
@@ -34,7 +46,10 @@ describe('callback endpoint changes racing (two admin-api and two callback-dispa
     // admin-api's ingest-token route asks location-api for sites; nothing here issues a token.
     const adminEnv = { ...common, MONGO_DB: identityDb, LOCATION_API_URL: 'http://127.0.0.1:9' };
     admins = await Promise.all([launchApp('admin-api', adminEnv), launchApp('admin-api', adminEnv)]);
-    dispatchers = await Promise.all([launchApp('callback-dispatcher', { ...common, MONGO_DB: dispatcherDb }), launchApp('callback-dispatcher', { ...common, MONGO_DB: dispatcherDb })]);
+    dispatchers = await Promise.all([
+      launchApp('callback-dispatcher', { ...common, MONGO_DB: dispatcherDb }),
+      launchApp('callback-dispatcher', { ...common, MONGO_DB: dispatcherDb }),
+    ]);
     mongo = await MongoClient.connect(MONGO_URL);
   });
   afterAll(async () => {
@@ -48,7 +63,11 @@ describe('callback endpoint changes racing (two admin-api and two callback-dispa
   /** The test event through one dispatcher process: the endpoint version that process signs with, and what the receiver got. */
   async function testEventThrough(dispatcher: LaunchedApp, companyId: string, receiver: CallbackReceiver) {
     const before = receiver.received.length;
-    const res = await axios.post(`${dispatcher.url}/admin/v1/companies/${companyId}/callback/test`, {}, { headers: { Authorization: `Bearer ${ADMIN}` }, validateStatus: () => true });
+    const res = await axios.post(
+      `${dispatcher.url}/admin/v1/companies/${companyId}/callback/test`,
+      {},
+      { headers: { Authorization: `Bearer ${ADMIN}` }, validateStatus: () => true },
+    );
     expect(res.status).toBe(200);
     await waitFor(async () => receiver.received.length > before, { what: 'the test callback' });
     return { version: res.data.data.version as number, callback: receiver.received[receiver.received.length - 1] };
@@ -68,7 +87,13 @@ describe('callback endpoint changes racing (two admin-api and two callback-dispa
       await waitFor(async () => (await testEventThrough(d, companyId, receiver)).version === version, { what: `dispatcher ${d.url} at version ${version}` });
       seen.push((await testEventThrough(d, companyId, receiver)).callback);
     }
-    const replicaHead = await mongo.db(dispatcherDb).collection('callback_endpoint_versions').find({ company_id: companyId }).sort({ version: -1 }).limit(1).next();
+    const replicaHead = await mongo
+      .db(dispatcherDb)
+      .collection('callback_endpoint_versions')
+      .find({ company_id: companyId })
+      .sort({ version: -1 })
+      .limit(1)
+      .next();
     expect(replicaHead?.version).toBe(version);
     return seen;
   }
@@ -89,8 +114,16 @@ describe('callback endpoint changes racing (two admin-api and two callback-dispa
       expect(stored.data.auth.secrets).toHaveLength(3);
       expect(stored.data.auth.secrets.filter((s: { valid_until: string | null }) => s.valid_until === null)).toHaveLength(1);
       // One version record each for versions 2 and 3: each change made its own version.
-      const endpoint = await mongo.db(identityDb).collection('callback_endpoints').findOne({ company_id: new ObjectId(String(company._id)) });
-      const history = await mongo.db(identityDb).collection('callback_endpoint_versions').find({ record_id: String(endpoint?._id) }).sort({ version: 1 }).toArray();
+      const endpoint = await mongo
+        .db(identityDb)
+        .collection('callback_endpoints')
+        .findOne({ company_id: new ObjectId(String(company._id)) });
+      const history = await mongo
+        .db(identityDb)
+        .collection('callback_endpoint_versions')
+        .find({ record_id: String(endpoint?._id) })
+        .sort({ version: 1 })
+        .toArray();
       expect(history.map((h) => h.version)).toEqual([2, 3]);
 
       for (const cb of await everyDispatcherAt(company._id, 3, first)) {

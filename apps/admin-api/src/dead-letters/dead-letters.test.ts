@@ -42,7 +42,12 @@ describe('admin-api /admin/v1/dead-letters (real broker, real database)', () => 
   async function deadLetter(company: string, ref: string): Promise<string> {
     const before = await depth();
     const event_id = randomUUID();
-    await worker.publish(EXCHANGES.bookingEvents.name, 'booking.create', { event_id, company_id: company, reference_id: ref }, { messageId: event_id, headers: { 'x-event-id': event_id } });
+    await worker.publish(
+      EXCHANGES.bookingEvents.name,
+      'booking.create',
+      { event_id, company_id: company, reference_id: ref },
+      { messageId: event_id, headers: { 'x-event-id': event_id } },
+    );
     await waitFor(async () => (await depth()) === before + 1, { what: `${ref} dead-lettered` });
     return event_id;
   }
@@ -138,9 +143,15 @@ describe('admin-api /admin/v1/dead-letters (real broker, real database)', () => 
     expect(await refs('?older_than=30m')).toEqual([]);
     expect(await refs('?newer_than=30m&limit=2')).toEqual(['A-1', 'A-2']);
 
-    expect(await call('GET', `/dead-letters/${WORK}/messages?older_than=soon`)).toEqual({ status: 400, body: envelope(4000, 'older_than must be a duration such as 90s, 30m, 2h or 7d') });
+    expect(await call('GET', `/dead-letters/${WORK}/messages?older_than=soon`)).toEqual({
+      status: 400,
+      body: envelope(4000, 'older_than must be a duration such as 90s, 30m, 2h or 7d'),
+    });
     expect(await call('GET', `/dead-letters/${WORK}/messages?company_id[$ne]=x`)).toMatchObject({ status: 400, body: { code: 4000, error: true } });
-    expect(await call('GET', '/dead-letters/no-such-queue/messages')).toEqual({ status: 404, body: envelope(4040, 'Dead-letter queue no-such-queue.dlq not found') });
+    expect(await call('GET', '/dead-letters/no-such-queue/messages')).toEqual({
+      status: 404,
+      body: envelope(4040, 'Dead-letter queue no-such-queue.dlq not found'),
+    });
     expect(await depth()).toBe(3);
   });
 
@@ -150,7 +161,10 @@ describe('admin-api /admin/v1/dead-letters (real broker, real database)', () => 
       body: envelope(4000, 'Choose what to replay: `all`, or ids or a filter (company_id, reason, reference_id, older_than, newer_than)'),
     });
     expect(await call('POST', `/dead-letters/${WORK}/replay`, { all: true, company_id: 'company-a' })).toMatchObject({ status: 400, body: { code: 4000 } });
-    expect(await call('POST', `/dead-letters/${WORK}/replay`, { ids: ['nope'] })).toEqual({ status: 404, body: envelope(4040, `No dead letter nope in ${DLQ}`) });
+    expect(await call('POST', `/dead-letters/${WORK}/replay`, { ids: ['nope'] })).toEqual({
+      status: 404,
+      body: envelope(4040, `No dead letter nope in ${DLQ}`),
+    });
     expect(await depth()).toBe(3);
 
     failing = false;
@@ -174,7 +188,11 @@ describe('admin-api /admin/v1/dead-letters (real broker, real database)', () => 
       },
     });
     expect(await waitFor(() => handled.find((h) => h.event_id === b1), { what: 'B-1 handled' })).toEqual({ event_id: b1, retryCount: 0 });
-    expect(await waitFor(() => statuses.find((s) => s.event_id === b1), { what: 'QUEUED for B-1' })).toMatchObject({ status: 'QUEUED', company_id: 'company-b', retry_count: 0 });
+    expect(await waitFor(() => statuses.find((s) => s.event_id === b1), { what: 'QUEUED for B-1' })).toMatchObject({
+      status: 'QUEUED',
+      company_id: 'company-b',
+      retry_count: 0,
+    });
 
     const set = await call('POST', `/dead-letters/${DLQ}/replay`, { company_id: 'company-a', reason: 'room not found', operator: 'alice' });
     expect(set).toMatchObject({ status: 200 });
@@ -183,12 +201,15 @@ describe('admin-api /admin/v1/dead-letters (real broker, real database)', () => 
     expect((await call('GET', `/dead-letters/${WORK}/messages`)).body).toMatchObject({ depth: 0, messages: [] });
   });
 
-  it('POST /dead-letters/:queue/purge: refused without the dead-letter queue\'s name as confirm; then empties it', async () => {
+  it("POST /dead-letters/:queue/purge: refused without the dead-letter queue's name as confirm; then empties it", async () => {
     failing = true;
     await deadLetter('company-c', 'C-1');
     await deadLetter('company-c', 'C-2');
     expect(await call('POST', `/dead-letters/${WORK}/purge`, {})).toEqual({ status: 400, body: envelope(4000, `confirm must be "${DLQ}" to purge it`) });
-    expect(await call('POST', `/dead-letters/${WORK}/purge`, { confirm: WORK })).toEqual({ status: 400, body: envelope(4000, `confirm must be "${DLQ}" to purge it`) });
+    expect(await call('POST', `/dead-letters/${WORK}/purge`, { confirm: WORK })).toEqual({
+      status: 400,
+      body: envelope(4000, `confirm must be "${DLQ}" to purge it`),
+    });
     expect(await depth()).toBe(2);
     const purged = await call('POST', `/dead-letters/${WORK}/purge`, { confirm: DLQ, operator: 'bob' });
     expect(purged).toEqual({ status: 200, body: { operation_id: expect.any(String), queue: WORK, dead_letter_queue: DLQ, purged: 2 } });
@@ -198,7 +219,14 @@ describe('admin-api /admin/v1/dead-letters (real broker, real database)', () => 
   it('GET /dead-letters/operations: every replay and purge, newest first: who, when, what, how many', async () => {
     const res = await call('GET', '/dead-letters/operations');
     expect(res.status).toBe(200);
-    expect(res.body.map((o: { action: string; operator: string; status: string; counts: { replayed: number; purged: number } }) => [o.action, o.operator, o.status, o.counts.replayed + o.counts.purged])).toEqual([
+    expect(
+      res.body.map((o: { action: string; operator: string; status: string; counts: { replayed: number; purged: number } }) => [
+        o.action,
+        o.operator,
+        o.status,
+        o.counts.replayed + o.counts.purged,
+      ]),
+    ).toEqual([
       ['purge', 'bob', 'done', 2],
       ['replay', 'alice', 'done', 2],
       ['replay', 'alice', 'done', 1],
@@ -224,7 +252,10 @@ describe('admin-api /admin/v1/dead-letters (real broker, real database)', () => 
     });
     expect(await call('GET', `/dead-letters/operations/${purge._id}`)).toEqual({ status: 200, body: purge });
     expect((await call('GET', '/dead-letters/operations?action=purge')).body.map((o: { _id: string }) => o._id)).toEqual([purge._id]);
-    expect(await call('GET', '/dead-letters/operations/0123456789abcdef01234567')).toEqual({ status: 404, body: envelope(4040, 'Dead-letter operation 0123456789abcdef01234567 not found') });
+    expect(await call('GET', '/dead-letters/operations/0123456789abcdef01234567')).toEqual({
+      status: 404,
+      body: envelope(4040, 'Dead-letter operation 0123456789abcdef01234567 not found'),
+    });
     expect(await call('GET', '/dead-letters/operations?action=delete')).toMatchObject({ status: 400, body: { code: 4000, error: true, data: null } });
   });
 });

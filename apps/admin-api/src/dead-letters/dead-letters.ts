@@ -34,7 +34,11 @@ export const onCallActor: ActorOf = (req) => ({
  * is stuck, why, replayed (libs/dead-letters, the same code as `tools/dlq`). `:queue` is a work queue
  * of the topology, or its dead-letter queue (`Q` or `Q.dlq`).
  */
-export function deadLetterRoutes(router: Router, deadLetters: DeadLetters, opts: { actor: ActorOf; purge: boolean } = { actor: adminActor, purge: true }): void {
+export function deadLetterRoutes(
+  router: Router,
+  deadLetters: DeadLetters,
+  opts: { actor: ActorOf; purge: boolean } = { actor: adminActor, purge: true },
+): void {
   const actor = opts.actor;
   router.get(
     '/dead-letters',
@@ -61,7 +65,17 @@ export function deadLetterRoutes(router: Router, deadLetters: DeadLetters, opts:
     '/dead-letters/:queue/messages',
     handle(async (req, res) => {
       const { ids, limit, ...filter } = validateQuery(deadLetterListQuerySchema, req);
-      const f: DeadLetterFilter = { ...filter, ...(ids ? { ids: ids.split(',').map((s) => s.trim()).filter(Boolean) } : {}) };
+      const f: DeadLetterFilter = {
+        ...filter,
+        ...(ids
+          ? {
+              ids: ids
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean),
+            }
+          : {}),
+      };
       res.json(await deadLetters.list(req.params.queue, f, limit));
     }),
   );

@@ -49,14 +49,25 @@ export function ingestTokenRoutes(router: Router, deps: Deps, scope: CompanyScop
       const siteId = await deps.siteOf(String(company._id), input.site_id);
       if (!siteId) throw new HttpError(404, siteNotFound(input.site_id));
       const { token, hash } = generateIngestToken();
-      const doc = (await deps.models.IngestToken.create({ company_id: company._id, site_id: siteId, provider: input.provider, hash, expires_at: expiresAt, portal_session_id: scope.session(req) })).toObject();
+      const doc = (
+        await deps.models.IngestToken.create({
+          company_id: company._id,
+          site_id: siteId,
+          provider: input.provider,
+          hash,
+          expires_at: expiresAt,
+          portal_session_id: scope.session(req),
+        })
+      ).toObject();
       await deps.events.publish(
         'ingest_token.created',
         { company_id: String(company._id), id: String(doc._id), data: { site_id: doc.site_id, provider: doc.provider, expires_at: doc.expires_at } },
         { correlationId: req.correlationId, logger: req.log },
       );
       // The token (and so the URL, which is the credential) is in this response only.
-      res.status(201).json({ _id: String(doc._id), token, path: `/webhook/t/${token}`, site_id: doc.site_id, provider: doc.provider, expires_at: doc.expires_at });
+      res
+        .status(201)
+        .json({ _id: String(doc._id), token, path: `/webhook/t/${token}`, site_id: doc.site_id, provider: doc.provider, expires_at: doc.expires_at });
     }),
   );
 
@@ -75,7 +86,12 @@ export function ingestTokenRoutes(router: Router, deps: Deps, scope: CompanyScop
     '/ingest-tokens/:tokenId/revoke',
     ...scope.may('keys_tokens'),
     asyncHandler(async (req, res) => {
-      const what = { model: deps.models.IngestToken, label: 'Ingest token', event: 'ingest_token.revoked' as const, data: (t: IngestTokenDoc) => ({ site_id: t.site_id, provider: t.provider, revoked_at: t.revoked_at }) };
+      const what = {
+        model: deps.models.IngestToken,
+        label: 'Ingest token',
+        event: 'ingest_token.revoked' as const,
+        data: (t: IngestTokenDoc) => ({ site_id: t.site_id, provider: t.provider, revoked_at: t.revoked_at }),
+      };
       const revoked = await revokeOnce(deps, req, what, objectIdParam(req, 'tokenId'), scope.owner(req));
       res.json((await withLastUse(deps, [revoked])).map(tokenView)[0]);
     }),

@@ -23,7 +23,11 @@ export function locationLocks(locationApiUrl: string, adminToken: string) {
     },
     async unbind(companyId: string, lockId: string, correlationId: string) {
       const res = await axios
-        .delete(`${base}/admin/v1/companies/${companyId}/locks/${encodeURIComponent(lockId)}`, { headers: { Authorization: `Bearer ${adminToken}`, 'X-Correlation-Id': correlationId }, timeout: 10_000, validateStatus: () => true })
+        .delete(`${base}/admin/v1/companies/${companyId}/locks/${encodeURIComponent(lockId)}`, {
+          headers: { Authorization: `Bearer ${adminToken}`, 'X-Correlation-Id': correlationId },
+          timeout: 10_000,
+          validateStatus: () => true,
+        })
         .catch(() => undefined);
       // 404: not bound any more (unbound meanwhile): the outcome wanted.
       if (!res || (res.status !== 200 && res.status !== 404)) throw unavailable();

@@ -33,7 +33,13 @@ describe('admin-api: lock accounts', () => {
   const company = async (name: string) => (await admin.post('/admin/v1/companies', { name })).data._id as string;
   /** A TTLock account under the service's application at the vendor (the simulator): its full username. */
   const ttlockAccount = async (name: string, password: string) => {
-    const form = new URLSearchParams({ clientId: 'sim-client-id', clientSecret: 'sim-client-secret', username: name, password: createHash('md5').update(password).digest('hex'), date: String(Date.now()) });
+    const form = new URLSearchParams({
+      clientId: 'sim-client-id',
+      clientSecret: 'sim-client-secret',
+      username: name,
+      password: createHash('md5').update(password).digest('hex'),
+      date: String(Date.now()),
+    });
     return (await axios.post(`${simulator.url}/v3/user/register`, form)).data.username as string;
   };
   const ttlockLock = async (owner: string, name: string) => {
@@ -78,7 +84,7 @@ describe('admin-api: lock accounts', () => {
     await dropDatabases(dbName, locationDb, simDb);
   });
 
-  it('connects a TTLock and a Nuki account: their locks become the company\'s, with provider, account, name and battery; the secrets are sealed and never returned', async () => {
+  it("connects a TTLock and a Nuki account: their locks become the company's, with provider, account, name and battery; the secrets are sealed and never returned", async () => {
     const c = await company('Two Brands Hotel');
     const username = await ttlockAccount(`twobrands${Date.now().toString(36)}`, 'tt-password-1');
     const door = await ttlockLock(username, 'Door 101');
@@ -88,12 +94,25 @@ describe('admin-api: lock accounts', () => {
     const tt = await admin.post(`/admin/v1/companies/${c}/lock-accounts`, { provider: 'ttlock', username, password: 'tt-password-1' });
     expect(tt.status).toBe(201);
     expect(tt.data).toEqual({
-      account: { _id: expect.any(String), company_id: c, provider: 'ttlock', label: username, status: 'connected', status_reason: null, locks_found: 1, synced_at: expect.any(String), created_at: expect.any(String), updated_at: expect.any(String) },
+      account: {
+        _id: expect.any(String),
+        company_id: c,
+        provider: 'ttlock',
+        label: username,
+        status: 'connected',
+        status_reason: null,
+        locks_found: 1,
+        synced_at: expect.any(String),
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      },
       locks: [{ lock_id: door, name: 'Door 101', battery: { percent: 100, low: false }, remote: true, held_elsewhere: false }],
     });
     const nk = await admin.post(`/admin/v1/companies/${c}/lock-accounts`, { provider: 'nuki', api_token: nuki.apiToken, name: 'Cabinets' });
     expect(nk.status).toBe(201);
-    expect(nk.data.locks).toEqual([{ lock_id: `nuki:${cabinet}`, name: 'Cabinet 101', battery: { percent: 15, low: true }, remote: true, held_elsewhere: false }]);
+    expect(nk.data.locks).toEqual([
+      { lock_id: `nuki:${cabinet}`, name: 'Cabinet 101', battery: { percent: 15, low: true }, remote: true, held_elsewhere: false },
+    ]);
 
     const listed = await admin.get(`/admin/v1/companies/${c}/lock-accounts`);
     expect(listed.data.map((a: { provider: string; label: string }) => [a.provider, a.label])).toEqual([
@@ -113,14 +132,34 @@ describe('admin-api: lock accounts', () => {
 
     expect(await companyLocks(c)).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ lock_id: door, provider: 'ttlock', account_id: tt.data.account._id, name: 'Door 101', battery: { percent: 100, low: false }, source: 'account', bound_to: null }),
-        expect.objectContaining({ lock_id: `nuki:${cabinet}`, provider: 'nuki', account_id: nk.data.account._id, name: 'Cabinet 101', battery: { percent: 15, low: true }, source: 'account', bound_to: null }),
+        expect.objectContaining({
+          lock_id: door,
+          provider: 'ttlock',
+          account_id: tt.data.account._id,
+          name: 'Door 101',
+          battery: { percent: 100, low: false },
+          source: 'account',
+          bound_to: null,
+        }),
+        expect.objectContaining({
+          lock_id: `nuki:${cabinet}`,
+          provider: 'nuki',
+          account_id: nk.data.account._id,
+          name: 'Cabinet 101',
+          battery: { percent: 15, low: true },
+          source: 'account',
+          bound_to: null,
+        }),
       ]),
     );
     // The company's layout binds them now (the operator's binding path; a nuki: id it could never claim by itself).
     const site = await importSite(location.url, ADMIN, c, 'Harbour');
-    const rooms = (await admin.get(`${location.url}/admin/v1/companies/${c}/snapshot`)).data.data.nodes.filter((n: { level: string; site_id: string }) => n.level === 'room' && n.site_id === site);
-    expect((await admin.put(`${location.url}/admin/v1/companies/${c}/locks/nuki:${cabinet}`, { room_id: rooms[0]._id, lock_mac: '-', provider: 'nuki' })).status).toBe(200);
+    const rooms = (await admin.get(`${location.url}/admin/v1/companies/${c}/snapshot`)).data.data.nodes.filter(
+      (n: { level: string; site_id: string }) => n.level === 'room' && n.site_id === site,
+    );
+    expect(
+      (await admin.put(`${location.url}/admin/v1/companies/${c}/locks/nuki:${cabinet}`, { room_id: rooms[0]._id, lock_mac: '-', provider: 'nuki' })).status,
+    ).toBe(200);
   });
 
   it("a portal session (view) lists its own company's accounts and their health, never their secrets nor another company's", async () => {
@@ -138,13 +177,24 @@ describe('admin-api: lock accounts', () => {
       issued_to: null,
       expires_at: new Date(Date.now() + 3_600_000),
     });
-    const listed = await axios.get(`${service.url}/portal/api/lock-accounts`, { headers: { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` }, validateStatus: () => true });
+    const listed = await axios.get(`${service.url}/portal/api/lock-accounts`, {
+      headers: { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` },
+      validateStatus: () => true,
+    });
     expect(listed.status).toBe(200);
     expect(listed.data).toEqual([expect.objectContaining({ company_id: mine, provider: 'nuki', label: 'Cabinets', status: 'connected', locks_found: 1 })]);
     expect(JSON.stringify(listed.data)).not.toContain(nuki.apiToken);
     expect((await axios.get(`${service.url}/portal/api/lock-accounts`, { validateStatus: () => true })).status).toBe(401);
     // Connecting is a write: the session's CSRF token and `layout` (portal-lock-accounts.test.ts).
-    expect((await axios.post(`${service.url}/portal/api/lock-accounts`, {}, { headers: { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` }, validateStatus: () => true })).status).toBe(403);
+    expect(
+      (
+        await axios.post(
+          `${service.url}/portal/api/lock-accounts`,
+          {},
+          { headers: { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}` }, validateStatus: () => true },
+        )
+      ).status,
+    ).toBe(403);
   });
 
   it('refuses credentials the vendor refuses, a second connection of one account, and malformed bodies, storing nothing', async () => {
@@ -152,11 +202,16 @@ describe('admin-api: lock accounts', () => {
     const username = await ttlockAccount(`careful${Date.now().toString(36)}`, 'right-password');
     const refused = await admin.post(`/admin/v1/companies/${c}/lock-accounts`, { provider: 'ttlock', username, password: 'wrong-password' });
     expect(refused).toMatchObject({ status: 400, data: { message: 'The lock vendor (ttlock) refused these credentials', code: 4000, error: true } });
-    expect((await admin.post(`/admin/v1/companies/${c}/lock-accounts`, { provider: 'nuki', api_token: 'not-a-token-of-anyone-000', name: 'X' })).status).toBe(400);
+    expect((await admin.post(`/admin/v1/companies/${c}/lock-accounts`, { provider: 'nuki', api_token: 'not-a-token-of-anyone-000', name: 'X' })).status).toBe(
+      400,
+    );
     expect((await admin.get(`/admin/v1/companies/${c}/lock-accounts`)).data).toEqual([]);
 
     expect((await admin.post(`/admin/v1/companies/${c}/lock-accounts`, { provider: 'ttlock', username, password: 'right-password' })).status).toBe(201);
-    expect(await admin.post(`/admin/v1/companies/${c}/lock-accounts`, { provider: 'ttlock', username, password: 'right-password' })).toMatchObject({ status: 409, data: { message: `A ttlock account "${username}" is connected already` } });
+    expect(await admin.post(`/admin/v1/companies/${c}/lock-accounts`, { provider: 'ttlock', username, password: 'right-password' })).toMatchObject({
+      status: 409,
+      data: { message: `A ttlock account "${username}" is connected already` },
+    });
 
     for (const body of [
       {},
@@ -186,11 +241,13 @@ describe('admin-api: lock accounts', () => {
     expect(JSON.stringify(again.data)).not.toContain(first);
     expect(await companyLocks(second)).toEqual([]);
     const site = await importSite(location.url, ADMIN, second, 'Annex');
-    const [room] = (await admin.get(`${location.url}/admin/v1/companies/${second}/snapshot`)).data.data.nodes.filter((n: { level: string; site_id: string }) => n.level === 'room' && n.site_id === site);
+    const [room] = (await admin.get(`${location.url}/admin/v1/companies/${second}/snapshot`)).data.data.nodes.filter(
+      (n: { level: string; site_id: string }) => n.level === 'room' && n.site_id === site,
+    );
     expect((await admin.put(`${location.url}/admin/v1/companies/${second}/locks/nuki:${shared}`, { room_id: room._id, lock_mac: '-' })).status).toBe(409);
   });
 
-  it('re-syncs: a lock added at the vendor becomes the company\'s, one removed is reported missing; a revoked token marks the account needs_attention until a new one is given', async () => {
+  it("re-syncs: a lock added at the vendor becomes the company's, one removed is reported missing; a revoked token marks the account needs_attention until a new one is given", async () => {
     const c = await company('Growing Hotel');
     const nuki = await nukiAccount();
     const first = await nukiLock(nuki.apiToken, 'Cabinet A');
@@ -204,13 +261,22 @@ describe('admin-api: lock accounts', () => {
     // The owner moved Cabinet A to another account at Nuki.
     const elsewhere = await nukiAccount();
     await sim.put(`/nuki/smartlocks/${first}`, { apiToken: elsewhere.apiToken });
-    expect((await admin.post(`/admin/v1/companies/${c}/lock-accounts/${account._id}/sync`)).data).toMatchObject({ account: { locks_found: 1 }, missing: [`nuki:${first}`] });
+    expect((await admin.post(`/admin/v1/companies/${c}/lock-accounts/${account._id}/sync`)).data).toMatchObject({
+      account: { locks_found: 1 },
+      missing: [`nuki:${first}`],
+    });
 
     // The owner made a new token in Nuki Web: the stored one is refused.
     const newToken = `new-token-${Date.now()}-abcdef`;
     expect((await sim.put(`/nuki/accounts/${nuki.accountId}/token`, { apiToken: newToken })).status).toBe(200);
-    expect(await admin.post(`/admin/v1/companies/${c}/lock-accounts/${account._id}/sync`)).toMatchObject({ status: 400, data: { message: 'The lock vendor (nuki) refused these credentials' } });
-    expect((await admin.get(`/admin/v1/companies/${c}/lock-accounts`)).data[0]).toMatchObject({ status: 'needs_attention', status_reason: 'The lock vendor (nuki) refused these credentials' });
+    expect(await admin.post(`/admin/v1/companies/${c}/lock-accounts/${account._id}/sync`)).toMatchObject({
+      status: 400,
+      data: { message: 'The lock vendor (nuki) refused these credentials' },
+    });
+    expect((await admin.get(`/admin/v1/companies/${c}/lock-accounts`)).data[0]).toMatchObject({
+      status: 'needs_attention',
+      status_reason: 'The lock vendor (nuki) refused these credentials',
+    });
     // One gauge for the alert, not a failed booking per lock.
     const metrics = async () => (await axios.get(`${service.url}/metrics`)).data as string;
     expect(await metrics()).toMatch(/^lock_accounts\{provider="nuki",status="needs_attention",service="admin-api"\} 1$/m);
@@ -237,11 +303,16 @@ describe('admin-api: lock accounts', () => {
     const spare = await ttlockLock(username, 'Door 8');
     const account = (await admin.post(`/admin/v1/companies/${c}/lock-accounts`, { provider: 'ttlock', username, password: 'pw-leaving' })).data.account;
     const site = await importSite(location.url, ADMIN, c, 'Old Wing');
-    const [room] = (await admin.get(`${location.url}/admin/v1/companies/${c}/snapshot`)).data.data.nodes.filter((n: { level: string; site_id: string }) => n.level === 'room' && n.site_id === site);
+    const [room] = (await admin.get(`${location.url}/admin/v1/companies/${c}/snapshot`)).data.data.nodes.filter(
+      (n: { level: string; site_id: string }) => n.level === 'room' && n.site_id === site,
+    );
     expect((await admin.put(`${location.url}/admin/v1/companies/${c}/locks/${door}`, { room_id: room._id, lock_mac: 'AA' })).status).toBe(200);
 
     const refused = await admin.delete(`/admin/v1/companies/${c}/lock-accounts/${account._id}`);
-    expect(refused).toMatchObject({ status: 409, data: { message: '1 lock(s) of this account are bound in the layout: unbind them first, or disconnect with ?unbind=true', error: true } });
+    expect(refused).toMatchObject({
+      status: 409,
+      data: { message: '1 lock(s) of this account are bound in the layout: unbind them first, or disconnect with ?unbind=true', error: true },
+    });
     expect((await admin.delete(`/admin/v1/companies/${c}/lock-accounts/${account._id}?unbind=maybe`)).status).toBe(400);
     expect((await companyLocks(c)).map((l) => l.lock_id).sort()).toEqual([door, spare].sort());
 

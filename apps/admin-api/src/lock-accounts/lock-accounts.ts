@@ -67,7 +67,10 @@ async function discover(accounts: LockAccountDeps, secret: LockAccountSecret, re
     if (isLockCloudError(err) && err.permanent && (err.category === 'auth' || err.category === 'no_permission')) {
       throw new HttpError(400, `The lock vendor (${secret.provider}) refused these credentials`);
     }
-    req.log.warn('lock vendor not reachable while connecting an account', { provider: secret.provider, err: isLockCloudError(err) ? err.message : String(err) });
+    req.log.warn('lock vendor not reachable while connecting an account', {
+      provider: secret.provider,
+      err: isLockCloudError(err) ? err.message : String(err),
+    });
     throw new HttpError(503, `The lock vendor (${secret.provider}) cannot be reached now: try again shortly`);
   } finally {
     cloud.close();
@@ -85,7 +88,15 @@ async function adopt(deps: Deps, account: LockAccountDoc, locks: LockInfo[]): Pr
   const ids = locks.map((l) => serviceLockId(account.provider, l.lockId));
   const before = await lockOwnersOf(deps.models, ids);
   const created_at = deps.now();
-  const docs: LockOwnerDoc[] = locks.map((l, i) => ({ _id: ids[i], company_id: company, source: 'account', created_at, account_id: String(account._id), name: l.name || null, battery: l.battery }));
+  const docs: LockOwnerDoc[] = locks.map((l, i) => ({
+    _id: ids[i],
+    company_id: company,
+    source: 'account',
+    created_at,
+    account_id: String(account._id),
+    name: l.name || null,
+    battery: l.battery,
+  }));
   const free = docs.filter((d) => !before.has(d._id));
   const claimed = await claimEach(deps.models.LockOwner, free);
   // A free lock someone claimed between the read and the insert: whose it is now.
@@ -93,7 +104,11 @@ async function adopt(deps: Deps, account: LockAccountDoc, locks: LockInfo[]): Pr
   const since = lost.length ? await lockOwnersOf(deps.models, lost) : new Map<string, string>();
   const ownerOf = (id: string) => (claimed.has(id) ? company : (before.get(id) ?? since.get(id)));
   const heldAlready = docs.filter((d) => !claimed.has(d._id) && ownerOf(d._id) === company);
-  await Promise.all(heldAlready.map((d) => deps.models.LockOwner.updateOne({ _id: d._id, company_id: company }, { $set: { account_id: d.account_id, name: d.name, battery: d.battery } })));
+  await Promise.all(
+    heldAlready.map((d) =>
+      deps.models.LockOwner.updateOne({ _id: d._id, company_id: company }, { $set: { account_id: d.account_id, name: d.name, battery: d.battery } }),
+    ),
+  );
   return locks.map((l, i) => ({ lock_id: ids[i], name: l.name, battery: l.battery, remote: l.hasGateway, held_elsewhere: ownerOf(ids[i]) !== company }));
 }
 
@@ -120,7 +135,9 @@ async function sync(deps: Deps, accounts: LockAccountDeps, account: LockAccountD
   await deps.models.LockAccount.updateOne({ _id: account._id }, { $set: set });
   // Locks the company holds through this account that the vendor no longer lists (removed from the account): kept, and said.
   const listed = new Set(found.map((l) => l.lock_id));
-  const missing = (await deps.models.LockOwner.find({ company_id: account.company_id, account_id: String(account._id) }, { _id: 1 }).lean<Pick<LockOwnerDoc, '_id'>[]>())
+  const missing = (
+    await deps.models.LockOwner.find({ company_id: account.company_id, account_id: String(account._id) }, { _id: 1 }).lean<Pick<LockOwnerDoc, '_id'>[]>()
+  )
     .map((o) => o._id)
     .filter((id) => !listed.has(id));
   return { account: view({ ...account, ...set, updated_at: deps.now() }), locks: found, missing };
@@ -130,7 +147,9 @@ const STATUSES: LockAccountDoc['status'][] = ['connected', 'needs_attention'];
 
 /** lock_accounts: every company's accounts by provider and status, zeros included (an alert resolves when its count drops to 0). */
 export async function lockAccountCounts(models: IdentityModels) {
-  const groups = await models.LockAccount.aggregate<{ _id: { provider: string; status: string }; n: number }>([{ $group: { _id: { provider: '$provider', status: '$status' }, n: { $sum: 1 } } }]);
+  const groups = await models.LockAccount.aggregate<{ _id: { provider: string; status: string }; n: number }>([
+    { $group: { _id: { provider: '$provider', status: '$status' }, n: { $sum: 1 } } },
+  ]);
   const count = (provider: string, status: string) => groups.find((g) => g._id.provider === provider && g._id.status === status)?.n ?? 0;
   return LOCK_ACCOUNT_PROVIDERS.flatMap((provider) => STATUSES.map((status) => ({ labels: { provider, status }, value: count(provider, status) })));
 }
@@ -164,9 +183,13 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
     asyncHandler(async (req, res) => {
       const company = String((await scope.company(req))._id);
       const input = validate(connectLockAccountSchema, req.body);
-      const secret: LockAccountSecret = input.provider === 'ttlock' ? { provider: 'ttlock', username: input.username, password: input.password } : { provider: 'nuki', api_token: input.api_token };
+      const secret: LockAccountSecret =
+        input.provider === 'ttlock'
+          ? { provider: 'ttlock', username: input.username, password: input.password }
+          : { provider: 'nuki', api_token: input.api_token };
       const label = input.provider === 'ttlock' ? input.username : input.name;
-      if (await deps.models.LockAccount.exists({ company_id: company, provider: input.provider, label })) throw new HttpError(409, `A ${input.provider} account "${label}" is connected already`);
+      if (await deps.models.LockAccount.exists({ company_id: company, provider: input.provider, label }))
+        throw new HttpError(409, `A ${input.provider} account "${label}" is connected already`);
       const locks = await discover(accounts, secret, req);
       // Two connects of one account racing: the unique (company, provider, label) lets one through.
       const account = await insertUnlessHeld<LockAccountDoc>(deps.models.LockAccount, {
@@ -181,7 +204,13 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
       });
       if (!account) throw new HttpError(409, `A ${input.provider} account "${label}" is connected already`);
       const found = await adopt(deps, account, locks);
-      req.log.info('lock account connected', { company, provider: account.provider, account: String(account._id), locks: found.length, heldElsewhere: found.filter((l) => l.held_elsewhere).length });
+      req.log.info('lock account connected', {
+        company,
+        provider: account.provider,
+        account: String(account._id),
+        locks: found.length,
+        heldElsewhere: found.filter((l) => l.held_elsewhere).length,
+      });
       res.status(201).json({ account: view(account), locks: found });
     }),
   );
@@ -230,11 +259,18 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
       const account = await accountOf(deps, req, company);
       const unbind = req.query.unbind === 'true';
       if (req.query.unbind !== undefined && !['true', 'false'].includes(String(req.query.unbind))) throw new HttpError(400, 'unbind must be true or false');
-      const owned = (await deps.models.LockOwner.find({ company_id: company, account_id: String(account._id) }, { _id: 1 }).lean<Pick<LockOwnerDoc, '_id'>[]>()).map((o) => o._id);
+      const owned = (
+        await deps.models.LockOwner.find({ company_id: company, account_id: String(account._id) }, { _id: 1 }).lean<Pick<LockOwnerDoc, '_id'>[]>()
+      ).map((o) => o._id);
       const bindings = await accounts.boundLocks(company);
       const bound = owned.filter((id) => bindings.has(id));
       if (bound.length && !unbind) {
-        throw new HttpError(409, `${bound.length} lock(s) of this account are bound in the layout: unbind them first, or disconnect with ?unbind=true`, undefined, bound.map((id) => ({ path: ['locks', id], message: `Lock ${id} is bound to ${bindings.get(id)?.level} "${bindings.get(id)?.name}"` })));
+        throw new HttpError(
+          409,
+          `${bound.length} lock(s) of this account are bound in the layout: unbind them first, or disconnect with ?unbind=true`,
+          undefined,
+          bound.map((id) => ({ path: ['locks', id], message: `Lock ${id} is bound to ${bindings.get(id)?.level} "${bindings.get(id)?.name}"` })),
+        );
       }
       for (const id of bound) await accounts.unbind(company, id, req.correlationId);
       await deps.models.LockOwner.deleteMany({ company_id: company, account_id: String(account._id) });

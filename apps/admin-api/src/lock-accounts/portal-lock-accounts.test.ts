@@ -33,7 +33,13 @@ describe('admin-api: lock accounts in the portal', () => {
 
   const company = async (name: string) => (await admin.post('/admin/v1/companies', { name })).data._id as string;
   const ttlockAccount = async (name: string, password: string) => {
-    const form = new URLSearchParams({ clientId: 'sim-client-id', clientSecret: 'sim-client-secret', username: name, password: createHash('md5').update(password).digest('hex'), date: String(Date.now()) });
+    const form = new URLSearchParams({
+      clientId: 'sim-client-id',
+      clientSecret: 'sim-client-secret',
+      username: name,
+      password: createHash('md5').update(password).digest('hex'),
+      date: String(Date.now()),
+    });
     return (await axios.post(`${simulator.url}/v3/user/register`, form)).data.username as string;
   };
   const ttlockLock = async (owner: string, name: string) => {
@@ -57,7 +63,10 @@ describe('admin-api: lock accounts in the portal', () => {
       expires_at: new Date(Date.now() + 3_600_000),
     });
     const api = request(service.url);
-    const headers = (csrf = true): Record<string, string> => ({ Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}`, ...(csrf ? { 'X-CSRF-Token': portalCsrfToken(cookie) } : {}) });
+    const headers = (csrf = true): Record<string, string> => ({
+      Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}`,
+      ...(csrf ? { 'X-CSRF-Token': portalCsrfToken(cookie) } : {}),
+    });
     return {
       get: (path: string) => api.get(`/portal/api${path}`).set(headers()),
       post: (path: string, body?: object, csrf = true) => api.post(`/portal/api${path}`).set(headers(csrf)).send(body),
@@ -106,7 +115,18 @@ describe('admin-api: lock accounts in the portal', () => {
     const tt = await editor.post('/lock-accounts', { provider: 'ttlock', username, password: 'tt-portal-pass-1' });
     expect(tt.status).toBe(201);
     expect(tt.body).toEqual({
-      account: { _id: expect.any(String), company_id: c, provider: 'ttlock', label: username, status: 'connected', status_reason: null, locks_found: 1, synced_at: expect.any(String), created_at: expect.any(String), updated_at: expect.any(String) },
+      account: {
+        _id: expect.any(String),
+        company_id: c,
+        provider: 'ttlock',
+        label: username,
+        status: 'connected',
+        status_reason: null,
+        locks_found: 1,
+        synced_at: expect.any(String),
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      },
       locks: [{ lock_id: door, name: 'Door 101', battery: { percent: 100, low: false }, remote: true, held_elsewhere: false }],
     });
     const nk = await editor.post('/lock-accounts', { provider: 'nuki', api_token: nuki.apiToken, name: 'Cabinets' });
@@ -139,7 +159,10 @@ describe('admin-api: lock accounts in the portal', () => {
     expect(wrong.body).toMatchObject({ message: 'The lock vendor (nuki) refused these credentials', error: true });
     expect((await stored(nk.body.account._id))?.secret).toEqual(before?.secret);
     // A TTLock account takes a password, not a token (400, the envelope).
-    expect((await editor.put(`/lock-accounts/${tt.body.account._id}/secret`, { api_token: newToken })).body).toMatchObject({ message: 'A ttlock account takes a new password', error: true });
+    expect((await editor.put(`/lock-accounts/${tt.body.account._id}/secret`, { api_token: newToken })).body).toMatchObject({
+      message: 'A ttlock account takes a new password',
+      error: true,
+    });
     const rotated = await editor.put(`/lock-accounts/${nk.body.account._id}/secret`, { api_token: newToken });
     expect(rotated.status).toBe(200);
     expect(rotated.body).toMatchObject({ account: { status: 'connected', locks_found: 2 } });
@@ -147,7 +170,9 @@ describe('admin-api: lock accounts in the portal', () => {
 
     // Bound in the layout: the disconnection is refused, nothing released; with unbind=true it goes.
     const site = await importSite(location.url, ADMIN, c, 'Harbour');
-    const [room] = (await admin.get(`${location.url}/admin/v1/companies/${c}/snapshot`)).data.data.nodes.filter((n: { level: string; site_id: string }) => n.level === 'room' && n.site_id === site);
+    const [room] = (await admin.get(`${location.url}/admin/v1/companies/${c}/snapshot`)).data.data.nodes.filter(
+      (n: { level: string; site_id: string }) => n.level === 'room' && n.site_id === site,
+    );
     expect((await admin.put(`${location.url}/admin/v1/companies/${c}/locks/nuki:${cabinet}`, { room_id: room._id, lock_mac: '-' })).status).toBe(200);
     const refused = await editor.delete(`/lock-accounts/${nk.body.account._id}`);
     expect(refused.status).toBe(409);
@@ -177,7 +202,8 @@ describe('admin-api: lock accounts in the portal', () => {
     const theirs = await company('Portal Neighbour');
     const theirNuki = await nukiAccount();
     await nukiLock(theirNuki.apiToken, 'Their cabinet');
-    const account = (await admin.post(`/admin/v1/companies/${theirs}/lock-accounts`, { provider: 'nuki', api_token: theirNuki.apiToken, name: 'Theirs' })).data.account;
+    const account = (await admin.post(`/admin/v1/companies/${theirs}/lock-accounts`, { provider: 'nuki', api_token: theirNuki.apiToken, name: 'Theirs' })).data
+      .account;
     const editor = await session(mine, ['view', 'layout']);
 
     expect((await editor.get('/lock-accounts')).body).toEqual([]);
@@ -202,7 +228,12 @@ describe('admin-api: lock accounts in the portal', () => {
       [{ provider: 'nuki' }],
     ]) {
       const res = await editor.post('/lock-accounts', body);
-      expect({ body, status: res.status, error: res.body.error, message: typeof res.body.message }).toEqual({ body, status: 400, error: true, message: 'string' });
+      expect({ body, status: res.status, error: res.body.error, message: typeof res.body.message }).toEqual({
+        body,
+        status: 400,
+        error: true,
+        message: 'string',
+      });
     }
     expect((await editor.post('/lock-accounts/not-an-id/sync')).status).toBe(400);
     expect((await editor.delete(`/lock-accounts/${new Types.ObjectId()}?unbind=maybe`)).status).toBe(404);

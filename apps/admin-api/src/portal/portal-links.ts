@@ -48,10 +48,24 @@ async function issueLink(
 ): Promise<void> {
   const expiresAt = new Date(deps.now().getTime() + (link.expires_in_seconds !== undefined ? link.expires_in_seconds * 1000 : deps.portal.linkTtlMs));
   const { secret, hash } = generatePortalSecret();
-  const doc = (await deps.models.PortalLink.create({ company_id: link.company, capabilities: link.capabilities, hash, expires_at: expiresAt, issued_to: link.issued_to ?? null })).toObject();
+  const doc = (
+    await deps.models.PortalLink.create({
+      company_id: link.company,
+      capabilities: link.capabilities,
+      hash,
+      expires_at: expiresAt,
+      issued_to: link.issued_to ?? null,
+    })
+  ).toObject();
   const token = `${String(doc._id)}.${secret}`;
   const companyId = link.company ? String(link.company) : null;
-  req.log.info('portal link issued', { company_id: companyId, link_id: String(doc._id), capabilities: link.capabilities, expires_at: expiresAt, issued_to: doc.issued_to });
+  req.log.info('portal link issued', {
+    company_id: companyId,
+    link_id: String(doc._id),
+    capabilities: link.capabilities,
+    expires_at: expiresAt,
+    issued_to: doc.issued_to,
+  });
   // The token (and so the link, which is the credential) is in this response only.
   res.status(201).json({
     _id: String(doc._id),
@@ -128,6 +142,7 @@ export function portalLinkRoutes(router: Router, deps: Deps): void {
 export async function revokeSession(deps: Deps, id: ReturnType<typeof objectIdParam>): Promise<PortalSessionDoc> {
   const done = await revokedOnce(deps, deps.models.PortalSession, id);
   if (!done) throw notFoundError('Portal session', id);
-  if (done.won) deps.logger.info('portal session revoked', { company_id: done.doc.company_id ? String(done.doc.company_id) : null, session_id: String(done.doc._id) });
+  if (done.won)
+    deps.logger.info('portal session revoked', { company_id: done.doc.company_id ? String(done.doc.company_id) : null, session_id: String(done.doc._id) });
   return done.doc;
 }

@@ -11,7 +11,12 @@ import { revokeSession } from './portal-links';
 const COOKIE_PATH = '/portal';
 
 /** `company` null: an operator's on-call session (every company's dead letters). */
-const sessionAnswer = (deps: Deps, s: { _id: Types.ObjectId; capabilities: string[]; expires_at: Date; issued_to: string | null }, company: CompanyDoc | null, cookie: string) => ({
+const sessionAnswer = (
+  deps: Deps,
+  s: { _id: Types.ObjectId; capabilities: string[]; expires_at: Date; issued_to: string | null },
+  company: CompanyDoc | null,
+  cookie: string,
+) => ({
   session_id: String(s._id),
   company_id: company ? String(company._id) : null,
   company_name: company?.name ?? null,
@@ -67,7 +72,13 @@ export function portalSessionRoutes(router: Router, deps: Deps): void {
         throw new HttpError(401, PortalErrors.linkRevoked);
       }
       setCookie(res, cookie, deps.portal.sessionTtlMs);
-      req.log.info('portal session opened', { company_id: company ? String(company._id) : null, session_id: String(session._id), link_id: String(link._id), capabilities: session.capabilities, issued_to: session.issued_to });
+      req.log.info('portal session opened', {
+        company_id: company ? String(company._id) : null,
+        session_id: String(session._id),
+        link_id: String(link._id),
+        capabilities: session.capabilities,
+        issued_to: session.issued_to,
+      });
       res.status(201).json(sessionAnswer(deps, session, company, cookie));
     }),
   );

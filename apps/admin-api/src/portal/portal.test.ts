@@ -3,7 +3,18 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, importSite, LaunchedApp, launchApp, MONGO_URL, NO_RATE_LIMITS, TestVhost, uniqueDbName } from '@smartlock/testing';
+import {
+  captureLogger,
+  createVhost,
+  dropDatabases,
+  importSite,
+  LaunchedApp,
+  launchApp,
+  MONGO_URL,
+  NO_RATE_LIMITS,
+  TestVhost,
+  uniqueDbName,
+} from '@smartlock/testing';
 import { start } from '../app';
 import { readConfig } from '../config';
 
@@ -110,12 +121,17 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       expect((await admin('POST', '/admin/v1/companies/0123456789abcdef01234567/portal-links', {})).status).toBe(404);
       const bad = await admin('POST', `/admin/v1/companies/${companyId}/portal-links`, { capabilities: ['root'], expires_in_seconds: 0 });
       expect(bad.status).toBe(400);
-      expect(bad.body.message).toMatch(/capabilities\[0\] must be one of \[view, keys_tokens, callback, layout, bookings, credentials\].*expires_in_seconds must be greater than or equal to 1/);
+      expect(bad.body.message).toMatch(
+        /capabilities\[0\] must be one of \[view, keys_tokens, callback, layout, bookings, credentials\].*expires_in_seconds must be greater than or equal to 1/,
+      );
       // A company's link never carries the operator's on-call capability.
       expect((await admin('POST', `/admin/v1/companies/${companyId}/portal-links`, { capabilities: ['on_call'] })).status).toBe(400);
       // No body is an empty one (view only); a JSON null is not, as the document says (the fuzz suite sent one).
       expect((await admin('POST', `/admin/v1/companies/${companyId}/portal-links`)).status).toBe(201);
-      const asNull = await call('POST', `/admin/v1/companies/${companyId}/portal-links`, 'null', { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' });
+      const asNull = await call('POST', `/admin/v1/companies/${companyId}/portal-links`, 'null', {
+        Authorization: `Bearer ${ADMIN}`,
+        'Content-Type': 'application/json',
+      });
       expect(asNull.status).toBe(400);
       expect(asNull.body.message).toBe('Request body must be a JSON object');
     });
@@ -138,7 +154,9 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       expect(Math.abs(new Date(res.body.expires_at).getTime() - Date.now() - 12 * HOUR)).toBeLessThan(60_000);
       const cookie = res.headers['set-cookie'] as string[];
       expect(cookie).toHaveLength(1);
-      expect(cookie[0]).toMatch(/^portal_session=[0-9a-f]{24}\.[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/portal; Expires=.*; HttpOnly; Secure; SameSite=Strict$/);
+      expect(cookie[0]).toMatch(
+        /^portal_session=[0-9a-f]{24}\.[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/portal; Expires=.*; HttpOnly; Secure; SameSite=Strict$/,
+      );
       expect(res.headers['cache-control']).toBe('no-store');
 
       const again = await call('POST', '/portal/api/session', { token });
@@ -156,20 +174,39 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       const companyId = await company('Revoked Link Hotel');
       const sent = await link(companyId, { capabilities: ['keys_tokens'], issued_to: 'wrong@address.example' });
       const revoked = await admin('POST', `/admin/v1/portal-links/${sent._id}/revoke`);
-      expect(revoked).toMatchObject({ status: 200, body: { _id: sent._id, company_id: companyId, capabilities: ['view', 'keys_tokens'], issued_to: 'wrong@address.example', used_at: null, revoked_at: expect.any(String) } });
+      expect(revoked).toMatchObject({
+        status: 200,
+        body: {
+          _id: sent._id,
+          company_id: companyId,
+          capabilities: ['view', 'keys_tokens'],
+          issued_to: 'wrong@address.example',
+          used_at: null,
+          revoked_at: expect.any(String),
+        },
+      });
       expect(JSON.stringify(revoked.body)).not.toContain(sent.token.split('.')[1]);
-      expect(await call('POST', '/portal/api/session', { token: sent.token })).toMatchObject({ status: 401, body: { message: 'This portal link has been revoked: ask for a new one' } });
+      expect(await call('POST', '/portal/api/session', { token: sent.token })).toMatchObject({
+        status: 401,
+        body: { message: 'This portal link has been revoked: ask for a new one' },
+      });
       expect((await admin('GET', `/admin/v1/companies/${companyId}/portal-sessions`)).body).toEqual([]);
       const again = await admin('POST', `/admin/v1/portal-links/${sent._id}/revoke`);
       expect(again.body.revoked_at).toBe(revoked.body.revoked_at);
 
       const opened = await link(companyId);
       const s = await open(opened.token);
-      expect((await admin('POST', `/admin/v1/portal-links/${opened._id}/revoke`)).body).toMatchObject({ used_at: expect.any(String), revoked_at: expect.any(String) });
+      expect((await admin('POST', `/admin/v1/portal-links/${opened._id}/revoke`)).body).toMatchObject({
+        used_at: expect.any(String),
+        revoked_at: expect.any(String),
+      });
       expect(await s.get('/api-keys')).toMatchObject({ status: 401, body: { message: 'Portal session has been revoked' } });
 
       expect((await call('POST', `/admin/v1/portal-links/${sent._id}/revoke`)).status).toBe(401);
-      expect(await admin('POST', '/admin/v1/portal-links/0123456789abcdef01234567/revoke')).toMatchObject({ status: 404, body: { message: 'Portal link 0123456789abcdef01234567 not found' } });
+      expect(await admin('POST', '/admin/v1/portal-links/0123456789abcdef01234567/revoke')).toMatchObject({
+        status: 404,
+        body: { message: 'Portal link 0123456789abcdef01234567 not found' },
+      });
       expect((await admin('POST', '/admin/v1/portal-links/nope/revoke')).status).toBe(400);
     });
 
@@ -177,7 +214,10 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       const companyId = await company('Late Hotel');
       const { token } = await link(companyId);
       clock = HOUR + 1000;
-      expect(await call('POST', '/portal/api/session', { token })).toMatchObject({ status: 401, body: { message: 'This portal link has expired: ask for a new one' } });
+      expect(await call('POST', '/portal/api/session', { token })).toMatchObject({
+        status: 401,
+        body: { message: 'This portal link has expired: ask for a new one' },
+      });
       clock = 0;
       const forged = `${token.split('.')[0]}.${'A'.repeat(43)}`;
       expect(await call('POST', '/portal/api/session', { token: forged })).toMatchObject({ status: 401, body: { message: 'Invalid portal link' } });
@@ -191,7 +231,12 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
     it('reads its company and capabilities; without a cookie, or a forged one, 401', async () => {
       const companyId = await company('Read Hotel');
       const s = await open((await link(companyId)).token);
-      expect((await s.get('/session')).body).toMatchObject({ company_id: companyId, company_name: 'Read Hotel', capabilities: ['view'], csrf_token: s.csrf_token });
+      expect((await s.get('/session')).body).toMatchObject({
+        company_id: companyId,
+        company_name: 'Read Hotel',
+        capabilities: ['view'],
+        csrf_token: s.csrf_token,
+      });
       expect(await call('GET', '/portal/api/api-keys')).toMatchObject({ status: 401, body: { message: 'Portal session required: open a portal link' } });
       const forged = `${s.cookie.split('.')[0]}.${'B'.repeat(43)}`;
       expect((await call('GET', '/portal/api/api-keys', undefined, { Cookie: forged })).status).toBe(401);
@@ -200,7 +245,10 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
     it('writes only with its CSRF token and only with the capability they need (403)', async () => {
       const viewer = await open((await link(await company('View Hotel'))).token);
       expect((await viewer.get('/api-keys')).status).toBe(200);
-      expect(await viewer.write('POST', '/api-keys', { name: 'x' })).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the keys_tokens capability)' } });
+      expect(await viewer.write('POST', '/api-keys', { name: 'x' })).toMatchObject({
+        status: 403,
+        body: { message: 'This portal session may not do this (it lacks the keys_tokens capability)' },
+      });
       expect((await viewer.write('POST', '/callback/rotate-secret')).status).toBe(403);
 
       const manager = await open((await link(await company('Manage Hotel'), withAll)).token);
@@ -214,17 +262,26 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       const companyId = await company('Key Hotel');
       const s = await open((await link(companyId, withAll)).token);
       const created = await s.write('POST', '/api-keys', { name: 'PMS' });
-      expect(created.body).toEqual({ _id: expect.any(String), key: expect.stringMatching(/^slk_/), prefix: expect.any(String), name: 'PMS', expires_at: null, created_at: expect.any(String) });
+      expect(created.body).toEqual({
+        _id: expect.any(String),
+        key: expect.stringMatching(/^slk_/),
+        prefix: expect.any(String),
+        name: 'PMS',
+        expires_at: null,
+        created_at: expect.any(String),
+      });
       secrets.push(created.body.key);
       const current = () => call('GET', '/admin/v1/keys/current', undefined, { apikey: created.body.key });
       expect((await current()).body).toMatchObject({ company_id: companyId, name: 'PMS' });
-      expect((await s.get('/api-keys')).body).toEqual([expect.objectContaining({ _id: created.body._id, company_id: companyId, name: 'PMS', revoked_at: null })]);
+      expect((await s.get('/api-keys')).body).toEqual([
+        expect.objectContaining({ _id: created.body._id, company_id: companyId, name: 'PMS', revoked_at: null }),
+      ]);
       const revoked = await s.write('POST', `/api-keys/${created.body._id}/revoke`);
       expect(revoked.body).toMatchObject({ _id: created.body._id, revoked_at: expect.any(String) });
       expect(await current()).toMatchObject({ status: 401, body: { message: 'API key has been revoked' } });
     });
 
-    it('never reaches another company: its lists are its own, another\'s key or token by id is a 404 and stays valid, X-Company-Id must be its own', async () => {
+    it("never reaches another company: its lists are its own, another's key or token by id is a 404 and stays valid, X-Company-Id must be its own", async () => {
       const a = await company('Alpha Portal');
       const b = await company('Bravo Portal');
       const bKey = (await admin('POST', `/admin/v1/companies/${b}/api-keys`, { name: 'bravo' })).body;
@@ -237,7 +294,10 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       expect((await s.write('POST', `/ingest-tokens/${bToken._id}/revoke`)).status).toBe(404);
       expect((await call('GET', '/admin/v1/keys/current', undefined, { apikey: bKey.key })).status).toBe(200);
       expect((await admin('GET', `/admin/v1/companies/${b}/ingest-tokens`)).body[0].revoked_at).toBeNull();
-      expect(await s.get('/api-keys', { 'X-Company-Id': b })).toMatchObject({ status: 403, body: { message: 'X-Company-Id does not match the company of the API key' } });
+      expect(await s.get('/api-keys', { 'X-Company-Id': b })).toMatchObject({
+        status: 403,
+        body: { message: 'X-Company-Id does not match the company of the API key' },
+      });
       // A company in the path is not a portal route: the session's company is the only one.
       expect((await s.get(`/companies/${b}/api-keys`)).status).toBe(404);
       // Another company's site is not this company's.
@@ -276,10 +336,19 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       const site = await importSite(location.url, ADMIN, companyId);
       // The attack: `keys_tokens` without `credentials` minted a key and read unmasked lockData with it.
       const keysOnly = await open((await link(companyId, { capabilities: ['keys_tokens', 'callback'] })).token);
-      expect(await keysOnly.write('POST', '/api-keys', { name: 'escalate' })).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the layout capability)' } });
+      expect(await keysOnly.write('POST', '/api-keys', { name: 'escalate' })).toMatchObject({
+        status: 403,
+        body: { message: 'This portal session may not do this (it lacks the layout capability)' },
+      });
       const almost = await open((await link(companyId, { capabilities: ['keys_tokens', 'layout', 'bookings'] })).token);
-      expect(await almost.write('POST', '/api-keys', { name: 'escalate' })).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the credentials capability)' } });
-      expect(await keysOnly.write('POST', '/ingest-tokens', { site_id: site })).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the bookings capability)' } });
+      expect(await almost.write('POST', '/api-keys', { name: 'escalate' })).toMatchObject({
+        status: 403,
+        body: { message: 'This portal session may not do this (it lacks the credentials capability)' },
+      });
+      expect(await keysOnly.write('POST', '/ingest-tokens', { site_id: site })).toMatchObject({
+        status: 403,
+        body: { message: 'This portal session may not do this (it lacks the bookings capability)' },
+      });
       // The callback URL receives every access.provisioned body: pointing it elsewhere needs `credentials` too.
       expect(await keysOnly.write('PUT', '/callback', { url: 'https://hooks.attacker.example/cb', auth: { type: 'hmac' } })).toMatchObject({
         status: 403,
@@ -302,11 +371,17 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
         [key.body._id, full.session_id],
         [operatorKey._id, null],
       ]);
-      expect((await admin('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body[0]).toMatchObject({ _id: token.body._id, portal_session_id: full.session_id });
+      expect((await admin('GET', `/admin/v1/companies/${companyId}/ingest-tokens`)).body[0]).toMatchObject({
+        _id: token.body._id,
+        portal_session_id: full.session_id,
+      });
       expect((await full.get('/api-keys')).body[0]).toMatchObject({ _id: key.body._id, portal_session_id: full.session_id });
       // The session names who it was issued to and its link.
       const sessions = (await admin('GET', `/admin/v1/companies/${companyId}/portal-sessions`)).body as { _id: string; issued_to: string; link_id: string }[];
-      expect(sessions.find((x) => x._id === full.session_id)).toMatchObject({ issued_to: 'it@escalate.example', link_id: expect.stringMatching(/^[0-9a-f]{24}$/) });
+      expect(sessions.find((x) => x._id === full.session_id)).toMatchObject({
+        issued_to: 'it@escalate.example',
+        link_id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      });
     });
 
     it('a view-only session reads the callback URL with its query masked (issue 46)', async () => {
@@ -333,7 +408,16 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       const s2 = await open((await link(companyId)).token);
       const listed = (await admin('GET', `/admin/v1/companies/${companyId}/portal-sessions`)).body;
       expect(listed.map((x: { _id: string }) => x._id)).toEqual([s2.session_id, s1.session_id]);
-      expect(listed[0]).toEqual({ _id: s2.session_id, company_id: companyId, capabilities: ['view'], issued_to: null, link_id: expect.stringMatching(/^[0-9a-f]{24}$/), created_at: expect.any(String), expires_at: expect.any(String), revoked_at: null });
+      expect(listed[0]).toEqual({
+        _id: s2.session_id,
+        company_id: companyId,
+        capabilities: ['view'],
+        issued_to: null,
+        link_id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        created_at: expect.any(String),
+        expires_at: expect.any(String),
+        revoked_at: null,
+      });
       expect((await admin('POST', `/admin/v1/portal-sessions/${s2.session_id}/revoke`)).body.revoked_at).toEqual(expect.any(String));
       expect(await s2.get('/api-keys')).toMatchObject({ status: 401, body: { message: 'Portal session has been revoked' } });
 
@@ -346,14 +430,17 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
     });
   });
 
-  describe('an on-call session (an operator\'s: no company)', () => {
+  describe("an on-call session (an operator's: no company)", () => {
     const onCallLink = async (body: Record<string, unknown>) => admin('POST', '/admin/v1/portal-links/on-call', body);
 
     it('is issued to someone by name, opens once, reads every dead-letter queue, and reaches no company route', async () => {
       expect((await onCallLink({})).status).toBe(400);
       expect((await call('POST', '/admin/v1/portal-links/on-call', { issued_to: 'ops' })).status).toBe(401);
       const issued = await onCallLink({ issued_to: 'ada@ops.example' });
-      expect(issued).toMatchObject({ status: 201, body: { company_id: null, capabilities: ['on_call'], issued_to: 'ada@ops.example', path: `/portal/#/open/${issued.body.token}` } });
+      expect(issued).toMatchObject({
+        status: 201,
+        body: { company_id: null, capabilities: ['on_call'], issued_to: 'ada@ops.example', path: `/portal/#/open/${issued.body.token}` },
+      });
       secrets.push(issued.body.token);
       const s = await open(issued.body.token);
       expect(s).toMatchObject({ company_id: null, capabilities: ['on_call'] });
@@ -363,11 +450,16 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       expect(queues.body.map((q: { queue: string }) => q.queue)).toContain('provisioning-worker.booking-events');
       expect(await s.get('/api-keys')).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the view capability)' } });
       // Purge is the operator's CLI and admin API only.
-      expect((await s.write('POST', '/dead-letters/provisioning-worker.booking-events/purge', { confirm: 'provisioning-worker.booking-events.dlq' })).status).toBe(404);
+      expect(
+        (await s.write('POST', '/dead-letters/provisioning-worker.booking-events/purge', { confirm: 'provisioning-worker.booking-events.dlq' })).status,
+      ).toBe(404);
 
       // A company's session has no dead letters.
       const staff = await open((await link(await company('Ops Hotel'), withAll)).token);
-      expect(await staff.get('/dead-letters')).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the on_call capability)' } });
+      expect(await staff.get('/dead-letters')).toMatchObject({
+        status: 403,
+        body: { message: 'This portal session may not do this (it lacks the on_call capability)' },
+      });
     });
 
     it('replays with its CSRF token only, each replay recorded under the name it was issued to, whatever the body says', async () => {
@@ -377,7 +469,13 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       const replay = await s.write('POST', `/dead-letters/${queue}/replay`, { all: true, operator: 'someone else' });
       expect(replay).toMatchObject({ status: 200, body: { queue, replayed: 0 } });
       const history = await s.get(`/dead-letters/operations?queue=${queue}`);
-      expect(history.body[0]).toMatchObject({ _id: replay.body.operation_id, action: 'replay', operator: 'grace@ops.example', via: 'portal', selection: { all: true } });
+      expect(history.body[0]).toMatchObject({
+        _id: replay.body.operation_id,
+        action: 'replay',
+        operator: 'grace@ops.example',
+        via: 'portal',
+        selection: { all: true },
+      });
       expect((await admin('GET', `/admin/v1/dead-letters/operations/${replay.body.operation_id}`)).body.operator).toBe('grace@ops.example');
     });
   });
@@ -388,7 +486,9 @@ describe('admin-api: portal links, sessions and the portal routes', () => {
       expect(page.status).toBe(200);
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(page.body).toContain('<div id="root">');
-      expect(page.headers['content-security-policy']).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self';.*connect-src 'self'.*frame-ancestors 'none'$/);
+      expect(page.headers['content-security-policy']).toMatch(
+        /^default-src 'none'; script-src 'self'; style-src 'self';.*connect-src 'self'.*frame-ancestors 'none'$/,
+      );
       expect(page.headers['cache-control']).toBe('no-cache');
     }
     const asset = await call('GET', '/portal/assets/app-1234.js');

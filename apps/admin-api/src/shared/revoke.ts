@@ -39,5 +39,10 @@ export async function revokeOnce<D extends Revocable>(
 
 /** Sets `revoked_at` once: `won` for the one of concurrent revocations that made it; null for an unknown id (or another's, with `guard`). */
 export function revokedOnce<D extends { revoked_at: Date | null }>(deps: Deps, model: Model<D>, id: Types.ObjectId, guard: Record<string, unknown> = {}) {
-  return transitionOnce({ records: model, transitions: deps.models.Transitions }, id, { name: 'revoked', from: { revoked_at: null }, set: { revoked_at: deps.now() }, guard });
+  return transitionOnce({ records: model, transitions: deps.models.Transitions }, id, {
+    name: 'revoked',
+    from: { revoked_at: null },
+    set: { revoked_at: deps.now() },
+    guard,
+  });
 }

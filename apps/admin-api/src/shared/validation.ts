@@ -43,4 +43,3 @@ export function objectIdParam(req: Request, name: string): Types.ObjectId {
 }
 
 export const notFoundError = (what: string, id: Types.ObjectId | string) => new HttpError(404, `${what} ${String(id)} not found`);
-

@@ -35,12 +35,16 @@ describe('callback-dispatcher: deliveries in the portal', () => {
   /** A company (an ObjectId, as admin-api's) with its endpoint in the dispatcher's replica. */
   async function company(url: string, auth: AuthSpec): Promise<string> {
     const companyId = new mongoose.Types.ObjectId().toHexString();
-    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, url, auth, parseSecretsKey(TEST_SECRETS_KEY), 1), { signWith: parseSecretsKey(TEST_IDENTITY_EVENTS_KEY) });
+    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, url, auth, parseSecretsKey(TEST_SECRETS_KEY), 1), {
+      signWith: parseSecretsKey(TEST_IDENTITY_EVENTS_KEY),
+    });
     await waitFor(async () => (await models().Endpoint.findOne({ company_id: companyId }).lean())?.version === 1, { what: 'the endpoint in the replica' });
     return companyId;
   }
   const publish = async (msg: AccessEventMessage) => {
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), {
+      correlationId: msg.correlation_id,
+    });
     return msg;
   };
   async function session(companyId: string, capabilities: string[]) {
@@ -53,12 +57,17 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     });
     return { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}`, 'X-CSRF-Token': portalCsrfToken(cookie) };
   }
-  const get = (path: string, headers: Record<string, string>, params: Record<string, string> = {}) => axios.get(`${app.url}${path}`, { headers, params, validateStatus: () => true });
-  const post = (path: string, headers: Record<string, string>, body?: unknown) => axios.post(`${app.url}${path}`, body, { headers, validateStatus: () => true });
+  const get = (path: string, headers: Record<string, string>, params: Record<string, string> = {}) =>
+    axios.get(`${app.url}${path}`, { headers, params, validateStatus: () => true });
+  const post = (path: string, headers: Record<string, string>, body?: unknown) =>
+    axios.post(`${app.url}${path}`, body, { headers, validateStatus: () => true });
 
   beforeAll(async () => {
     vhost = await createVhost('dispatcher_portal');
-    identity = await mongoose.createConnection(MONGO_URL).asPromise().then((c) => c.useDb(identityDb));
+    identity = await mongoose
+      .createConnection(MONGO_URL)
+      .asPromise()
+      .then((c) => c.useDb(identityDb));
     app = await start(
       readConfig({
         ...NO_RATE_LIMITS,
@@ -92,14 +101,17 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     await dropDatabases(dbName, identityDb);
   });
 
-  it('lists a booking\'s deliveries with every attempt; redelivers with `bookings` only, never another company\'s', async () => {
+  it("lists a booking's deliveries with every attempt; redelivers with `bookings` only, never another company's", async () => {
     let up = false;
     const r = await startReceiver({ reply: () => (up ? 200 : 503) });
     receivers.push(r);
     const mine = await company(r.url, { type: 'bearer', token: 't' });
     const theirs = await company(r.url, { type: 'bearer', token: 't' });
     const msg = await publish(accessEvent(mine, 'access.provisioned'));
-    await waitFor(async () => (await models().Delivery.findOne({ company_id: mine }).lean())?.status === 'dead', { what: 'the delivery dead after its retries', timeoutMs: 20_000 });
+    await waitFor(async () => (await models().Delivery.findOne({ company_id: mine }).lean())?.status === 'dead', {
+      what: 'the delivery dead after its retries',
+      timeoutMs: 20_000,
+    });
 
     const viewer = await session(mine, ['view']);
     const listed = await get('/portal/api/deliveries', viewer, { referenceId: msg.reference_id });
@@ -115,7 +127,10 @@ describe('callback-dispatcher: deliveries in the portal', () => {
 
     up = true;
     const path = `/portal/api/deliveries/${d.deliveryId}/redeliver`;
-    expect(await post(path, viewer)).toMatchObject({ status: 403, data: { message: 'This portal session may not do this (it lacks the bookings capability)' } });
+    expect(await post(path, viewer)).toMatchObject({
+      status: 403,
+      data: { message: 'This portal session may not do this (it lacks the bookings capability)' },
+    });
     expect(await post(path, await session(theirs, ['view', 'bookings']))).toMatchObject({ status: 404, data: { message: 'Delivery not found' } });
     const operator = await session(mine, ['view', 'bookings']);
     expect((await post(path, { Cookie: operator.Cookie })).status).toBe(403);
@@ -137,7 +152,10 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     const viewer = await session(companyId, ['view']);
     for (const ref of ['BK-RECENT-1', 'BK-RECENT-DEAD', 'BK-RECENT-2']) {
       await publish(accessEvent(companyId, 'access.provisioned', { reference_id: ref }));
-      await waitFor(async () => ['delivered', 'dead'].includes((await models().Delivery.findOne({ company_id: companyId, reference_id: ref }).lean())?.status ?? ''), { what: `${ref} settled`, timeoutMs: 20_000 });
+      await waitFor(
+        async () => ['delivered', 'dead'].includes((await models().Delivery.findOne({ company_id: companyId, reference_id: ref }).lean())?.status ?? ''),
+        { what: `${ref} settled`, timeoutMs: 20_000 },
+      );
     }
     const res = await get('/portal/api/deliveries/recent', viewer, { limit: '2' });
     expect(res.status).toBe(200);
@@ -153,7 +171,10 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     const other = await company(r.url, { type: 'bearer', token: 't' });
     expect((await get('/portal/api/deliveries/recent', await session(other, ['view']))).data.data).toEqual({ pending: 0, dead: 0, deliveries: [] });
     for (const limit of ['0', '51', 'x']) {
-      expect(await get('/portal/api/deliveries/recent', viewer, { limit })).toMatchObject({ status: 400, data: { error: true, message: 'limit must be an integer from 1 to 50' } });
+      expect(await get('/portal/api/deliveries/recent', viewer, { limit })).toMatchObject({
+        status: 400,
+        data: { error: true, message: 'limit must be an integer from 1 to 50' },
+      });
     }
   });
 
@@ -168,10 +189,13 @@ describe('callback-dispatcher: deliveries in the portal', () => {
       return (res.data.data.deliveries as { deliveryId: string; event: string; status: string; attempts: unknown[] }[]).find((d) => d.event === event);
     };
     const settled = (ref: string, event: string, status: string) =>
-      waitFor(async () => {
-        const d = await deliveryOf(ref, event);
-        return d?.status === status ? d : undefined;
-      }, { what: `${ref} ${event} ${status}`, timeoutMs: 20_000 });
+      waitFor(
+        async () => {
+          const d = await deliveryOf(ref, event);
+          return d?.status === status ? d : undefined;
+        },
+        { what: `${ref} ${event} ${status}`, timeoutMs: 20_000 },
+      );
 
     // Delivered once: a second copy is not sent (the attack re-sent it to an endpoint pointed elsewhere).
     await publish(accessEvent(companyId, 'access.provisioned', { reference_id: 'BK-DELIVERED' }));
@@ -185,7 +209,14 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     // Dead, and its booking checked out since: the passcode no longer opens, and it is not sent again.
     const grant = await publish(accessEvent(companyId, 'access.provisioned', { reference_id: 'BK-CHECKED-OUT' }));
     const dead = await settled('BK-CHECKED-OUT', 'access.provisioned', 'dead');
-    await publish(accessEvent(companyId, 'access.revoked', { reference_id: 'BK-CHECKED-OUT', sequence: 2, occurred_at: new Date(Date.parse(grant.occurred_at) + 1000).toISOString(), credentials: grant.credentials }));
+    await publish(
+      accessEvent(companyId, 'access.revoked', {
+        reference_id: 'BK-CHECKED-OUT',
+        sequence: 2,
+        occurred_at: new Date(Date.parse(grant.occurred_at) + 1000).toISOString(),
+        credentials: grant.credentials,
+      }),
+    );
     await settled('BK-CHECKED-OUT', 'access.revoked', 'delivered');
     expect(await post(`/portal/api/deliveries/${dead.deliveryId}/redeliver`, staff)).toMatchObject({
       status: 409,
@@ -194,14 +225,16 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     expect(await post(`/admin/v1/deliveries/${dead.deliveryId}/redeliver`, { Authorization: `Bearer ${ADMIN}` })).toMatchObject({ status: 409 });
 
     // Dead with its credentials still active: the bulk redelivery takes it, and leaves the checked-out one dead.
-    const live = await publish(accessEvent(companyId, 'access.provisioned', { reference_id: 'BK-LIVE', credentials: [credential('PASSCODE', { passcodeId: 56 })] }));
+    const live = await publish(
+      accessEvent(companyId, 'access.provisioned', { reference_id: 'BK-LIVE', credentials: [credential('PASSCODE', { passcodeId: 56 })] }),
+    );
     const liveDead = await settled(live.reference_id, 'access.provisioned', 'dead');
     const bulk = await post('/portal/api/deliveries/redeliver-dead', staff);
     expect(bulk).toMatchObject({ status: 202, data: { data: { redelivered: 1, deliveryIds: [liveDead.deliveryId] } } });
     expect((await models().Delivery.findById(dead.deliveryId).lean())?.status).toBe('dead');
   });
 
-  it('a failing access.provisioned is not retried once the booking\'s credentials are revoked (issue 46)', async () => {
+  it("a failing access.provisioned is not retried once the booking's credentials are revoked (issue 46)", async () => {
     const ref = `BK-RETRY-${Date.now()}`;
     const seen: { grant?: AccessEventMessage; revoking?: Promise<unknown>; revokedAt: number } = { revokedAt: 0 };
     // The grant fails until the checkout's revocation has arrived; from 50 ms after it, the receiver would take it.
@@ -212,7 +245,8 @@ describe('callback-dispatcher: deliveries in the portal', () => {
           return 200;
         }
         const { grant } = seen;
-        if (grant) seen.revoking ??= publish(accessEvent(grant.company_id, 'access.revoked', { reference_id: ref, sequence: 2, credentials: grant.credentials }));
+        if (grant)
+          seen.revoking ??= publish(accessEvent(grant.company_id, 'access.revoked', { reference_id: ref, sequence: 2, credentials: grant.credentials }));
         return seen.revokedAt && Date.now() - seen.revokedAt > 50 ? 200 : 503;
       },
     });
@@ -220,10 +254,13 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     const companyId = await company(r.url, { type: 'bearer', token: 't' });
     seen.grant = accessEvent(companyId, 'access.provisioned', { reference_id: ref });
     await publish(seen.grant);
-    const dead = await waitFor(async () => {
-      const d = await models().Delivery.findOne({ company_id: companyId, event: 'access.provisioned' }).lean();
-      return d?.status !== 'pending' ? d : undefined;
-    }, { what: 'the grant settled', timeoutMs: 20_000 });
+    const dead = await waitFor(
+      async () => {
+        const d = await models().Delivery.findOne({ company_id: companyId, event: 'access.provisioned' }).lean();
+        return d?.status !== 'pending' ? d : undefined;
+      },
+      { what: 'the grant settled', timeoutMs: 20_000 },
+    );
     expect(dead).toMatchObject({ status: 'dead', dead_reason: expect.stringContaining('credentials revoked since: not delivered again') });
     expect(r.received.filter((c) => c.body.event === 'access.provisioned')).toEqual([]);
   });
@@ -245,7 +282,11 @@ describe('callback-dispatcher: deliveries in the portal', () => {
     for (const secret of ['LOCKDATA-DOOR-101', '482913', 'CARD-0042']) expect(cb.raw.toString()).not.toContain(secret);
     for (const field of ['lockData', 'passcode', 'cardNumber']) expect(sent.filter((c) => field in c)).toEqual([]);
 
-    const attempts = await waitFor(async () => (await get('/portal/api/deliveries', await session(companyId, ['view']), { referenceId: msg.reference_id })).data.data.deliveries[0]?.attempts, { what: 'the attempt listed' });
+    const attempts = await waitFor(
+      async () =>
+        (await get('/portal/api/deliveries', await session(companyId, ['view']), { referenceId: msg.reference_id })).data.data.deliveries[0]?.attempts,
+      { what: 'the attempt listed' },
+    );
     expect(attempts[0].url).toBe(`${r.url}?receiver_token=[REDACTED]&tenant=[REDACTED]`);
     expect(JSON.stringify(await models().Delivery.findOne({ company_id: companyId }).lean())).not.toContain('s3cr3t-receiver-token');
   });
@@ -267,7 +308,10 @@ describe('callback-dispatcher: deliveries in the portal', () => {
       const companyId = await company(url, { type: 'hmac', secrets: [secret] });
       const deliveriesBefore = await models().Delivery.countDocuments({});
 
-      expect(await post('/portal/api/callback/test', await session(companyId, ['view']))).toMatchObject({ status: 403, data: { message: 'This portal session may not do this (it lacks the callback capability)' } });
+      expect(await post('/portal/api/callback/test', await session(companyId, ['view']))).toMatchObject({
+        status: 403,
+        data: { message: 'This portal session may not do this (it lacks the callback capability)' },
+      });
       const res = await post('/portal/api/callback/test', await session(companyId, ['view', 'callback']));
       expect(res.status).toBe(200);
       expect(res.data).toMatchObject({ code: 7082, error: false });
@@ -275,7 +319,14 @@ describe('callback-dispatcher: deliveries in the portal', () => {
         url,
         version: 1,
         auth: 'hmac',
-        sent: { event: 'callback.test', referenceId: 'TEST', eventId: expect.stringMatching(/^test_[0-9a-f]{32}$/), deliveryId: expect.stringMatching(/^test_/), occurredAt: expect.any(String), data: { test: true, message: expect.any(String) } },
+        sent: {
+          event: 'callback.test',
+          referenceId: 'TEST',
+          eventId: expect.stringMatching(/^test_[0-9a-f]{32}$/),
+          deliveryId: expect.stringMatching(/^test_/),
+          occurredAt: expect.any(String),
+          data: { test: true, message: expect.any(String) },
+        },
         delivered: false,
         status_code: 418,
         latency_ms: expect.any(Number),
@@ -294,7 +345,10 @@ describe('callback-dispatcher: deliveries in the portal', () => {
       expect(operator.data.data).toMatchObject({ status_code: 418, delivered: false });
       expect((await post(`/admin/v1/companies/${companyId}/callback/test`, {})).status).toBe(401);
       const none = new mongoose.Types.ObjectId().toHexString();
-      expect(await post('/portal/api/callback/test', await session(none, ['callback']))).toMatchObject({ status: 404, data: { message: 'No callback endpoint is set for this company' } });
+      expect(await post('/portal/api/callback/test', await session(none, ['callback']))).toMatchObject({
+        status: 404,
+        data: { message: 'No callback endpoint is set for this company' },
+      });
     } finally {
       teapot.closeAllConnections();
       await new Promise((r) => teapot.close(r));

@@ -82,14 +82,20 @@ function healthView(h: Awaited<ReturnType<EndpointHealth['read']>>) {
 /** `{ "recover_since": "<date-time>" }`, optional: the dead deliveries to send again, those dead since then. */
 function recoverSince(body: unknown): Date | null {
   if (body === undefined) return null;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Invalid request body', [{ path: [], message: 'the body must be an object' }]);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('Invalid request body', [{ path: [], message: 'the body must be an object' }]);
   const b = body as Record<string, unknown>;
   const unknown = Object.keys(b).filter((k) => k !== 'recover_since');
-  if (unknown.length) throw badRequest('Invalid request body', unknown.map((k) => ({ path: [k], message: `"${k}" is not allowed` })));
+  if (unknown.length)
+    throw badRequest(
+      'Invalid request body',
+      unknown.map((k) => ({ path: [k], message: `"${k}" is not allowed` })),
+    );
   const v = b.recover_since;
   if (v === undefined) return null;
   const at = typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(v) ? new Date(v) : null;
-  if (!at || Number.isNaN(at.getTime())) throw badRequest('Invalid request body', [{ path: ['recover_since'], message: '"recover_since" must be a date-time (ISO 8601)' }]);
+  if (!at || Number.isNaN(at.getTime()))
+    throw badRequest('Invalid request body', [{ path: ['recover_since'], message: '"recover_since" must be a date-time (ISO 8601)' }]);
   return at;
 }
 
@@ -127,15 +133,15 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
             ...deliveryFacts(d),
             body: redactedBody(d, deps.key),
             attempts: (d.attempt_log ?? []).map((a) => ({
-                attempt: a.attempt,
-                at: iso(a.at),
-                trigger: a.trigger,
-                // Masked when recorded since; records of before are masked here.
-                url: redactQuery(a.url),
-                statusCode: a.status_code,
-                latencyMs: a.latency_ms,
-                error: a.error,
-              })),
+              attempt: a.attempt,
+              at: iso(a.at),
+              trigger: a.trigger,
+              // Masked when recorded since; records of before are masked here.
+              url: redactQuery(a.url),
+              statusCode: a.status_code,
+              latencyMs: a.latency_ms,
+              error: a.error,
+            })),
           })),
           guestMessages: guest.map((g) => ({
             id: g._id,
@@ -225,7 +231,13 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
       const since = recoverSince(req.body);
       await deps.health.enable(companyId);
       const ids = since ? await redeliverDead(deps, companyId, since, req.correlationId) : [];
-      res.json(ok('Callback endpoint enabled', SuccessCodes.CALLBACK_ENABLED, { ...healthView(await deps.health.read(companyId)), redelivered: ids.length, deliveryIds: ids }));
+      res.json(
+        ok('Callback endpoint enabled', SuccessCodes.CALLBACK_ENABLED, {
+          ...healthView(await deps.health.read(companyId)),
+          redelivered: ids.length,
+          deliveryIds: ids,
+        }),
+      );
     }),
   );
   return r;

@@ -160,7 +160,14 @@ export async function postCallback(
       retryAfterMs: retryAfter(res.status, res.headers['retry-after'], Date.now()),
     };
   } catch (err) {
-    return { statusCode: null, error: describe(err, timeoutMs), latencyMs: Math.round(performance.now() - started), contentType: null, body: null, retryAfterMs: null };
+    return {
+      statusCode: null,
+      error: describe(err, timeoutMs),
+      latencyMs: Math.round(performance.now() - started),
+      contentType: null,
+      body: null,
+      retryAfterMs: null,
+    };
   }
 }
 
@@ -188,7 +195,11 @@ export async function deliver(deps: DeliverDeps, msg: WorkMessage, ctx: MessageC
 }
 
 /** The delivery as an attempt sees it; `stored`: its record exists (else the attempt stores it). */
-type Current = Pick<DeliveryDoc, '_id' | 'company_id' | 'reference_id' | 'event' | 'body' | 'status' | 'attempts'> & { occurred_at: Date | string; stored: boolean; start?: NewDelivery };
+type Current = Pick<DeliveryDoc, '_id' | 'company_id' | 'reference_id' | 'event' | 'body' | 'status' | 'attempts'> & {
+  occurred_at: Date | string;
+  stored: boolean;
+  start?: NewDelivery;
+};
 
 /**
  * The delivery as the attempt needs it: from the message on the first consumption of its first
@@ -232,8 +243,17 @@ async function send(deps: DeliverDeps, msg: WorkMessage, ctx: MessageContext): P
   const config = found.config;
   const trigger: AttemptTrigger = msg.trigger === 'manual' && ctx.retryCount === 0 ? 'manual' : 'scheduled';
   const at = new Date();
-  const { statusCode, error, latencyMs, retryAfterMs } = await postCallback(deps, config, { id: delivery._id, event: delivery.event, body: decryptSecret(delivery.body, deps.key) }, at);
-  return { delivery, retryAfterMs, attempt: { attempt: delivery.attempts + 1, at, trigger, url: redactQuery(config.url), status_code: statusCode, latency_ms: latencyMs, error } };
+  const { statusCode, error, latencyMs, retryAfterMs } = await postCallback(
+    deps,
+    config,
+    { id: delivery._id, event: delivery.event, body: decryptSecret(delivery.body, deps.key) },
+    at,
+  );
+  return {
+    delivery,
+    retryAfterMs,
+    attempt: { attempt: delivery.attempts + 1, at, trigger, url: redactQuery(config.url), status_code: statusCode, latency_ms: latencyMs, error },
+  };
 }
 
 /**

@@ -6,7 +6,18 @@ import { encryptSecret, parseSecretsKey, sealAccessEvent } from '@smartlock/auth
 import type { AccessEventMessage, CallbackBody } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker, deadLetterQueueName, retryQueueName } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
-import { captureLogger, createVhost, dropDatabases, MONGO_URL, scrapeMetrics, TestVhost, uniqueDbName, waitFor, withCommandMonitoring, NO_RATE_LIMITS } from '@smartlock/testing';
+import {
+  captureLogger,
+  createVhost,
+  dropDatabases,
+  MONGO_URL,
+  scrapeMetrics,
+  TestVhost,
+  uniqueDbName,
+  waitFor,
+  withCommandMonitoring,
+  NO_RATE_LIMITS,
+} from '@smartlock/testing';
 import { start } from '../app';
 import { readConfig } from '../config';
 import { dispatcherModels } from '../models';
@@ -69,7 +80,9 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
 
   /** As the worker publishes: credentials sealed with MESSAGE_KEY. */
   async function publish(msg: AccessEventMessage) {
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), {
+      correlationId: msg.correlation_id,
+    });
     return msg;
   }
 
@@ -101,50 +114,63 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
   const strategies: [string, AuthSpec, (h: Record<string, unknown>) => boolean][] = [
     ['hmac', { type: 'hmac', secrets: [hmacSecret] }, () => true],
     ['bearer', { type: 'bearer', token: 'bearer-token-xyz' }, (h) => h.authorization === 'Bearer bearer-token-xyz'],
-    ['basic', { type: 'basic', username: 'acme', password: 'p@ss:word' }, (h) => h.authorization === `Basic ${Buffer.from('acme:p@ss:word').toString('base64')}`],
+    [
+      'basic',
+      { type: 'basic', username: 'acme', password: 'p@ss:word' },
+      (h) => h.authorization === `Basic ${Buffer.from('acme:p@ss:word').toString('base64')}`,
+    ],
     ['api_key', { type: 'api_key', header: 'X-Acme-Key', value: 'acme-static-key' }, (h) => h['x-acme-key'] === 'acme-static-key'],
   ];
 
-  it.each(strategies)('%s: every event type arrives with the SPEC headers, the configured authentication and the documented body', async (_name, auth, authOk) => {
-    const r = await receiver({ secrets: () => [hmacSecret] });
-    const companyId = await company(r.url, auth);
-    const sent = [
-      await publish(accessEvent(companyId, 'access.provisioned', { credentials: [credential('EKEY'), credential('CARD', { lockId: 'lock-102', roomNumber: '102', roomName: '102' })] })),
-      await publish(accessEvent(companyId, 'access.revoked', { credentials: [credential('PASSCODE')] })),
-      await publish(accessEvent(companyId, 'access.failed', { credentials: [], reason: 'Room not found' })),
-    ];
-    await waitFor(() => r.received.length === 3, { what: 'three callbacks' });
-    for (const msg of sent) {
-      const cb = r.received.find((c) => c.body.eventId === msg.event_id);
-      expect(cb).toBeDefined();
-      if (!cb) continue;
-      expect(cb.headers['content-type']).toBe('application/json');
-      expect(cb.headers['x-service-event']).toBe(msg.type);
-      expect(cb.headers['user-agent']).toBe('SmartLock-Callbacks/1.0');
-      expect(authOk(cb.headers as Record<string, unknown>)).toBe(true);
-      if (auth.type === 'hmac') {
-        expect(cb.signedWith).toBe(0);
-        const ts = cb.headers['x-service-timestamp'] as string;
-        expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(30);
-        const v2 = createHmac('sha256', hmacSecret).update(`${ts}.${cb.raw.toString('utf8')}`).digest('hex');
-        expect(cb.headers['x-service-signature-v2']).toBe(v2);
-      } else {
-        expect(cb.headers['x-service-signature']).toBeUndefined();
+  it.each(strategies)(
+    '%s: every event type arrives with the SPEC headers, the configured authentication and the documented body',
+    async (_name, auth, authOk) => {
+      const r = await receiver({ secrets: () => [hmacSecret] });
+      const companyId = await company(r.url, auth);
+      const sent = [
+        await publish(
+          accessEvent(companyId, 'access.provisioned', {
+            credentials: [credential('EKEY'), credential('CARD', { lockId: 'lock-102', roomNumber: '102', roomName: '102' })],
+          }),
+        ),
+        await publish(accessEvent(companyId, 'access.revoked', { credentials: [credential('PASSCODE')] })),
+        await publish(accessEvent(companyId, 'access.failed', { credentials: [], reason: 'Room not found' })),
+      ];
+      await waitFor(() => r.received.length === 3, { what: 'three callbacks' });
+      for (const msg of sent) {
+        const cb = r.received.find((c) => c.body.eventId === msg.event_id);
+        expect(cb).toBeDefined();
+        if (!cb) continue;
+        expect(cb.headers['content-type']).toBe('application/json');
+        expect(cb.headers['x-service-event']).toBe(msg.type);
+        expect(cb.headers['user-agent']).toBe('SmartLock-Callbacks/1.0');
+        expect(authOk(cb.headers as Record<string, unknown>)).toBe(true);
+        if (auth.type === 'hmac') {
+          expect(cb.signedWith).toBe(0);
+          const ts = cb.headers['x-service-timestamp'] as string;
+          expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(30);
+          const v2 = createHmac('sha256', hmacSecret)
+            .update(`${ts}.${cb.raw.toString('utf8')}`)
+            .digest('hex');
+          expect(cb.headers['x-service-signature-v2']).toBe(v2);
+        } else {
+          expect(cb.headers['x-service-signature']).toBeUndefined();
+        }
+        const body = cb.body as unknown as CallbackBody;
+        expect(body).toMatchObject({ event: msg.type, referenceId: msg.reference_id, eventId: msg.event_id, occurredAt: msg.occurred_at });
+        expect(body.deliveryId).toMatch(/^dlv_[0-9a-f]{32}$/);
+        if (msg.type === 'access.failed') expect(body.data).toEqual({ reason: 'Room not found' });
+        else expect(body.data).toMatchObject({ validity: { checkIn: msg.validity?.check_in, checkOut: msg.validity?.check_out } });
       }
-      const body = cb.body as unknown as CallbackBody;
-      expect(body).toMatchObject({ event: msg.type, referenceId: msg.reference_id, eventId: msg.event_id, occurredAt: msg.occurred_at });
-      expect(body.deliveryId).toMatch(/^dlv_[0-9a-f]{32}$/);
-      if (msg.type === 'access.failed') expect(body.data).toEqual({ reason: 'Room not found' });
-      else expect(body.data).toMatchObject({ validity: { checkIn: msg.validity?.check_in, checkOut: msg.validity?.check_out } });
-    }
-    const provisioned = r.received.find((c) => c.body.event === 'access.provisioned')?.body as unknown as CallbackBody;
-    expect(provisioned.data).toMatchObject({
-      credentials: [
-        { type: 'EKEY', lockId: 'lock-101', keyId: 7001, lockData: 'LOCKDATA-DOOR-101', siteName: 'Harbour House', roomNumber: '101' },
-        { type: 'CARD', lockId: 'lock-102', cardNumber: 'CARD-0042', cardId: 99, roomNumber: '102', roomName: '102' },
-      ],
-    });
-  });
+      const provisioned = r.received.find((c) => c.body.event === 'access.provisioned')?.body as unknown as CallbackBody;
+      expect(provisioned.data).toMatchObject({
+        credentials: [
+          { type: 'EKEY', lockId: 'lock-101', keyId: 7001, lockData: 'LOCKDATA-DOOR-101', siteName: 'Harbour House', roomNumber: '101' },
+          { type: 'CARD', lockId: 'lock-102', cardNumber: 'CARD-0042', cardId: 99, roomNumber: '102', roomName: '102' },
+        ],
+      });
+    },
+  );
 
   it('a receiver answering 500 twice then 200 gets the callback on the third attempt, same bytes and deliveryId each time', async () => {
     const bodies: string[] = [];
@@ -187,11 +213,18 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     expect(text()).toContain('"alert":"access.failed"');
     const metrics = await scrapeMetrics(app.url);
     expect(metrics.value('callback_attempts_total', { outcome: 'failed' }) - metricsBefore.value('callback_attempts_total', { outcome: 'failed' })).toBe(3);
-    expect(metrics.value('callback_attempt_duration_seconds_count', { outcome: 'failed' }) - metricsBefore.value('callback_attempt_duration_seconds_count', { outcome: 'failed' })).toBe(3);
+    expect(
+      metrics.value('callback_attempt_duration_seconds_count', { outcome: 'failed' }) -
+        metricsBefore.value('callback_attempt_duration_seconds_count', { outcome: 'failed' }),
+    ).toBe(3);
     // Three failed attempts in a row: a failing endpoint, counted without its company, named in the log.
     expect(metrics.value('callback_endpoints_failing')).toBe(metricsBefore.value('callback_endpoints_failing') + 1);
     expect(metrics.text).not.toContain(companyId);
-    expect(text().split('\n').some((line) => line.includes('callback endpoint failing') && line.includes(companyId))).toBe(true);
+    expect(
+      text()
+        .split('\n')
+        .some((line) => line.includes('callback endpoint failing') && line.includes(companyId)),
+    ).toBe(true);
     // The company fixes its endpoint: the next callback is delivered and the endpoint no longer counts.
     const fixed = await receiver();
     await setEndpoint(companyId, fixed.url, { type: 'bearer', token: 't' }, 2);
@@ -202,9 +235,12 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(r.hits()).toBe(3);
     // drain the DLQ for the next tests that count it
-    await axios.delete(`${process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api'}/queues/${encodeURIComponent(vhost.vhost)}/${deadLetterQueueName(QUEUES.dispatcherDeliveries.name)}/contents`, {
-      auth: { username: 'guest', password: 'guest' },
-    });
+    await axios.delete(
+      `${process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api'}/queues/${encodeURIComponent(vhost.vhost)}/${deadLetterQueueName(QUEUES.dispatcherDeliveries.name)}/contents`,
+      {
+        auth: { username: 'guest', password: 'guest' },
+      },
+    );
   });
 
   it('a 410 Gone stops at once: one attempt, dead-lettered', async () => {
@@ -247,7 +283,15 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       const id = deliveryIdFor(msg.event_id, msg.type, companyId);
       const delivered = await waitFor(() => models().Delivery.findOne({ _id: id, status: 'delivered' }).lean(), { what: 'the delivered record' });
       expect(r.hits()).toBe(1);
-      expect(delivered).toMatchObject({ company_id: companyId, reference_id: msg.reference_id, event: msg.type, event_id: msg.event_id, attempts: 1, last_status_code: 200, last_error: null });
+      expect(delivered).toMatchObject({
+        company_id: companyId,
+        reference_id: msg.reference_id,
+        event: msg.type,
+        event_id: msg.event_id,
+        attempts: 1,
+        last_status_code: 200,
+        last_error: null,
+      });
       expect(delivered.attempt_log.map((a) => [a.attempt, a.status_code, a.trigger])).toEqual([[1, 200, 'scheduled']]);
       // The dispatcher's own commands about this delivery (the test's own reads above filter on the status too).
       const mine = commands.filter((e) => JSON.stringify(e.command).includes(id) && !(e.commandName === 'find' && e.command.filter?.status));
@@ -266,7 +310,15 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       id,
       company: companyId,
       trigger: 'scheduled',
-      delivery: { _id: id, company_id: companyId, reference_id: msg.reference_id, event: msg.type, event_id: msg.event_id, occurred_at: msg.occurred_at, body: encryptSecret(bytes, key) },
+      delivery: {
+        _id: id,
+        company_id: companyId,
+        reference_id: msg.reference_id,
+        event: msg.type,
+        event_id: msg.event_id,
+        occurred_at: msg.occurred_at,
+        body: encryptSecret(bytes, key),
+      },
     };
     await publisher.sendToQueue(QUEUES.dispatcherDeliveries.name, work, { messageId: id });
     return { id, bytes, msg };
@@ -289,9 +341,12 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     const dead = await waitFor(() => models().Delivery.findOne({ _id: id, status: 'dead' }).lean(), { what: 'the dead record' });
     expect(dead).toMatchObject({ attempts: 0, attempt_log: [], dead_reason: 'the company has no callback endpoint any more' });
     expect(await deadLettered()).toBe(before + 1);
-    await axios.delete(`${process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api'}/queues/${encodeURIComponent(vhost.vhost)}/${deadLetterQueueName(QUEUES.dispatcherDeliveries.name)}/contents`, {
-      auth: { username: 'guest', password: 'guest' },
-    });
+    await axios.delete(
+      `${process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api'}/queues/${encodeURIComponent(vhost.vhost)}/${deadLetterQueueName(QUEUES.dispatcherDeliveries.name)}/contents`,
+      {
+        auth: { username: 'guest', password: 'guest' },
+      },
+    );
   });
 
   it('an older endpoint version is ignored; secret rotation: the new secret signs, a receiver accepting either keeps working', async () => {
@@ -310,7 +365,12 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     // a late, older configuration does not roll the rotation back
     await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, r.url, { type: 'hmac', secrets: [oldSecret] }, key, 2), signed);
     const marker = accessEvent(companyId, 'access.revoked');
-    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, 'http://127.0.0.1:1/nowhere', { type: 'bearer', token: 'x' }, key, 1), signed);
+    await publisher.publish(
+      EXCHANGES.identityEvents.name,
+      '',
+      endpointEvent(companyId, 'http://127.0.0.1:1/nowhere', { type: 'bearer', token: 'x' }, key, 1),
+      signed,
+    );
     await publish(marker);
     await waitFor(() => r.received.length === 2, { what: 'callback after rotation' });
     expect(r.received[1].signedWith).toBe(0); // the new secret (index 0 of what the receiver accepts)
@@ -342,7 +402,8 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       expect(await delivered(other)).toBeGreaterThan(otherBefore);
       const toBefore = before.received.length;
 
-      const applied = async (svc: RunningService) => (await scrapeMetrics(svc.url)).value('broker_messages_total', { queue: 'identity.events (broadcast)', outcome: 'handled' });
+      const applied = async (svc: RunningService) =>
+        (await scrapeMetrics(svc.url)).value('broker_messages_total', { queue: 'identity.events (broadcast)', outcome: 'handled' });
       const [firstApplied, otherApplied] = [await applied(app), await applied(other)];
       await setEndpoint(companyId, after.url, { type: 'bearer', token: 'token-after' }, 2, 'callback.updated');
       // The replica is written; each process has applied its own broadcast copy.
@@ -455,7 +516,9 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       await d.publish(accessEvent(ko, 'access.provisioned'));
       await waitFor(() => healthy.received.length === 5 && failing.received.length === 1, { what: 'the callbacks, the failed one on its retry' });
       expect(failing.hits()).toBe(2);
-      await waitFor(async () => (await d.models.Delivery.countDocuments({ company_id: ok, status: 'delivered', attempts: 1 })) === 5, { what: 'five deliveries recorded' });
+      await waitFor(async () => (await d.models.Delivery.countDocuments({ company_id: ok, status: 'delivered', attempts: 1 })) === 5, {
+        what: 'five deliveries recorded',
+      });
 
       const conn = await amqp.connect(d.vhost.url);
       const ch = await conn.createChannel();
@@ -467,7 +530,9 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       await conn.close();
       // Tracing sees what the test published; the dispatcher sent no delivery through its queue, only the failed attempt's retry.
       expect(published.filter((p) => p.startsWith(`${EXCHANGES.accessEvents.name}/`))).toHaveLength(6);
-      expect(published.filter((p) => p.startsWith('(default)/callback-dispatcher.deliver'))).toEqual([`(default)/${retryQueueName(QUEUES.dispatcherDeliveryRetries.name, 100)}`]);
+      expect(published.filter((p) => p.startsWith('(default)/callback-dispatcher.deliver'))).toEqual([
+        `(default)/${retryQueueName(QUEUES.dispatcherDeliveryRetries.name, 100)}`,
+      ]);
     } finally {
       await d.stop();
     }
@@ -476,14 +541,24 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
   it('a guest contact on a channel this deployment has not configured is logged by booking, without the address, recorded not sent (the portal says why), and nothing is queued for it', async () => {
     const company = `co-${randomUUID().slice(0, 6)}`;
     const msg = await publish(accessEvent(company, 'access.provisioned', { guest: { name: 'Ada', email: 'ada@guest.test', phone: '+447001234567' } }));
-    const lines = () => text().split('\n').filter((l) => l.includes(msg.reference_id) && l.includes('guest message not sent'));
+    const lines = () =>
+      text()
+        .split('\n')
+        .filter((l) => l.includes(msg.reference_id) && l.includes('guest message not sent'));
     await waitFor(() => lines().length === 2, { what: 'one line per unconfigured channel' });
-    expect(lines().map((l) => JSON.parse(l).channel).sort()).toEqual(['email', 'sms']);
+    expect(
+      lines()
+        .map((l) => JSON.parse(l).channel)
+        .sort(),
+    ).toEqual(['email', 'sms']);
     expect(lines().join('\n')).not.toMatch(/ada@guest\.test|\+447001234567/);
-    const records = await waitFor(async () => {
-      const r = await models().GuestMessage.find({ reference_id: msg.reference_id }).lean();
-      return r.length === 2 ? r : undefined;
-    }, { what: 'a record per unconfigured channel' });
+    const records = await waitFor(
+      async () => {
+        const r = await models().GuestMessage.find({ reference_id: msg.reference_id }).lean();
+        return r.length === 2 ? r : undefined;
+      },
+      { what: 'a record per unconfigured channel' },
+    );
     expect(records.map((r) => [r.channel, r.status, r.reason, r.attempts, r.content]).sort()).toEqual([
       ['email', 'not_sent', 'channel_not_configured', 0, null],
       ['sms', 'not_sent', 'channel_not_configured', 0, null],
@@ -545,7 +620,9 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       expect(await slowestOfTen(d, other, a, 15_000)).toBeLessThan(2000);
       await waitFor(() => b.received.length === 120, { what: "B's backlog, delivered", timeoutMs: 30_000 });
       // Each recorded after its answer: the last ones a moment after the receiver saw them.
-      await waitFor(async () => (await d.models.Delivery.countDocuments({ company_id: backlogged, status: 'delivered', attempts: 2 })) === 120, { what: "B's deliveries recorded, each at its second attempt" });
+      await waitFor(async () => (await d.models.Delivery.countDocuments({ company_id: backlogged, status: 'delivered', attempts: 2 })) === 120, {
+        what: "B's deliveries recorded, each at its second attempt",
+      });
     } finally {
       await d.stop();
     }
@@ -587,7 +664,12 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
   it('a parked first message whose delivery another process settled meanwhile is read back, not sent again', async () => {
     // The endpoint is slow 1 s into its hung first attempt, which times out at 2.5 s; the second
     // event is parked for 3 s and comes back to an endpoint no longer slow.
-    const d = await ownDispatcher('settled', { CALLBACK_CONCURRENCY_PER_ENDPOINT: '1', CALLBACK_QUEUE_PER_ENDPOINT: '0', CALLBACK_RETRY_DELAYS_MS: '3000,3000', CALLBACK_TIMEOUT_MS: '2500' });
+    const d = await ownDispatcher('settled', {
+      CALLBACK_CONCURRENCY_PER_ENDPOINT: '1',
+      CALLBACK_QUEUE_PER_ENDPOINT: '0',
+      CALLBACK_RETRY_DELAYS_MS: '3000,3000',
+      CALLBACK_TIMEOUT_MS: '2500',
+    });
     try {
       const r = await receiver({ reply: (n) => (n === 0 ? 'hang' : 200) });
       const c = await d.company('settled', r.url);
@@ -597,12 +679,16 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       await new Promise((resolve) => setTimeout(resolve, 1200));
       const second = accessEvent(c, 'access.provisioned');
       await d.publish(second);
-      const record = await waitFor(() => d.models.Delivery.findOne({ company_id: c, event_id: second.event_id }).lean(), { what: "the second event's delivery" });
+      const record = await waitFor(() => d.models.Delivery.findOne({ company_id: c, event_id: second.event_id }).lean(), {
+        what: "the second event's delivery",
+      });
       // As another dispatcher process would after delivering it.
       await d.models.Delivery.updateOne({ _id: record._id }, { $set: { status: 'delivered' } });
       // The first event's retry comes back through the same 3 s queue after the parked second one.
       await waitFor(() => r.received.length === 1, { what: "the first event's retry", timeoutMs: 15_000 });
-      await waitFor(async () => ((await d.vhost.queue(retryQueueName(QUEUES.dispatcherDeliveryRetries.name, 3000)))?.messages ?? 1) === 0, { what: 'the delay queue drained' });
+      await waitFor(async () => ((await d.vhost.queue(retryQueueName(QUEUES.dispatcherDeliveryRetries.name, 3000)))?.messages ?? 1) === 0, {
+        what: 'the delay queue drained',
+      });
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(r.received.map((cb) => cb.body.eventId)).toEqual([first.event_id]);
       expect(await d.models.Delivery.findById(record._id).lean()).toMatchObject({ status: 'delivered', attempts: 0 });
@@ -611,12 +697,17 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
     }
   }, 60_000);
 
-  it('a healthy endpoint\'s burst beyond its concurrency waits in memory and is delivered at once, never parked for the retry delay', async () => {
+  it("a healthy endpoint's burst beyond its concurrency waits in memory and is delivered at once, never parked for the retry delay", async () => {
     // One attempt at a time per endpoint, two per process: 60 events are far more than run at once.
     // Parked messages would wait out the first retry delay (20 s here) before a second look. The
     // production timeout, so the endpoint counts as slow only when an attempt lasts over 1 s, as in
     // production (with the suite's 1 s timeout it was 500 ms, which a loaded test machine reached).
-    const d = await ownDispatcher('burst', { CALLBACK_CONCURRENCY_PER_ENDPOINT: '1', CALLBACK_CONCURRENCY_TOTAL: '2', CALLBACK_RETRY_DELAYS_MS: '20000,40000', CALLBACK_TIMEOUT_MS: '10000' });
+    const d = await ownDispatcher('burst', {
+      CALLBACK_CONCURRENCY_PER_ENDPOINT: '1',
+      CALLBACK_CONCURRENCY_TOTAL: '2',
+      CALLBACK_RETRY_DELAYS_MS: '20000,40000',
+      CALLBACK_TIMEOUT_MS: '10000',
+    });
     try {
       const fast = await receiver();
       const c = await d.company('burst', fast.url);
@@ -631,7 +722,7 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
   });
 
   describe('operations (admin routes)', () => {
-    it('lists a reference\'s deliveries with every attempt, credentials redacted; refuses without the admin token', async () => {
+    it("lists a reference's deliveries with every attempt, credentials redacted; refuses without the admin token", async () => {
       const r = await receiver({ reply: (n) => (n === 0 ? 500 : 200) });
       const companyId = await company(r.url, { type: 'bearer', token: 't' });
       const msg = await publish(accessEvent(companyId, 'access.provisioned', { credentials: [credential('PASSCODE'), credential('CARD')] }));
@@ -651,7 +742,9 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       expect(shown).not.toContain('CARD-0042');
       expect(d.body.data.credentials[0].passcode).toBe('[REDACTED]');
 
-      expect((await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries`, { params: { referenceId: 'x' }, validateStatus: () => true })).status).toBe(401);
+      expect(
+        (await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries`, { params: { referenceId: 'x' }, validateStatus: () => true })).status,
+      ).toBe(401);
       const bad = await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries?referenceId[$gt]=`, admin);
       expect(bad.status).toBe(400);
       expect(bad.data).toEqual({ message: 'referenceId is required (one string)', code: 4000, error: true, data: null });

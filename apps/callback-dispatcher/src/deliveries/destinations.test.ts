@@ -77,7 +77,9 @@ describe('callback-dispatcher: callback destinations', () => {
     });
     await waitFor(async () => (await models.Endpoint.findOne({ company_id: companyId }).lean()) !== null, { what: 'the endpoint in the replica' });
     const msg = accessEvent(companyId, 'access.provisioned', { credentials: [credential('EKEY')] });
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), {
+      correlationId: msg.correlation_id,
+    });
     return { companyId, msg, models };
   }
 
@@ -91,7 +93,10 @@ describe('callback-dispatcher: callback destinations', () => {
       },
       { what: `two attempts to ${url}`, timeoutMs: 15_000 },
     );
-    const listed = await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries`, { params: { referenceId: msg.reference_id }, headers: { Authorization: `Bearer ${ADMIN}` } });
+    const listed = await axios.get(`${app.url}/admin/v1/companies/${companyId}/deliveries`, {
+      params: { referenceId: msg.reference_id },
+      headers: { Authorization: `Bearer ${ADMIN}` },
+    });
     return { delivery, listed: JSON.stringify(listed.data) };
   }
 

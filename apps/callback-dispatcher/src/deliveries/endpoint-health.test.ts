@@ -71,26 +71,37 @@ describe('callback-dispatcher: endpoint health (healthy, failing, disabled), kep
   }
   const publish = async (companyId: string) => {
     const msg: AccessEventMessage = accessEvent(companyId, 'access.provisioned');
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), {
+      correlationId: msg.correlation_id,
+    });
     return msg;
   };
   const dead = (companyId: string, n: number) =>
-    waitFor(async () => {
-      const all = await models().Delivery.find({ company_id: companyId, status: 'dead' }).lean();
-      return all.length >= n ? all : undefined;
-    }, { what: `${n} dead deliveries of ${companyId}`, timeoutMs: 15_000 });
+    waitFor(
+      async () => {
+        const all = await models().Delivery.find({ company_id: companyId, status: 'dead' }).lean();
+        return all.length >= n ? all : undefined;
+      },
+      { what: `${n} dead deliveries of ${companyId}`, timeoutMs: 15_000 },
+    );
   const health = async (companyId: string) => (await axios.get(`${app.url}/admin/v1/companies/${companyId}/callback/health`, admin)).data.data;
   /** The state is written right after the delivery's dead record. */
   const inState = (companyId: string, state: string) =>
-    waitFor(async () => {
-      const h = await health(companyId);
-      return h.state === state ? h : undefined;
-    }, { what: `${companyId} ${state}` });
+    waitFor(
+      async () => {
+        const h = await health(companyId);
+        return h.state === state ? h : undefined;
+      },
+      { what: `${companyId} ${state}` },
+    );
   const states = async (state: string) => (await scrapeMetrics(app.url)).value('callback_endpoint_states', { state });
   const purgeDeadLetters = () =>
-    axios.delete(`${process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api'}/queues/${encodeURIComponent(vhost.vhost)}/${deadLetterQueueName(QUEUES.dispatcherDeliveries.name)}/contents`, {
-      auth: { username: 'guest', password: 'guest' },
-    });
+    axios.delete(
+      `${process.env.RABBITMQ_API_URL || 'http://127.0.0.1:15672/api'}/queues/${encodeURIComponent(vhost.vhost)}/${deadLetterQueueName(QUEUES.dispatcherDeliveries.name)}/contents`,
+      {
+        auth: { username: 'guest', password: 'guest' },
+      },
+    );
   afterEach(() => purgeDeadLetters());
 
   it('a 410 disables the endpoint at once; its next deliveries are kept (dead, not sent); enable with recover_since delivers them', async () => {
@@ -115,7 +126,9 @@ describe('callback-dispatcher: endpoint health (healthy, failing, disabled), kep
     const enabled = await axios.post(`${app.url}/admin/v1/companies/${companyId}/callback/enable`, { recover_since: before }, admin);
     expect(enabled.status).toBe(200);
     expect(enabled.data.data).toMatchObject({ state: 'healthy', redelivered: 2, deliveryIds: expect.arrayContaining([kept?._id]) });
-    await waitFor(async () => (await models().Delivery.countDocuments({ company_id: companyId, status: 'delivered' })) === 2, { what: 'both kept deliveries delivered' });
+    await waitFor(async () => (await models().Delivery.countDocuments({ company_id: companyId, status: 'delivered' })) === 2, {
+      what: 'both kept deliveries delivered',
+    });
     expect(r.received).toHaveLength(2);
   });
 
@@ -146,7 +159,7 @@ describe('callback-dispatcher: endpoint health (healthy, failing, disabled), kep
     expect(await inState(companyId, 'disabled')).toMatchObject({ state: 'disabled', disabledReason: expect.stringMatching(/^failing since \d{4}-.*503/) });
   });
 
-  it('honours Retry-After of a 429 and a 503: the retry waits at least that long, not the schedule\'s 100 ms', async () => {
+  it("honours Retry-After of a 429 and a 503: the retry waits at least that long, not the schedule's 100 ms", async () => {
     const at: number[] = [];
     const replies: Reply[] = [{ status: 503, headers: { 'Retry-After': '1' } }, { status: 429, headers: { 'Retry-After': '1' } }, 200];
     const { r, companyId } = await company(() => (at.push(Date.now()), replies[at.length - 1] ?? 200));
@@ -155,7 +168,9 @@ describe('callback-dispatcher: endpoint health (healthy, failing, disabled), kep
     expect(at).toHaveLength(3);
     expect(at[1] - at[0]).toBeGreaterThanOrEqual(1000);
     expect(at[2] - at[1]).toBeGreaterThanOrEqual(1000);
-    const delivery = await waitFor(() => models().Delivery.findOne({ company_id: companyId, status: 'delivered' }).lean(), { what: 'the delivery recorded delivered' });
+    const delivery = await waitFor(() => models().Delivery.findOne({ company_id: companyId, status: 'delivered' }).lean(), {
+      what: 'the delivery recorded delivered',
+    });
     expect(delivery?.attempt_log.map((a) => a.status_code)).toEqual([503, 429, 200]);
   });
 

@@ -86,33 +86,55 @@ describe('callback-dispatcher: each credential with its lock provider, in the ca
   /** A new company whose callback endpoint is the receiver (hmac with `secret`). */
   async function company(): Promise<string> {
     const companyId = `co-${randomUUID().slice(0, 8)}`;
-    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, receiver.url, { type: 'hmac', secrets: [secret] }, parseSecretsKey(TEST_SECRETS_KEY)), {
-      signWith: parseSecretsKey(TEST_IDENTITY_EVENTS_KEY),
+    await publisher.publish(
+      EXCHANGES.identityEvents.name,
+      '',
+      endpointEvent(companyId, receiver.url, { type: 'hmac', secrets: [secret] }, parseSecretsKey(TEST_SECRETS_KEY)),
+      {
+        signWith: parseSecretsKey(TEST_IDENTITY_EVENTS_KEY),
+      },
+    );
+    await waitFor(async () => (await dispatcherModels(app.ctx.db).Endpoint.findOne({ company_id: companyId }).lean()) !== null, {
+      what: 'the endpoint in the replica',
     });
-    await waitFor(async () => (await dispatcherModels(app.ctx.db).Endpoint.findOne({ company_id: companyId }).lean()) !== null, { what: 'the endpoint in the replica' });
     return companyId;
   }
   async function publish(msg: AccessEventMessage) {
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), {
+      correlationId: msg.correlation_id,
+    });
     return msg;
   }
   const callbackOf = (msg: AccessEventMessage) =>
-    waitFor(() => receiver.received.find((cb) => cb.body.eventId === msg.event_id) ?? false, { what: `the callback of ${msg.type} ${msg.reference_id}` }) as Promise<ReceivedCallback>;
-  const mailTo = (address: string) => waitFor(() => smtp.mails.find((m) => m.to.includes(address)) ?? false, { what: `mail to ${address}` }) as Promise<SmtpSink['mails'][number]>;
-  const smsTo = (phone: string) => waitFor(() => sms.messages.find((m) => m.to === phone) ?? false, { what: `SMS to ${phone}` }) as Promise<SmsApi['messages'][number]>;
+    waitFor(() => receiver.received.find((cb) => cb.body.eventId === msg.event_id) ?? false, {
+      what: `the callback of ${msg.type} ${msg.reference_id}`,
+    }) as Promise<ReceivedCallback>;
+  const mailTo = (address: string) =>
+    waitFor(() => smtp.mails.find((m) => m.to.includes(address)) ?? false, { what: `mail to ${address}` }) as Promise<SmtpSink['mails'][number]>;
+  const smsTo = (phone: string) =>
+    waitFor(() => sms.messages.find((m) => m.to === phone) ?? false, { what: `SMS to ${phone}` }) as Promise<SmsApi['messages'][number]>;
   const guest = () => {
     const id = randomUUID().slice(0, 8);
     return { name: 'Ada Lovelace', email: `ada.${id}@guest.test`, phone: `+44700${Math.floor(Math.random() * 1e6)}` };
   };
 
-  it('a booking with a TTLock door and a Nuki cabinet: the signed callback names each credential\'s provider, the Nuki lock has no MAC (null), the revoke names it too', async () => {
+  it("a booking with a TTLock door and a Nuki cabinet: the signed callback names each credential's provider, the Nuki lock has no MAC (null), the revoke names it too", async () => {
     const companyId = await company();
     const msg = await publish(accessEvent(companyId, 'access.provisioned', { credentials: [ttlockDoor(), nukiCabinet()] }));
     const cb = await callbackOf(msg);
     // What a receiver does: verify the bytes with the standardwebhooks library, then read them.
-    const body = new Webhook(secret).verify(cb.raw.toString('utf8'), cb.headers as Record<string, string>) as { data: { credentials: Record<string, unknown>[] } };
+    const body = new Webhook(secret).verify(cb.raw.toString('utf8'), cb.headers as Record<string, string>) as {
+      data: { credentials: Record<string, unknown>[] };
+    };
     expect(body.data.credentials).toEqual([
-      expect.objectContaining({ type: 'EKEY', lockId: '17012345', lockMac: 'AA:BB:CC:DD:EE:01', keyId: 7001, lockData: 'LOCKDATA-DOOR-101', lockProvider: 'ttlock' }),
+      expect.objectContaining({
+        type: 'EKEY',
+        lockId: '17012345',
+        lockMac: 'AA:BB:CC:DD:EE:01',
+        keyId: 7001,
+        lockData: 'LOCKDATA-DOOR-101',
+        lockProvider: 'ttlock',
+      }),
       {
         type: 'PASSCODE',
         lockId: 'nuki:17012345',
@@ -142,7 +164,16 @@ describe('callback-dispatcher: each credential with its lock provider, in the ca
   it("a TTLock-only booking's callback is byte for byte what it was, with `lockProvider` added last to each credential", async () => {
     const companyId = await company();
     const door = credential('PASSCODE');
-    const cabinet = credential('CARD', { lockId: 'lock-cab-3', lockMac: 'AA:BB:CC:DD:EE:03', lockLocationType: 'cabinet', roomNumber: null, roomName: '12', roomId: 'room-12', bedNumber: '3', bedId: 'bed-3' });
+    const cabinet = credential('CARD', {
+      lockId: 'lock-cab-3',
+      lockMac: 'AA:BB:CC:DD:EE:03',
+      lockLocationType: 'cabinet',
+      roomNumber: null,
+      roomName: '12',
+      roomId: 'room-12',
+      bedNumber: '3',
+      bedId: 'bed-3',
+    });
     const msg = await publish(accessEvent(companyId, 'access.provisioned', { credentials: [door, cabinet] }));
     const cb = await callbackOf(msg);
     const before = JSON.stringify({
@@ -225,6 +256,8 @@ describe('callback-dispatcher: each credential with its lock provider, in the ca
   it("a TTLock passcode's SMS is what it was: a door code, no brand named", async () => {
     const g = guest();
     const msg = await publish(accessEvent(`co-${randomUUID().slice(0, 8)}`, 'access.provisioned', { guest: g, credentials: [credential('PASSCODE')] }));
-    expect((await smsTo(g.phone)).body).toBe(`Booking ${msg.reference_id}: 1 Dec 2026, 14:00 UTC to 4 Dec 2026, 10:00 UTC (site time zone unknown). Harbour House, room 101: door code 482913`);
+    expect((await smsTo(g.phone)).body).toBe(
+      `Booking ${msg.reference_id}: 1 Dec 2026, 14:00 UTC to 4 Dec 2026, 10:00 UTC (site time zone unknown). Harbour House, room 101: door code 482913`,
+    );
   });
 });

@@ -41,9 +41,11 @@ async function recordAndEnqueue(store: DeliveryStore, doc: GuestMessageDoc, brok
  * (store.recordGuestNotSent); a lost record loses the reason shown on the portal, never a message.
  */
 function recordNotSent(store: DeliveryStore, doc: GuestMessageDoc, ctx: MessageContext): void {
-  store.recordGuestNotSent(doc).catch((err: Error) =>
-    ctx.logger.warn('could not record why a guest message is not sent', { guestMessageId: doc._id, reason: doc.reason, err: err.message }),
-  );
+  store
+    .recordGuestNotSent(doc)
+    .catch((err: Error) =>
+      ctx.logger.warn('could not record why a guest message is not sent', { guestMessageId: doc._id, reason: doc.reason, err: err.message }),
+    );
 }
 
 function guestMessageId(eventId: string, event: string, channel: GuestChannel | 'none'): string {
@@ -111,7 +113,15 @@ async function guestMessages(deps: AccessEventDeps, msg: AccessEventMessage, ctx
     ['sms', msg.guest?.phone, deps.channels.sms, () => ({ text: composeSms(msg, deps.keyLinkBase) })],
   ];
   if (!targets.some(([, to]) => to)) {
-    const doc: GuestMessageDoc = { _id: guestMessageId(msg.event_id, msg.type, 'none'), ...record, channel: null, content: null, status: 'not_sent', reason: 'no_contact', last_error: 'the booking had no e-mail address or phone number' };
+    const doc: GuestMessageDoc = {
+      _id: guestMessageId(msg.event_id, msg.type, 'none'),
+      ...record,
+      channel: null,
+      content: null,
+      status: 'not_sent',
+      reason: 'no_contact',
+      last_error: 'the booking had no e-mail address or phone number',
+    };
     recordNotSent(store, doc, ctx);
     return;
   }
@@ -121,8 +131,21 @@ async function guestMessages(deps: AccessEventDeps, msg: AccessEventMessage, ctx
     if (!enabled) {
       // Per booking, so that "the guest got nothing" is answered by a search for its reference (the
       // start-up warning says which variable is missing). The address is not logged.
-      ctx.logger.info('guest message not sent: its channel is not configured', { channel, event: msg.type, companyId: msg.company_id, referenceId: msg.reference_id });
-      const doc: GuestMessageDoc = { _id: id, ...record, channel, content: null, status: 'not_sent', reason: 'channel_not_configured', last_error: channelNotConfigured(channel) };
+      ctx.logger.info('guest message not sent: its channel is not configured', {
+        channel,
+        event: msg.type,
+        companyId: msg.company_id,
+        referenceId: msg.reference_id,
+      });
+      const doc: GuestMessageDoc = {
+        _id: id,
+        ...record,
+        channel,
+        content: null,
+        status: 'not_sent',
+        reason: 'channel_not_configured',
+        last_error: channelNotConfigured(channel),
+      };
       recordNotSent(store, doc, ctx);
       continue;
     }

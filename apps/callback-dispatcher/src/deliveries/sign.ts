@@ -43,7 +43,9 @@ export function authHeaders(config: CallbackEndpointConfig, id: string, body: st
       const secret = decryptSecret(newest.secret, key);
       const timestamp = String(Math.floor(now.getTime() / 1000));
       // The replica keeps a rotated-out secret until the next change: its window is checked here.
-      const previous = older.filter((s) => s.valid_until !== null && new Date(s.valid_until).getTime() > now.getTime()).map((s) => decryptSecret(s.secret, key));
+      const previous = older
+        .filter((s) => s.valid_until !== null && new Date(s.valid_until).getTime() > now.getTime())
+        .map((s) => decryptSecret(s.secret, key));
       return {
         [SIGNATURE_HEADER]: hmacHex(secret, body),
         [TIMESTAMP_HEADER]: timestamp,

@@ -46,11 +46,20 @@ describe('callback-dispatcher: Standard Webhooks headers, verified with the stan
     return r;
   }
   async function setEndpoint(companyId: string, url: string, auth: AuthSpec, version: number) {
-    await publisher.publish(EXCHANGES.identityEvents.name, '', endpointEvent(companyId, url, auth, key, version, version > 1 ? 'callback.secret_rotated' : 'callback.updated'), signed);
-    await waitFor(async () => (await models().Endpoint.findOne({ company_id: companyId }).lean())?.version === version, { what: `endpoint v${version} in the replica` });
+    await publisher.publish(
+      EXCHANGES.identityEvents.name,
+      '',
+      endpointEvent(companyId, url, auth, key, version, version > 1 ? 'callback.secret_rotated' : 'callback.updated'),
+      signed,
+    );
+    await waitFor(async () => (await models().Endpoint.findOne({ company_id: companyId }).lean())?.version === version, {
+      what: `endpoint v${version} in the replica`,
+    });
   }
   async function publish(msg: AccessEventMessage) {
-    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), { correlationId: msg.correlation_id });
+    await publisher.publish(EXCHANGES.accessEvents.name, msg.type, sealAccessEvent(msg, parseSecretsKey(TEST_MESSAGE_KEY)), {
+      correlationId: msg.correlation_id,
+    });
     return msg;
   }
 
@@ -150,7 +159,9 @@ describe('callback-dispatcher: Standard Webhooks headers, verified with the stan
     const captured = r.received[0];
     const sentAt = Number(captured.headers['webhook-timestamp']) * 1000;
 
-    expect(() => verify(secret, { ...captured, raw: Buffer.from(captured.raw.toString('utf8').replace('access.provisioned', 'access.revoked')) })).toThrow('No matching signature found');
+    expect(() => verify(secret, { ...captured, raw: Buffer.from(captured.raw.toString('utf8').replace('access.provisioned', 'access.revoked')) })).toThrow(
+      'No matching signature found',
+    );
     // The receiver's clock, not ours: the library reads Date.now.
     const clock = jest.spyOn(Date, 'now');
     try {

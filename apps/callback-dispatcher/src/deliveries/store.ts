@@ -143,7 +143,11 @@ export function deliveryStore({ Delivery, GuestMessage }: DeliveryModels) {
      * meanwhile (a copy's attempt, another process's) gets this attempt as a later one.
      */
     recordAttempt: async (id: string, start: NewDelivery | undefined, attempt: AttemptRecord, delivered: boolean): Promise<void> => {
-      const settledBy = { last_status_code: attempt.status_code, last_error: attempt.error, ...(delivered ? { status: 'delivered' as const, delivered_at: new Date() } : {}) };
+      const settledBy = {
+        last_status_code: attempt.status_code,
+        last_error: attempt.error,
+        ...(delivered ? { status: 'delivered' as const, delivered_at: new Date() } : {}),
+      };
       if (start && (await insertOnce(Delivery, { ...startingRecord(start), ...settledBy, attempts: 1, attempt_log: [attempt] }))) return;
       await Delivery.updateOne({ _id: id }, { $set: settledBy, $inc: { attempts: 1 }, $push: { attempt_log: attempt } });
     },
@@ -185,11 +189,15 @@ export function deliveryStore({ Delivery, GuestMessage }: DeliveryModels) {
 
     /** One delivery (without its attempts); another company's than `owner` (when given) is none. */
     delivery: (id: string, owner: string | null | undefined) =>
-      Delivery.findOne({ _id: id, ...(owner ? { company_id: owner } : {}) }, { attempt_log: 0 }).lean<DeliveryDoc>().exec(),
+      Delivery.findOne({ _id: id, ...(owner ? { company_id: owner } : {}) }, { attempt_log: 0 })
+        .lean<DeliveryDoc>()
+        .exec(),
 
     /** A company's dead deliveries (without their attempts), those dead since `since` when given. */
     deadOf: (companyId: string, since: Date | null) =>
-      Delivery.find({ company_id: companyId, status: 'dead', ...(since ? { dead_at: { $gte: since } } : {}) }, { attempt_log: 0 }).lean<DeliveryDoc[]>().exec(),
+      Delivery.find({ company_id: companyId, status: 'dead', ...(since ? { dead_at: { $gte: since } } : {}) }, { attempt_log: 0 })
+        .lean<DeliveryDoc[]>()
+        .exec(),
 
     /**
      * Back to pending from `from`, as read: true for the caller that moved it, who requeues it. From
@@ -230,7 +238,8 @@ export function deliveryStore({ Delivery, GuestMessage }: DeliveryModels) {
       await GuestMessage.updateOne({ _id: id }, { $set: { status: 'sent', sent_at: new Date(), last_error: null } });
     },
     /** Records a pending guest message dead (its message in hand owns the record); null when unknown or settled. */
-    guestDead: (id: string, reason: string) => updateAsOwner<GuestMessageDoc>(GuestMessage, id, { status: 'pending' }, { $set: { status: 'dead', last_error: reason } }),
+    guestDead: (id: string, reason: string) =>
+      updateAsOwner<GuestMessageDoc>(GuestMessage, id, { status: 'pending' }, { $set: { status: 'dead', last_error: reason } }),
   };
 }
 

@@ -21,6 +21,10 @@ export async function onIdentityEvent(store: EndpointStore, msg: IdentityEventMe
   const added = await store.addVersion(companyId, { ...endpoint, company_id: companyId });
   const head = await store.current(companyId);
   if (head) await store.dropBelow(companyId, head.version);
-  ctx.logger.info('callback endpoint replica updated', { companyId, version: endpoint.version, current: head?.version ?? null, changed: added && head?.version === endpoint.version });
+  ctx.logger.info('callback endpoint replica updated', {
+    companyId,
+    version: endpoint.version,
+    current: head?.version ?? null,
+    changed: added && head?.version === endpoint.version,
+  });
 }
-

@@ -50,8 +50,10 @@ export function createEmailSender(opts: {
       } catch (err) {
         // The server's reply, else the error's code: a connection error's message names the relay's address.
         const e = err as { responseCode?: number; response?: string; code?: string; message?: string };
-        if (e.code === 'ETLS') throw new PermanentError('SMTP: the mail relay offers no TLS (STARTTLS): not sent in clear (SMTP_ALLOW_PLAINTEXT is for a local relay)');
-        if (e.code === 'ESOCKET' && CERTIFICATE_ERROR.test(e.message ?? '')) throw new PermanentError(`SMTP: the mail relay's TLS certificate does not verify (${e.message}): not sent`);
+        if (e.code === 'ETLS')
+          throw new PermanentError('SMTP: the mail relay offers no TLS (STARTTLS): not sent in clear (SMTP_ALLOW_PLAINTEXT is for a local relay)');
+        if (e.code === 'ESOCKET' && CERTIFICATE_ERROR.test(e.message ?? ''))
+          throw new PermanentError(`SMTP: the mail relay's TLS certificate does not verify (${e.message}): not sent`);
         const reason = `SMTP: ${e.response ?? `no answer from the mail relay (${e.code ?? 'connection failed'})`}`;
         if (e.responseCode !== undefined && e.responseCode >= 500 && e.responseCode < 600) throw new PermanentError(reason);
         throw new TransientError(reason);

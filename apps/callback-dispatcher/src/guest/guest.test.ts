@@ -107,7 +107,7 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     return waitFor(() => sms.messages.find((m) => m.to === phone) ?? false, { what: `SMS to ${phone}` }) as Promise<SmsApi['messages'][number]>;
   }
 
-  it('a leaked ingest URL is no SMS pump: past RATE_LIMIT_GUEST_MESSAGES_PER_HOUR a company\'s guest messages are recorded not sent (rate limited)', async () => {
+  it("a leaked ingest URL is no SMS pump: past RATE_LIMIT_GUEST_MESSAGES_PER_HOUR a company's guest messages are recorded not sent (rate limited)", async () => {
     const company = `co-${randomUUID().slice(0, 6)}`;
     const guests = Array.from({ length: 7 }, guest);
     for (const g of guests) await publish(accessEvent(company, 'access.provisioned', { guest: g, credentials: [credential('PASSCODE')] }));
@@ -133,7 +133,10 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
   ] as const)('%s: e-mail (text and HTML) and SMS say where, when and how', async (type, how) => {
     const g = guest();
     const msg = await publish(
-      accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: g, credentials: [credential(type, { lockLocationType: 'cabinet', roomNumber: null, roomName: '101', bedNumber: 'B', bedId: 'bed-b' })] }),
+      accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', {
+        guest: g,
+        credentials: [credential(type, { lockLocationType: 'cabinet', roomNumber: null, roomName: '101', bedNumber: 'B', bedId: 'bed-b' })],
+      }),
     );
     const mail = await mailTo(g.email);
     expect(mail.from).toBe('access@harbour.test');
@@ -206,8 +209,12 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     await waitFor(() => models().Endpoint.exists({ company_id: companyId }), { what: 'endpoint replica' });
     const msg = await publish(accessEvent(companyId, 'access.provisioned', { guest: { email: 'nobody@guest.test', phone: '+000' } }));
     await waitFor(() => callbacks.received.find((c) => c.body.eventId === msg.event_id), { what: 'the customer callback' });
-    const email = await waitFor(() => models().GuestMessage.findOne({ event_id: msg.event_id, channel: 'email', status: 'failed' }).lean(), { what: 'email failed' });
-    const text = await waitFor(() => models().GuestMessage.findOne({ event_id: msg.event_id, channel: 'sms', status: 'failed' }).lean(), { what: 'sms failed' });
+    const email = await waitFor(() => models().GuestMessage.findOne({ event_id: msg.event_id, channel: 'email', status: 'failed' }).lean(), {
+      what: 'email failed',
+    });
+    const text = await waitFor(() => models().GuestMessage.findOne({ event_id: msg.event_id, channel: 'sms', status: 'failed' }).lean(), {
+      what: 'sms failed',
+    });
     expect(email?.last_error).toMatch(/^SMTP: 550 .*Recipient address rejected/);
     expect(text?.last_error).toMatch(/^SMS provider answered 400: The 'To' number \+000 is not a valid phone number/);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -223,8 +230,22 @@ describe('callback-dispatcher: credentials to the guest by e-mail and SMS (real 
     });
     expect(res.data.data.guestMessages).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ channel: 'email', status: 'failed', reason: null, attempts: 1, lastError: expect.stringMatching(/^SMTP: 550 /), sentAt: null }),
-        expect.objectContaining({ channel: 'sms', status: 'failed', reason: null, attempts: 1, lastError: expect.stringMatching(/^SMS provider answered 400/), sentAt: null }),
+        expect.objectContaining({
+          channel: 'email',
+          status: 'failed',
+          reason: null,
+          attempts: 1,
+          lastError: expect.stringMatching(/^SMTP: 550 /),
+          sentAt: null,
+        }),
+        expect.objectContaining({
+          channel: 'sms',
+          status: 'failed',
+          reason: null,
+          attempts: 1,
+          lastError: expect.stringMatching(/^SMS provider answered 400/),
+          sentAt: null,
+        }),
       ]),
     );
   });
@@ -286,13 +307,17 @@ describe('callback-dispatcher: each guest message outcome, as the booking page r
   let own: Awaited<ReturnType<typeof ownDispatcher>>;
   beforeAll(async () => {
     sms = await startSmsApi();
-    own = await ownDispatcher('dispatcher-guest-outcomes', {
-      SMTP_HOST: undefined, // e-mail not configured
-      SMS_API_URL: sms.url,
-      SMS_ACCOUNT_SID: 'AC0123456789',
-      SMS_AUTH_TOKEN: 'sms-auth-token',
-      SMS_FROM: '+15550001111',
-    }, cleanups);
+    own = await ownDispatcher(
+      'dispatcher-guest-outcomes',
+      {
+        SMTP_HOST: undefined, // e-mail not configured
+        SMS_API_URL: sms.url,
+        SMS_ACCOUNT_SID: 'AC0123456789',
+        SMS_AUTH_TOKEN: 'sms-auth-token',
+        SMS_FROM: '+15550001111',
+      },
+      cleanups,
+    );
   });
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();
@@ -318,12 +343,36 @@ describe('callback-dispatcher: each guest message outcome, as the booking page r
   it('e-mail given, e-mail channel not configured: recorded not sent (channel_not_configured) with the reason; the SMS beside it sent, with its time', async () => {
     const companyId = `co-${randomUUID().slice(0, 6)}`;
     const phone = `+44700${Math.floor(Math.random() * 1e6)}`;
-    const msg = await own.publish(accessEvent(companyId, 'access.provisioned', { guest: { name: 'Ada', email: `ada.${randomUUID().slice(0, 8)}@guest.test`, phone } }));
+    const msg = await own.publish(
+      accessEvent(companyId, 'access.provisioned', { guest: { name: 'Ada', email: `ada.${randomUUID().slice(0, 8)}@guest.test`, phone } }),
+    );
     const messages = await settledListing(companyId, msg.reference_id, 2);
     expect(messages).toEqual(
       expect.arrayContaining([
-        { id: expect.any(String), channel: 'email', event: 'access.provisioned', eventId: msg.event_id, status: 'not_sent', reason: 'channel_not_configured', attempts: 0, lastError: 'the e-mail channel is not configured (SMTP_HOST unset)', createdAt: expect.any(String), sentAt: null },
-        { id: expect.any(String), channel: 'sms', event: 'access.provisioned', eventId: msg.event_id, status: 'sent', reason: null, attempts: 1, lastError: null, createdAt: expect.any(String), sentAt: expect.any(String) },
+        {
+          id: expect.any(String),
+          channel: 'email',
+          event: 'access.provisioned',
+          eventId: msg.event_id,
+          status: 'not_sent',
+          reason: 'channel_not_configured',
+          attempts: 0,
+          lastError: 'the e-mail channel is not configured (SMTP_HOST unset)',
+          createdAt: expect.any(String),
+          sentAt: null,
+        },
+        {
+          id: expect.any(String),
+          channel: 'sms',
+          event: 'access.provisioned',
+          eventId: msg.event_id,
+          status: 'sent',
+          reason: null,
+          attempts: 1,
+          lastError: null,
+          createdAt: expect.any(String),
+          sentAt: expect.any(String),
+        },
       ]),
     );
     expect(sms.messages.filter((m) => m.to === phone)).toHaveLength(1);
@@ -335,7 +384,18 @@ describe('callback-dispatcher: each guest message outcome, as the booking page r
     const revoked = await own.publish(accessEvent(companyId, 'access.revoked', { reference_id: provisioned.reference_id }));
     const failed = await own.publish(accessEvent(companyId, 'access.failed', { reference_id: provisioned.reference_id, guest: { email: 'x@guest.test' } }));
     const messages = await settledListing(companyId, provisioned.reference_id, 2);
-    const expected = (m: AccessEventMessage) => ({ id: expect.any(String), channel: null, event: m.type, eventId: m.event_id, status: 'not_sent', reason: 'no_contact', attempts: 0, lastError: 'the booking had no e-mail address or phone number', createdAt: expect.any(String), sentAt: null });
+    const expected = (m: AccessEventMessage) => ({
+      id: expect.any(String),
+      channel: null,
+      event: m.type,
+      eventId: m.event_id,
+      status: 'not_sent',
+      reason: 'no_contact',
+      attempts: 0,
+      lastError: 'the booking had no e-mail address or phone number',
+      createdAt: expect.any(String),
+      sentAt: null,
+    });
     expect(messages).toEqual(expect.arrayContaining([expected(provisioned), expected(revoked)]));
     expect(await own.models().GuestMessage.countDocuments({ event_id: failed.event_id })).toBe(0);
   });
@@ -355,9 +415,15 @@ describe('callback-dispatcher: guest e-mail goes over verified TLS unless SMTP_A
 
   /** A dispatcher on a relay, its own vhost and database; sends one e-mail and answers how it ended. */
   async function mailThrough(relay: SmtpSink, allowPlaintext: boolean) {
-    const own = await ownDispatcher('dispatcher-smtp-tls', { SMTP_PORT: String(relay.port), ...(allowPlaintext ? { SMTP_ALLOW_PLAINTEXT: 'true' } : {}) }, cleanups);
+    const own = await ownDispatcher(
+      'dispatcher-smtp-tls',
+      { SMTP_PORT: String(relay.port), ...(allowPlaintext ? { SMTP_ALLOW_PLAINTEXT: 'true' } : {}) },
+      cleanups,
+    );
     const to = `guest.${randomUUID().slice(0, 8)}@guest.test`;
-    const msg = await own.publish(accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: { email: to }, credentials: [credential('PASSCODE')] }));
+    const msg = await own.publish(
+      accessEvent(`co-${randomUUID().slice(0, 6)}`, 'access.provisioned', { guest: { email: to }, credentials: [credential('PASSCODE')] }),
+    );
     const settled = await waitFor(
       async () => {
         const m = await own.models().GuestMessage.findOne({ event_id: msg.event_id, channel: 'email' }).lean();
@@ -371,14 +437,22 @@ describe('callback-dispatcher: guest e-mail goes over verified TLS unless SMTP_A
   it('a relay that offers no STARTTLS: not sent in clear (failed, with the reason); with the opt-out, sent', async () => {
     const plain = await startSmtpSink();
     relays.push(plain);
-    expect(await mailThrough(plain, false)).toEqual({ status: 'failed', lastError: 'SMTP: the mail relay offers no TLS (STARTTLS): not sent in clear (SMTP_ALLOW_PLAINTEXT is for a local relay)', received: 0 });
+    expect(await mailThrough(plain, false)).toEqual({
+      status: 'failed',
+      lastError: 'SMTP: the mail relay offers no TLS (STARTTLS): not sent in clear (SMTP_ALLOW_PLAINTEXT is for a local relay)',
+      received: 0,
+    });
     expect(await mailThrough(plain, true)).toEqual({ status: 'sent', lastError: null, received: 1 });
   });
 
   it('a relay whose certificate does not verify: not sent; with the opt-out, sent', async () => {
     const untrusted = await startSmtpSink({ starttls: true });
     relays.push(untrusted);
-    expect(await mailThrough(untrusted, false)).toEqual({ status: 'failed', lastError: expect.stringMatching(/^SMTP: the mail relay's TLS certificate does not verify \(.+\): not sent$/), received: 0 });
+    expect(await mailThrough(untrusted, false)).toEqual({
+      status: 'failed',
+      lastError: expect.stringMatching(/^SMTP: the mail relay's TLS certificate does not verify \(.+\): not sent$/),
+      received: 0,
+    });
     expect(await mailThrough(untrusted, true)).toEqual({ status: 'sent', lastError: null, received: 1 });
   });
 });

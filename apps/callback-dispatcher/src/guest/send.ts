@@ -43,8 +43,7 @@ export async function sendGuestMessage(deps: GuestDeps, msg: WorkMessage, ctx: M
     ctx.logger.warn(`guest message not sent: ${text}`, { guestMessageId: doc._id, channel, referenceId: doc.reference_id });
   };
   const { email, sms } = deps;
-  const send =
-    channel === 'email' ? email && ((c: GuestContent) => email(c.to, c as EmailContent)) : sms && ((c: GuestContent) => sms(c.to, c.text));
+  const send = channel === 'email' ? email && ((c: GuestContent) => email(c.to, c as EmailContent)) : sms && ((c: GuestContent) => sms(c.to, c.text));
   // Its channel was configured when the message was recorded, and is not now (a restart with another configuration).
   if (!send) return notSent('channel_not_configured', channelNotConfigured(channel), 'not_configured');
   if (!(await deps.limit.take(`${doc.company_id}|${channel}`))) {

@@ -44,7 +44,13 @@ export function testEventRoutes(deps: TestEventDeps, scope: RouteScope): Router 
         data: { test: true, message: 'A test event from the administration portal: it concerns no booking. Answer 2xx as to any callback.' },
       };
       const answer = await postCallback(deps, endpoint.config, { id: sent.deliveryId, event: CALLBACK_TEST_EVENT, body: JSON.stringify(sent) }, at);
-      req.log.info('callback test event sent', { companyId, version: endpoint.version, statusCode: answer.statusCode, latencyMs: answer.latencyMs, error: answer.error });
+      req.log.info('callback test event sent', {
+        companyId,
+        version: endpoint.version,
+        statusCode: answer.statusCode,
+        latencyMs: answer.latencyMs,
+        error: answer.error,
+      });
       const body = answer.body ?? null;
       res.json(
         ok('Test event sent', SuccessCodes.CALLBACK_TEST_SENT, {

@@ -50,7 +50,11 @@ export function endpointEvent(
     case 'hmac':
       enc = {
         type: 'hmac',
-        secrets: auth.secrets.map((s, i) => ({ secret: encryptSecret(s, key), created_at: now, valid_until: i === 0 ? null : (auth.previousValidUntil ?? new Date(Date.now() + 86_400_000).toISOString()) })),
+        secrets: auth.secrets.map((s, i) => ({
+          secret: encryptSecret(s, key),
+          created_at: now,
+          valid_until: i === 0 ? null : (auth.previousValidUntil ?? new Date(Date.now() + 86_400_000).toISOString()),
+        })),
       };
       break;
     case 'bearer':

@@ -28,10 +28,12 @@ describe('portal: bookings list and overview', () => {
   };
   const report = (c: TestCompany, eventId: string, status: string, message: string | null = null) =>
     publishStatus(vhost.url, { event_id: eventId, company_id: c.companyId, status, message, retry_count: 0, at: new Date().toISOString() });
-  const statusIs = (id: string, status: string) => waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.status === status, { what: `${id} to be ${status}` });
+  const statusIs = (id: string, status: string) =>
+    waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.status === status, { what: `${id} to be ${status}` });
   const list = (query: Record<string, string>, headers = viewA) => request(gw.url).get('/portal/api/bookings').query(query).set(headers);
   // The row is written after the 202, not before it (bookings/record.ts): within BOOKING_ROW_LINGER_MS.
-  const rowHolds = (eventId: string) => waitFor(async () => !!(await gw.deps.models.BookingRow.exists({ event_id: eventId })), { what: `the booking row of ${eventId}` });
+  const rowHolds = (eventId: string) =>
+    waitFor(async () => !!(await gw.deps.models.BookingRow.exists({ event_id: eventId })), { what: `the booking row of ${eventId}` });
 
   beforeAll(async () => {
     vhost = await createVhost('portal_bookings');
@@ -48,21 +50,39 @@ describe('portal: bookings list and overview', () => {
     await dropDatabases(mongoDb, identityDb);
   });
 
-  it('a booking\'s row follows its latest event: dates, room, guest masked, state, status', async () => {
+  it("a booking's row follows its latest event: dates, room, guest masked, state, status", async () => {
     const ref = `BL-${new Types.ObjectId()}`;
-    const created = await ingest(a, booking({ reference_id: ref, room: '204', check_in: '2031-03-08', check_out: '2031-03-10', guest: { name: 'Ada Lovelace' } }));
+    const created = await ingest(
+      a,
+      booking({ reference_id: ref, room: '204', check_in: '2031-03-08', check_out: '2031-03-10', guest: { name: 'Ada Lovelace' } }),
+    );
     await report(a, created, 'COMPLETED');
     await statusIs(created, 'COMPLETED');
     await rowHolds(created);
     let res = await list({ from: '2031-03-08', to: '2031-03-08' });
     expect(res.status).toBe(200);
     expect(res.body.bookings).toEqual([
-      expect.objectContaining({ reference_id: ref, room: '204', bed: null, arrival_day: '2031-03-08', departure_day: '2031-03-10', state: 'booked', status: 'COMPLETED', guest_name: 'A** L*******', guest_name_masked: true, event_id: created }),
+      expect.objectContaining({
+        reference_id: ref,
+        room: '204',
+        bed: null,
+        arrival_day: '2031-03-08',
+        departure_day: '2031-03-10',
+        state: 'booked',
+        status: 'COMPLETED',
+        guest_name: 'A** L*******',
+        guest_name_masked: true,
+        event_id: created,
+      }),
     ]);
     expect((await list({ from: '2031-03-08', to: '2031-03-08', names: 'true' })).body.bookings[0].guest_name).toBe('Ada Lovelace');
     // Stored whole: every field of the row, those no event set yet null.
     const stored = await gw.deps.models.BookingRow.collection.findOne({ reference_id: ref, company_id: a.companyId });
-    expect(Object.keys(stored ?? {}).sort()).toEqual(Object.keys(gw.deps.models.BookingRow.schema.paths).filter((k) => k !== '__v').sort());
+    expect(Object.keys(stored ?? {}).sort()).toEqual(
+      Object.keys(gw.deps.models.BookingRow.schema.paths)
+        .filter((k) => k !== '__v')
+        .sort(),
+    );
 
     // A room move: the row's room and event change, the dates stay; the new event not done yet.
     const moved = await ingest(a, { reference_id: ref, action: 'roommove', room: '305', check_in: '2031-03-08', check_out: '2031-03-10' });
@@ -90,7 +110,12 @@ describe('portal: bookings list and overview', () => {
     // 25 arrivals over five days, rooms 1..5; the one arriving on day 3 in room 3 fails.
     for (let i = 0; i < 25; i++) {
       const day = `2031-04-0${1 + (i % 5)}`;
-      ids.push(await ingest(c, booking({ reference_id: `P-${String(i).padStart(2, '0')}`, room: String(1 + (i % 5)), check_in: `${day}T14:00:00`, check_out: '2031-04-20' })));
+      ids.push(
+        await ingest(
+          c,
+          booking({ reference_id: `P-${String(i).padStart(2, '0')}`, room: String(1 + (i % 5)), check_in: `${day}T14:00:00`, check_out: '2031-04-20' }),
+        ),
+      );
     }
     await report(c, ids[2], 'FAILED', 'Room not found');
     await statusIs(ids[2], 'FAILED');
@@ -107,10 +132,19 @@ describe('portal: bookings list and overview', () => {
     expect((await list({ pageSize: '500' }, view)).body.pagination).toMatchObject({ pageSize: 100, totalPages: 1 });
     expect((await list({ from: '2031-04-02', to: '2031-04-03' }, view)).body.pagination.total).toBe(10);
     expect((await list({ from: '2031-04-04' }, view)).body.pagination.total).toBe(10);
-    expect((await list({ room: '3' }, view)).body.bookings.map((r: { reference_id: string }) => r.reference_id)).toEqual(['P-02', 'P-07', 'P-12', 'P-17', 'P-22']);
+    expect((await list({ room: '3' }, view)).body.bookings.map((r: { reference_id: string }) => r.reference_id)).toEqual([
+      'P-02',
+      'P-07',
+      'P-12',
+      'P-17',
+      'P-22',
+    ]);
     res = await list({ status: 'FAILED' }, view);
     expect(res.body).toMatchObject({ pagination: { total: 1 }, bookings: [{ reference_id: 'P-02', status: 'FAILED', message: 'Room not found' }] });
-    expect((await list({ status: 'QUEUED', room: '3', pageSize: '2', page: '2' }, view)).body).toMatchObject({ pagination: { total: 4, totalPages: 2 }, bookings: [{ reference_id: 'P-17' }, { reference_id: 'P-22' }] });
+    expect((await list({ status: 'QUEUED', room: '3', pageSize: '2', page: '2' }, view)).body).toMatchObject({
+      pagination: { total: 4, totalPages: 2 },
+      bookings: [{ reference_id: 'P-17' }, { reference_id: 'P-22' }],
+    });
   });
 
   it('the overview: arrivals and departures by day and status, the events that need action, the last 24 h', async () => {
@@ -130,9 +164,21 @@ describe('portal: bookings list and overview', () => {
     expect(res.status).toBe(200);
     const zero = { QUEUED: 0, PROCESSING: 0, COMPLETED: 0, FAILED: 0, DEAD_LETTER: 0 };
     expect(res.body.days).toEqual([
-      { day: '2031-05-01', arrivals: { total: 2, cancelled: 1, by_status: { ...zero, COMPLETED: 1, FAILED: 1 } }, departures: { total: 0, cancelled: 0, by_status: zero } },
-      { day: '2031-05-02', arrivals: { total: 1, cancelled: 0, by_status: { ...zero, DEAD_LETTER: 1 } }, departures: { total: 1, cancelled: 0, by_status: { ...zero, COMPLETED: 1 } } },
-      { day: '2031-05-03', arrivals: { total: 0, cancelled: 0, by_status: zero }, departures: { total: 2, cancelled: 1, by_status: { ...zero, FAILED: 1, DEAD_LETTER: 1 } } },
+      {
+        day: '2031-05-01',
+        arrivals: { total: 2, cancelled: 1, by_status: { ...zero, COMPLETED: 1, FAILED: 1 } },
+        departures: { total: 0, cancelled: 0, by_status: zero },
+      },
+      {
+        day: '2031-05-02',
+        arrivals: { total: 1, cancelled: 0, by_status: { ...zero, DEAD_LETTER: 1 } },
+        departures: { total: 1, cancelled: 0, by_status: { ...zero, COMPLETED: 1 } },
+      },
+      {
+        day: '2031-05-03',
+        arrivals: { total: 0, cancelled: 0, by_status: zero },
+        departures: { total: 2, cancelled: 1, by_status: { ...zero, FAILED: 1, DEAD_LETTER: 1 } },
+      },
     ]);
     expect(res.body.needs_action).toMatchObject({ failed: 1, dead_letter: 1 });
     expect(res.body.needs_action.events.map((e: { reference_id: string; status: string }) => [e.reference_id, e.status])).toEqual([
@@ -153,11 +199,13 @@ describe('portal: bookings list and overview', () => {
     // Operator objects and repeated values are refused, never passed to the database.
     expect((await request(gw.url).get('/portal/api/bookings?room[$ne]=x').set(viewA)).status).toBe(400);
     expect((await request(gw.url).get('/portal/api/bookings?status=FAILED&status=QUEUED').set(viewA)).status).toBe(400);
-    expect((await request(gw.url).get('/portal/api/overview?days=15').set(viewA)).body.message).toBe('Invalid query parameters: days must be an integer from 1 to 14');
+    expect((await request(gw.url).get('/portal/api/overview?days=15').set(viewA)).body.message).toBe(
+      'Invalid query parameters: days must be an integer from 1 to 14',
+    );
     expect((await request(gw.url).get('/portal/api/bookings')).status).toBe(401);
   });
 
-  it('an instant\'s arrival day is the site\'s local date (UTC while the site has no zone)', () => {
+  it("an instant's arrival day is the site's local date (UTC while the site has no zone)", () => {
     expect(localDay('2031-03-09T03:00:00.000Z', 'America/New_York')).toBe('2031-03-08');
     expect(localDay('2031-03-09T03:00:00.000Z', null)).toBe('2031-03-09');
     expect(localDay('2031-03-08T23:30:00.000', 'Asia/Tokyo')).toBe('2031-03-08');

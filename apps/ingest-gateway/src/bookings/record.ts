@@ -6,7 +6,11 @@ import type { EventDoc } from '../events/event.schema';
 import type { BookingRowDoc, BookingState } from './booking-row.schema';
 
 /** A booking's row id: name-based on (company, reference_id), so every write of a booking hits one `_id`. */
-const bookingRowId = (companyId: string, referenceId: string) => createHash('sha256').update(JSON.stringify(['booking-row', companyId, referenceId])).digest('hex').slice(0, 32);
+const bookingRowId = (companyId: string, referenceId: string) =>
+  createHash('sha256')
+    .update(JSON.stringify(['booking-row', companyId, referenceId]))
+    .digest('hex')
+    .slice(0, 32);
 
 const STATE_OF: Partial<Record<EventType, BookingState>> = {
   BOOKING_CREATE: 'booked',
@@ -60,10 +64,7 @@ async function writeBookingRow(deps: RowDeps, e: RowSource): Promise<void> {
   // the create), in this process or another, or it failed. The row is then folded from the booking's
   // stored events up to this one (each is stored before its row is written), so the first event's
   // dates and room are not lost when its own insert then meets this row and drops as older.
-  const events = (await deps.models.Event.find(
-    { company_id: e.company_id, reference_id: e.reference_id, sequence: { $gte: 1, $lte: e.sequence } },
-    ROW_SOURCE,
-  )
+  const events = (await deps.models.Event.find({ company_id: e.company_id, reference_id: e.reference_id, sequence: { $gte: 1, $lte: e.sequence } }, ROW_SOURCE)
     .sort({ sequence: 1 })
     .lean()) as RowSource[];
   const folded = await Promise.all(events.filter((x): x is Sequenced => sequenced(x) && x.event_id !== e.event_id).map((x) => rowFields(deps, x)));
@@ -98,7 +99,10 @@ async function rowFields(deps: RowDeps, e: Sequenced): Promise<Partial<BookingRo
 
 /** A whole row from events' fields in sequence order (the last one's win); fields none set are null. */
 const wholeRow = (id: string, sets: Partial<BookingRowDoc>[]) =>
-  Object.assign({ _id: id, state: 'booked', check_in: null, check_out: null, arrival_day: null, departure_day: null, room: null, bed: null, guest_name: null }, ...sets) as BookingRowDoc;
+  Object.assign(
+    { _id: id, state: 'booked', check_in: null, check_out: null, arrival_day: null, departure_day: null, room: null, bed: null, guest_name: null },
+    ...sets,
+  ) as BookingRowDoc;
 
 /**
  * The booking rows' writes, off the ingest's answer (issue 47: the row was one awaited statement
@@ -141,7 +145,13 @@ export function bookingRows(deps: RowDeps, opts: { max?: number } = {}) {
       if (!e.sequence) return;
       const done = writeBookingRow(deps, e);
       // Until a report or the relay makes it certain, a failure is only logged (the list shows the booking as of its previous event).
-      done.catch((err: Error) => deps.logger.warn('booking row not written yet; written again when the event is reported', { eventId: e.event_id, companyId: e.company_id, err: err.message }));
+      done.catch((err: Error) =>
+        deps.logger.warn('booking row not written yet; written again when the event is reported', {
+          eventId: e.event_id,
+          companyId: e.company_id,
+          err: err.message,
+        }),
+      );
       if (started.size >= max) started.delete(started.keys().next().value as string);
       started.set(e.event_id, { e, done });
     },

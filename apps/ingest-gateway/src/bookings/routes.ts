@@ -70,14 +70,19 @@ function queryOf(q: Record<string, unknown>) {
 }
 
 /** "Ada Lovelace" → "A** L*******": enough for the front desk to tell two guests apart, not to read a name off a screen. */
-const masked = (name: string | null) => (name === null ? null : name.replace(/(\p{L}|\p{N})([\p{L}\p{N}'’-]*)/gu, (_, first: string, rest: string) => first + '*'.repeat([...rest].length)));
+const masked = (name: string | null) =>
+  name === null ? null : name.replace(/(\p{L}|\p{N})([\p{L}\p{N}'’-]*)/gu, (_, first: string, rest: string) => first + '*'.repeat([...rest].length));
 
 type OpenEvent = { _id: string; status: RowStatus; message: string | null; event_type: string; reference_id: string; received_at: Date };
 
 /** The company's events in a status other than COMPLETED, by id: a row's latest event not among them is COMPLETED. */
 async function openEvents(deps: Deps, companyId: string, statuses: RowStatus[] = OPEN_STATUSES): Promise<Map<string, OpenEvent>> {
   const lists = await Promise.all(
-    statuses.map((status) => deps.models.Event.find({ company_id: companyId, status }, { _id: 1, status: 1, message: 1, event_type: 1, reference_id: 1, received_at: 1 }).lean<OpenEvent[]>()),
+    statuses.map((status) =>
+      deps.models.Event.find({ company_id: companyId, status }, { _id: 1, status: 1, message: 1, event_type: 1, reference_id: 1, received_at: 1 }).lean<
+        OpenEvent[]
+      >(),
+    ),
   );
   return new Map(lists.flat().map((e) => [e._id, e]));
 }
@@ -162,7 +167,11 @@ export function bookingRoutes(deps: Deps): Router {
         total = matching.length;
         rows = matching.slice(skip, skip + pageSize);
       } else {
-        [total, rows, open] = await Promise.all([BookingRow.countDocuments(filter).exec(), BookingRow.find(filter).sort(sort).skip(skip).limit(pageSize).lean<BookingRowDoc[]>(), openEvents(deps, companyId)]);
+        [total, rows, open] = await Promise.all([
+          BookingRow.countDocuments(filter).exec(),
+          BookingRow.find(filter).sort(sort).skip(skip).limit(pageSize).lean<BookingRowDoc[]>(),
+          openEvents(deps, companyId),
+        ]);
       }
       res.json({
         success: true,
@@ -218,7 +227,9 @@ export function bookingRoutes(deps: Deps): Router {
       const last24 = zeroCounts();
       for (const row of touched) last24[statusOf(open, row).status] += 1;
 
-      const needAction = [...open.values()].filter((e) => e.status === 'FAILED' || e.status === 'DEAD_LETTER').sort((a, b) => new Date(b.received_at).getTime() - new Date(a.received_at).getTime());
+      const needAction = [...open.values()]
+        .filter((e) => e.status === 'FAILED' || e.status === 'DEAD_LETTER')
+        .sort((a, b) => new Date(b.received_at).getTime() - new Date(a.received_at).getTime());
       res.json({
         success: true,
         from,

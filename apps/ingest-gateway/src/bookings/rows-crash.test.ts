@@ -33,11 +33,24 @@ describe('booking rows: off the ingest answer, never lost to a crash', () => {
   });
 
   it('a gateway SIGKILLed with its rows unwritten: the next one writes them from the report and from the relay', async () => {
-    const env = { MONGO_URL, MONGO_DB: mongoDb, IDENTITY_DB: identityDb, AMQP_URL: vhost.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN, LOCATION_API_URL: 'http://127.0.0.1:9', RELAY_INTERVAL_MS: '0', RELAY_GRACE_MS: '6000' };
+    const env = {
+      MONGO_URL,
+      MONGO_DB: mongoDb,
+      IDENTITY_DB: identityDb,
+      AMQP_URL: vhost.url,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+      LOCATION_API_URL: 'http://127.0.0.1:9',
+      RELAY_INTERVAL_MS: '0',
+      RELAY_GRACE_MS: '6000',
+    };
     // The rows linger a minute: the 202s come, the rows are still in the process when it dies.
     const first = await launchApp('ingest-gateway', { ...NO_RATE_LIMITS, ...env, BOOKING_ROW_LINGER_MS: '60000' });
     const send = async (ref: string, room: string) => {
-      const res = await axios.post(`${first.url}/webhook/t/${company.token}`, booking({ reference_id: ref, room, check_in: '2031-06-01', check_out: '2031-06-03' }), { validateStatus: () => true });
+      const res = await axios.post(
+        `${first.url}/webhook/t/${company.token}`,
+        booking({ reference_id: ref, room, check_in: '2031-06-01', check_out: '2031-06-03' }),
+        { validateStatus: () => true },
+      );
       expect(res.status).toBe(202);
       return res.data.eventId as string;
     };
@@ -46,17 +59,36 @@ describe('booking rows: off the ingest answer, never lost to a crash', () => {
     first.kill('SIGKILL');
     await first.exited;
 
-    gw = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb, identityDb, logger, env: { RELAY_INTERVAL_MS: '200', RELAY_GRACE_MS: '6000' } });
+    gw = await startGateway({
+      amqpUrl: vhost.url,
+      mongoUrl: MONGO_URL,
+      mongoDb,
+      identityDb,
+      logger,
+      env: { RELAY_INTERVAL_MS: '200', RELAY_GRACE_MS: '6000' },
+    });
     const rows = gw.deps.models.BookingRow;
     const url = gw.url;
     // Neither row was written by the process that answered 202.
     expect(await rows.countDocuments({ company_id: company.companyId })).toBe(0);
 
     // The worker's report of the first: applied, and acknowledged once its row is written.
-    await publishStatus(vhost.url, { event_id: reported, company_id: company.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString() });
+    await publishStatus(vhost.url, {
+      event_id: reported,
+      company_id: company.companyId,
+      status: 'COMPLETED',
+      message: null,
+      retry_count: 0,
+      at: new Date().toISOString(),
+    });
     // The second was never reported: still owed to the broker, the relay publishes it again after its grace and writes its row.
     const view = (await portalHeaders(identity, company, ['view'])).read;
-    const shown = async () => (await request(url).get('/portal/api/bookings').query({ from: '2031-06-01', to: '2031-06-01' }).set(view)).body.bookings as { reference_id: string; status: string; room: string }[];
+    const shown = async () =>
+      (await request(url).get('/portal/api/bookings').query({ from: '2031-06-01', to: '2031-06-01' }).set(view)).body.bookings as {
+        reference_id: string;
+        status: string;
+        room: string;
+      }[];
     await waitFor(async () => (await shown()).length === 2, { what: 'both bookings in the portal list', timeoutMs: 20_000 });
     expect((await shown()).map((b) => [b.reference_id, b.room, b.status])).toEqual([
       ['RC-1', '101', 'COMPLETED'],
@@ -70,7 +102,9 @@ describe('booking rows: off the ingest answer, never lost to a crash', () => {
     const db = uniqueDbName('rows_linger');
     const lingering = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb: db, identityDb, logger, env: { BOOKING_ROW_LINGER_MS: '1500' } });
     try {
-      const res = await request(lingering.url).post(`/webhook/t/${company.token}`).send(booking({ reference_id: 'RL-1', room: '7', check_in: '2031-07-01', check_out: '2031-07-02' }));
+      const res = await request(lingering.url)
+        .post(`/webhook/t/${company.token}`)
+        .send(booking({ reference_id: 'RL-1', room: '7', check_in: '2031-07-01', check_out: '2031-07-02' }));
       expect(res.status).toBe(202);
       // Answered, the row not written yet.
       expect(await lingering.deps.models.BookingRow.exists({ event_id: res.body.eventId })).toBeNull();

@@ -17,9 +17,7 @@ export interface IngestSource {
 }
 
 export type Acceptance =
-  | { kind: 'queued'; eventId: string }
-  | { kind: 'publish-delayed'; eventId: string }
-  | { kind: 'duplicate'; eventId: string; originalId: string };
+  { kind: 'queued'; eventId: string } | { kind: 'publish-delayed'; eventId: string } | { kind: 'duplicate'; eventId: string; originalId: string };
 
 /** A UUID (version 8, RFC 9562) named by its parts: the same parts always give the same id. */
 function nameBasedUuid(...parts: (string | number)[]): string {
@@ -38,8 +36,7 @@ function nameBasedUuid(...parts: (string | number)[]): string {
 export const originalEventId = (companyId: string, siteId: string, referenceId: string, actionKey: string, gen: number) =>
   nameBasedUuid('event', companyId, siteId, referenceId, actionKey, gen);
 /** The id of the claim on sequence number `sequence` of a booking. */
-export const sequenceClaimId = (companyId: string, referenceId: string, sequence: number) =>
-  nameBasedUuid('sequence', companyId, referenceId, sequence);
+export const sequenceClaimId = (companyId: string, referenceId: string, sequence: number) => nameBasedUuid('sequence', companyId, referenceId, sequence);
 
 /** A duplicate waits this long for its original, claimed a moment ago, to be stored. */
 const ORIGINAL_WAIT_MS = 3_000;
@@ -125,7 +122,13 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       queued_at: null,
       ...SETTLED,
     });
-    deps.logger.info('duplicate event stored; not published', { eventId, originalId: original._id, companyId: company, referenceId: ref, correlationId: source.correlationId });
+    deps.logger.info('duplicate event stored; not published', {
+      eventId,
+      originalId: original._id,
+      companyId: company,
+      referenceId: ref,
+      correlationId: source.correlationId,
+    });
     return { kind: 'duplicate', eventId, originalId: original._id };
   }
 
@@ -233,7 +236,14 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     }
     // The portal's row, not waited for: made certain before the worker's report is acknowledged (bookings/record.ts).
     deps.bookingRows.written(doc);
-    deps.logger.info('event accepted', { eventId: claimId, eventType: input.event_type, sequence, companyId: company, referenceId: ref, correlationId: source.correlationId });
+    deps.logger.info('event accepted', {
+      eventId: claimId,
+      eventType: input.event_type,
+      sequence,
+      companyId: company,
+      referenceId: ref,
+      correlationId: source.correlationId,
+    });
     const published = await publishNew(deps, doc as unknown as EventDoc);
     return published ? { kind: 'queued', eventId: claimId } : { kind: 'publish-delayed', eventId: claimId };
   }

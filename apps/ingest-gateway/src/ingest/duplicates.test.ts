@@ -70,8 +70,14 @@ describe('duplicates: same reference_id and action within 60 s of the original',
     expect(fromOther.body.eventId).not.toBe(first.body.eventId);
     expect(await Event().findById(fromOther.body.eventId).lean()).toMatchObject({ site_id: 'site-2', sequence: 2, claim_gen: 1, status: 'QUEUED' });
     // Each site's own window still holds.
-    expect((await send(other, booking({ reference_id: 'DUP-SITES', action: 'cancel' }))).body).toMatchObject({ eventId: fromOther.body.eventId, message: IngestMessages.duplicate });
-    expect((await send(a, booking({ reference_id: 'DUP-SITES', action: 'cancel' }))).body).toMatchObject({ eventId: first.body.eventId, message: IngestMessages.duplicate });
+    expect((await send(other, booking({ reference_id: 'DUP-SITES', action: 'cancel' }))).body).toMatchObject({
+      eventId: fromOther.body.eventId,
+      message: IngestMessages.duplicate,
+    });
+    expect((await send(a, booking({ reference_id: 'DUP-SITES', action: 'cancel' }))).body).toMatchObject({
+      eventId: first.body.eventId,
+      message: IngestMessages.duplicate,
+    });
     expect((await published('DUP-SITES')).map((m) => [m.body.event_id, m.body.site_id])).toEqual([
       [first.body.eventId, a.siteId],
       [fromOther.body.eventId, 'site-2'],
@@ -151,7 +157,7 @@ describe('duplicates: same reference_id and action within 60 s of the original',
     expect((await Event().findById(later.body.eventId).lean())?.sequence).toBe(2);
   });
 
-  it("different actions of one booking at the same instant get distinct sequence numbers, 1 to n", async () => {
+  it('different actions of one booking at the same instant get distinct sequence numbers, 1 to n', async () => {
     const actions = ['create', 'update', 'checkin', 'checkout', 'roommove', 'datechange', 'cancel', 'extend-stay', 'note', 'upgrade'];
     const answers = await Promise.all(actions.map((action) => send(a, booking({ reference_id: 'SEQ-BURST', action }))));
     expect(answers.map((r) => r.status)).toEqual(Array(actions.length).fill(202));
@@ -187,7 +193,13 @@ describe('duplicates: same reference_id and action within 60 s of the original',
     const cancel = await send(a, booking({ reference_id: ref, action: 'cancel' }));
     expect(cancel.body.message).toBe(IngestMessages.queued);
     expect(await Event().findById(cancel.body.eventId).lean()).toMatchObject({ sequence: 32, claim_gen: 1 });
-    const numbers = (await Event().find({ reference_id: ref, status: { $ne: 'DUPLICATE' } }).lean()).map((e) => e.sequence).sort((x, y) => (x ?? 0) - (y ?? 0));
+    const numbers = (
+      await Event()
+        .find({ reference_id: ref, status: { $ne: 'DUPLICATE' } })
+        .lean()
+    )
+      .map((e) => e.sequence)
+      .sort((x, y) => (x ?? 0) - (y ?? 0));
     expect(numbers).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
   });
 });

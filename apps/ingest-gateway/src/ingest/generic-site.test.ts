@@ -7,7 +7,7 @@ import { TEST_ADMIN_TOKEN, TestCompany, booking, connectIdentity, seedCompany, s
 import { siteNotFound } from './site';
 
 /** POST /webhook/generic against a real location-api: the X-Site-Id must be a site of the key's company. */
-describe('generic ingest: the site must be the company\'s', () => {
+describe("generic ingest: the site must be the company's", () => {
   const mongoDb = uniqueDbName('generic_site');
   const identityDb = uniqueDbName('generic_site_identity');
   const locationDb = uniqueDbName('generic_site_location');
@@ -31,7 +31,13 @@ describe('generic ingest: the site must be the company\'s', () => {
     identity = await connectIdentity(MONGO_URL, identityDb, logger);
     a = await seedCompany(identity);
     b = await seedCompany(identity);
-    location = await launchApp('location-api', { MONGO_URL, MONGO_DB: locationDb, IDENTITY_DB: identityDb, AMQP_URL: vhost.url, ADMIN_TOKEN: TEST_ADMIN_TOKEN });
+    location = await launchApp('location-api', {
+      MONGO_URL,
+      MONGO_DB: locationDb,
+      IDENTITY_DB: identityDb,
+      AMQP_URL: vhost.url,
+      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    });
     admin = axios.create({ baseURL: location.url, headers: { Authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, validateStatus: () => true });
     expect((await admin.put(`/admin/v1/companies/${a.companyId}/layout`, layout('Harbour'))).status).toBe(200);
     expect((await admin.put(`/admin/v1/companies/${b.companyId}/layout`, layout('Elsewhere'))).status).toBe(200);
@@ -46,7 +52,12 @@ describe('generic ingest: the site must be the company\'s', () => {
   });
 
   const generic = (company: TestCompany, site: string, referenceId: string) =>
-    request(gw.url).post('/webhook/generic').set('Content-Type', 'application/json').set('apikey', company.apiKey).set('X-Site-Id', site).send(booking({ reference_id: referenceId }));
+    request(gw.url)
+      .post('/webhook/generic')
+      .set('Content-Type', 'application/json')
+      .set('apikey', company.apiKey)
+      .set('X-Site-Id', site)
+      .send(booking({ reference_id: referenceId }));
   const stored = (referenceId: string) => gw.deps.models.Event.find({ reference_id: referenceId }).lean();
 
   it("the company's site, by _id or by external id: 202, stored under the site's _id", async () => {
@@ -88,7 +99,11 @@ describe('generic ingest: the site must be the company\'s', () => {
   it('a client repeating unknown sites does not make the gateway fetch the layout each time', async () => {
     const d = await seedCompany(identity);
     expect((await admin.put(`/admin/v1/companies/${d.companyId}/layout`, layout('Harbour'))).status).toBe(200);
-    const snapshots = () => location.output().split('\n').filter((l) => l.includes(`/admin/v1/companies/${d.companyId}/snapshot`)).length;
+    const snapshots = () =>
+      location
+        .output()
+        .split('\n')
+        .filter((l) => l.includes(`/admin/v1/companies/${d.companyId}/snapshot`)).length;
     for (let i = 0; i < 5; i++) expect((await generic(d, new Types.ObjectId().toHexString(), `GS-MISS-${i}`)).status).toBe(404);
     await new Promise((r) => setTimeout(r, 500)); // location-api's request log lines
     // One look again after the first miss (and one more if the replica had not met the company yet): not one per request.

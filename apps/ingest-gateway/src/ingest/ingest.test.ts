@@ -34,7 +34,11 @@ describe('ingest: POST /webhook/t/:token and /webhook/generic', () => {
     await dropDatabases(mongoDb, identityDb);
   });
 
-  const post = (path: string, body: unknown) => request(gw.url).post(path).set('Content-Type', 'application/json').send(body as object);
+  const post = (path: string, body: unknown) =>
+    request(gw.url)
+      .post(path)
+      .set('Content-Type', 'application/json')
+      .send(body as object);
   const record = (id: string) => gw.deps.models.Event.findById(id).lean();
 
   it('accepts an event: 202 QUEUED, stored QUEUED, on booking.events with everything the worker needs', async () => {
@@ -239,7 +243,11 @@ describe('ingest: POST /webhook/t/:token and /webhook/generic', () => {
   it('logs the accepted event by its booking reference, never the token, the guest contact or the card id', async () => {
     const res = await post(`/webhook/t/${a.token}`, booking({ reference_id: 'BK-LOGGED', access_type: 'CARD', card_id: 'CARD-SECRET-9' }));
     const logs = text();
-    const accepted = logs.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.message === 'event accepted' && l.eventId === res.body.eventId);
+    const accepted = logs
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.message === 'event accepted' && l.eventId === res.body.eventId);
     expect(accepted).toMatchObject({ referenceId: 'BK-LOGGED', eventType: 'BOOKING_CREATE' });
     expect(logs).not.toContain(a.token);
     expect(logs).not.toContain('ada@example.com');

@@ -19,7 +19,15 @@ const INGEST_PATH = /^\/webhook\/+(?:t\/+[^/]+|generic)\/*$/i;
 /** Why a request to an ingest route was refused, from its status: a small fixed set (a label). */
 function rejection(status: number, note: IngestNote | undefined): string {
   if (status === 400) return note === 'invalid_event' ? 'invalid_event' : 'bad_request';
-  const reasons: Record<number, string> = { 401: 'unauthenticated', 403: 'forbidden', 404: 'unknown_site', 413: 'too_large', 415: 'bad_request', 429: 'rate_limited', 503: 'unavailable' };
+  const reasons: Record<number, string> = {
+    401: 'unauthenticated',
+    403: 'forbidden',
+    404: 'unknown_site',
+    413: 'too_large',
+    415: 'bad_request',
+    429: 'rate_limited',
+    503: 'unavailable',
+  };
   return reasons[status] ?? (status >= 500 ? 'error' : 'bad_request');
 }
 

@@ -22,7 +22,13 @@ describe('generic ingest site check: a replica a moment behind location-api', ()
     await dropDatabases(dbName);
   });
 
-  const site = (name: string, version: number): LocationNodeState => ({ level: 'site', _id: new Types.ObjectId().toHexString(), name, external_id: null, version });
+  const site = (name: string, version: number): LocationNodeState => ({
+    level: 'site',
+    _id: new Types.ObjectId().toHexString(),
+    name,
+    external_id: null,
+    version,
+  });
   const created = (company: string, node: LocationNodeState): LocationEventMessage => ({
     company_id: company,
     kind: 'node.created',

@@ -49,12 +49,7 @@ describe('booking event validation (SPEC "Ingest" and "Errors")', () => {
   });
 
   it('collects every problem of an empty body, with the SPEC strings', () => {
-    expect(errorsOf({})).toEqual([
-      SpecErrors.referenceRequired,
-      Errors.actionRequired,
-      SpecErrors.checkInRequired,
-      Errors.checkOutRequired,
-    ]);
+    expect(errorsOf({})).toEqual([SpecErrors.referenceRequired, Errors.actionRequired, SpecErrors.checkInRequired, Errors.checkOutRequired]);
   });
 
   it.each(['create', 'update', 'checkin', 'checkout', 'new', 'modify'])('room is required for %s', (action) => {

@@ -66,7 +66,12 @@ export async function publishEvent(deps: Deps, e: EventDoc): Promise<Date> {
  * event's history has this QUEUED already; `sentAt`: when it was published (publishEvent), the
  * history entry's time.
  */
-export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], opts: { extra?: Record<string, unknown>; entered?: boolean; sentAt?: Date } = {}) {
+export async function markQueued(
+  deps: Deps,
+  e: EventDoc,
+  from: EventStatus[],
+  opts: { extra?: Record<string, unknown>; entered?: boolean; sentAt?: Date } = {},
+) {
   const { extra = {}, entered = true } = opts;
   const now = deps.now();
   // One event by `_id`: on FerretDB 1.x a multi-id filter reads the whole collection.
@@ -87,9 +92,10 @@ export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], o
     // recorded now is of this run (a re-queue deletes the previous run's). Not awaited: the 202 does
     // not depend on it.
     const written = { event_id: e._id, company_id: e.company_id, status: 'QUEUED' as const, retry_count: e.worker_retry_count ?? 0, at: now.toISOString() };
-    if (done.matchedCount > 0) void reassertFinal(deps, written, new Date(0), deps.logger).catch((err: Error) =>
-      deps.logger.warn('could not check the event for a final status after QUEUED', { eventId: e._id, err: err.message }),
-    );
+    if (done.matchedCount > 0)
+      void reassertFinal(deps, written, new Date(0), deps.logger).catch((err: Error) =>
+        deps.logger.warn('could not check the event for a final status after QUEUED', { eventId: e._id, err: err.message }),
+      );
   }
   return done;
 }
@@ -131,7 +137,8 @@ export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStat
       },
     ).exec(),
   );
-  if (done?.matchedCount) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, dead ? 'DEAD_LETTER' : 'FAILED', { message, retry_count: retryCount });
+  if (done?.matchedCount)
+    statusEntered(deps, { event_id: e._id, company_id: e.company_id }, dead ? 'DEAD_LETTER' : 'FAILED', { message, retry_count: retryCount });
   return done;
 }
 
@@ -161,13 +168,21 @@ export async function publishNew(deps: Deps, e: EventDoc): Promise<boolean> {
  */
 async function settleQueued(deps: Deps, e: EventDoc): Promise<void> {
   if (!(await compareAndSet(deps.models.Event, e._id, { status: 'QUEUED', publish_owed: true }, { $set: SETTLED }))) return;
-  const written = { event_id: e._id, company_id: e.company_id, status: 'QUEUED' as const, retry_count: e.worker_retry_count ?? 0, at: deps.now().toISOString() };
+  const written = {
+    event_id: e._id,
+    company_id: e.company_id,
+    status: 'QUEUED' as const,
+    retry_count: e.worker_retry_count ?? 0,
+    at: deps.now().toISOString(),
+  };
   await reassertFinal(deps, written, new Date(0), deps.logger);
 }
 
 /** Settles the events whose worker has not reported to this process in time (all of them at shutdown). */
 export async function settleUnreported(deps: Deps, everything = false): Promise<void> {
   for (const e of deps.unsettled.take(everything)) {
-    await settleQueued(deps, e).catch((err: Error) => deps.logger.warn('could not settle a published event; the relay will publish it again', { eventId: e._id, err: err.message }));
+    await settleQueued(deps, e).catch((err: Error) =>
+      deps.logger.warn('could not settle a published event; the relay will publish it again', { eventId: e._id, err: err.message }),
+    );
   }
 }

@@ -93,10 +93,13 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       const gw = await gateway(vhost, { RELAY_INTERVAL_MS: '100', RELAY_GRACE_MS: '500' });
       const tap = await tapOn(vhost);
       const id = await leftOwed(gw, 500);
-      const queued = await waitFor(async () => {
-        const e = await gw.deps.models.Event.findById(id).lean();
-        return e?.publish_owed === false ? e : undefined;
-      }, { what: 'the relay to publish' });
+      const queued = await waitFor(
+        async () => {
+          const e = await gw.deps.models.Event.findById(id).lean();
+          return e?.publish_owed === false ? e : undefined;
+        },
+        { what: 'the relay to publish' },
+      );
       expect(queued).toMatchObject({ publish_owed: false, next_attempt_at: null, publish_attempts: 1 });
       const msgs = await tap.forEvent(id);
       expect(msgs).toHaveLength(1);
@@ -124,7 +127,12 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       clock.advance(60_000); // far past the grace: an event still owed would be published now
       expect(await gw.relay.runOnce()).toBe(0);
       expect(await tap.forEvent(id)).toHaveLength(1);
-      expect(await gw.deps.models.Event.findById(id).lean()).toMatchObject({ status: 'QUEUED', publish_owed: false, next_attempt_at: null, publish_attempts: 1 });
+      expect(await gw.deps.models.Event.findById(id).lean()).toMatchObject({
+        status: 'QUEUED',
+        publish_owed: false,
+        next_attempt_at: null,
+        publish_attempts: 1,
+      });
 
       // Owed, but the worker's COMPLETED landed first (a lost write of QUEUED): the marker is cleared, nothing is published again.
       const done = randomUUID();
@@ -153,7 +161,14 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
         const res = await request(gw.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
         expect(res.status).toBe(202);
         const id = res.body.eventId as string;
-        await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString() });
+        await publishStatus(vhost.url, {
+          event_id: id,
+          company_id: a.companyId,
+          status: 'COMPLETED',
+          message: null,
+          retry_count: 0,
+          at: new Date().toISOString(),
+        });
         await waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.status === 'COMPLETED', { what: 'the report applied' });
         await new Promise((resolve) => setTimeout(resolve, 1500)); // past the time the gateway settles an unreported event (1 s)
         expect(await gw.deps.models.Event.findById(id).lean()).toMatchObject({ status: 'COMPLETED', publish_owed: false, next_attempt_at: null });
@@ -183,7 +198,7 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
     }
   });
 
-  it("an event the relay publishes again (its settle lost with its gateway) keeps one QUEUED in its history; one never published gets its QUEUED from the relay", async () => {
+  it('an event the relay publishes again (its settle lost with its gateway) keeps one QUEUED in its history; one never published gets its QUEUED from the relay', async () => {
     const vhost = await createVhost('relay_history');
     try {
       const db = uniqueDbName('relay_history');
@@ -258,7 +273,13 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       expect(dead.message).toMatch(/^Could not queue the event after 3 retries: /);
       const tracked = await request(gwA.url).get(`/webhook/events/${id}`).set('apikey', a.apiKey);
       // SPEC's four fields, and the documented addition `stay` (never resolved: no worker ran it).
-      expect(tracked.body).toEqual({ success: true, eventId: id, status: 'DEAD_LETTER', message: dead.message, stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
+      expect(tracked.body).toEqual({
+        success: true,
+        eventId: id,
+        status: 'DEAD_LETTER',
+        message: dead.message,
+        stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null },
+      });
 
       const onB = await request(gwB.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
       expect(onB.status).toBe(202);
@@ -280,7 +301,10 @@ describe('the relay: no accepted event is lost between the 202 and the broker', 
       const onB2 = await request(gwB.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking());
       const processingId = onB2.body.eventId;
       const failure = { _id: processingId, company_id: a.companyId, status: 'FAILED', message: 'Room not found', retry_count: 0, at: new Date() };
-      await gwB.deps.models.Event.updateOne({ _id: processingId }, { $set: { status: 'FAILED', failure: 'processing', message: 'Room not found', next_attempt_at: null } }).exec();
+      await gwB.deps.models.Event.updateOne(
+        { _id: processingId },
+        { $set: { status: 'FAILED', failure: 'processing', message: 'Room not found', next_attempt_at: null } },
+      ).exec();
       await gwB.deps.models.Failure.create(failure);
       const stillDown2 = await request(gwB.url).post('/webhook/retry').set('apikey', a.apiKey);
       expect(stillDown2.body).toEqual({ success: true, retried: 0, failed: 2 });

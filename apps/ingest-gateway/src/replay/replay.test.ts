@@ -45,7 +45,11 @@ describe('POST /admin/v1/companies/:companyId/booking-events/replay', () => {
     request(gw.url).post(`/webhook/t/${company.token}`).set('Content-Type', 'application/json').send(body);
   async function drainLocationQueue(): Promise<Record<string, unknown>[]> {
     const out: Record<string, unknown>[] = [];
-    for (let m = await ch.get(QUEUES.locationApiBookingEvents.name, { noAck: true }); m; m = await ch.get(QUEUES.locationApiBookingEvents.name, { noAck: true })) {
+    for (
+      let m = await ch.get(QUEUES.locationApiBookingEvents.name, { noAck: true });
+      m;
+      m = await ch.get(QUEUES.locationApiBookingEvents.name, { noAck: true })
+    ) {
       out.push(JSON.parse(m.content.toString()));
     }
     return out;

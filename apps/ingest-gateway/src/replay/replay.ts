@@ -13,7 +13,9 @@ import { toMessage } from '../publish/publisher';
  * events with a cursor (FerretDB 1.x reads the collection either way).
  */
 async function replayToLocationApi(deps: Deps, companyId: string, correlationId: string): Promise<number> {
-  const events = deps.models.Event.find({ company_id: companyId, sequence: { $ne: null } }).lean<EventDoc[]>().cursor();
+  const events = deps.models.Event.find({ company_id: companyId, sequence: { $ne: null } })
+    .lean<EventDoc[]>()
+    .cursor();
   const sent = await sendAllToQueue(deps.broker, QUEUES.locationApiBookingEvents.name, events, (e: EventDoc) => ({
     payload: toMessage(e),
     options: { correlationId, messageId: `${e._id}:replay` },

@@ -38,7 +38,12 @@ export async function applyStatus(deps: Deps, report: EventStatusMessage, ctx?: 
   // The event's first COMPLETED (its completion record is unique): timed once, however often reported.
   let firstCompletion = false;
   if (to === 'COMPLETED') {
-    firstCompletion = await insertOnce(deps.models.Completion, { _id: report.event_id, company_id: report.company_id, retry_count: report.retry_count, at: deps.now() });
+    firstCompletion = await insertOnce(deps.models.Completion, {
+      _id: report.event_id,
+      company_id: report.company_id,
+      retry_count: report.retry_count,
+      at: deps.now(),
+    });
   }
   if (FINAL_FAILURES.has(to)) {
     const failure = { company_id: report.company_id, status: to, message: report.message, retry_count: report.retry_count, at: new Date(report.at) };
@@ -98,7 +103,8 @@ export async function reassertFinal(
   // Each put back is a status the record entered again: in the history, not counted as a transition.
   if (completed) {
     const retryCount = completed.retry_count ?? written.retry_count;
-    if (await update(deps, { ...written, status: 'COMPLETED', message: null, retry_count: retryCount })) statusEntered(deps, written, 'COMPLETED', { retry_count: retryCount, counted: false });
+    if (await update(deps, { ...written, status: 'COMPLETED', message: null, retry_count: retryCount }))
+      statusEntered(deps, written, 'COMPLETED', { retry_count: retryCount, counted: false });
     log.warn('a later write overwrote COMPLETED; COMPLETED re-applied', { eventId: written.event_id, written: written.status });
   } else if (failure && failure.at.getTime() >= failuresSince.getTime()) {
     if (await update(deps, { ...written, status: failure.status, message: failure.message, retry_count: failure.retry_count, at: failure.at.toISOString() })) {
@@ -115,7 +121,13 @@ export async function reassertFinal(
  */
 async function timeToCompleted(deps: Deps, report: EventStatusMessage): Promise<void> {
   // A metric is not worth failing the report for: a failed read is only a missing sample.
-  const receivedAt = report.received_at ?? (await deps.models.Event.findById(report.event_id, { received_at: 1 }).lean().catch(() => null))?.received_at;
+  const receivedAt =
+    report.received_at ??
+    (
+      await deps.models.Event.findById(report.event_id, { received_at: 1 })
+        .lean()
+        .catch(() => null)
+    )?.received_at;
   if (receivedAt) deps.metrics.timeToCompleted.observe(Math.max(0, deps.now().getTime() - new Date(receivedAt).getTime()) / 1000);
 }
 
@@ -130,7 +142,7 @@ async function update(deps: Deps, report: EventStatusMessage): Promise<boolean> 
   }
   const set: Record<string, unknown> = {
     status: to,
-    message: failed ? report.message ?? 'Processing failed' : null,
+    message: failed ? (report.message ?? 'Processing failed') : null,
     failure: failed ? 'processing' : null,
     // A worker's report: the event reached the broker, it owes nothing more.
     ...SETTLED,

@@ -13,6 +13,16 @@ export function statusEntered(
   detail: { message?: string | null; retry_count?: number; counted?: boolean; at?: Date } = {},
 ): void {
   if (detail.counted !== false) deps.metrics.transitions.inc({ status });
-  const entry = { _id: new Types.ObjectId(), event_id: event.event_id, company_id: event.company_id, status, message: detail.message ?? null, retry_count: detail.retry_count ?? 0, at: detail.at ?? deps.now() };
-  deps.writers.recordStatus.submit(entry).catch((err: Error) => deps.logger.warn('could not record a status in the event\'s history', { eventId: event.event_id, status, err: err.message }));
+  const entry = {
+    _id: new Types.ObjectId(),
+    event_id: event.event_id,
+    company_id: event.company_id,
+    status,
+    message: detail.message ?? null,
+    retry_count: detail.retry_count ?? 0,
+    at: detail.at ?? deps.now(),
+  };
+  deps.writers.recordStatus
+    .submit(entry)
+    .catch((err: Error) => deps.logger.warn("could not record a status in the event's history", { eventId: event.event_id, status, err: err.message }));
 }

@@ -44,10 +44,13 @@ describe('worker reports on event.status are applied monotonically', () => {
   };
   const statusOf = async (id: string) => gw.deps.models.Event.findById(id).lean();
   const until = (id: string, status: string) =>
-    waitFor(async () => {
-      const e = await statusOf(id);
-      return e?.status === status ? e : undefined;
-    }, { what: `${id} to be ${status}` });
+    waitFor(
+      async () => {
+        const e = await statusOf(id);
+        return e?.status === status ? e : undefined;
+      },
+      { what: `${id} to be ${status}` },
+    );
   /** Every report sent so far was handled (applied, ignored as stale, or acknowledged as unknown). */
   const settled = () =>
     waitFor(() => (text().match(/event status applied|stale status report ignored|status report for an unknown event/g) ?? []).length === sent, {
@@ -82,12 +85,23 @@ describe('worker reports on event.status are applied monotonically', () => {
     const since = new Date();
     await new Promise((r) => setTimeout(r, 50));
     sent += 1;
-    await publishStatus(vhost.url, { event_id: id, company_id: a.companyId, status, message: null, retry_count: 0, at: new Date().toISOString(), processing_since: since.toISOString() });
+    await publishStatus(vhost.url, {
+      event_id: id,
+      company_id: a.companyId,
+      status,
+      message: null,
+      retry_count: 0,
+      at: new Date().toISOString(),
+      processing_since: since.toISOString(),
+    });
     await until(id, status);
-    const history = await waitFor(async () => {
-      const h = await gw.deps.models.StatusHistory.find({ event_id: id }).sort({ at: 1 }).lean();
-      return h.some((e) => e.status === status) ? h : undefined;
-    }, { what: `the history to hold ${status}` });
+    const history = await waitFor(
+      async () => {
+        const h = await gw.deps.models.StatusHistory.find({ event_id: id }).sort({ at: 1 }).lean();
+        return h.some((e) => e.status === status) ? h : undefined;
+      },
+      { what: `the history to hold ${status}` },
+    );
     return { since, history };
   }
 
@@ -131,7 +145,9 @@ describe('worker reports on event.status are applied monotonically', () => {
     // COMPLETED in, uncounted as a put back; the report's own update then finds COMPLETED and is
     // stale. The record is set COMPLETED here as that put back leaves it.
     const metric = async () => {
-      const line = (await request(gw.url).get('/metrics')).text.split('\n').find((l) => l.startsWith('event_status_transitions_total{') && l.includes('status="COMPLETED"'));
+      const line = (await request(gw.url).get('/metrics')).text
+        .split('\n')
+        .find((l) => l.startsWith('event_status_transitions_total{') && l.includes('status="COMPLETED"'));
       return line ? Number(line.split(' ').pop()) : 0;
     };
     const id = await accepted();
@@ -171,11 +187,13 @@ describe('worker reports on event.status are applied monotonically', () => {
     sent += reports.length;
     await publishStatuses(vhost.url, reports);
     await settled();
-    const left = (await Promise.all(ids.map(statusOf))).filter((e) => e?.status !== final || e?.message !== message).map((e) => `${e?._id}: ${e?.status} ${e?.message}`);
+    const left = (await Promise.all(ids.map(statusOf)))
+      .filter((e) => e?.status !== final || e?.message !== message)
+      .map((e) => `${e?._id}: ${e?.status} ${e?.message}`);
     expect(left).toEqual([]);
   });
 
-  it('after POST /webhook/retry re-queues a FAILED event, the new run\'s reports stand: the old failure is not put back', async () => {
+  it("after POST /webhook/retry re-queues a FAILED event, the new run's reports stand: the old failure is not put back", async () => {
     const id = await accepted();
     const t0 = Date.now();
     const at = (ms: number) => new Date(t0 + ms).toISOString();
@@ -206,7 +224,13 @@ describe('worker reports on event.status are applied monotonically', () => {
     await settled();
     expect(await statusOf(id)).toMatchObject({ status: 'FAILED', message: 'Room not found' });
     const tracked = await request(gw.url).get(`/webhook/events/${id}`).set('apikey', a.apiKey);
-    expect(tracked.body).toEqual({ success: true, eventId: id, status: 'FAILED', message: 'Room not found', stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
+    expect(tracked.body).toEqual({
+      success: true,
+      eventId: id,
+      status: 'FAILED',
+      message: 'Room not found',
+      stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null },
+    });
   });
 
   it('DEAD_LETTER keeps its message and is final for late reports', async () => {
@@ -222,7 +246,7 @@ describe('worker reports on event.status are applied monotonically', () => {
   it.each([
     ['COMPLETED', { status: 'COMPLETED', message: null }],
     ['FAILED', { status: 'FAILED', message: 'Room not found' }],
-  ])('the gateway\'s own QUEUED landing over %s (FerretDB: read QUEUED, the report lands, then the write) is undone', async (final, expected) => {
+  ])("the gateway's own QUEUED landing over %s (FerretDB: read QUEUED, the report lands, then the write) is undone", async (final, expected) => {
     // The state that interleaving leaves: the report recorded, the record written QUEUED over it.
     const id = await accepted();
     const at = new Date();

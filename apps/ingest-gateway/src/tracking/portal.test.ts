@@ -9,7 +9,7 @@ import { BookingTap, TestCompany, booking, connectIdentity, portalHeaders, publi
  * portal session reads its events with SPEC's filters and a booking's timeline with each event's
  * status history, and retries its FAILED events with `bookings`; never another company's.
  */
-describe('portal: events, a booking\'s timeline, retry', () => {
+describe("portal: events, a booking's timeline, retry", () => {
   const mongoDb = uniqueDbName('portal_events');
   const identityDb = uniqueDbName('portal_events_identity');
   const { logger } = captureLogger('portal-events-test');
@@ -57,7 +57,7 @@ describe('portal: events, a booking\'s timeline, retry', () => {
     await dropDatabases(mongoDb, identityDb);
   });
 
-  it('a booking\'s timeline: each event with every status it entered, in order, the reasons of failures', async () => {
+  it("a booking's timeline: each event with every status it entered, in order, the reasons of failures", async () => {
     const viewer = await session(a, ['view']);
     const ref = `PT-${new Types.ObjectId()}`;
     const created = await ingest(a, booking({ reference_id: ref }));
@@ -71,7 +71,10 @@ describe('portal: events, a booking\'s timeline, retry', () => {
     await until(created, 'PROCESSING', 1);
     await report(a, created, 'COMPLETED', null, 1);
     await until(created, 'COMPLETED');
-    const duplicate = await request(gw.url).post(`/webhook/t/${a.token}`).set('Content-Type', 'application/json').send(booking({ reference_id: ref }));
+    const duplicate = await request(gw.url)
+      .post(`/webhook/t/${a.token}`)
+      .set('Content-Type', 'application/json')
+      .send(booking({ reference_id: ref }));
     const cancelled = await ingest(a, booking({ reference_id: ref, action: 'cancel' }));
     await report(a, cancelled, 'FAILED', 'Room not found');
     await until(cancelled, 'FAILED');
@@ -81,7 +84,11 @@ describe('portal: events, a booking\'s timeline, retry', () => {
         const r = await request(gw.url).get(`/portal/api/events/reference/${ref}`).set(viewer.read);
         // the history is written without waiting: the last entry may land a moment after the record
         if (r.body.events?.[0]?.history.length === 5 && r.body.events[2]?.history.length === 3) return r;
-        throw new Error(JSON.stringify(r.body.events?.map((e: { history: { status: string; retry_count: number }[] }) => e.history.map((h) => `${h.status}/${h.retry_count}`))));
+        throw new Error(
+          JSON.stringify(
+            r.body.events?.map((e: { history: { status: string; retry_count: number }[] }) => e.history.map((h) => `${h.status}/${h.retry_count}`)),
+          ),
+        );
       },
       { what: 'the timeline with every status' },
     );
@@ -110,7 +117,10 @@ describe('portal: events, a booking\'s timeline, retry', () => {
     // No booking has a reference past 128 characters or with a space: a 400, as documented (found by the e2e contract fuzz).
     for (const odd of ['z'.repeat(129), 'a%20b']) {
       const r = await request(gw.url).get(`/portal/api/events/reference/${odd}`).set(viewer.read);
-      expect({ status: r.status, message: r.body.message }).toEqual({ status: 400, message: 'referenceId must be 1 to 128 printable characters without spaces' });
+      expect({ status: r.status, message: r.body.message }).toEqual({
+        status: 400,
+        message: 'referenceId must be 1 to 128 printable characters without spaces',
+      });
     }
   });
 
@@ -122,7 +132,15 @@ describe('portal: events, a booking\'s timeline, retry', () => {
     // One report, as a worker done before PROCESSING_REPORT_AFTER_MS sends it: the run began 5 ms
     // before the QUEUED entry's time, by the worker's clock.
     const since = new Date(queued.at.getTime() - 5);
-    await publishStatus(vhost.url, { event_id: created, company_id: a.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString(), processing_since: since.toISOString() });
+    await publishStatus(vhost.url, {
+      event_id: created,
+      company_id: a.companyId,
+      status: 'COMPLETED',
+      message: null,
+      retry_count: 0,
+      at: new Date().toISOString(),
+      processing_since: since.toISOString(),
+    });
     const res = await waitFor(
       async () => {
         const r = await request(gw.url).get(`/portal/api/events/reference/${ref}`).set(viewer.read);
@@ -136,41 +154,65 @@ describe('portal: events, a booking\'s timeline, retry', () => {
     expect(history[2].at).toBe(since.toISOString());
   });
 
-  it('the events list takes SPEC\'s filters (status, referenceId, page, pageSize) and refuses what SPEC refuses', async () => {
+  it("the events list takes SPEC's filters (status, referenceId, page, pageSize) and refuses what SPEC refuses", async () => {
     const viewer = await session(a, ['view']);
     const ref = `PL-${new Types.ObjectId()}`;
     const ids = [await ingest(a, booking({ reference_id: ref })), await ingest(a, booking({ reference_id: ref, action: 'checkin' }))];
     await report(a, ids[1], 'FAILED', 'Lock offline');
     await until(ids[1], 'FAILED');
     const list = await request(gw.url).get('/portal/api/events').query({ referenceId: ref, pageSize: 1 }).set(viewer.read);
-    expect(list.body).toMatchObject({ success: true, events: [expect.objectContaining({ event_id: ids[1] })], pagination: { page: 1, pageSize: 1, total: 2, totalPages: 2 } });
+    expect(list.body).toMatchObject({
+      success: true,
+      events: [expect.objectContaining({ event_id: ids[1] })],
+      pagination: { page: 1, pageSize: 1, total: 2, totalPages: 2 },
+    });
     const failed = await request(gw.url).get('/portal/api/events').query({ referenceId: ref, status: 'FAILED' }).set(viewer.read);
     expect(failed.body.events).toEqual([expect.objectContaining({ event_id: ids[1], status: 'FAILED', message: 'Lock offline' })]);
     const bad = await request(gw.url).get('/portal/api/events').query({ status: 'NOPE' }).set(viewer.read);
     // Through {base_url}: the API envelope, SPEC's message.
     expect(bad).toMatchObject({ status: 400, body: { message: 'Invalid query parameters', code: 4000, error: true } });
     expect((await request(gw.url).get('/portal/api/events')).status).toBe(401);
-    expect((await request(gw.url).get('/portal/api/events').set({ ...viewer.read, 'X-Company-Id': b.companyId })).status).toBe(403);
+    expect(
+      (
+        await request(gw.url)
+          .get('/portal/api/events')
+          .set({ ...viewer.read, 'X-Company-Id': b.companyId })
+      ).status,
+    ).toBe(403);
   });
 
-  it('retries a FAILED event with `bookings` (one, or all the company\'s), never another company\'s nor without CSRF', async () => {
+  it("retries a FAILED event with `bookings` (one, or all the company's), never another company's nor without CSRF", async () => {
     const viewer = await session(c, ['view']);
     const operator = await session(c, ['view', 'bookings']);
     const theirs = await session(b, ['view', 'bookings']);
     const one = await ingest(c, booking());
     const two = await ingest(c, booking());
     const bs = await ingest(b, booking());
-    for (const [owner, id] of [[c, one], [c, two], [b, bs]] as const) await report(owner, id, 'FAILED', 'Room not found');
+    for (const [owner, id] of [
+      [c, one],
+      [c, two],
+      [b, bs],
+    ] as const)
+      await report(owner, id, 'FAILED', 'Room not found');
     for (const id of [one, two, bs]) await until(id, 'FAILED');
 
-    expect(await request(gw.url).post(`/portal/api/events/${one}/retry`).set(viewer.write)).toMatchObject({ status: 403, body: { message: 'This portal session may not do this (it lacks the bookings capability)' } });
+    expect(await request(gw.url).post(`/portal/api/events/${one}/retry`).set(viewer.write)).toMatchObject({
+      status: 403,
+      body: { message: 'This portal session may not do this (it lacks the bookings capability)' },
+    });
     expect((await request(gw.url).post(`/portal/api/events/${one}/retry`).set(operator.read)).status).toBe(403);
-    expect(await request(gw.url).post(`/portal/api/events/${one}/retry`).set(theirs.write)).toMatchObject({ status: 404, body: { message: `Event ${one} not found` } });
+    expect(await request(gw.url).post(`/portal/api/events/${one}/retry`).set(theirs.write)).toMatchObject({
+      status: 404,
+      body: { message: `Event ${one} not found` },
+    });
     const retried = await request(gw.url).post(`/portal/api/events/${one}/retry`).set(operator.write);
     expect(retried).toMatchObject({ status: 200, body: { success: true, retried: 1, failed: 0 } });
     await until(one, 'QUEUED');
     expect((await gw.deps.models.Event.findById(two).lean())?.status).toBe('FAILED');
-    expect(await request(gw.url).post(`/portal/api/events/${one}/retry`).set(operator.write)).toMatchObject({ status: 409, body: { message: `Event ${one} is QUEUED: only a FAILED event is retried` } });
+    expect(await request(gw.url).post(`/portal/api/events/${one}/retry`).set(operator.write)).toMatchObject({
+      status: 409,
+      body: { message: `Event ${one} is QUEUED: only a FAILED event is retried` },
+    });
 
     expect((await request(gw.url).post('/portal/api/events/retry').set(operator.write)).body).toEqual({ success: true, retried: 1, failed: 0 });
     await until(two, 'QUEUED');
@@ -178,7 +220,9 @@ describe('portal: events, a booking\'s timeline, retry', () => {
     // the retry is in the event's history
     const timeline = await waitFor(
       async () => {
-        const r = await request(gw.url).get(`/portal/api/events/reference/${(await gw.deps.models.Event.findById(one).lean())?.reference_id}`).set(viewer.read);
+        const r = await request(gw.url)
+          .get(`/portal/api/events/reference/${(await gw.deps.models.Event.findById(one).lean())?.reference_id}`)
+          .set(viewer.read);
         const h = r.body.events[0].history.map((x: { status: string }) => x.status);
         return h.at(-1) === 'QUEUED' && h.includes('FAILED') ? h : undefined;
       },

@@ -61,7 +61,11 @@ function parseListQuery(q: Record<string, unknown>): ListQuery {
   if (status !== undefined && !(EVENT_STATUSES as readonly string[]).includes(status)) errors.push(TrackingMessages.status);
   const referenceId = plain('referenceId');
   if (referenceId !== undefined && referenceId.length > MAX_ID_LENGTH) errors.push(TrackingMessages.referenceTooLong);
-  if (errors.length) throw badRequest(TrackingMessages.invalidQuery, errors.map((message) => ({ path: [], message })));
+  if (errors.length)
+    throw badRequest(
+      TrackingMessages.invalidQuery,
+      errors.map((message) => ({ path: [], message })),
+    );
   const out: ListQuery = { page, pageSize };
   if (status) out.status = status as EventStatus;
   if (referenceId) out.referenceId = referenceId;
@@ -91,12 +95,18 @@ async function listEvents(deps: Deps, companyId: string, q: ListQuery, portal = 
   const zones = new Map<string, Promise<string | null>>();
   const zoneOf = (d: (typeof records)[number]) => {
     if (d.resolved?.time_zone) return d.resolved.time_zone;
-    if (!zones.has(d.site_id)) zones.set(d.site_id, deps.siteZone(companyId, d.site_id).catch(() => null));
+    if (!zones.has(d.site_id))
+      zones.set(
+        d.site_id,
+        deps.siteZone(companyId, d.site_id).catch(() => null),
+      );
     return zones.get(d.site_id) as Promise<string | null>;
   };
   return {
     success: true,
-    events: portal ? await Promise.all(records.map(async (d) => ({ ...toRecordView(d), stay: stayView(d), site_time_zone: await zoneOf(d) }))) : records.map(toRecordView),
+    events: portal
+      ? await Promise.all(records.map(async (d) => ({ ...toRecordView(d), stay: stayView(d), site_time_zone: await zoneOf(d) })))
+      : records.map(toRecordView),
     pagination: { page: q.page, pageSize: q.pageSize, total, totalPages: Math.ceil(total / q.pageSize) },
   };
 }
@@ -196,7 +206,9 @@ export function portalTrackingRoutes(deps: Deps): Router {
       const referenceId = req.params.referenceId;
       // A booking's reference, as the document says (a longer or spaced one was answered 200: found by the e2e contract fuzz).
       if (!REFERENCE_ID.test(referenceId)) throw badRequest(`referenceId must be ${REFERENCE_ID_RULE}`);
-      const events = (await Event.find({ company_id: companyId, reference_id: referenceId }, { booking: 0, guest: 0 }).limit(REFERENCE_LIST_MAX).lean()) as EventDoc[];
+      const events = (await Event.find({ company_id: companyId, reference_id: referenceId }, { booking: 0, guest: 0 })
+        .limit(REFERENCE_LIST_MAX)
+        .lean()) as EventDoc[];
       events.sort((a, b) => new Date(a.received_at).getTime() - new Date(b.received_at).getTime() || (a.sequence ?? 0) - (b.sequence ?? 0));
       // One read per event, by an indexed equality: a booking has a handful of events.
       const histories = await Promise.all(events.map((e) => StatusHistory.find({ event_id: e._id, company_id: companyId }).lean<StatusHistoryDoc[]>()));

@@ -9,7 +9,7 @@ import { TrackingMessages } from './routes';
 const RECORD_KEYS = ['event_id', 'event_type', 'status', 'received_at', 'updated_at', 'message', 'reference_id'].sort();
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-describe('event tracking (API key, scoped to the key\'s company)', () => {
+describe("event tracking (API key, scoped to the key's company)", () => {
   const mongoDb = uniqueDbName('tracking');
   const identityDb = uniqueDbName('tracking_identity');
   const { logger } = captureLogger('tracking-test');
@@ -76,10 +76,16 @@ describe('event tracking (API key, scoped to the key\'s company)', () => {
       const { body } = await ingest(a, booking());
       const res = await get(`/webhook/events/${body.eventId}`, a.apiKey);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, eventId: body.eventId, status: 'QUEUED', message: null, stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
+      expect(res.body).toEqual({
+        success: true,
+        eventId: body.eventId,
+        status: 'QUEUED',
+        message: null,
+        stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null },
+      });
     });
 
-    it('an unknown id and another company\'s id are the same 404 with success: false', async () => {
+    it("an unknown id and another company's id are the same 404 with success: false", async () => {
       const { body } = await ingest(a, booking());
       const unknown = await get('/webhook/events/no-such-event', a.apiKey);
       expect(unknown.status).toBe(404);
@@ -205,9 +211,23 @@ describe('event tracking (API key, scoped to the key\'s company)', () => {
     it('dates as sent, then the instants and zone of the COMPLETED report; the portal list has them with the zone', async () => {
       const id = await ingest(booking({ check_in: '2030-03-09', check_out: '2030-03-11' }));
       // Before the worker applied it: what was sent, nothing resolved yet.
-      expect((await track(id)).body).toEqual({ success: true, eventId: id, status: 'QUEUED', message: null, stay: { check_in: '2030-03-09', check_out: '2030-03-11', resolved: null } });
+      expect((await track(id)).body).toEqual({
+        success: true,
+        eventId: id,
+        status: 'QUEUED',
+        message: null,
+        stay: { check_in: '2030-03-09', check_out: '2030-03-11', resolved: null },
+      });
 
-      await publishStatus(vhost.url, { event_id: id, company_id: c.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString(), resolved: newYork });
+      await publishStatus(vhost.url, {
+        event_id: id,
+        company_id: c.companyId,
+        status: 'COMPLETED',
+        message: null,
+        retry_count: 0,
+        at: new Date().toISOString(),
+        resolved: newYork,
+      });
       await waitFor(async () => (await track(id)).body.status === 'COMPLETED', { what: 'COMPLETED applied' });
       expect((await track(id)).body.stay).toEqual({ check_in: '2030-03-09', check_out: '2030-03-11', resolved: newYork });
 
@@ -222,7 +242,15 @@ describe('event tracking (API key, scoped to the key\'s company)', () => {
       });
       // SPEC's list keeps its exact fields.
       const spec = await request(gw.url).get('/webhook/events').set('apikey', c.apiKey);
-      expect(Object.keys(spec.body.events.find((e: { event_id: string }) => e.event_id === id)).sort()).toEqual(['event_id', 'event_type', 'message', 'received_at', 'reference_id', 'status', 'updated_at']);
+      expect(Object.keys(spec.body.events.find((e: { event_id: string }) => e.event_id === id)).sort()).toEqual([
+        'event_id',
+        'event_type',
+        'message',
+        'received_at',
+        'reference_id',
+        'status',
+        'updated_at',
+      ]);
     });
 
     it('an instant is stored as its UTC instant; an event without dates has no stay; a report with a malformed resolved is refused whole', async () => {
@@ -234,8 +262,23 @@ describe('event tracking (API key, scoped to the key\'s company)', () => {
       const cancel = await ingest({ reference_id: ref, action: 'cancel' });
       expect((await track(cancel)).body.stay).toBeNull();
 
-      await publishStatus(vhost.url, { event_id: id, company_id: c.companyId, status: 'COMPLETED', message: null, retry_count: 0, at: new Date().toISOString(), resolved: { check_in: { $gt: '' }, check_out: null, time_zone: 'UTC' } });
-      await publishStatus(vhost.url, { event_id: id, company_id: c.companyId, status: 'PROCESSING', message: null, retry_count: 0, at: new Date().toISOString() });
+      await publishStatus(vhost.url, {
+        event_id: id,
+        company_id: c.companyId,
+        status: 'COMPLETED',
+        message: null,
+        retry_count: 0,
+        at: new Date().toISOString(),
+        resolved: { check_in: { $gt: '' }, check_out: null, time_zone: 'UTC' },
+      });
+      await publishStatus(vhost.url, {
+        event_id: id,
+        company_id: c.companyId,
+        status: 'PROCESSING',
+        message: null,
+        retry_count: 0,
+        at: new Date().toISOString(),
+      });
       await waitFor(async () => (await track(id)).body.status === 'PROCESSING', { what: 'the valid report after the refused one' });
       expect((await track(id)).body.stay.resolved).toBeNull();
     });

@@ -40,7 +40,8 @@ describe('GET /webhook/events/:eventId?wait= (real broker and database, two gate
   };
   const report = (eventId: string, status: string, message: string | null = null) =>
     publishStatus(vhost.url, { event_id: eventId, company_id: a.companyId, status, message, retry_count: 0, at: new Date().toISOString() });
-  const waitOn = (url: string, eventId: string, wait: string | number) => request(url).get(`/webhook/events/${eventId}`).query({ wait }).set('apikey', a.apiKey);
+  const waitOn = (url: string, eventId: string, wait: string | number) =>
+    request(url).get(`/webhook/events/${eventId}`).query({ wait }).set('apikey', a.apiKey);
   const waiting = async (url: string) => (await scrapeMetrics(url)).value('http_waiting_requests', { route: EVENT_ROUTE });
 
   it('answers as soon as the worker reports the final status, same body as without wait', async () => {
@@ -52,7 +53,13 @@ describe('GET /webhook/events/:eventId?wait= (real broker and database, two gate
     await report(eventId, 'COMPLETED');
     const res = await answer;
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, eventId, status: 'COMPLETED', message: null, stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
+    expect(res.body).toEqual({
+      success: true,
+      eventId,
+      status: 'COMPLETED',
+      message: null,
+      stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null },
+    });
     expect(Date.now() - started).toBeLessThan(10_000); // woken, not the 30 s poll nor the 20 s wait
     expect(await waiting(gw.url)).toBe(0);
 
@@ -61,7 +68,13 @@ describe('GET /webhook/events/:eventId?wait= (real broker and database, two gate
     const failed = waitOn(gw.url, failing, 20).then((r) => r);
     await waitFor(async () => (await waiting(gw.url)) === 1, { what: 'the second request waiting' });
     await report(failing, 'FAILED', 'Room not found');
-    expect((await failed).body).toEqual({ success: true, eventId: failing, status: 'FAILED', message: 'Room not found', stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
+    expect((await failed).body).toEqual({
+      success: true,
+      eventId: failing,
+      status: 'FAILED',
+      message: 'Room not found',
+      stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null },
+    });
   });
 
   it('a final status, an unknown id and wait=0 answer at once; the wait ends with the current status', async () => {
@@ -77,7 +90,13 @@ describe('GET /webhook/events/:eventId?wait= (real broker and database, two gate
     expect((await waitOn(gw.url, pending, 0)).body.status).toBe('QUEUED');
     const started = Date.now();
     const res = await waitOn(gw.url, pending, 1);
-    expect(res.body).toEqual({ success: true, eventId: pending, status: 'QUEUED', message: null, stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null } });
+    expect(res.body).toEqual({
+      success: true,
+      eventId: pending,
+      status: 'QUEUED',
+      message: null,
+      stay: { check_in: '2026-12-01T15:00:00.000Z', check_out: '2026-12-05T11:00:00.000Z', resolved: null },
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
   });
 

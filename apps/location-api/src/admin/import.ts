@@ -36,7 +36,11 @@ export function checkLayoutDocument(doc: { sites: DocNode[] }): void {
     }
   };
   walk(doc.sites, 'site', '');
-  if (problems.length) throw badRequest(problems[0], problems.map((message) => ({ path: [], message })));
+  if (problems.length)
+    throw badRequest(
+      problems[0],
+      problems.map((message) => ({ path: [], message })),
+    );
 }
 
 /** Every lock id the document lists, in document order. */
@@ -92,11 +96,20 @@ export function importLayout(ctx: WriteCtx, doc: { sites: DocNode[] }, prune: bo
         const before = siteTimeOf(node.time ?? {});
         if (setSiteTime(ctx, node, Object.fromEntries(SITE_TIME_FIELDS.filter((f) => d[f] !== undefined).map((f) => [f, d[f]])) as Partial<SiteTime>)) {
           const after = siteTimeOf(node.time ?? {});
-          report.times.push({ ...item(node), ...after, previous: Object.fromEntries(SITE_TIME_FIELDS.filter((f) => before[f] !== after[f]).map((f) => [f, before[f]])) });
+          report.times.push({
+            ...item(node),
+            ...after,
+            previous: Object.fromEntries(SITE_TIME_FIELDS.filter((f) => before[f] !== after[f]).map((f) => [f, before[f]])),
+          });
         }
       }
       if (level === 'room' || level === 'bed') {
-        const wanted = (d.locks ?? []).map((l): LockInput => ({ lock_id: String(l.lock_id), lock_mac: l.lock_mac ?? '', name: l.name ?? null, provider: l.provider ?? null }));
+        const wanted = (d.locks ?? []).map((l): LockInput => ({
+          lock_id: String(l.lock_id),
+          lock_mac: l.lock_mac ?? '',
+          name: l.name ?? null,
+          provider: l.provider ?? null,
+        }));
         for (const l of wanted) if (bindLock(ctx, node, l)) report.locks.bound.push({ lock_id: l.lock_id, level, _id: node._id });
         if (prune) {
           const keep = new Set(wanted.map((l) => l.lock_id));
@@ -117,7 +130,8 @@ export function importLayout(ctx: WriteCtx, doc: { sites: DocNode[] }, prune: bo
     const unlisted = [...ctx.tree.nodes.values()].filter((n) => !listed.has(n._id) && (!n.parent || listed.has(n.parent)));
     for (const top of unlisted) {
       // Locks bound under a removed node were listed elsewhere in the document only if they moved: those moves are done already.
-      for (const n of [top, ...descendants(ctx.tree, top)]) for (const l of n.locks) report.locks.unbound.push({ lock_id: l.lock_id, level: n.level, _id: n._id });
+      for (const n of [top, ...descendants(ctx.tree, top)])
+        for (const l of n.locks) report.locks.unbound.push({ lock_id: l.lock_id, level: n.level, _id: n._id });
       report.removed.push(...deleteNode(ctx, top, true).map(item));
     }
   }

@@ -19,7 +19,13 @@ export function flag(req: Request, name: string): boolean {
 }
 
 function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
-  const state: LocationNodeState = { level, _id: e._id as string, name: e.name as string, external_id: (e.external_id as string | null) ?? null, version: e.v as number };
+  const state: LocationNodeState = {
+    level,
+    _id: e._id as string,
+    name: e.name as string,
+    external_id: (e.external_id as string | null) ?? null,
+    version: e.v as number,
+  };
   for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (e[f]) state[f] = e[f] as string;
   if (level === 'room' || level === 'bed') state.locks = (e.locks as LocationNodeState['locks']) ?? [];
   if (level === 'site') Object.assign(state, siteTimeOf(e as Record<string, string | undefined>));
@@ -32,7 +38,13 @@ function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
  * occupies it, unless `force`, which only the operator may send). With `dry_run`, the same report computed on the current layout and
  * nothing written: the preview of what the import would change.
  */
-export function importLayoutHandler(deps: Deps, identity: IdentityModels, occupancy: OccupancyLogs, companyOf: CompanyOf, opts: { binder: Binder }): RequestHandler {
+export function importLayoutHandler(
+  deps: Deps,
+  identity: IdentityModels,
+  occupancy: OccupancyLogs,
+  companyOf: CompanyOf,
+  opts: { binder: Binder },
+): RequestHandler {
   return asyncHandler(async (req, res) => {
     const company = companyOf(req);
     const prune = flag(req, 'prune');
@@ -41,14 +53,24 @@ export function importLayoutHandler(deps: Deps, identity: IdentityModels, occupa
     if (force && opts.binder !== 'operator') throw badRequest('force is not available here: cancel or move the bookings of the places to remove first');
     const dryRun = flag(req, 'dry_run');
     const { value, error } = layoutImportSchema.validate(req.body, { abortEarly: false });
-    if (error) throw badRequest(error.details[0].message.replace(/"/g, ''), error.details.map((d) => ({ path: d.path.map(String), message: d.message.replace(/"/g, '') })));
+    if (error)
+      throw badRequest(
+        error.details[0].message.replace(/"/g, ''),
+        error.details.map((d) => ({ path: d.path.map(String), message: d.message.replace(/"/g, '') })),
+      );
     checkLayoutDocument(value);
     // Every listed lock, bound already or not: the document is refused whole if one is not the company's.
     await requireBindable(identity, company, lockIdsOf(value), opts.binder, { claim: !dryRun });
     if (dryRun || (prune && !force)) {
       // Checked before the write, as the delete route does: a guest arriving in between is not seen.
       const { result, before, version } = await preview(deps, company, (ctx) => importLayout(ctx, value, prune));
-      if (prune && !force) await refuseRemovingOccupied(occupancy, company, before, result.removed.map((r) => r._id));
+      if (prune && !force)
+        await refuseRemovingOccupied(
+          occupancy,
+          company,
+          before,
+          result.removed.map((r) => r._id),
+        );
       if (dryRun) {
         res.json(ok('Layout import previewed: nothing was changed', SuccessCodes.LAYOUT_IMPORT_PREVIEWED, { dry_run: true, version, ...result }));
         return;
@@ -71,7 +93,9 @@ export function snapshotHandler(deps: Deps, companyOf: CompanyOf): RequestHandle
         const head = state.headId ? await deps.store.head(state.headId) : undefined;
         const levels = head ? await Promise.all(LOCATION_LEVELS.map((l) => deps.store.entriesOf(head, l))) : [];
         res.type('application/json');
-        res.write(`{"message":"Layout snapshot","code":${SuccessCodes.LAYOUT_SNAPSHOT},"error":false,"data":{"company_id":"${company}","version":${state.last},"nodes":[`);
+        res.write(
+          `{"message":"Layout snapshot","code":${SuccessCodes.LAYOUT_SNAPSHOT},"error":false,"data":{"company_id":"${company}","version":${state.last},"nodes":[`,
+        );
         let first = true;
         levels.forEach((entries, i) => {
           const lines: string[] = [];

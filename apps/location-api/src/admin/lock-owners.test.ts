@@ -30,7 +30,14 @@ describe("location-api: a layout binds only its own company's locks", () => {
   }
   /** A document naming one room of `property()`'s first floor, with one lock. */
   const oneRoom = (site: string, room: string, lockId: string) => ({
-    sites: [{ name: site, buildings: [{ name: 'Building 1', floors: [{ name: 'Floor 1', rooms: [{ name: room, locks: [{ lock_id: lockId, lock_mac: 'AA:BB:CC:00:00:01' }] }] }] }] }],
+    sites: [
+      {
+        name: site,
+        buildings: [
+          { name: 'Building 1', floors: [{ name: 'Floor 1', rooms: [{ name: room, locks: [{ lock_id: lockId, lock_mac: 'AA:BB:CC:00:00:01' }] }] }] },
+        ],
+      },
+    ],
   });
   const roomsOf = async (base: string) => (await h.admin.get(`${base}/snapshot`)).data.data.nodes.filter((n: { level: string }) => n.level === 'room');
 
@@ -45,7 +52,10 @@ describe("location-api: a layout binds only its own company's locks", () => {
     // The portal's import, with the capability `layout` only: the attack of the issue.
     const editor = await portal(attacker.id);
     const viaPortal = await editor('PUT', '/portal/api/layout', oneRoom('A-Site 1', room.name, 'V-L1'));
-    expect(viaPortal).toMatchObject({ status: 409, data: { code: 4090, error: true, message: "Lock V-L1 is not one of this company's locks (the operator assigns locks to companies)" } });
+    expect(viaPortal).toMatchObject({
+      status: 409,
+      data: { code: 4090, error: true, message: "Lock V-L1 is not one of this company's locks (the operator assigns locks to companies)" },
+    });
     expect((await editor('PUT', '/portal/api/layout?dry_run=true', oneRoom('A-Site 1', room.name, 'V-L1'))).status).toBe(409);
     // The operator's import and single binding: refused as well, the owner not named.
     const viaImport = await h.admin.put(`${attacker.base}/layout`, oneRoom('A-Site 1', room.name, 'V-L1'));
@@ -55,7 +65,27 @@ describe("location-api: a layout binds only its own company's locks", () => {
     const viaPut = await h.admin.put(`${attacker.base}/locks/V-L1`, { room_id: room._id, lock_mac: 'AA:BB:CC:00:00:01' });
     expect(viaPut).toMatchObject({ status: 409, data: { message: 'Lock V-L1 belongs to another company' } });
     // A document with one foreign lock among free ones is refused whole: not even the free ones are claimed.
-    const mixed = { sites: [{ name: 'A-Site 1', buildings: [{ name: 'Building 1', floors: [{ name: 'Floor 1', rooms: [{ name: 'X1', locks: [{ lock_id: 'A-FREE', lock_mac: 'AA' }] }, { name: 'X2', locks: [{ lock_id: 'V-L1', lock_mac: 'BB' }] }] }] }] }] };
+    const mixed = {
+      sites: [
+        {
+          name: 'A-Site 1',
+          buildings: [
+            {
+              name: 'Building 1',
+              floors: [
+                {
+                  name: 'Floor 1',
+                  rooms: [
+                    { name: 'X1', locks: [{ lock_id: 'A-FREE', lock_mac: 'AA' }] },
+                    { name: 'X2', locks: [{ lock_id: 'V-L1', lock_mac: 'BB' }] },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
     expect((await h.admin.put(`${attacker.base}/layout`, mixed)).status).toBe(409);
 
     expect((await h.admin.get(`${attacker.base}/snapshot`)).data.data).toEqual(before);
@@ -71,7 +101,10 @@ describe("location-api: a layout binds only its own company's locks", () => {
     const [r1, r2] = await roomsOf(c.base);
     const editor = await portal(c.id);
     // Nobody's lock: not through the portal (it could be a door of a company not onboarded yet).
-    expect(await editor('PUT', '/portal/api/layout', oneRoom('C-Site 1', r1.name, 'C-NEW'))).toMatchObject({ status: 409, data: { message: "Lock C-NEW is not one of this company's locks (the operator assigns locks to companies)" } });
+    expect(await editor('PUT', '/portal/api/layout', oneRoom('C-Site 1', r1.name, 'C-NEW'))).toMatchObject({
+      status: 409,
+      data: { message: "Lock C-NEW is not one of this company's locks (the operator assigns locks to companies)" },
+    });
     // A preview by the operator claims nothing.
     expect((await h.admin.put(`${c.base}/layout?dry_run=true`, oneRoom('C-Site 1', r1.name, 'C-NEW'))).status).toBe(200);
     expect(await h.identity.LockOwner.findById('C-NEW').lean()).toBeNull();
@@ -86,8 +119,26 @@ describe("location-api: a layout binds only its own company's locks", () => {
     const listed = await h.admin.get(`${c.base}/locks`);
     expect(listed).toMatchObject({ status: 200, data: { code: 7039, data: { page: 1, limit: 100 } } });
     expect(listed.data.data.locks).toEqual([
-      { lock_id: 'C-IMPORTED', provider: 'ttlock', account_id: null, name: null, battery: null, source: 'import', assigned_at: expect.any(String), bound_to: { level: 'room', _id: r2._id, name: r2.name } },
-      { lock_id: 'C-NEW', provider: 'ttlock', account_id: null, name: null, battery: null, source: 'assigned', assigned_at: expect.any(String), bound_to: { level: 'room', _id: r1._id, name: r1.name } },
+      {
+        lock_id: 'C-IMPORTED',
+        provider: 'ttlock',
+        account_id: null,
+        name: null,
+        battery: null,
+        source: 'import',
+        assigned_at: expect.any(String),
+        bound_to: { level: 'room', _id: r2._id, name: r2.name },
+      },
+      {
+        lock_id: 'C-NEW',
+        provider: 'ttlock',
+        account_id: null,
+        name: null,
+        battery: null,
+        source: 'assigned',
+        assigned_at: expect.any(String),
+        bound_to: { level: 'room', _id: r1._id, name: r1.name },
+      },
     ]);
     // Another company cannot be assigned it.
     const other = await h.company('Other Hotel');
@@ -109,14 +160,20 @@ describe("location-api: a layout binds only its own company's locks", () => {
     expect((await h.admin.put(`${c.base}/locks/nuki:17000001`, { room_id: room._id })).status).toBe(200);
     const bound = async () => (await roomsOf(c.base)).find((r: { _id: string }) => r._id === room._id).locks as { lock_id: string; lock_mac: string }[];
     expect(await bound()).toContainEqual(expect.objectContaining({ lock_id: 'nuki:17000001', lock_mac: '' }));
-    expect(await h.admin.put(`${c.base}/locks/NK-NOMAC`, { room_id: room._id })).toMatchObject({ status: 400, data: { message: 'lock_mac is required (1 to 64 characters)' } });
+    expect(await h.admin.put(`${c.base}/locks/NK-NOMAC`, { room_id: room._id })).toMatchObject({
+      status: 400,
+      data: { message: 'lock_mac is required (1 to 64 characters)' },
+    });
     const imported = oneRoom('NK-Site 1', room.name, 'nuki:17000001');
     delete (imported.sites[0].buildings[0].floors[0].rooms[0].locks[0] as { lock_mac?: string }).lock_mac;
     expect((await h.admin.put(`${c.base}/layout?prune=false`, imported)).status).toBe(200);
     expect(await bound()).toContainEqual(expect.objectContaining({ lock_id: 'nuki:17000001', lock_mac: '' }));
     const noMac = oneRoom('NK-Site 1', room.name, 'NK-TT');
     delete (noMac.sites[0].buildings[0].floors[0].rooms[0].locks[0] as { lock_mac?: string }).lock_mac;
-    expect(await h.admin.put(`${c.base}/layout?prune=false`, noMac)).toMatchObject({ status: 400, data: { message: expect.stringContaining('lock_mac is required for a TTLock lock') } });
+    expect(await h.admin.put(`${c.base}/layout?prune=false`, noMac)).toMatchObject({
+      status: 400,
+      data: { message: expect.stringContaining('lock_mac is required for a TTLock lock') },
+    });
     // A TTLock id (no prefix, or a colon that names no vendor) is claimed as before.
     expect((await h.admin.put(`${c.base}/locks/NK-A:1/owner`)).status).toBe(201);
   });
@@ -125,8 +182,14 @@ describe("location-api: a layout binds only its own company's locks", () => {
     const c = await h.company('Release Hotel');
     const other = await h.company('Not The Owner');
     expect((await h.admin.put(`${c.base}/layout`, property({ rooms: 1, locks: true, prefix: 'R-' }))).status).toBe(200);
-    expect(await h.admin.delete(`${other.base}/locks/R-L1/owner`)).toMatchObject({ status: 404, data: { message: "Lock R-L1 is not one of this company's locks" } });
-    expect(await h.admin.delete(`${c.base}/locks/R-L1/owner`)).toMatchObject({ status: 409, data: { message: 'Lock R-L1 is bound to room "101": unbind it first' } });
+    expect(await h.admin.delete(`${other.base}/locks/R-L1/owner`)).toMatchObject({
+      status: 404,
+      data: { message: "Lock R-L1 is not one of this company's locks" },
+    });
+    expect(await h.admin.delete(`${c.base}/locks/R-L1/owner`)).toMatchObject({
+      status: 409,
+      data: { message: 'Lock R-L1 is bound to room "101": unbind it first' },
+    });
     expect((await h.admin.delete(`${c.base}/locks/R-L1`)).status).toBe(200);
     expect(await h.admin.delete(`${c.base}/locks/R-L1/owner`)).toMatchObject({ status: 200, data: { code: 7041, data: { lock_id: 'R-L1' } } });
     // Free again: another company's operator import may claim it now.
@@ -137,7 +200,10 @@ describe("location-api: a layout binds only its own company's locks", () => {
   it('two companies importing the same free lock at once: exactly one holds it and has it bound', async () => {
     const a = await h.company('Race A');
     const b = await h.company('Race B');
-    const [ra, rb] = await Promise.all([h.admin.put(`${a.base}/layout`, oneRoom('Site 1', '101', 'RACE-1')), h.admin.put(`${b.base}/layout`, oneRoom('Site 1', '101', 'RACE-1'))]);
+    const [ra, rb] = await Promise.all([
+      h.admin.put(`${a.base}/layout`, oneRoom('Site 1', '101', 'RACE-1')),
+      h.admin.put(`${b.base}/layout`, oneRoom('Site 1', '101', 'RACE-1')),
+    ]);
     expect([ra.status, rb.status].sort()).toEqual([200, 409]);
     const winner = ra.status === 200 ? a : b;
     expect((await h.identity.LockOwner.findById('RACE-1').lean())?.company_id).toBe(winner.id);
@@ -147,7 +213,7 @@ describe("location-api: a layout binds only its own company's locks", () => {
 });
 
 describe('location-api: layouts from before lock ownership', () => {
-  it('at start, the locks bound in each layout become its company\'s; a lock bound in two layouts stays with one and is logged', async () => {
+  it("at start, the locks bound in each layout become its company's; a lock bound in two layouts stays with one and is logged", async () => {
     const h = await startLocationApi();
     try {
       const a = await h.company('Legacy A');

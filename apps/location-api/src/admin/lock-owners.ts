@@ -17,8 +17,15 @@ export type Binder = 'operator' | 'portal';
 function refused(lockIds: string[], binder: Binder): HttpError {
   const [first] = lockIds;
   // Neither message says who holds a lock: the portal's does not even say whether anyone does.
-  const message = (id: string) => (binder === 'operator' ? `Lock ${id} belongs to another company` : `Lock ${id} is not one of this company's locks (the operator assigns locks to companies)`);
-  return new HttpError(409, message(first), ErrorCodes.CONFLICT, lockIds.map((id) => ({ path: ['locks', id], message: message(id) })), { lock_ids: lockIds });
+  const message = (id: string) =>
+    binder === 'operator' ? `Lock ${id} belongs to another company` : `Lock ${id} is not one of this company's locks (the operator assigns locks to companies)`;
+  return new HttpError(
+    409,
+    message(first),
+    ErrorCodes.CONFLICT,
+    lockIds.map((id) => ({ path: ['locks', id], message: message(id) })),
+    { lock_ids: lockIds },
+  );
 }
 
 /**
@@ -29,8 +36,15 @@ function refused(lockIds: string[], binder: Binder): HttpError {
 function refuseUnclaimable(lockIds: string[], owners: Map<string, string>): void {
   const other = lockIds.filter((id) => !owners.has(id) && vendorLockOf(id).provider !== 'ttlock');
   if (!other.length) return;
-  const message = (id: string) => `Lock ${id} is a ${vendorLockOf(id).provider} lock: it becomes a company's only through the company's own ${vendorLockOf(id).provider} account`;
-  throw new HttpError(409, message(other[0]), ErrorCodes.CONFLICT, other.map((id) => ({ path: ['locks', id], message: message(id) })), { lock_ids: other });
+  const message = (id: string) =>
+    `Lock ${id} is a ${vendorLockOf(id).provider} lock: it becomes a company's only through the company's own ${vendorLockOf(id).provider} account`;
+  throw new HttpError(
+    409,
+    message(other[0]),
+    ErrorCodes.CONFLICT,
+    other.map((id) => ({ path: ['locks', id], message: message(id) })),
+    { lock_ids: other },
+  );
 }
 
 /**
@@ -57,7 +71,8 @@ function lockIdParam(value: string): string {
 
 function pageParam(raw: unknown, name: string, dflt: number, max: number): number {
   if (raw === undefined) return dflt;
-  if (typeof raw !== 'string' || !/^\d{1,6}$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw badRequest(`${name} must be a whole number from 1 to ${max}`);
+  if (typeof raw !== 'string' || !/^\d{1,6}$/.test(raw) || Number(raw) < 1 || Number(raw) > max)
+    throw badRequest(`${name} must be a whole number from 1 to ${max}`);
   return Number(raw);
 }
 
@@ -71,7 +86,11 @@ export function companyLocksHandler(deps: Deps, identity: IdentityModels, compan
     const page = pageParam(req.query.page, 'page', 1, 100_000);
     const limit = pageParam(req.query.limit, 'limit', 100, 100);
     const [owned, tree] = await Promise.all([
-      identity.LockOwner.find({ company_id: company }).sort({ _id: 1 }).skip((page - 1) * limit).limit(limit).lean<LockOwnerDoc[]>(),
+      identity.LockOwner.find({ company_id: company })
+        .sort({ _id: 1 })
+        .skip((page - 1) * limit)
+        .limit(limit)
+        .lean<LockOwnerDoc[]>(),
       deps.store.tree(await deps.store.current(company)),
     ]);
     const locks = owned.map((l) => {
@@ -98,9 +117,12 @@ export function companyLocksHandler(deps: Deps, identity: IdentityModels, compan
  * lock assigned to the company on the service's vendor account, and a lock released again.
  */
 export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityModels): void {
-  const bindings = async (company: string) => (await deps.store.tree(await deps.store.current(company)));
+  const bindings = async (company: string) => await deps.store.tree(await deps.store.current(company));
 
-  router.get('/locks', companyLocksHandler(deps, identity, (req) => req.params.companyId));
+  router.get(
+    '/locks',
+    companyLocksHandler(deps, identity, (req) => req.params.companyId),
+  );
 
   router.put(
     '/locks/:lockId/owner',
@@ -150,13 +172,21 @@ export async function adoptBoundLocks(deps: Deps, identity: IdentityModels): Pro
     const ids = [...(await deps.store.tree(await deps.store.current(company))).locks.keys()];
     const owners = await lockOwnersOf(identity, ids);
     const created_at = new Date();
-    claimed += (await claimEach(identity.LockOwner, ids.filter((id) => !owners.has(id)).map((_id) => ({ _id, company_id: company, source: 'import', created_at })))).size;
+    claimed += (
+      await claimEach(
+        identity.LockOwner,
+        ids.filter((id) => !owners.has(id)).map((_id) => ({ _id, company_id: company, source: 'import', created_at })),
+      )
+    ).size;
     const foreign = [...(await lockOwnersOf(identity, ids))].filter(([, owner]) => owner !== company).map(([id]) => id);
     if (foreign.length) {
       conflicts += foreign.length;
-      deps.logger.warn("locks bound in this company's layout belong to another company: unbind them (nothing is issued on them)", { company, lockIds: foreign.slice(0, 50) });
+      deps.logger.warn("locks bound in this company's layout belong to another company: unbind them (nothing is issued on them)", {
+        company,
+        lockIds: foreign.slice(0, 50),
+      });
     }
   }
-  if (claimed || conflicts) deps.logger.info('bound locks adopted by their layouts\' companies', { claimed, conflicts });
+  if (claimed || conflicts) deps.logger.info("bound locks adopted by their layouts' companies", { claimed, conflicts });
   return { claimed, conflicts };
 }

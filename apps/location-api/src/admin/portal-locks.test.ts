@@ -29,16 +29,34 @@ describe('location-api: locks in the portal', () => {
     const api = request(h.url);
     return {
       get: (path: string) => api.get(`/portal/api/layout${path}`).set(headers),
-      put: (path: string, body: unknown) => api.put(`/portal/api/layout${path}`).set(headers).send(body as object),
+      put: (path: string, body: unknown) =>
+        api
+          .put(`/portal/api/layout${path}`)
+          .set(headers)
+          .send(body as object),
       delete: (path: string) => api.delete(`/portal/api/layout${path}`).set(headers),
     };
   }
   /** A lock found in one of the company's accounts (what admin-api's discovery records). */
   const found = (company: string, id: string, name: string, account = new Types.ObjectId().toHexString()) =>
-    h.identity.LockOwner.create({ _id: id, company_id: company, source: 'account', created_at: new Date(), account_id: account, name, battery: { percent: 80, low: false } });
-  const snapshot = async (base: string) => (await h.admin.get(`${base}/snapshot`)).data.data.nodes as { level: string; _id: string; name: string; locks?: { lock_id: string; lock_mac: string; name: string | null }[] }[];
+    h.identity.LockOwner.create({
+      _id: id,
+      company_id: company,
+      source: 'account',
+      created_at: new Date(),
+      account_id: account,
+      name,
+      battery: { percent: 80, low: false },
+    });
+  const snapshot = async (base: string) =>
+    (await h.admin.get(`${base}/snapshot`)).data.data.nodes as {
+      level: string;
+      _id: string;
+      name: string;
+      locks?: { lock_id: string; lock_mac: string; name: string | null }[];
+    }[];
 
-  it('lists the company\'s locks, binds a Nuki lock to a room and a TTLock one to a bed (the vendor\'s names), and unbinds one; the operator sees the same', async () => {
+  it("lists the company's locks, binds a Nuki lock to a room and a TTLock one to a bed (the vendor's names), and unbinds one; the operator sees the same", async () => {
     const A = await h.company('Portal Locks A');
     expect((await h.admin.put(`${A.base}/layout`, property({ rooms: 1, beds: 1 }))).status).toBe(200);
     const nodes = await snapshot(A.base);
@@ -54,13 +72,23 @@ describe('location-api: locks in the portal', () => {
     expect(before.status).toBe(200);
     expect(before.body).toMatchObject({ code: 7039, data: { page: 1, limit: 100 } });
     expect(before.body.data.locks).toEqual([
-      expect.objectContaining({ lock_id: 'TT7002', provider: 'ttlock', name: 'Door 7002', battery: { percent: 80, low: false }, source: 'account', bound_to: null }),
+      expect.objectContaining({
+        lock_id: 'TT7002',
+        provider: 'ttlock',
+        name: 'Door 7002',
+        battery: { percent: 80, low: false },
+        source: 'account',
+        bound_to: null,
+      }),
       expect.objectContaining({ lock_id: 'nuki:7001', provider: 'nuki', account_id: account, name: 'Cabinet 7001', bound_to: null }),
     ]);
 
     const bound = await editor.put('/locks/nuki:7001', { room_id: room._id });
     expect(bound.status).toBe(200);
-    expect(bound.body).toMatchObject({ code: 7034, data: { lock: { lock_id: 'nuki:7001', lock_mac: '', name: 'Cabinet 7001', lockLocationType: 'door' }, node: { _id: room._id } } });
+    expect(bound.body).toMatchObject({
+      code: 7034,
+      data: { lock: { lock_id: 'nuki:7001', lock_mac: '', name: 'Cabinet 7001', lockLocationType: 'door' }, node: { _id: room._id } },
+    });
     const cabinet = await editor.put('/locks/TT7002', { bed_id: bed._id, name: 'Bed cabinet' });
     expect(cabinet.status).toBe(200);
     expect(cabinet.body.data.lock).toMatchObject({ lock_id: 'TT7002', name: 'Bed cabinet', lockLocationType: 'cabinet' });
@@ -71,7 +99,9 @@ describe('location-api: locks in the portal', () => {
       ['nuki:7001', { level: 'room', _id: room._id, name: room.name }],
     ]);
     expect((await h.admin.get(`${A.base}/locks`)).data.data.locks).toEqual(after);
-    expect((await snapshot(A.base)).find((n) => n._id === room._id)?.locks).toEqual([expect.objectContaining({ lock_id: 'nuki:7001', lock_mac: '', name: 'Cabinet 7001' })]);
+    expect((await snapshot(A.base)).find((n) => n._id === room._id)?.locks).toEqual([
+      expect.objectContaining({ lock_id: 'nuki:7001', lock_mac: '', name: 'Cabinet 7001' }),
+    ]);
 
     const unbound = await editor.delete('/locks/nuki:7001');
     expect(unbound.status).toBe(200);
@@ -101,7 +131,16 @@ describe('location-api: locks in the portal', () => {
     expect((await editor.get('/locks')).body.data.locks).toEqual([]);
 
     await found(A.id, 'nuki:8003', 'Mine');
-    for (const body of [{}, { room_id: room._id, bed_id: room._id }, { room_id: 'nope' }, { room_id: { $gt: '' } }, { room_id: room._id, name: '' }, { room_id: room._id, lock_mac: 7 }, { room_id: room._id, extra: 1 }, [room._id]]) {
+    for (const body of [
+      {},
+      { room_id: room._id, bed_id: room._id },
+      { room_id: 'nope' },
+      { room_id: { $gt: '' } },
+      { room_id: room._id, name: '' },
+      { room_id: room._id, lock_mac: 7 },
+      { room_id: room._id, extra: 1 },
+      [room._id],
+    ]) {
       const res = await editor.put('/locks/nuki:8003', body);
       expect({ body, status: res.status, error: res.body.error }).toEqual({ body, status: 400, error: true });
     }

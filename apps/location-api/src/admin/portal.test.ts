@@ -25,7 +25,8 @@ describe('location-api: the layout in the portal', () => {
       expires_at: new Date(Date.now() + 3_600_000),
     });
     const headers = { Cookie: `${PORTAL_SESSION_COOKIE}=${cookie}`, 'X-CSRF-Token': portalCsrfToken(cookie) };
-    const call = (method: string, url: string, data?: unknown) => axios.request({ method, url: `${h.url}${url}`, data, headers, validateStatus: () => true, maxBodyLength: Infinity });
+    const call = (method: string, url: string, data?: unknown) =>
+      axios.request({ method, url: `${h.url}${url}`, data, headers, validateStatus: () => true, maxBodyLength: Infinity });
     return { headers, call };
   }
 
@@ -38,7 +39,19 @@ describe('location-api: the layout in the portal', () => {
     expect((await h.admin.put(`${A.base}/locks/NEW-103/owner`)).status).toBe(201);
 
     // Room 102 renamed by case, room 103 added with a lock; with prune, room 101 (not listed) would go.
-    const doc = { sites: [{ name: 'Site 1', buildings: [{ name: 'Building 1', floors: [{ name: 'Floor 1', rooms: [{ name: '102' }, { name: '103', locks: [{ lock_id: 'NEW-103', lock_mac: 'AA:AA:03' }] }] }] }] }] };
+    const doc = {
+      sites: [
+        {
+          name: 'Site 1',
+          buildings: [
+            {
+              name: 'Building 1',
+              floors: [{ name: 'Floor 1', rooms: [{ name: '102' }, { name: '103', locks: [{ lock_id: 'NEW-103', lock_mac: 'AA:AA:03' }] }] }],
+            },
+          ],
+        },
+      ],
+    };
     const dry = await editor.call('PUT', '/portal/api/layout?dry_run=true&prune=true', doc);
     expect(dry.status).toBe(200);
     expect(dry.data).toMatchObject({ code: 7038, message: 'Layout import previewed: nothing was changed' });
@@ -75,12 +88,18 @@ describe('location-api: the layout in the portal', () => {
     expect((await h.admin.put(`${B.base}/layout`, property({ rooms: 1, prefix: 'B-' }))).status).toBe(200);
     const viewer = await session(A.id, ['view']);
     expect((await viewer.call('GET', '/portal/api/layout')).data.data).toEqual({ company_id: A.id, version: 0, nodes: [] });
-    expect(await viewer.call('PUT', '/portal/api/layout?dry_run=true', property({}))).toMatchObject({ status: 403, data: { message: 'This portal session may not do this (it lacks the layout capability)' } });
+    expect(await viewer.call('PUT', '/portal/api/layout?dry_run=true', property({}))).toMatchObject({
+      status: 403,
+      data: { message: 'This portal session may not do this (it lacks the layout capability)' },
+    });
     // (a link always carries `view`)
     const editor = await session(A.id, ['view', 'layout']);
     const noCsrf = await axios.put(`${h.url}/portal/api/layout`, property({}), { headers: { Cookie: editor.headers.Cookie }, validateStatus: () => true });
     expect(noCsrf.status).toBe(403);
-    expect(await editor.call('PUT', '/portal/api/layout?prune=true&force=true', property({}))).toMatchObject({ status: 400, data: { message: expect.stringMatching(/^force is not available here/) } });
+    expect(await editor.call('PUT', '/portal/api/layout?prune=true&force=true', property({}))).toMatchObject({
+      status: 400,
+      data: { message: expect.stringMatching(/^force is not available here/) },
+    });
     const bad = await editor.call('PUT', '/portal/api/layout?dry_run=true', { sites: [{ name: 'S', towers: [] }] });
     expect(bad).toMatchObject({ status: 400, data: { code: 4000, error: true } });
     expect((await editor.call('PUT', '/portal/api/layout', property({ rooms: 1 }))).status).toBe(200);
@@ -106,11 +125,23 @@ describe('location-api: the layout in the portal', () => {
     const viewer = await session(A.id, ['view']);
 
     const set = await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { time_zone: 'America/New_York', check_in_time: '16:00' });
-    expect(set).toMatchObject({ status: 200, data: { code: 7032, data: { _id: site._id, time_zone: 'America/New_York', check_in_time: '16:00', check_out_time: '11:00' } } });
-    expect((await editor.call('GET', '/portal/api/layout')).data.data.nodes.find((n: { _id: string }) => n._id === site._id)).toMatchObject({ time_zone: 'America/New_York', check_in_time: '16:00' });
+    expect(set).toMatchObject({
+      status: 200,
+      data: { code: 7032, data: { _id: site._id, time_zone: 'America/New_York', check_in_time: '16:00', check_out_time: '11:00' } },
+    });
+    expect((await editor.call('GET', '/portal/api/layout')).data.data.nodes.find((n: { _id: string }) => n._id === site._id)).toMatchObject({
+      time_zone: 'America/New_York',
+      check_in_time: '16:00',
+    });
 
-    expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { time_zone: 'Mars/Olympus' })).toMatchObject({ status: 400, data: { message: expect.stringMatching(/^time_zone /) } });
-    expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { check_out_time: '25:00' })).toMatchObject({ status: 400, data: { message: expect.stringMatching(/^check_out_time /) } });
+    expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { time_zone: 'Mars/Olympus' })).toMatchObject({
+      status: 400,
+      data: { message: expect.stringMatching(/^time_zone /) },
+    });
+    expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { check_out_time: '25:00' })).toMatchObject({
+      status: 400,
+      data: { message: expect.stringMatching(/^check_out_time /) },
+    });
     expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, { time_zone: { $ne: '' } })).toMatchObject({ status: 400 });
     expect(await editor.call('PATCH', `/portal/api/layout/sites/${site._id}`, {})).toMatchObject({ status: 400 });
     expect(await viewer.call('PATCH', `/portal/api/layout/sites/${site._id}`, { time_zone: 'Europe/Berlin' })).toMatchObject({ status: 403 });
@@ -119,8 +150,20 @@ describe('location-api: the layout in the portal', () => {
     expect(await siteOf(B.base)).toMatchObject({ time_zone: 'UTC' });
     expect(await siteOf(A.base)).toMatchObject({ time_zone: 'America/New_York' });
     // An import that changes a site's time says so in its report (a preview too): the fields that change, as they were.
-    const preview = await editor.call('PUT', '/portal/api/layout?dry_run=true', { sites: [{ name: site.name, time_zone: 'Europe/Berlin', check_in_time: '16:00' }] });
-    expect(preview.data.data.times).toEqual([{ level: 'site', _id: site._id, name: site.name, time_zone: 'Europe/Berlin', check_in_time: '16:00', check_out_time: '11:00', previous: { time_zone: 'America/New_York' } }]);
+    const preview = await editor.call('PUT', '/portal/api/layout?dry_run=true', {
+      sites: [{ name: site.name, time_zone: 'Europe/Berlin', check_in_time: '16:00' }],
+    });
+    expect(preview.data.data.times).toEqual([
+      {
+        level: 'site',
+        _id: site._id,
+        name: site.name,
+        time_zone: 'Europe/Berlin',
+        check_in_time: '16:00',
+        check_out_time: '11:00',
+        previous: { time_zone: 'America/New_York' },
+      },
+    ]);
     expect((await editor.call('PUT', '/portal/api/layout?dry_run=true', { sites: [{ name: site.name }] })).data.data.times).toEqual([]);
   });
 });

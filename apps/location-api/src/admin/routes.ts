@@ -85,15 +85,18 @@ export function bindLockHandler(deps: Deps, identity: IdentityModels, companyOf:
     if (typeof target !== 'string' || !OBJECT_ID.test(target)) throw badRequest(`${targets[0]} must be a 24-character hexadecimal ObjectId`);
     const lockId = req.params.lockId;
     const macOptional = body.lock_mac === undefined && (binder === 'portal' || vendorLockOf(lockId).provider !== 'ttlock');
-    if (!macOptional && (typeof body.lock_mac !== 'string' || !body.lock_mac || body.lock_mac.length > 64)) throw badRequest('lock_mac is required (1 to 64 characters)');
+    if (!macOptional && (typeof body.lock_mac !== 'string' || !body.lock_mac || body.lock_mac.length > 64))
+      throw badRequest('lock_mac is required (1 to 64 characters)');
     for (const f of ['name', 'provider'] as const) {
       // '' is refused like the import does: location.events (and so every replica) never carry it.
       const v = body[f];
-      if (v !== undefined && v !== null && (typeof v !== 'string' || v.length < 1 || v.length > 100)) throw badRequest(`${f} must be a string (1 to 100 characters) or null`);
+      if (v !== undefined && v !== null && (typeof v !== 'string' || v.length < 1 || v.length > 100))
+        throw badRequest(`${f} must be a string (1 to 100 characters) or null`);
     }
     if (lockId.length > 64) throw badRequest('lockId must be at most 64 characters');
     await requireBindable(identity, company, [lockId], binder, { claim: binder === 'operator' });
-    const vendorName = async () => (await identity.LockOwner.findOne({ _id: lockId, company_id: company }, { name: 1 }).lean<Pick<LockOwnerDoc, 'name'>>())?.name ?? null;
+    const vendorName = async () =>
+      (await identity.LockOwner.findOne({ _id: lockId, company_id: company }, { name: 1 }).lean<Pick<LockOwnerDoc, 'name'>>())?.name ?? null;
     const name = (body.name as string | null | undefined) ?? (binder === 'portal' && body.name === undefined ? await vendorName() : null);
     const lockMac = macOptional ? '' : (body.lock_mac as string);
     const { result, version } = await runWrite(deps, company, req.correlationId, (ctx) => {
@@ -156,7 +159,9 @@ export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, re
         if (typeof v !== 'string' || !OBJECT_ID.test(v)) throw badRequest(`${parentField} is required: the 24-character hexadecimal _id of the ${parentLevel}`);
         parentId = v;
       }
-      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) => publicRow(createNode(ctx, level, body.name, parentId)));
+      const { result, version } = await runWrite(deps, req.params.companyId, req.correlationId, (ctx) =>
+        publicRow(createNode(ctx, level, body.name, parentId)),
+      );
       res.status(201).json(ok(`${level[0].toUpperCase()}${level.slice(1)} created`, SuccessCodes.LOCATION_NODE_CREATED, { version, ...result }));
     }),
   );

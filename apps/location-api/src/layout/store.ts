@@ -112,7 +112,13 @@ function buildSequences(tree: Tree): Record<SeqName, Entry[]> {
     const isRow = node.level === 'bed' || (node.level === 'room' && !(tree.children.get(node._id)?.size ?? 0));
     if (isRow) {
       const room = node.level === 'room' ? node : nodeOf(tree, node.room_id);
-      const r: Entry = { k, site: row(nodeOf(tree, node.site_id)), building: row(nodeOf(tree, node.building_id)), floor: row(nodeOf(tree, node.floor_id)), room: row(room) };
+      const r: Entry = {
+        k,
+        site: row(nodeOf(tree, node.site_id)),
+        building: row(nodeOf(tree, node.building_id)),
+        floor: row(nodeOf(tree, node.floor_id)),
+        room: row(room),
+      };
       if (node.level === 'bed') r.bed = row(node);
       seqs.all.push(r);
     }
@@ -191,10 +197,12 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
       return run;
     };
     if (!p.running) return start();
-    const queued = p.running.catch(() => undefined).then(() => {
-      p.queued = undefined;
-      return start();
-    });
+    const queued = p.running
+      .catch(() => undefined)
+      .then(() => {
+        p.queued = undefined;
+        return start();
+      });
     p.queued = queued;
     return queued;
   }
@@ -269,7 +277,10 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
     const fresh = all.filter((c) => !before.has(c._id));
     // Content-addressed: a chunk or head stored already (by an earlier commit, a concurrent one) is the same.
     for (let i = 0; i < fresh.length; i += 50) {
-      await claimEach(Chunks, fresh.slice(i, i + 50).map((c) => ({ _id: c._id, entries: c.entries })));
+      await claimEach(
+        Chunks,
+        fresh.slice(i, i + 50).map((c) => ({ _id: c._id, entries: c.entries })),
+      );
     }
     await claimOnce(Heads, headDoc._id, { seqs: headDoc.seqs });
     const first = base.last + 1;
@@ -291,16 +302,17 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
     heads.set(headDoc._id, headDoc);
     for (const c of all) chunks.set(c._id, c);
     trees.set(headDoc._id, next);
-    await Pointers.collection.updateOne({ _id: company as never }, { $set: { first, last: doc.last } }, { upsert: true }).catch((err) =>
-      logger.warn('could not move the commit pointer (readers probe forward anyway)', { company, err }),
-    );
+    await Pointers.collection
+      .updateOne({ _id: company as never }, { $set: { first, last: doc.last } }, { upsert: true })
+      .catch((err) => logger.warn('could not move the commit pointer (readers probe forward anyway)', { company, err }));
     // What only the previous head used is garbage now. Readers that still hold that head miss a chunk
     // and retry on the new state.
     const now = new Set(all.map((c) => c._id));
     const garbage = [...before].filter((id) => !now.has(id));
     const deletes = garbage.map((id) => ({ deleteOne: { filter: { _id: id } } }));
     if (baseHead && baseHead._id !== headDoc._id) void Heads.collection.deleteOne({ _id: baseHead._id as never }).catch(() => undefined);
-    if (deletes.length) void Chunks.collection.bulkWrite(deletes as never[], { ordered: false }).catch((err) => logger.warn('chunk garbage collection failed', { err }));
+    if (deletes.length)
+      void Chunks.collection.bulkWrite(deletes as never[], { ordered: false }).catch((err) => logger.warn('chunk garbage collection failed', { err }));
     return state;
   }
 
@@ -319,6 +331,19 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
     return (await Pointers.collection.find({}, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id));
   }
 
-  return { models: [Chunks, Heads, Commits, Pointers], commits: Commits, current, probe, head, chunk, entriesOf, tree, commit, markPublished, markDue, companies };
+  return {
+    models: [Chunks, Heads, Commits, Pointers],
+    commits: Commits,
+    current,
+    probe,
+    head,
+    chunk,
+    entriesOf,
+    tree,
+    commit,
+    markPublished,
+    markDue,
+    companies,
+  };
 }
 export type LayoutStore = ReturnType<typeof createLayoutStore>;

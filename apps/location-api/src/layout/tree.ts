@@ -34,7 +34,13 @@ export interface Tree {
 }
 
 export function emptyTree(): Tree {
-  return { nodes: new Map(), children: new Map(), external: Object.fromEntries(LOCATION_LEVELS.map((l) => [l, new Map()])) as Tree['external'], locks: new Map(), keys: new Map() };
+  return {
+    nodes: new Map(),
+    children: new Map(),
+    external: Object.fromEntries(LOCATION_LEVELS.map((l) => [l, new Map()])) as Tree['external'],
+    locks: new Map(),
+    keys: new Map(),
+  };
 }
 
 /** A node the tree's own indexes name (a child, a parent, a lock's holder): its absence is a broken tree, not a missing resource. */
@@ -75,7 +81,8 @@ export function removeNode(tree: Tree, id: string): void {
 /** A copy a write may change freely (nodes are copied too: the original stays cached for readers). */
 export function cloneTree(tree: Tree): Tree {
   const copy = emptyTree();
-  for (const node of tree.nodes.values()) addNode(copy, { ...node, locks: node.locks.map((l) => ({ ...l })), ...(node.time ? { time: { ...node.time } } : {}) });
+  for (const node of tree.nodes.values())
+    addNode(copy, { ...node, locks: node.locks.map((l) => ({ ...l })), ...(node.time ? { time: { ...node.time } } : {}) });
   return copy;
 }
 

@@ -182,7 +182,8 @@ export function createNode(ctx: WriteCtx, level: LocationLevel, name: unknown, p
   const parentLevel = PARENT_LEVEL[level];
   const parent = parentLevel ? getNode(ctx, parentId ?? '', parentLevel) : undefined;
   const existing = sibling(ctx, parent?._id ?? null, checked);
-  if (existing) throw conflict(`A ${level} named "${existing.name}" already exists there (names are unique among siblings, ignoring case)`, { _id: existing._id });
+  if (existing)
+    throw conflict(`A ${level} named "${existing.name}" already exists there (names are unique among siblings, ignoring case)`, { _id: existing._id });
   const node: TNode = {
     _id: new Types.ObjectId().toHexString(),
     level,
@@ -204,7 +205,8 @@ export function renameNode(ctx: WriteCtx, node: TNode, name: unknown): boolean {
   const checked = checkName(name);
   if (node.name === checked) return false;
   const existing = sibling(ctx, node.parent, checked, node._id);
-  if (existing) throw conflict(`A ${node.level} named "${existing.name}" already exists there (names are unique among siblings, ignoring case)`, { _id: existing._id });
+  if (existing)
+    throw conflict(`A ${node.level} named "${existing.name}" already exists there (names are unique among siblings, ignoring case)`, { _id: existing._id });
   const previous = node.name;
   node.name = checked;
   ctx.tree.keys.clear();
@@ -231,10 +233,11 @@ export function deleteNode(ctx: WriteCtx, node: TNode, force: boolean): TNode[] 
   const below = descendants(ctx.tree, node);
   const locks = [node, ...below].reduce((n, x) => n + x.locks.length, 0);
   if ((below.length || locks) && !force) {
-    throw conflict(
-      `The ${node.level} "${node.name}" has ${below.length} location(s) and ${locks} lock(s) under it; delete them first or send ?force=true`,
-      { _id: node._id, children: below.length, locks },
-    );
+    throw conflict(`The ${node.level} "${node.name}" has ${below.length} location(s) and ${locks} lock(s) under it; delete them first or send ?force=true`, {
+      _id: node._id,
+      children: below.length,
+      locks,
+    });
   }
   const removed = [...below, node];
   for (const n of removed) {

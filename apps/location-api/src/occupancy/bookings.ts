@@ -74,21 +74,27 @@ function latestCheckOut(value: string): Date {
 export async function onBookingEvent(model: Model<BookingPlaceEntry>, msg: BookingEventMessage, ctx: MessageContext, lingerMs = 0): Promise<void> {
   const b = msg.booking;
   const room_keys = [...(b.room !== undefined ? [nameKey(msg.site_id, b.room)] : []), ...(b.room_id !== undefined ? [extKey(b.room_id)] : [])];
-  await insertOnce(model, {
-    _id: createHash('sha256').update(JSON.stringify([msg.company_id, msg.reference_id, msg.event_id])).digest('hex'),
-    company_id: msg.company_id,
-    reference_id: msg.reference_id,
-    sequence: msg.sequence,
-    event_type: msg.event_type,
-    site_id: msg.site_id,
-    room: b.room ?? null,
-    room_id: b.room_id ?? null,
-    bed: b.bed ?? null,
-    bed_id: b.bed_id ?? null,
-    check_out: b.check_out ? latestCheckOut(b.check_out) : null,
-    room_keys,
-    received_at: new Date(),
-  }, { lingerMs });
+  await insertOnce(
+    model,
+    {
+      _id: createHash('sha256')
+        .update(JSON.stringify([msg.company_id, msg.reference_id, msg.event_id]))
+        .digest('hex'),
+      company_id: msg.company_id,
+      reference_id: msg.reference_id,
+      sequence: msg.sequence,
+      event_type: msg.event_type,
+      site_id: msg.site_id,
+      room: b.room ?? null,
+      room_id: b.room_id ?? null,
+      bed: b.bed ?? null,
+      bed_id: b.bed_id ?? null,
+      check_out: b.check_out ? latestCheckOut(b.check_out) : null,
+      room_keys,
+      received_at: new Date(),
+    },
+    { lingerMs },
+  );
   ctx.logger.debug('booked place recorded', { companyId: msg.company_id, referenceId: msg.reference_id, sequence: msg.sequence });
 }
 
@@ -114,7 +120,14 @@ const ENDS: EventType[] = ['BOOKING_CANCEL', 'BOOKING_CHECKOUT'];
  * anew moves the booking (and leaves its bed unless a bed is named too), cancel and checkout end it,
  * and only a create brings an ended booking back.
  */
-export async function bookedIn(model: Model<BookingPlaceEntry>, company: string, tree: Tree, rooms: Set<string>, beds: Set<string>, now = new Date()): Promise<string[]> {
+export async function bookedIn(
+  model: Model<BookingPlaceEntry>,
+  company: string,
+  tree: Tree,
+  rooms: Set<string>,
+  beds: Set<string>,
+  now = new Date(),
+): Promise<string[]> {
   const keys = new Set<string>();
   for (const id of [...rooms, ...[...beds].map((b) => tree.nodes.get(b)?.room_id)]) {
     const room = id ? tree.nodes.get(id) : undefined;
@@ -137,7 +150,7 @@ export async function bookedIn(model: Model<BookingPlaceEntry>, company: string,
   const bedsIn = (roomIds: string[]) => [...tree.nodes.values()].filter((n) => n.level === 'bed' && roomIds.includes(n.room_id as string));
 
   const out: string[] = [];
-  for (let i = 0; i < entries.length; ) {
+  for (let i = 0; i < entries.length;) {
     const ref = entries[i].reference_id;
     let state: 'none' | 'live' | 'ended' = 'none';
     let at: string[] = [];

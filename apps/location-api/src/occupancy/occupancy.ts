@@ -74,16 +74,20 @@ export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEve
     .update(JSON.stringify([msg.company_id, msg.reference_id, msg.type, msg.sequence, msg.event_id, msg.occurred_at]))
     .digest('hex');
   // A redelivery finds the entry stored (false): nothing to do.
-  await insertOnce(model, {
-    _id: id,
-    company_id: msg.company_id,
-    reference_id: msg.reference_id,
-    kind: msg.type,
-    sequence: msg.sequence,
-    room_ids: [...new Set(credentials.map((c) => c.room_id))],
-    credentials,
-    received_at: new Date(),
-  }, { lingerMs });
+  await insertOnce(
+    model,
+    {
+      _id: id,
+      company_id: msg.company_id,
+      reference_id: msg.reference_id,
+      kind: msg.type,
+      sequence: msg.sequence,
+      room_ids: [...new Set(credentials.map((c) => c.room_id))],
+      credentials,
+      received_at: new Date(),
+    },
+    { lingerMs },
+  );
   ctx.logger.debug('occupancy recorded', { companyId: msg.company_id, referenceId: msg.reference_id, kind: msg.type, sequence: msg.sequence });
 }
 
@@ -106,7 +110,12 @@ async function activeBookings(
   const state = new Map<string, { ref: string; active: boolean; until: Date; here: boolean }>();
   for (const e of entries) {
     for (const c of e.credentials) {
-      state.set(`${e.reference_id}|${c.key}`, { ref: e.reference_id, active: e.kind === 'access.provisioned', until: new Date(c.valid_to), here: here(c.room_id, c.bed_id) });
+      state.set(`${e.reference_id}|${c.key}`, {
+        ref: e.reference_id,
+        active: e.kind === 'access.provisioned',
+        until: new Date(c.valid_to),
+        here: here(c.room_id, c.bed_id),
+      });
     }
   }
   const refs = new Set<string>();
@@ -153,7 +162,10 @@ export async function refuseRemovingOccupied(logs: OccupancyLogs, company: strin
   const nodes = removedIds.map((id) => tree.nodes.get(id)).filter((n): n is TNode => !!n);
   const refs = await guestsIn(logs, company, tree, nodes);
   if (!refs.length) return;
-  throw conflict(`The import would remove places with ${refs.length} active booking(s) (${listed(refs)}); cancel or move them first, list the places in the document, or send ?force=true`, {
-    active_bookings: refs,
-  });
+  throw conflict(
+    `The import would remove places with ${refs.length} active booking(s) (${listed(refs)}); cancel or move them first, list the places in the document, or send ?force=true`,
+    {
+      active_bookings: refs,
+    },
+  );
 }

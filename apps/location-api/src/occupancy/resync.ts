@@ -36,7 +36,10 @@ export function occupancyResync(config: ResyncSources) {
       return n;
     } catch (err) {
       const status = axios.isAxiosError(err) && err.response ? ` (HTTP ${err.response.status})` : '';
-      throw new HttpError(503, `Occupancy re-sync incomplete: ${source} did not replay${status}: ${(err as Error).message}; nothing is lost, send the request again`);
+      throw new HttpError(
+        503,
+        `Occupancy re-sync incomplete: ${source} did not replay${status}: ${(err as Error).message}; nothing is lost, send the request again`,
+      );
     }
   };
   return async function resync(companyId: string, correlationId: string): Promise<ResyncResult> {

@@ -32,7 +32,13 @@ export function total(head: Head | undefined, seq: SeqName): number {
 }
 
 /** Entries [from, to) of a sequence, as their chunks plus the index range inside each. */
-export async function readRange(store: LayoutStore, head: Head, seq: SeqName, from: number, to: number): Promise<{ chunk: Chunk; start: number; end: number }[]> {
+export async function readRange(
+  store: LayoutStore,
+  head: Head,
+  seq: SeqName,
+  from: number,
+  to: number,
+): Promise<{ chunk: Chunk; start: number; end: number }[]> {
   const out: { chunk: Chunk; start: number; end: number }[] = [];
   let offset = 0;
   const wanted: { id: string; start: number; end: number }[] = [];
@@ -98,12 +104,7 @@ export function earlyStateOf(req: Request): EarlyState | undefined {
 }
 
 /** Runs a read against the latest state; a chunk collected under it means a newer state: read again. */
-export async function withFreshState<T>(
-  store: LayoutStore,
-  company: string,
-  read: (head: Head | undefined) => Promise<T>,
-  early?: EarlyState,
-): Promise<T> {
+export async function withFreshState<T>(store: LayoutStore, company: string, read: (head: Head | undefined) => Promise<T>, early?: EarlyState): Promise<T> {
   return withRetries(
     async (attempt) => {
       const known = attempt === 1 && early?.company === company ? await early.state : undefined;

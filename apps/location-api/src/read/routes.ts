@@ -9,7 +9,13 @@ import { earlyStateOf, lookupId, rangeUnder, readRange, total, withFreshState } 
 
 const MAX_LIMIT = 100;
 const FILTERS = ['site_id', 'building_id', 'floor_id', 'room_id', 'bed_id'] as const;
-const FILTER_LEVEL: Record<(typeof FILTERS)[number], LocationLevel> = { site_id: 'site', building_id: 'building', floor_id: 'floor', room_id: 'room', bed_id: 'bed' };
+const FILTER_LEVEL: Record<(typeof FILTERS)[number], LocationLevel> = {
+  site_id: 'site',
+  building_id: 'building',
+  floor_id: 'floor',
+  room_id: 'room',
+  bed_id: 'bed',
+};
 
 const LEVEL_CODES: Record<LocationLevel, { code: number; message: string; key: string }> = {
   site: { code: SuccessCodes.SITES_RETRIEVED, message: 'Sites retrieved successfully', key: 'sites' },
@@ -44,7 +50,12 @@ function rowsJson(chunk: Chunk, seq: SeqName): string[] {
   if (!chunk.json) {
     chunk.json = chunk.entries.map((e) => {
       if (seq === 'all') {
-        const row: Record<string, unknown> = { site: { ...(e.site as object), ...siteTimeOf(e.site as Record<string, string | undefined>) }, building: e.building, floor: e.floor, room: e.room };
+        const row: Record<string, unknown> = {
+          site: { ...(e.site as object), ...siteTimeOf(e.site as Record<string, string | undefined>) },
+          building: e.building,
+          floor: e.floor,
+          room: e.room,
+        };
         if (e.bed) row.bed = e.bed;
         return JSON.stringify(row);
       }
@@ -64,7 +75,12 @@ function rowsJson(chunk: Chunk, seq: SeqName): string[] {
  * CPU of serving a page), so `If-None-Match` still gets a 304 for an unchanged page.
  */
 function setETag(req: Request, res: Response, headId: string | undefined) {
-  res.set('ETag', `W/"${createHash('sha1').update(`${headId ?? 'empty'}\n${req.originalUrl}`).digest('base64url')}"`);
+  res.set(
+    'ETag',
+    `W/"${createHash('sha1')
+      .update(`${headId ?? 'empty'}\n${req.originalUrl}`)
+      .digest('base64url')}"`,
+  );
 }
 
 function send(res: Response, message: string, code: number, key: string, rows: string[], page: number, limit: number, count: number) {
@@ -96,13 +112,18 @@ export function publicReadRoutes(store: LayoutStore): Router {
       const { page, limit } = parsePaging(req.query);
       filtersOf(req.query, 'all');
       const company = companyOf(req);
-      const { rows, count, headId } = await withFreshState(store, company, async (head) => {
-        const count = total(head, 'all');
-        const from = (page - 1) * limit;
-        if (!head || from >= count) return { rows: [] as string[], count, headId: head?._id };
-        const parts = await readRange(store, head, 'all', from, Math.min(count, from + limit));
-        return { rows: parts.flatMap((p) => rowsJson(p.chunk, 'all').slice(p.start, p.end)), count, headId: head._id };
-      }, earlyStateOf(req));
+      const { rows, count, headId } = await withFreshState(
+        store,
+        company,
+        async (head) => {
+          const count = total(head, 'all');
+          const from = (page - 1) * limit;
+          if (!head || from >= count) return { rows: [] as string[], count, headId: head?._id };
+          const parts = await readRange(store, head, 'all', from, Math.min(count, from + limit));
+          return { rows: parts.flatMap((p) => rowsJson(p.chunk, 'all').slice(p.start, p.end)), count, headId: head._id };
+        },
+        earlyStateOf(req),
+      );
       setETag(req, res, headId);
       send(res, 'Locations retrieved successfully', SuccessCodes.LOCATIONS_RETRIEVED, 'locations', rows, page, limit, count);
     }),
@@ -116,29 +137,34 @@ export function publicReadRoutes(store: LayoutStore): Router {
       const { page, limit } = parsePaging(req.query);
       const filters = filtersOf(req.query, level);
       const company = companyOf(req);
-      const { rows, count, headId } = await withFreshState(store, company, async (head) => {
-        if (!head) return { rows: [] as string[], count: 0, headId: undefined };
-        let lo = 0;
-        let hi = total(head, level);
-        if (filters.length) {
-          const found: Entry[] = [];
-          for (const f of filters) {
-            const entry = await lookupId(store, head, f.id);
-            // An id of another company, of another level or of nothing matches nothing.
-            if (!entry || entry.l !== FILTER_LEVEL[f.field]) return { rows: [], count: 0, headId: head._id };
-            found.push(entry);
+      const { rows, count, headId } = await withFreshState(
+        store,
+        company,
+        async (head) => {
+          if (!head) return { rows: [] as string[], count: 0, headId: undefined };
+          let lo = 0;
+          let hi = total(head, level);
+          if (filters.length) {
+            const found: Entry[] = [];
+            for (const f of filters) {
+              const entry = await lookupId(store, head, f.id);
+              // An id of another company, of another level or of nothing matches nothing.
+              if (!entry || entry.l !== FILTER_LEVEL[f.field]) return { rows: [], count: 0, headId: head._id };
+              found.push(entry);
+            }
+            const deepest = found.reduce((a, b) => (LEVEL_DEPTH[b.l as LocationLevel] > LEVEL_DEPTH[a.l as LocationLevel] ? b : a));
+            const key = deepest.p as string;
+            if (!found.every((f) => f === deepest || key.startsWith(`${f.p as string}\u0001`))) return { rows: [], count: 0, headId: head._id };
+            [lo, hi] = await rangeUnder(store, head, level, key);
           }
-          const deepest = found.reduce((a, b) => (LEVEL_DEPTH[b.l as LocationLevel] > LEVEL_DEPTH[a.l as LocationLevel] ? b : a));
-          const key = deepest.p as string;
-          if (!found.every((f) => f === deepest || key.startsWith(`${f.p as string}\u0001`))) return { rows: [], count: 0, headId: head._id };
-          [lo, hi] = await rangeUnder(store, head, level, key);
-        }
-        const count = hi - lo;
-        const from = lo + (page - 1) * limit;
-        if (from >= hi) return { rows: [], count, headId: head._id };
-        const parts = await readRange(store, head, level, from, Math.min(hi, from + limit));
-        return { rows: parts.flatMap((p) => rowsJson(p.chunk, level).slice(p.start, p.end)), count, headId: head._id };
-      }, earlyStateOf(req));
+          const count = hi - lo;
+          const from = lo + (page - 1) * limit;
+          if (from >= hi) return { rows: [], count, headId: head._id };
+          const parts = await readRange(store, head, level, from, Math.min(hi, from + limit));
+          return { rows: parts.flatMap((p) => rowsJson(p.chunk, level).slice(p.start, p.end)), count, headId: head._id };
+        },
+        earlyStateOf(req),
+      );
       const meta = LEVEL_CODES[level];
       setETag(req, res, headId);
       send(res, meta.message, meta.code, meta.key, rows, page, limit, count);

@@ -52,14 +52,28 @@ describe('location-api relay', () => {
 
     // The broker back (the vhost restored): location-api reconnects and declares the replicas' queues again.
     await axios.put(`${RABBIT_API}/vhosts/${encodeURIComponent(h.vhost.vhost)}`, {}, { auth: rabbitAuth });
-    await axios.put(`${RABBIT_API}/permissions/${encodeURIComponent(h.vhost.vhost)}/${rabbitAuth.username}`, { configure: '.*', write: '.*', read: '.*' }, { auth: rabbitAuth });
-    await waitFor(async () => (await commits.findOne({ _id: owedCommit?._id }))?.publish_owed === false, { what: 'the relay to announce the commit', timeoutMs: 30_000 });
+    await axios.put(
+      `${RABBIT_API}/permissions/${encodeURIComponent(h.vhost.vhost)}/${rabbitAuth.username}`,
+      { configure: '.*', write: '.*', read: '.*' },
+      { auth: rabbitAuth },
+    );
+    await waitFor(async () => (await commits.findOne({ _id: owedCommit?._id }))?.publish_owed === false, {
+      what: 'the relay to announce the commit',
+      timeoutMs: 30_000,
+    });
     const conn = await amqp.connect(h.vhost.url);
     try {
       const ch = await conn.createChannel();
       const got = [];
-      for (let m = await ch.get(QUEUES.accessApiLocationEvents.name, { noAck: true }); m; m = await ch.get(QUEUES.accessApiLocationEvents.name, { noAck: true })) got.push(JSON.parse(m.content.toString()));
-      expect(got.filter((m) => m.kind === 'layout.resync')).toEqual([expect.objectContaining({ company_id: A.id, version: owedCommit?.last, commit_first: owedCommit?.first })]);
+      for (
+        let m = await ch.get(QUEUES.accessApiLocationEvents.name, { noAck: true });
+        m;
+        m = await ch.get(QUEUES.accessApiLocationEvents.name, { noAck: true })
+      )
+        got.push(JSON.parse(m.content.toString()));
+      expect(got.filter((m) => m.kind === 'layout.resync')).toEqual([
+        expect.objectContaining({ company_id: A.id, version: owedCommit?.last, commit_first: owedCommit?.first }),
+      ]);
     } finally {
       await conn.close();
     }

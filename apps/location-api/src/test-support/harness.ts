@@ -42,9 +42,13 @@ export async function startLocationApi(env: Record<string, string> = {}) {
   await ch.assertExchange(Exchanges.locationEvents, 'topic', { durable: true });
   const q = await ch.assertQueue('', { exclusive: true });
   await ch.bindQueue(q.queue, Exchanges.locationEvents, '#');
-  await ch.consume(q.queue, (m) => {
-    if (m) events.push(JSON.parse(m.content.toString()));
-  }, { noAck: true });
+  await ch.consume(
+    q.queue,
+    (m) => {
+      if (m) events.push(JSON.parse(m.content.toString()));
+    },
+    { noAck: true },
+  );
 
   const admin: AxiosInstance = axios.create({ baseURL: service.url, validateStatus: () => true, headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
 
@@ -96,7 +100,9 @@ export function property(o: { sites?: number; buildings?: number; floors?: numbe
           rooms: mk(rooms, (r) => ({
             name: `${f}${String(r).padStart(2, '0')}`,
             ...(locks ? { locks: [{ lock_id: `${prefix}L${++lock}`, lock_mac: `AA:BB:${lock}` }] } : {}),
-            ...(beds ? { beds: mk(beds, (d) => ({ name: `Bed ${d}`, ...(locks ? { locks: [{ lock_id: `${prefix}L${++lock}`, lock_mac: `CC:DD:${lock}` }] } : {}) })) } : {}),
+            ...(beds
+              ? { beds: mk(beds, (d) => ({ name: `Bed ${d}`, ...(locks ? { locks: [{ lock_id: `${prefix}L${++lock}`, lock_mac: `CC:DD:${lock}` }] } : {}) })) }
+              : {}),
           })),
         })),
       })),

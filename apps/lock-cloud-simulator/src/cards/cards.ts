@@ -40,7 +40,8 @@ export const cardOperations: VendorOperation[] = [
         throw new VendorError(ERR.CARDS_FULL, 'The card storage of the lock is full.');
       }
       const cardId = await nextId(models, 'cardId');
-      if (!(await insertRecord(models.Card, { cardId, lockId, cardNumber, cardName, ...pr }))) throw new VendorError(ERR.DUPLICATE, 'The card already exists on this lock.');
+      if (!(await insertRecord(models.Card, { cardId, lockId, cardNumber, cardName, ...pr })))
+        throw new VendorError(ERR.DUPLICATE, 'The card already exists on this lock.');
       return { cardId };
     },
   },

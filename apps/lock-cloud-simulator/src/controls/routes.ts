@@ -13,7 +13,11 @@ const LOCK_ID = Joi.string().pattern(/^[A-Za-z0-9_.:-]{1,64}$/);
 
 function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
   const { value: v, error } = schema.validate(value, { abortEarly: false, convert: false });
-  if (error) throw badRequest(error.details.map((d) => d.message.replace(/"/g, '')).join('; '), error.details.map((d) => ({ path: d.path.map(String), message: d.message.replace(/"/g, '') })));
+  if (error)
+    throw badRequest(
+      error.details.map((d) => d.message.replace(/"/g, '')).join('; '),
+      error.details.map((d) => ({ path: d.path.map(String), message: d.message.replace(/"/g, '') })),
+    );
   return v;
 }
 

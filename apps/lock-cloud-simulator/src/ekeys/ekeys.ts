@@ -50,7 +50,8 @@ export const ekeyOperations: VendorOperation[] = [
       for (;;) {
         const keyId = randomId();
         const keyData = `${lock.lockMac}|${randomBytes(72).toString('base64')}`;
-        if (await insertRecord(models.Ekey, { keyId, lockId, username: receiverUsername, keyName, ...pr, remoteEnable, keyStatus: NORMAL, keyData })) return { keyId };
+        if (await insertRecord(models.Ekey, { keyId, lockId, username: receiverUsername, keyName, ...pr, remoteEnable, keyStatus: NORMAL, keyData }))
+          return { keyId };
       }
     },
   },
@@ -93,11 +94,29 @@ export const ekeyOperations: VendorOperation[] = [
       const lock = await ensureLock(deps, lockIdParam(p));
       const common = { lockId: lock.lockId, lockAlias: lock.lockAlias, lockName: lock.lockAlias, lockMac: lock.lockMac };
       if (caller === lock.owner) {
-        return { ...common, keyId: lock.adminKeyId, lockData: lock.lockData, userType: ADMIN_KEY, keyStatus: NORMAL, startDate: 0, endDate: 0, remoteEnable: 1 };
+        return {
+          ...common,
+          keyId: lock.adminKeyId,
+          lockData: lock.lockData,
+          userType: ADMIN_KEY,
+          keyStatus: NORMAL,
+          startDate: 0,
+          endDate: 0,
+          remoteEnable: 1,
+        };
       }
       const key = await deps.models.Ekey.collection.findOne<EkeyDoc>({ lockId: lock.lockId, username: caller });
       if (!key) throw notFound();
-      return { ...common, keyId: key.keyId, lockData: key.keyData, userType: USER_KEY, keyStatus: key.keyStatus, startDate: key.startDate, endDate: key.endDate, remoteEnable: key.remoteEnable };
+      return {
+        ...common,
+        keyId: key.keyId,
+        lockData: key.keyData,
+        userType: USER_KEY,
+        keyStatus: key.keyStatus,
+        startDate: key.startDate,
+        endDate: key.endDate,
+        remoteEnable: key.remoteEnable,
+      };
     },
   },
   {

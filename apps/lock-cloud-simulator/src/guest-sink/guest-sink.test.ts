@@ -29,19 +29,41 @@ describe('lock-cloud-simulator: the guest-message sink of npm start (SIM_GUEST_S
     const smtpPort = await freePort();
     const sim = await simulator({ SIM_GUEST_SINK: 'true', SIM_SMTP_PORT: String(smtpPort) });
     const transport = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
-    await transport.sendMail({ from: 'keys@hotel.test', to: 'ada@guest.test', subject: 'Your access for booking BK-1', text: 'How: door code 482913', html: '<p>How: door code <b>482913</b></p><script>alert(1)</script>' });
-    transport.close();
-    const sms = await axios.post(`${sim.url}/sms/2010-04-01/Accounts/ACdemo/Messages.json`, new URLSearchParams({ To: '+447700900123', From: '+15550000000', Body: 'Booking BK-1: door code 482913' }).toString(), {
-      auth: { username: 'ACdemo', password: 'demo' },
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    await transport.sendMail({
+      from: 'keys@hotel.test',
+      to: 'ada@guest.test',
+      subject: 'Your access for booking BK-1',
+      text: 'How: door code 482913',
+      html: '<p>How: door code <b>482913</b></p><script>alert(1)</script>',
     });
+    transport.close();
+    const sms = await axios.post(
+      `${sim.url}/sms/2010-04-01/Accounts/ACdemo/Messages.json`,
+      new URLSearchParams({ To: '+447700900123', From: '+15550000000', Body: 'Booking BK-1: door code 482913' }).toString(),
+      {
+        auth: { username: 'ACdemo', password: 'demo' },
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      },
+    );
     expect(sms.status).toBe(201);
-    const refused = await axios.post(`${sim.url}/sms/2010-04-01/Accounts/ACdemo/Messages.json`, 'To=0770&From=%2B1555&Body=x', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, validateStatus: () => true });
+    const refused = await axios.post(`${sim.url}/sms/2010-04-01/Accounts/ACdemo/Messages.json`, 'To=0770&From=%2B1555&Body=x', {
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      validateStatus: () => true,
+    });
     expect(refused.status).toBe(400);
 
     const kept = (await axios.get(`${sim.url}/sim/guest-messages.json`)).data;
     expect(kept).toEqual({
-      mails: [{ at: expect.any(String), from: 'keys@hotel.test', to: ['ada@guest.test'], subject: 'Your access for booking BK-1', text: 'How: door code 482913', html: '<p>How: door code <b>482913</b></p><script>alert(1)</script>' }],
+      mails: [
+        {
+          at: expect.any(String),
+          from: 'keys@hotel.test',
+          to: ['ada@guest.test'],
+          subject: 'Your access for booking BK-1',
+          text: 'How: door code 482913',
+          html: '<p>How: door code <b>482913</b></p><script>alert(1)</script>',
+        },
+      ],
       sms: [{ at: expect.any(String), to: '+447700900123', from: '+15550000000', body: 'Booking BK-1: door code 482913' }],
     });
     const page = await axios.get(`${sim.url}/sim/guest-messages`);
@@ -56,10 +78,27 @@ describe('lock-cloud-simulator: the guest-message sink of npm start (SIM_GUEST_S
   it('off by default: no relay, no /sms, no page; refused in production', async () => {
     const sim = await simulator();
     expect((await axios.get(`${sim.url}/sim/guest-messages`, { validateStatus: () => true })).status).toBe(404);
-    expect((await axios.post(`${sim.url}/sms/2010-04-01/Accounts/AC/Messages.json`, 'To=%2B447700900123', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, validateStatus: () => true })).status).toBe(404);
+    expect(
+      (
+        await axios.post(`${sim.url}/sms/2010-04-01/Accounts/AC/Messages.json`, 'To=%2B447700900123', {
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          validateStatus: () => true,
+        })
+      ).status,
+    ).toBe(404);
     expect(() =>
-      readConfig({ NODE_ENV: 'production', MONGO_URL, SIM_CLIENT_ID: 'c', SIM_CLIENT_SECRET: 's', SIM_USERNAME: 'u', SIM_PASSWORD: 'p', SIM_GUEST_SINK: 'true' }),
+      readConfig({
+        NODE_ENV: 'production',
+        MONGO_URL,
+        SIM_CLIENT_ID: 'c',
+        SIM_CLIENT_SECRET: 's',
+        SIM_USERNAME: 'u',
+        SIM_PASSWORD: 'p',
+        SIM_GUEST_SINK: 'true',
+      }),
     ).toThrow(/SIM_GUEST_SINK is for development only/);
-    expect(readConfig({ NODE_ENV: 'production', MONGO_URL, SIM_CLIENT_ID: 'c', SIM_CLIENT_SECRET: 's', SIM_USERNAME: 'u', SIM_PASSWORD: 'p' }).SIM_GUEST_SINK).toBe(false);
+    expect(
+      readConfig({ NODE_ENV: 'production', MONGO_URL, SIM_CLIENT_ID: 'c', SIM_CLIENT_SECRET: 's', SIM_USERNAME: 'u', SIM_PASSWORD: 'p' }).SIM_GUEST_SINK,
+    ).toBe(false);
   });
 });

@@ -12,7 +12,10 @@ function validate<T>(schema: Joi.Schema<T>, value: unknown): T {
 }
 
 const accountSchema = Joi.object({ apiToken: Joi.string().pattern(/^[A-Za-z0-9_.-]{16,200}$/), name: Joi.string().max(100) });
-const SMARTLOCK_ID = Joi.string().pattern(/^\d{1,15}$/).required().label('smartlockId');
+const SMARTLOCK_ID = Joi.string()
+  .pattern(/^\d{1,15}$/)
+  .required()
+  .label('smartlockId');
 const smartlockSchema = Joi.object({
   apiToken: Joi.string().max(200),
   name: Joi.string().max(100),
@@ -22,7 +25,11 @@ const smartlockSchema = Joi.object({
   confirmDelayMs: Joi.number().integer().min(0).max(600_000).allow(null),
   neverConfirm: Joi.boolean(),
 });
-const trySchema = Joi.object({ code: Joi.string().pattern(/^\d{1,12}$/).required() });
+const trySchema = Joi.object({
+  code: Joi.string()
+    .pattern(/^\d{1,12}$/)
+    .required(),
+});
 
 /**
  * Test controls of the Nuki side (not part of the vendor API), under /sim/nuki: accounts and the
@@ -38,7 +45,11 @@ export function nukiControls(deps: NukiDeps): Router {
     '/accounts',
     asyncHandler(async (req, res) => {
       const body = validate(accountSchema, req.body ?? {});
-      const account: NukiAccountDoc = { accountId: randomInt(1, 2 ** 31 - 1), apiToken: body.apiToken ?? randomBytes(24).toString('hex'), name: body.name ?? '' };
+      const account: NukiAccountDoc = {
+        accountId: randomInt(1, 2 ** 31 - 1),
+        apiToken: body.apiToken ?? randomBytes(24).toString('hex'),
+        name: body.name ?? '',
+      };
       if (await models.NukiAccount.exists({ apiToken: account.apiToken })) throw badRequest('an account has this API token already');
       await models.NukiAccount.create(account);
       res.status(201).json(account);
@@ -49,7 +60,15 @@ export function nukiControls(deps: NukiDeps): Router {
   r.put(
     '/accounts/:accountId/token',
     asyncHandler(async (req, res) => {
-      const accountId = Number(validate(Joi.string().pattern(/^\d{1,10}$/).required().label('accountId'), req.params.accountId));
+      const accountId = Number(
+        validate(
+          Joi.string()
+            .pattern(/^\d{1,10}$/)
+            .required()
+            .label('accountId'),
+          req.params.accountId,
+        ),
+      );
       const { apiToken } = validate(Joi.object({ apiToken: accountSchema.extract('apiToken').required() }), req.body ?? {});
       if (await models.NukiAccount.exists({ apiToken })) throw badRequest('an account has this API token already');
       const { matchedCount } = await models.NukiAccount.updateOne({ accountId }, { $set: { apiToken } });

@@ -48,7 +48,8 @@ export async function syncLock(deps: NukiDeps, lock: NukiSmartlockDoc): Promise<
   for (const a of auths) {
     const set: Partial<NukiAuthDoc> = {};
     if (a.authId === null && a.syncAt <= now) set.authId = randomInt(1, 2 ** 31 - 1);
-    if (a.pending && a.pending.syncAt <= now) Object.assign(set, { allowedFromDate: a.pending.allowedFromDate, allowedUntilDate: a.pending.allowedUntilDate, pending: null });
+    if (a.pending && a.pending.syncAt <= now)
+      Object.assign(set, { allowedFromDate: a.pending.allowedFromDate, allowedUntilDate: a.pending.allowedUntilDate, pending: null });
     if (Object.keys(set).length) await deps.models.NukiAuth.updateOne({ id: a.id }, { $set: set });
     out.push({ ...a, ...set });
   }
@@ -62,7 +63,8 @@ export async function syncLock(deps: NukiDeps, lock: NukiSmartlockDoc): Promise<
 function requestedWindow(deps: NukiDeps, lock: NukiSmartlockDoc, b: Record<string, unknown>, base: Pick<NukiAuthDoc, 'allowedFromDate' | 'allowedUntilDate'>) {
   const allowedFromDate = 'allowedFromDate' in b ? isoDate(b.allowedFromDate, 'allowedFromDate') : base.allowedFromDate;
   const allowedUntilDate = 'allowedUntilDate' in b ? isoDate(b.allowedUntilDate, 'allowedUntilDate') : base.allowedUntilDate;
-  if (allowedFromDate && allowedUntilDate && Date.parse(allowedUntilDate) <= Date.parse(allowedFromDate)) throw new NukiError(400, 'allowedUntilDate must be after allowedFromDate');
+  if (allowedFromDate && allowedUntilDate && Date.parse(allowedUntilDate) <= Date.parse(allowedFromDate))
+    throw new NukiError(400, 'allowedUntilDate must be after allowedFromDate');
   return { allowedFromDate, allowedUntilDate, syncAt: Date.now() + (lock.confirmDelayMs ?? deps.confirmDelayMs) };
 }
 
@@ -169,7 +171,8 @@ const OPERATIONS: Operation[] = [
       if (b.type !== KEYPAD_CODE) throw new NukiError(400, 'accountUserId is required unless type is 13 (keypad code)');
       if (typeof b.code !== 'number' || !KEYPAD_CODE_RULE.test(String(b.code))) throw new NukiError(400, 'code: 6 digits from 1 to 9, not starting with 12');
       const window = requestedWindow(deps, lock, b, { allowedFromDate: null, allowedUntilDate: null });
-      if (await deps.models.NukiAuth.exists({ smartlockId: lock.smartlockId, code: b.code })) throw new NukiError(409, 'parameter conflicts: the code is in use on this lock');
+      if (await deps.models.NukiAuth.exists({ smartlockId: lock.smartlockId, code: b.code }))
+        throw new NukiError(409, 'parameter conflicts: the code is in use on this lock');
       const at = nowIso();
       const auth: NukiAuthDoc = {
         id: randomBytes(12).toString('hex'),
@@ -270,7 +273,8 @@ export function nukiRouter(deps: NukiDeps, controls: Controls): Router {
             return reply(504, { detailMessage: 'gateway timeout (injected hang)' });
           }
           if (injected?.slowMs) await sleep(injected.slowMs);
-          if (injected?.httpStatus || injected?.errcode !== undefined) return reply(injected.httpStatus ?? 500, { detailMessage: `injected HTTP ${injected.httpStatus ?? 500}` });
+          if (injected?.httpStatus || injected?.errcode !== undefined)
+            return reply(injected.httpStatus ?? 500, { detailMessage: `injected HTTP ${injected.httpStatus ?? 500}` });
           const token = /^Bearer (\S{1,200})$/.exec(req.headers.authorization ?? '')?.[1];
           const account = token ? await deps.models.NukiAccount.findOne({ apiToken: token }).lean<NukiAccountDoc>() : null;
           if (!account) throw new NukiError(401, 'unauthorized');

@@ -66,7 +66,8 @@ export const tokenOperation: VendorOperation = {
       const refreshToken = reqStr(p, 'refresh_token');
       const token = await models.Token.collection.findOne<TokenDoc>({ refreshToken });
       // Once, also for concurrent refreshes (workers sharing an account): the claim of its use decides (libs/db claimOnce).
-      if (!token || token.refreshUsed || !(await claimOnce(models.IdClaim, `refresh:${refreshToken}`))) throw new VendorError(ERR.INVALID_REFRESH_TOKEN, 'invalid refresh_token');
+      if (!token || token.refreshUsed || !(await claimOnce(models.IdClaim, `refresh:${refreshToken}`)))
+        throw new VendorError(ERR.INVALID_REFRESH_TOKEN, 'invalid refresh_token');
       await models.Token.updateOne({ refreshToken }, { $set: { refreshUsed: true } });
       return issue(deps, config, token.username);
     }

@@ -84,7 +84,18 @@ export const passcodeOperations: VendorOperation[] = [
       const keyboardPwdId = await nextId(models, 'keyboardPwdId');
       for (let attempt = 0; ; attempt++) {
         const keyboardPwd = String(randomInt(10_000_000, 100_000_000));
-        if (await insertRecord(models.Passcode, { keyboardPwdId, lockId, keyboardPwd, keyboardPwdName, keyboardPwdType: type === PERMANENT ? PERMANENT : type, startDate, endDate, custom: false })) {
+        if (
+          await insertRecord(models.Passcode, {
+            keyboardPwdId,
+            lockId,
+            keyboardPwd,
+            keyboardPwdName,
+            keyboardPwdType: type === PERMANENT ? PERMANENT : type,
+            startDate,
+            endDate,
+            custom: false,
+          })
+        ) {
           return { keyboardPwdId, keyboardPwd };
         }
         if (attempt >= 5) throw new Error('generated passcode digits taken on the lock six times');

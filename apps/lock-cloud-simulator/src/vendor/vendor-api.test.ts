@@ -14,11 +14,19 @@ describe('lock-cloud simulator: vendor protocol and controls', () => {
   const md5 = (v: string) => createHash('md5').update(v).digest('hex');
 
   const form = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]));
-  const post = async (path: string, params: Record<string, string | number>) => (await axios.post(`${s.url}${path}`, form(params), { validateStatus: () => true })).data;
-  const get = async (path: string, params: Record<string, string | number>) => (await axios.get(`${s.url}${path}`, { params, validateStatus: () => true })).data;
+  const post = async (path: string, params: Record<string, string | number>) =>
+    (await axios.post(`${s.url}${path}`, form(params), { validateStatus: () => true })).data;
+  const get = async (path: string, params: Record<string, string | number>) =>
+    (await axios.get(`${s.url}${path}`, { params, validateStatus: () => true })).data;
   const auth = () => ({ clientId: s.config.SIM_CLIENT_ID, accessToken: token, date: Date.now() });
   const login = (over: Record<string, string> = {}) =>
-    post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, username: s.config.SIM_USERNAME, password: md5(s.config.SIM_PASSWORD), ...over });
+    post('/oauth2/token', {
+      clientId: s.config.SIM_CLIENT_ID,
+      clientSecret: s.config.SIM_CLIENT_SECRET,
+      username: s.config.SIM_USERNAME,
+      password: md5(s.config.SIM_PASSWORD),
+      ...over,
+    });
 
   beforeAll(async () => {
     s = await startSimulator({ mongoUrl: MONGO_URL, dbName, logger, env: { SIM_TOKEN_TTL_MS: '3000' } });
@@ -42,22 +50,47 @@ describe('lock-cloud simulator: vendor protocol and controls', () => {
 
   it('refreshes with a refresh token once, and expires access tokens (10004)', async () => {
     const first = await login();
-    const refreshed = await post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, grant_type: 'refresh_token', refresh_token: first.refresh_token });
-    expect(refreshed.access_token).toEqual(expect.any(String));
-    expect(await post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, grant_type: 'refresh_token', refresh_token: first.refresh_token })).toMatchObject({ errcode: 10011 });
-    const lockId = uniqueName('lock');
-    expect(await get('/v3/lock/detail', { clientId: s.config.SIM_CLIENT_ID, accessToken: refreshed.access_token, date: Date.now(), lockId })).toMatchObject({ lockId });
-    await waitFor(async () => (await get('/v3/lock/detail', { clientId: s.config.SIM_CLIENT_ID, accessToken: first.access_token, date: Date.now(), lockId })).errcode === 10004, {
-      what: 'the access token to expire',
-      timeoutMs: 8000,
-      intervalMs: 200,
+    const refreshed = await post('/oauth2/token', {
+      clientId: s.config.SIM_CLIENT_ID,
+      clientSecret: s.config.SIM_CLIENT_SECRET,
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
     });
+    expect(refreshed.access_token).toEqual(expect.any(String));
+    expect(
+      await post('/oauth2/token', {
+        clientId: s.config.SIM_CLIENT_ID,
+        clientSecret: s.config.SIM_CLIENT_SECRET,
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh_token,
+      }),
+    ).toMatchObject({ errcode: 10011 });
+    const lockId = uniqueName('lock');
+    expect(await get('/v3/lock/detail', { clientId: s.config.SIM_CLIENT_ID, accessToken: refreshed.access_token, date: Date.now(), lockId })).toMatchObject({
+      lockId,
+    });
+    await waitFor(
+      async () =>
+        (await get('/v3/lock/detail', { clientId: s.config.SIM_CLIENT_ID, accessToken: first.access_token, date: Date.now(), lockId })).errcode === 10004,
+      {
+        what: 'the access token to expire',
+        timeoutMs: 8000,
+        intervalMs: 200,
+      },
+    );
   });
 
   it('a refresh token works once also for concurrent refreshes: exactly one of 8 gets a token, the others 10011', async () => {
     const first = await login();
     const answers = await Promise.all(
-      Array.from({ length: 8 }, () => post('/oauth2/token', { clientId: s.config.SIM_CLIENT_ID, clientSecret: s.config.SIM_CLIENT_SECRET, grant_type: 'refresh_token', refresh_token: first.refresh_token })),
+      Array.from({ length: 8 }, () =>
+        post('/oauth2/token', {
+          clientId: s.config.SIM_CLIENT_ID,
+          clientSecret: s.config.SIM_CLIENT_SECRET,
+          grant_type: 'refresh_token',
+          refresh_token: first.refresh_token,
+        }),
+      ),
     );
     expect(answers.filter((a) => typeof a.access_token === 'string')).toHaveLength(1);
     expect(answers.filter((a) => a.errcode === 10011)).toHaveLength(7);
@@ -93,7 +126,11 @@ describe('lock-cloud simulator: vendor protocol and controls', () => {
 
   it('needs a gateway for gateway operations (-2012) and remote unlock (-4043)', async () => {
     const lockId = uniqueName('lock');
-    expect((await s.sim.put(`/locks/${lockId}`, { hasGateway: false, name: 'Room 101 door' })).data).toMatchObject({ lockId, hasGateway: false, name: 'Room 101 door' });
+    expect((await s.sim.put(`/locks/${lockId}`, { hasGateway: false, name: 'Room 101 door' })).data).toMatchObject({
+      lockId,
+      hasGateway: false,
+      name: 'Room 101 door',
+    });
     const pwd = { ...auth(), lockId, keyboardPwdName: 'p', keyboardPwd: '2468', startDate: hour, endDate: hour + HOUR };
     expect(await post('/v3/keyboardPwd/add', { ...pwd, addType: 2 })).toMatchObject({ errcode: -2012 });
     expect(await post('/v3/keyboardPwd/add', { ...pwd, addType: 1 })).toMatchObject({ keyboardPwdId: expect.any(Number) });
@@ -102,7 +139,14 @@ describe('lock-cloud simulator: vendor protocol and controls', () => {
   });
 
   it('validates the controls with 400s in the API envelope', async () => {
-    for (const body of [{ errcode: -3, httpStatus: 500 }, {}, { errcode: { $gt: '' } }, { hang: true, times: 0 }, { path: 'v3/x', errcode: 1 }, { errcode: 0 }]) {
+    for (const body of [
+      { errcode: -3, httpStatus: 500 },
+      {},
+      { errcode: { $gt: '' } },
+      { hang: true, times: 0 },
+      { path: 'v3/x', errcode: 1 },
+      { errcode: 0 },
+    ]) {
       const res = await s.sim.post('/failures', body);
       expect(res.status).toBe(400);
       expect(res.data).toMatchObject({ error: true, code: 4000 });

@@ -4,7 +4,19 @@ import { ReactNode, useEffect, useRef } from 'react';
  * A modal confirmation (the native dialog: focus moves into it and stays there, Escape cancels).
  * The safe choice, Cancel, has the focus first.
  */
-export function ConfirmDialog({ title, children, confirm, onConfirm, onCancel }: { title: string; children: ReactNode; confirm: string; onConfirm: () => void; onCancel: () => void }) {
+export function ConfirmDialog({
+  title,
+  children,
+  confirm,
+  onConfirm,
+  onCancel,
+}: {
+  title: string;
+  children: ReactNode;
+  confirm: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
   useEffect(() => {

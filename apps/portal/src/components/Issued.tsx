@@ -55,11 +55,37 @@ export function useIssued<T extends Issued, N>(list: () => Promise<T[]>) {
       setError(errorText(err));
     }
   };
-  return { items, error, created, dismissCreated: () => setCreated(null), revoking, askRevoke: setRevoking, cancelRevoke: () => setRevoking(null), status, busy, create, revoke };
+  return {
+    items,
+    error,
+    created,
+    dismissCreated: () => setCreated(null),
+    revoking,
+    askRevoke: setRevoking,
+    cancelRevoke: () => setRevoking(null),
+    status,
+    busy,
+    create,
+    revoke,
+  };
 }
 
 /** A create form of an issued credential: its fields, and a submit button that says when it is busy. */
-export function CreateForm({ id, title, submit, busy, onSubmit, children }: { id: string; title: string; submit: string; busy: boolean; onSubmit: (e: FormEvent) => void; children: ReactNode }) {
+export function CreateForm({
+  id,
+  title,
+  submit,
+  busy,
+  onSubmit,
+  children,
+}: {
+  id: string;
+  title: string;
+  submit: string;
+  busy: boolean;
+  onSubmit: (e: FormEvent) => void;
+  children: ReactNode;
+}) {
   return (
     <form className="card form" onSubmit={onSubmit} aria-labelledby={id}>
       <h2 id={id}>{title}</h2>
@@ -82,7 +108,16 @@ export interface Column<T> {
  * The list of a company's issued credentials: the columns that name each, then created, last used,
  * expiry and status, and a Revoke button (for a session that may manage them) while it is not revoked.
  */
-export function IssuedList<T extends Issued>(props: { id: string; title: string; empty: string; items: T[] | null; columns: Column<T>[]; canManage: boolean; revokeLabel: (item: T) => string; onRevoke: (item: T) => void }) {
+export function IssuedList<T extends Issued>(props: {
+  id: string;
+  title: string;
+  empty: string;
+  items: T[] | null;
+  columns: Column<T>[];
+  canManage: boolean;
+  revokeLabel: (item: T) => string;
+  onRevoke: (item: T) => void;
+}) {
   const { items, columns, canManage } = props;
   return (
     <section className="card" aria-labelledby={props.id}>

@@ -27,7 +27,17 @@ export function SecretOnce({ label, value, note, onDone }: { label: string; valu
           {label}
         </label>
         {/* A text area, so that the whole value shows, wrapped, at phone widths too. */}
-        <textarea id={id} ref={input} className="mono" readOnly rows={2} value={value} spellCheck={false} onFocus={(e) => e.currentTarget.select()} data-testid="secret-value" />
+        <textarea
+          id={id}
+          ref={input}
+          className="mono"
+          readOnly
+          rows={2}
+          value={value}
+          spellCheck={false}
+          onFocus={(e) => e.currentTarget.select()}
+          data-testid="secret-value"
+        />
         <button type="button" onClick={copy}>
           Copy
         </button>

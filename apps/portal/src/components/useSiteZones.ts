@@ -11,7 +11,8 @@ export interface SiteZones {
 }
 
 /** A day (YYYY-MM-DD) as read in `zone` (UTC when null). */
-export const dayIn = (at: Date, zone: string | null) => new Intl.DateTimeFormat('en-CA', { timeZone: zone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+export const dayIn = (at: Date, zone: string | null) =>
+  new Intl.DateTimeFormat('en-CA', { timeZone: zone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
 
 /** The zones of the session's company's sites: one read of the layout per page. A layout that cannot be read leaves every time in UTC. */
 export function useSiteZones(): SiteZones {

@@ -49,7 +49,15 @@ function ReferenceSearch() {
         <label htmlFor="ref-search" className="visually-hidden">
           Booking reference
         </label>
-        <input id="ref-search" maxLength={128} autoComplete="off" spellCheck={false} placeholder="Booking reference" value={ref} onChange={(e) => setRef(e.target.value)} />
+        <input
+          id="ref-search"
+          maxLength={128}
+          autoComplete="off"
+          spellCheck={false}
+          placeholder="Booking reference"
+          value={ref}
+          onChange={(e) => setRef(e.target.value)}
+        />
         <button type="submit">Show booking</button>
       </div>
     </form>
@@ -62,7 +70,15 @@ function ReferenceSearch() {
  * shown; each reference opens the booking's story.
  */
 export function BookingListPage({ title, param }: PageProps) {
-  const { applied, form, setForm, list, error, reload: load, apply: show } = useHashList(param, {
+  const {
+    applied,
+    form,
+    setForm,
+    list,
+    error,
+    reload: load,
+    apply: show,
+  } = useHashList(param, {
     parse: filtersOf,
     hash: bookingsHash,
     load: (f) => portalApi.bookings(Object.fromEntries(Object.entries(f).filter(([, v]) => v !== ''))),
@@ -79,7 +95,9 @@ export function BookingListPage({ title, param }: PageProps) {
   return (
     <>
       <PageTitle title={title}>
-        <p className="lead">Every booking your systems sent, by arrival day at the property, with the status of its latest event. Open a reference for its whole story.</p>
+        <p className="lead">
+          Every booking your systems sent, by arrival day at the property, with the status of its latest event. Open a reference for its whole story.
+        </p>
       </PageTitle>
       <ReferenceSearch />
       <form className="card form filters" onSubmit={apply} aria-labelledby="bl-filters">
@@ -131,9 +149,7 @@ export function BookingListPage({ title, param }: PageProps) {
       </form>
       <ErrorNotice error={error} />
       <section className="card" aria-labelledby="bl-list">
-        <h2 id="bl-list">
-          Bookings{list && <span className="hint"> · {total === 1 ? '1 booking' : `${total} bookings`}</span>}
-        </h2>
+        <h2 id="bl-list">Bookings{list && <span className="hint"> · {total === 1 ? '1 booking' : `${total} bookings`}</span>}</h2>
         {zones.loaded && !zones.property && (
           <p className="hint" data-testid="zone-note">
             Times are in UTC where a booking&apos;s site has no time zone set (Layout page); days are the site&apos;s own.

@@ -36,7 +36,11 @@ function guestOutcome(g: GuestMessage): { label: string; tone: Tone; text: strin
     case 'sent':
       return { label: 'sent', tone: 'good', text: `Sent by ${channel}${g.attempts > 1 ? ` on attempt ${g.attempts}` : ''}.` };
     case 'not_sent':
-      return { label: 'not sent', tone: g.reason === 'no_contact' ? 'plain' : 'bad', text: g.reason ? NOT_SENT[g.reason](g) : `${g.lastError ?? 'No reason recorded'}.` };
+      return {
+        label: 'not sent',
+        tone: g.reason === 'no_contact' ? 'plain' : 'bad',
+        text: g.reason ? NOT_SENT[g.reason](g) : `${g.lastError ?? 'No reason recorded'}.`,
+      };
     case 'failed':
       return { label: 'failed', tone: 'bad', text: `Refused, not retried: ${g.lastError ?? 'no reason recorded'}.` };
     case 'dead':
@@ -46,7 +50,8 @@ function guestOutcome(g: GuestMessage): { label: string; tone: Tone; text: strin
   }
 }
 
-const place = (c: AccessCredential) => [c.place.site?.name, c.place.room && `room ${c.place.room.name}`, c.place.bed && `bed ${c.place.bed.name}`].filter(Boolean).join(', ');
+const place = (c: AccessCredential) =>
+  [c.place.site?.name, c.place.room && `room ${c.place.room.name}`, c.place.bed && `bed ${c.place.bed.name}`].filter(Boolean).join(', ');
 const credentialText = (c: AccessCredential) => `${c.type} on lock ${c.lock.lockId}${place(c) ? ` (${place(c)})` : ''}`;
 const eventLabel = (e: { event_type: string; action: string }) => `${e.event_type} (${e.action})`;
 const CREDENTIAL_NAMES: Record<string, string> = { EKEY: 'e-key', REMOTE: 'remote-unlock e-key', PASSCODE: 'passcode', CARD: 'card' };
@@ -68,7 +73,13 @@ function timelineOf(b: Booking): Item[] {
       let order = 0;
       for (const h of e.history) {
         order = Math.max(order, new Date(h.at).getTime());
-        items.push({ at: h.at, order, what: `Event ${eventLabel(e)}: ${h.status}${h.retry_count ? ` (retry ${h.retry_count})` : ''}`, detail: h.message, tone: toneOf(h.status) });
+        items.push({
+          at: h.at,
+          order,
+          what: `Event ${eventLabel(e)}: ${h.status}${h.retry_count ? ` (retry ${h.retry_count})` : ''}`,
+          detail: h.message,
+          tone: toneOf(h.status),
+        });
       }
     }
   }
@@ -76,7 +87,13 @@ function timelineOf(b: Booking): Item[] {
     for (const h of b.access.history) {
       const creds = h.credentials.map(credentialText).join('; ');
       // A provision with a reason is a re-timing (its site's zone or hours changed: ADR 0107), the reason says so.
-      if (h.kind === 'access.provisioned') items.push({ at: h.occurred_at, what: h.reason ? 'Credentials re-timed' : 'Credentials issued', detail: [h.reason, creds].filter(Boolean).join('. ') || null, tone: 'good' });
+      if (h.kind === 'access.provisioned')
+        items.push({
+          at: h.occurred_at,
+          what: h.reason ? 'Credentials re-timed' : 'Credentials issued',
+          detail: [h.reason, creds].filter(Boolean).join('. ') || null,
+          tone: 'good',
+        });
       else if (h.kind === 'access.revoked') items.push({ at: h.occurred_at, what: 'Credentials revoked', detail: creds || null, tone: 'plain' });
       else items.push({ at: h.occurred_at, what: 'Access could not be provisioned', detail: h.reason, tone: 'bad' });
     }
@@ -166,12 +183,24 @@ export function BookingsPage({ session, title, param }: PageProps) {
   return (
     <>
       <PageTitle title={title}>
-        <p className="lead">Find a booking by the reference your booking system sent, and see what happened to it: each event and its status, each operation on the locks and how it went, the credentials issued and revoked, the callbacks and guest messages.</p>
+        <p className="lead">
+          Find a booking by the reference your booking system sent, and see what happened to it: each event and its status, each operation on the locks and how
+          it went, the credentials issued and revoked, the callbacks and guest messages.
+        </p>
       </PageTitle>
       <form className="card form search" role="search" onSubmit={search} aria-label="Find a booking">
         <div className="field">
           <label htmlFor="booking-ref">Booking reference</label>
-          <input id="booking-ref" required maxLength={128} autoComplete="off" spellCheck={false} value={query} onChange={(e) => setQuery(e.target.value)} aria-describedby="booking-ref-hint" />
+          <input
+            id="booking-ref"
+            required
+            maxLength={128}
+            autoComplete="off"
+            spellCheck={false}
+            value={query}
+            onChange={(e) => setQuery(e.target.value)}
+            aria-describedby="booking-ref-hint"
+          />
           <span id="booking-ref-hint" className="hint">
             The <code>reference_id</code> of the booking, e.g. BK-2026-0001.
           </span>
@@ -189,11 +218,13 @@ export function BookingsPage({ session, title, param }: PageProps) {
         <section className="card" aria-labelledby="not-found">
           <h2 id="not-found">No booking {booking.reference}</h2>
           <p>No event with this reference was received for your company. Check the reference, or the events list for what arrived.</p>
-          {[booking.events, booking.access, booking.operations, booking.deliveries].filter((x): x is Error => x instanceof Error).map((e, i) => (
-            <p key={i} className="error">
-              {e.message}
-            </p>
-          ))}
+          {[booking.events, booking.access, booking.operations, booking.deliveries]
+            .filter((x): x is Error => x instanceof Error)
+            .map((e, i) => (
+              <p key={i} className="error">
+                {e.message}
+              </p>
+            ))}
         </section>
       )}
       {booking && found && <BookingView booking={booking} canAct={canAct} act={act} />}
@@ -304,7 +335,9 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
           <p>No credentials yet.</p>
         ) : (
           <>
-            {access.masked && <p className="hint">Secrets (lock data, passcodes, card numbers) are hidden: your session does not have the credentials capability.</p>}
+            {access.masked && (
+              <p className="hint">Secrets (lock data, passcodes, card numbers) are hidden: your session does not have the credentials capability.</p>
+            )}
             {access.credentials.length === 0 ? (
               <p>No active credentials.</p>
             ) : (
@@ -400,7 +433,11 @@ function BookingView({ booking, canAct, act }: { booking: Booking; canAct: boole
               </table>
               {/* Only a dead delivery is delivered again: a delivered one is refused (409). */}
               {canAct && d.status === 'dead' && (
-                <button type="button" className="small secondary act" onClick={() => act(() => portalApi.redeliver(d.deliveryId), `The ${d.event} callback is being delivered again.`)}>
+                <button
+                  type="button"
+                  className="small secondary act"
+                  onClick={() => act(() => portalApi.redeliver(d.deliveryId), `The ${d.event} callback is being delivered again.`)}
+                >
                   Redeliver {d.event}
                 </button>
               )}

@@ -54,7 +54,11 @@ function EndpointHealthCard({ canManage, zone, onChange }: { canManage: boolean;
     try {
       const r = await portalApi.enableCallback(recoverSince(choice, health));
       setHealth(r);
-      onChange(choice === 'none' ? 'The endpoint is enabled again.' : `The endpoint is enabled again; ${r.redelivered} failed callback${r.redelivered === 1 ? ' is' : 's are'} being delivered again.`);
+      onChange(
+        choice === 'none'
+          ? 'The endpoint is enabled again.'
+          : `The endpoint is enabled again; ${r.redelivered} failed callback${r.redelivered === 1 ? ' is' : 's are'} being delivered again.`,
+      );
     } catch (err) {
       setError(errorText(err));
     } finally {
@@ -70,7 +74,8 @@ function EndpointHealthCard({ canManage, zone, onChange }: { canManage: boolean;
         !error && <p role="status">Loading…</p>
       ) : health.state === 'healthy' ? (
         <p>
-          <span className="badge tone-good">healthy</span> Callbacks are delivered. Should deliveries run out of retries, the endpoint is marked failing (a warning here and on the overview) and, still failing after a while, disabled.
+          <span className="badge tone-good">healthy</span> Callbacks are delivered. Should deliveries run out of retries, the endpoint is marked failing (a
+          warning here and on the overview) and, still failing after a while, disabled.
         </p>
       ) : (
         <>
@@ -78,11 +83,13 @@ function EndpointHealthCard({ canManage, zone, onChange }: { canManage: boolean;
             <span className="badge tone-bad">{health.state}</span>{' '}
             {health.state === 'failing' ? (
               <>
-                <strong>endpoint.failing</strong>: failing since <SiteTime iso={health.failingSince} zone={zone} />. It is disabled if it keeps failing; callbacks are retried meanwhile.
+                <strong>endpoint.failing</strong>: failing since <SiteTime iso={health.failingSince} zone={zone} />. It is disabled if it keeps failing;
+                callbacks are retried meanwhile.
               </>
             ) : (
               <>
-                Disabled <SiteTime iso={health.disabledAt} zone={zone} />: {health.disabledReason ?? 'no reason recorded'}. Callbacks are kept, not sent, until it is enabled again.
+                Disabled <SiteTime iso={health.disabledAt} zone={zone} />: {health.disabledReason ?? 'no reason recorded'}. Callbacks are kept, not sent, until
+                it is enabled again.
               </>
             )}
           </p>
@@ -137,13 +144,16 @@ export function CallbackPage({ session, title }: PageProps) {
 
   const load = useCallback(
     () =>
-      portalApi.callback().then((e) => {
-        setEndpoint(e);
-        if (e) {
-          setUrl(e.url);
-          setType(e.auth.type);
-        }
-      }, (err) => setError(errorText(err))),
+      portalApi.callback().then(
+        (e) => {
+          setEndpoint(e);
+          if (e) {
+            setUrl(e.url);
+            setType(e.auth.type);
+          }
+        },
+        (err) => setError(errorText(err)),
+      ),
     [],
   );
   useEffect(() => void load(), [load]);
@@ -179,7 +189,11 @@ export function CallbackPage({ session, title }: PageProps) {
       if (type === 'basic') Object.assign(auth, { username: fields.username ?? '', password: fields.password ?? '' });
       if (type === 'api_key') Object.assign(auth, { header: fields.header ?? '', value: fields.value ?? '' });
       const saved = await portalApi.setCallback(url.trim(), auth);
-      if (saved.secret) setSecret({ value: saved.secret, note: 'This is the only time the signing secret is shown. Store it in your receiver now: it verifies the signature of every callback, with any Standard Webhooks library (standardwebhooks) or by the X-Service-Signature header.' });
+      if (saved.secret)
+        setSecret({
+          value: saved.secret,
+          note: 'This is the only time the signing secret is shown. Store it in your receiver now: it verifies the signature of every callback, with any Standard Webhooks library (standardwebhooks) or by the X-Service-Signature header.',
+        });
       setFields({});
       setStatus('Callback endpoint saved.');
       await load();
@@ -213,7 +227,11 @@ export function CallbackPage({ session, title }: PageProps) {
       setTested({ at: new Date().toISOString(), answer: await portalApi.sendTestEvent() });
     } catch (err) {
       // Just saved: the dispatcher learns of the endpoint a moment later.
-      setTestError(err instanceof ApiError && err.status === 404 ? 'The endpoint is not known to the callback service yet (it was just saved?). Try again in a moment.' : errorText(err));
+      setTestError(
+        err instanceof ApiError && err.status === 404
+          ? 'The endpoint is not known to the callback service yet (it was just saved?). Try again in a moment.'
+          : errorText(err),
+      );
     } finally {
       setTesting(false);
     }
@@ -223,7 +241,9 @@ export function CallbackPage({ session, title }: PageProps) {
   return (
     <>
       <PageTitle title={title}>
-        <p className="lead">Booking outcomes (keys issued, revoked, failures) are sent to this URL. Each delivery is retried until your receiver answers with a 2xx.</p>
+        <p className="lead">
+          Booking outcomes (keys issued, revoked, failures) are sent to this URL. Each delivery is retried until your receiver answers with a 2xx.
+        </p>
       </PageTitle>
       <ErrorNotice error={error} />
       <p role="status" className="ok">
@@ -288,8 +308,8 @@ export function CallbackPage({ session, title }: PageProps) {
         <section className="card" aria-labelledby="cb-test">
           <h2 id="cb-test">Send a test event</h2>
           <p>
-            Sends one <code>callback.test</code> event to the endpoint now, signed and authenticated as every callback, and shows what your receiver answered. It concerns no booking
-            and is not retried.
+            Sends one <code>callback.test</code> event to the endpoint now, signed and authenticated as every callback, and shows what your receiver answered.
+            It concerns no booking and is not retried.
           </p>
           <button type="button" onClick={sendTest} disabled={testing}>
             {testing ? 'Sending…' : 'Send a test event'}
@@ -341,7 +361,16 @@ export function CallbackPage({ session, title }: PageProps) {
           <div className="fields">
             <div className="field wide">
               <label htmlFor="cb-url">URL</label>
-              <input id="cb-url" type="url" required maxLength={2048} placeholder="https://" value={url} onChange={(e) => setUrl(e.target.value)} aria-describedby="cb-url-hint" />
+              <input
+                id="cb-url"
+                type="url"
+                required
+                maxLength={2048}
+                placeholder="https://"
+                value={url}
+                onChange={(e) => setUrl(e.target.value)}
+                aria-describedby="cb-url-hint"
+              />
               <span id="cb-url-hint" className="hint">
                 An https address your receiver answers on.
               </span>
@@ -360,7 +389,9 @@ export function CallbackPage({ session, title }: PageProps) {
             {type === 'basic' && [field('username', 'User name'), field('password', 'Password', { secret: true })]}
             {type === 'api_key' && [field('header', 'Header name', { hint: 'e.g. X-Api-Key' }), field('value', 'Header value', { secret: true })]}
           </div>
-          {type === 'hmac' && <p className="hint">The service generates the signing secret and shows it once. Changing only the URL keeps the current secret.</p>}
+          {type === 'hmac' && (
+            <p className="hint">The service generates the signing secret and shows it once. Changing only the URL keeps the current secret.</p>
+          )}
           <button type="submit" disabled={busy}>
             {busy ? 'Saving…' : 'Save endpoint'}
           </button>
@@ -368,7 +399,10 @@ export function CallbackPage({ session, title }: PageProps) {
       )}
       {confirmRotate && (
         <ConfirmDialog title="Rotate the signing secret?" confirm="Rotate secret" onConfirm={rotate} onCancel={() => setConfirmRotate(false)}>
-          <p>A new secret signs every callback from now on. The current one stays valid for a while (the overlap), so that your receiver can switch without losing a callback.</p>
+          <p>
+            A new secret signs every callback from now on. The current one stays valid for a while (the overlap), so that your receiver can switch without
+            losing a callback.
+          </p>
         </ConfirmDialog>
       )}
     </>

@@ -157,8 +157,8 @@ export function DeadLettersPage({ title, param }: PageProps) {
         <p className="lead">
           {queue ? (
             <>
-              <a href="#/dead-letters">All queues</a> · Messages that failed their last retry, oldest first. Reading them takes nothing away; a replay sends them back to their work
-              queue with their retry count reset.
+              <a href="#/dead-letters">All queues</a> · Messages that failed their last retry, oldest first. Reading them takes nothing away; a replay sends
+              them back to their work queue with their retry count reset.
             </>
           ) : (
             'Every queue a service consumes has a dead-letter queue: what failed its last retry waits there for a person. Fix the cause first (a vendor outage, a missing room), then replay.'
@@ -188,7 +188,10 @@ export function DeadLettersPage({ title, param }: PageProps) {
                 ),
               },
               { header: 'Waiting', cell: (q) => q.depth },
-              { header: 'Oldest', cell: (q) => (q.oldest_dead_lettered_at ? `${age(q.oldest_age_seconds)} ago (${whenExact(q.oldest_dead_lettered_at)})` : '—') },
+              {
+                header: 'Oldest',
+                cell: (q) => (q.oldest_dead_lettered_at ? `${age(q.oldest_age_seconds)} ago (${whenExact(q.oldest_dead_lettered_at)})` : '—'),
+              },
             ]}
           />
         </section>
@@ -270,7 +273,12 @@ export function DeadLettersPage({ title, param }: PageProps) {
                     ]}
                     actions={(m) =>
                       idOf(m) && (
-                        <button type="button" className="small" aria-label={`Replay ${m.reference_id ?? idOf(m)}`} onClick={() => replay({ ids: [idOf(m) as string] })}>
+                        <button
+                          type="button"
+                          className="small"
+                          aria-label={`Replay ${m.reference_id ?? idOf(m)}`}
+                          onClick={() => replay({ ids: [idOf(m) as string] })}
+                        >
                           Replay
                         </button>
                       )
@@ -290,7 +298,10 @@ export function DeadLettersPage({ title, param }: PageProps) {
           onConfirm={() => replay(confirm === 'all' ? { all: true } : applied.filter)}
           onCancel={() => setConfirm(null)}
         >
-          <p>They go back to their work queue with their retry count reset, and fail again after their retries if the cause is not fixed. The replay is recorded under your name.</p>
+          <p>
+            They go back to their work queue with their retry count reset, and fail again after their retries if the cause is not fixed. The replay is recorded
+            under your name.
+          </p>
         </ConfirmDialog>
       )}
     </>

@@ -135,7 +135,16 @@ function EventDetail({ e }: { e: ListedEvent }) {
  */
 export function EventsPage({ session, title, param }: PageProps) {
   const canRetry = session.capabilities.includes('bookings');
-  const { applied, form, setForm, list, error, setError, reload: load, apply: show } = useHashList(param, { parse: filtersOf, hash: hashOf, load: (f) => portalApi.events(queryOf(f)) });
+  const {
+    applied,
+    form,
+    setForm,
+    list,
+    error,
+    setError,
+    reload: load,
+    apply: show,
+  } = useHashList(param, { parse: filtersOf, hash: hashOf, load: (f) => portalApi.events(queryOf(f)) });
   const [status, setStatus] = useState('');
   const [confirmAll, setConfirmAll] = useState(false);
 
@@ -161,7 +170,10 @@ export function EventsPage({ session, title, param }: PageProps) {
   return (
     <>
       <PageTitle title={title}>
-        <p className="lead">Every booking event your systems sent, newest first. A FAILED event can be sent through again once its cause is fixed (a room added to the layout, a lock back online).</p>
+        <p className="lead">
+          Every booking event your systems sent, newest first. A FAILED event can be sent through again once its cause is fixed (a room added to the layout, a
+          lock back online).
+        </p>
       </PageTitle>
       <form className="card form filters" onSubmit={apply} aria-labelledby="filters-head">
         <h2 id="filters-head" className="visually-hidden">
@@ -181,7 +193,14 @@ export function EventsPage({ session, title, param }: PageProps) {
           </div>
           <div className="field">
             <label htmlFor="f-ref">Booking reference</label>
-            <input id="f-ref" maxLength={128} autoComplete="off" spellCheck={false} value={form.referenceId} onChange={(e) => setForm({ ...form, referenceId: e.target.value })} />
+            <input
+              id="f-ref"
+              maxLength={128}
+              autoComplete="off"
+              spellCheck={false}
+              value={form.referenceId}
+              onChange={(e) => setForm({ ...form, referenceId: e.target.value })}
+            />
           </div>
           <div className="field">
             <label htmlFor="f-size">Per page</label>
@@ -206,9 +225,7 @@ export function EventsPage({ session, title, param }: PageProps) {
       </form>
       <Outcome error={error} status={status} />
       <section className="card" aria-labelledby="events-list">
-        <h2 id="events-list">
-          Events{list && <span className="hint"> · {total === 1 ? '1 event' : `${total} events`}</span>}
-        </h2>
+        <h2 id="events-list">Events{list && <span className="hint"> · {total === 1 ? '1 event' : `${total} events`}</span>}</h2>
         <ListTable
           rows={list?.events ?? null}
           empty="No event matches these filters."
@@ -218,7 +235,12 @@ export function EventsPage({ session, title, param }: PageProps) {
             canRetry
               ? (e) =>
                   e.status === 'FAILED' && (
-                    <button type="button" className="small" aria-label={`Retry ${e.event_type} of ${e.reference_id}`} onClick={() => retry(() => portalApi.retryEvent(e.event_id), counted)}>
+                    <button
+                      type="button"
+                      className="small"
+                      aria-label={`Retry ${e.event_type} of ${e.reference_id}`}
+                      onClick={() => retry(() => portalApi.retryEvent(e.event_id), counted)}
+                    >
                       Retry
                     </button>
                   )
@@ -236,7 +258,12 @@ export function EventsPage({ session, title, param }: PageProps) {
         )}
       </section>
       {confirmAll && (
-        <ConfirmDialog title="Retry every FAILED event?" confirm="Retry all" onConfirm={() => retry(portalApi.retryAllFailed, counted)} onCancel={() => setConfirmAll(false)}>
+        <ConfirmDialog
+          title="Retry every FAILED event?"
+          confirm="Retry all"
+          onConfirm={() => retry(portalApi.retryAllFailed, counted)}
+          onCancel={() => setConfirmAll(false)}
+        >
           <p>Every FAILED event of your company is queued again and processed as if just received. Fix what made them fail first, or they fail again.</p>
         </ConfirmDialog>
       )}

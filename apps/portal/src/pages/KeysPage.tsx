@@ -27,7 +27,9 @@ export function KeysPage({ session, title }: PageProps) {
   return (
     <>
       <PageTitle title={title}>
-        <p className="lead">Your systems send an API key in the <code>apikey</code> header. Keep one key per system, so that one can be revoked without stopping the others.</p>
+        <p className="lead">
+          Your systems send an API key in the <code>apikey</code> header. Keep one key per system, so that one can be revoked without stopping the others.
+        </p>
       </PageTitle>
       <ErrorNotice error={keys.error} />
       <p role="status" className="ok">
@@ -76,7 +78,9 @@ export function KeysPage({ session, title }: PageProps) {
         <ConfirmDialog
           title={`Revoke key “${revoking.name}”?`}
           confirm="Revoke key"
-          onConfirm={() => keys.revoke(revoking, portalApi.revokeKey, `Key ${revoking.name} (${revoking.prefix}) revoked. Requests with it are refused from now on.`)}
+          onConfirm={() =>
+            keys.revoke(revoking, portalApi.revokeKey, `Key ${revoking.name} (${revoking.prefix}) revoked. Requests with it are refused from now on.`)
+          }
           onCancel={keys.cancelRevoke}
         >
           <p>

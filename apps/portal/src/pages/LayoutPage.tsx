@@ -44,14 +44,23 @@ function Locks({ locks }: { locks?: Lock[] }) {
 }
 
 /** A site's time as stored, with the defaults of a site that never set it. */
-const siteTime = (n: LayoutNode): SiteTimeFields => ({ time_zone: n.time_zone ?? 'UTC', check_in_time: n.check_in_time ?? '15:00', check_out_time: n.check_out_time ?? '11:00' });
+const siteTime = (n: LayoutNode): SiteTimeFields => ({
+  time_zone: n.time_zone ?? 'UTC',
+  check_in_time: n.check_in_time ?? '15:00',
+  check_out_time: n.check_out_time ?? '11:00',
+});
 
 function NodeLabel({ n }: { n: LayoutNode }) {
   const t = n.level === 'site' ? siteTime(n) : null;
   return (
     <>
       <span className="level">{n.level}</span> <strong>{n.name}</strong>
-      {n.external_id && <span className="hint"> · external id <span className="mono">{n.external_id}</span></span>}
+      {n.external_id && (
+        <span className="hint">
+          {' '}
+          · external id <span className="mono">{n.external_id}</span>
+        </span>
+      )}
       {t && (
         <span className="hint">
           {' '}
@@ -63,7 +72,10 @@ function NodeLabel({ n }: { n: LayoutNode }) {
 }
 
 /** IANA zones the browser knows (Chromium, Firefox, Safari), for the zone field's suggestions. */
-const ZONES: string[] = ['UTC', ...((Intl as { supportedValuesOf?: (key: string) => string[] }).supportedValuesOf?.('timeZone') ?? []).filter((z) => z !== 'UTC')];
+const ZONES: string[] = [
+  'UTC',
+  ...((Intl as { supportedValuesOf?: (key: string) => string[] }).supportedValuesOf?.('timeZone') ?? []).filter((z) => z !== 'UTC'),
+];
 
 /**
  * One site's time zone and check-in/check-out hours: shown to every session, set with `layout`. A
@@ -98,7 +110,16 @@ function SiteHours({ site, canEdit, onSaved }: { site: LayoutNode; canEdit: bool
           <div className="fields">
             <div className="field">
               <label htmlFor={`${id}-zone`}>Time zone</label>
-              <input id={`${id}-zone`} list="time-zones" required maxLength={64} autoComplete="off" spellCheck={false} value={form.time_zone} onChange={(e) => setForm({ ...form, time_zone: e.target.value.trim() })} />
+              <input
+                id={`${id}-zone`}
+                list="time-zones"
+                required
+                maxLength={64}
+                autoComplete="off"
+                spellCheck={false}
+                value={form.time_zone}
+                onChange={(e) => setForm({ ...form, time_zone: e.target.value.trim() })}
+              />
             </div>
             <div className="field">
               <label htmlFor={`${id}-in`}>Check-in time</label>
@@ -125,7 +146,8 @@ function SiteHours({ site, canEdit, onSaved }: { site: LayoutNode; canEdit: bool
         </dl>
       )}
       <p className="hint">
-        Local time there now: <SiteTime iso={now} zone={saved.time_zone} />. A booking sent with dates alone starts at the check-in time and ends at the check-out time, in this zone.
+        Local time there now: <SiteTime iso={now} zone={saved.time_zone} />. A booking sent with dates alone starts at the check-in time and ends at the
+        check-out time, in this zone.
       </p>
     </section>
   );
@@ -208,14 +230,55 @@ function Changes({ report, layout }: { report: ImportReport; layout: Layout }) {
               `${report.kept.length} unchanged`,
             ].join(', ') + '.'}
       </p>
-      <ChangeList title="To create" items={report.created.map((c) => <>{c.level} {where(c._id)}</>)} />
-      <ChangeList title="To rename" items={report.renamed.map((r) => <>{r.level} “{r.previous_name}” to “{r.name}” ({where(r._id)})</>)} />
-      <ChangeList title="To remove, with everything in it" tone="bad" items={report.removed.map((r) => <>{r.level} {where(r._id)}</>)} />
-      <ChangeList title="Locks to bind" items={report.locks.bound.map((l) => <><span className="mono">{l.lock_id}</span> to {l.level} {where(l._id)}</>)} />
-      <ChangeList title="Locks to unbind" tone="bad" items={report.locks.unbound.map((l) => <><span className="mono">{l.lock_id}</span> from {l.level} {where(l._id)}</>)} />
+      <ChangeList
+        title="To create"
+        items={report.created.map((c) => (
+          <>
+            {c.level} {where(c._id)}
+          </>
+        ))}
+      />
+      <ChangeList
+        title="To rename"
+        items={report.renamed.map((r) => (
+          <>
+            {r.level} “{r.previous_name}” to “{r.name}” ({where(r._id)})
+          </>
+        ))}
+      />
+      <ChangeList
+        title="To remove, with everything in it"
+        tone="bad"
+        items={report.removed.map((r) => (
+          <>
+            {r.level} {where(r._id)}
+          </>
+        ))}
+      />
+      <ChangeList
+        title="Locks to bind"
+        items={report.locks.bound.map((l) => (
+          <>
+            <span className="mono">{l.lock_id}</span> to {l.level} {where(l._id)}
+          </>
+        ))}
+      />
+      <ChangeList
+        title="Locks to unbind"
+        tone="bad"
+        items={report.locks.unbound.map((l) => (
+          <>
+            <span className="mono">{l.lock_id}</span> from {l.level} {where(l._id)}
+          </>
+        ))}
+      />
       <ChangeList
         title="Time zone and hours to change (bookings sent as dates or local times are re-timed)"
-        items={(report.times ?? []).map((t) => <>{where(t._id)}: {timeText(t)}</>)}
+        items={(report.times ?? []).map((t) => (
+          <>
+            {where(t._id)}: {timeText(t)}
+          </>
+        ))}
       />
     </div>
   );
@@ -223,9 +286,29 @@ function Changes({ report, layout }: { report: ImportReport; layout: Layout }) {
 
 const TIME_NAMES: Record<keyof SiteTimeFields, string> = { time_zone: 'time zone', check_in_time: 'check-in', check_out_time: 'check-out' };
 /** What an import changes; `times` is absent from a location-api of before (0). */
-const changeCount = (r: ImportReport) => r.created.length + r.renamed.length + r.removed.length + r.locks.bound.length + r.locks.unbound.length + (r.times?.length ?? 0);
+const changeCount = (r: ImportReport) =>
+  r.created.length + r.renamed.length + r.removed.length + r.locks.bound.length + r.locks.unbound.length + (r.times?.length ?? 0);
 
-const EXAMPLE = JSON.stringify({ sites: [{ name: 'Harbour', time_zone: 'America/New_York', check_in_time: '15:00', check_out_time: '11:00', buildings: [{ name: 'A', floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'L-101', lock_mac: 'AA:BB:CC:DD:EE:01' }], beds: [{ name: 'Bed 1' }] }] }] }] }] }, null, 2);
+const EXAMPLE = JSON.stringify(
+  {
+    sites: [
+      {
+        name: 'Harbour',
+        time_zone: 'America/New_York',
+        check_in_time: '15:00',
+        check_out_time: '11:00',
+        buildings: [
+          {
+            name: 'A',
+            floors: [{ name: '1', rooms: [{ name: '101', locks: [{ lock_id: 'L-101', lock_mac: 'AA:BB:CC:DD:EE:01' }], beds: [{ name: 'Bed 1' }] }] }],
+          },
+        ],
+      },
+    ],
+  },
+  null,
+  2,
+);
 
 /**
  * The layout from site to bed, with each place's locks and external id; each site's time zone and
@@ -252,7 +335,9 @@ export function LayoutPage({ session, title }: PageProps) {
   const sites = useMemo(() => layout?.nodes.filter((n) => n.level === 'site') ?? [], [layout]);
   const siteSaved = async (site: LayoutNode) => {
     const t = siteTime(site);
-    setStatus(`${site.name}: ${t.time_zone}, check-in ${t.check_in_time}, check-out ${t.check_out_time}. Bookings sent as dates or local times are re-timed to it; those sent as exact instants keep their times.`);
+    setStatus(
+      `${site.name}: ${t.time_zone}, check-in ${t.check_in_time}, check-out ${t.check_out_time}. Bookings sent as dates or local times are re-timed to it; those sent as exact instants keep their times.`,
+    );
     await load();
   };
 
@@ -279,7 +364,9 @@ export function LayoutPage({ session, title }: PageProps) {
       else {
         setPreview(null);
         setDoc(null);
-        setStatus(`Layout imported from ${doc.name}: now at version ${report.version} (${plural(report.created.length, 'place')} created, ${report.removed.length} removed, ${plural(report.locks.bound.length, 'lock')} bound).`);
+        setStatus(
+          `Layout imported from ${doc.name}: now at version ${report.version} (${plural(report.created.length, 'place')} created, ${report.removed.length} removed, ${plural(report.locks.bound.length, 'lock')} bound).`,
+        );
         await load();
       }
     } catch (err) {
@@ -298,7 +385,10 @@ export function LayoutPage({ session, title }: PageProps) {
   return (
     <>
       <PageTitle title={title}>
-        <p className="lead">Your properties as the service knows them: every site, building, floor, room and bed, with the locks on its doors and cabinets and the ids your systems use for them.</p>
+        <p className="lead">
+          Your properties as the service knows them: every site, building, floor, room and bed, with the locks on its doors and cabinets and the ids your
+          systems use for them.
+        </p>
       </PageTitle>
       <ErrorNotice error={error} />
       <p role="status" className="ok">
@@ -308,13 +398,19 @@ export function LayoutPage({ session, title }: PageProps) {
         <form className="card form" onSubmit={onPreview} aria-labelledby="import-head">
           <h2 id="import-head">Import a layout</h2>
           <p>
-            Places are matched by name (ignoring case): what the file lists and the layout lacks is created, a name in another case is renamed, and the listed locks are bound. You see
-            what would change before anything does.
+            Places are matched by name (ignoring case): what the file lists and the layout lacks is created, a name in another case is renamed, and the listed
+            locks are bound. You see what would change before anything does.
           </p>
           <div className="fields">
             <div className="field wide">
               <label htmlFor="layout-file">Layout file (JSON)</label>
-              <input id="layout-file" type="file" accept="application/json,.json" onChange={(e) => void choose(e.target.files?.[0])} aria-describedby="layout-file-hint" />
+              <input
+                id="layout-file"
+                type="file"
+                accept="application/json,.json"
+                onChange={(e) => void choose(e.target.files?.[0])}
+                aria-describedby="layout-file-hint"
+              />
               <span id="layout-file-hint" className="hint">
                 The document <code>{'{ "sites": [ … ] }'}</code>, as in the example below.
               </span>
@@ -337,7 +433,12 @@ export function LayoutPage({ session, title }: PageProps) {
                 <h3 id="preview-head">Preview of {doc?.name}: nothing is changed yet</h3>
                 <Changes report={preview} layout={layout} />
                 {!nothing && (
-                  <button type="button" className={destructive ? 'danger' : ''} disabled={busy} onClick={() => (destructive ? setConfirm(true) : void run(false))}>
+                  <button
+                    type="button"
+                    className={destructive ? 'danger' : ''}
+                    disabled={busy}
+                    onClick={() => (destructive ? setConfirm(true) : void run(false))}
+                  >
                     Apply import
                   </button>
                 )}
@@ -380,10 +481,15 @@ export function LayoutPage({ session, title }: PageProps) {
         )}
       </section>
       {confirm && preview && (
-        <ConfirmDialog title="Remove places and locks?" confirm="Apply import" onConfirm={() => (setConfirm(false), void run(false))} onCancel={() => setConfirm(false)}>
+        <ConfirmDialog
+          title="Remove places and locks?"
+          confirm="Apply import"
+          onConfirm={() => (setConfirm(false), void run(false))}
+          onCancel={() => setConfirm(false)}
+        >
           <p>
-            The import removes {plural(preview.removed.length, 'place')} (with everything in them) and unbinds {plural(preview.locks.unbound.length, 'lock')}. Guests with a booking there lose
-            access; an import that would remove an occupied place is refused.
+            The import removes {plural(preview.removed.length, 'place')} (with everything in them) and unbinds {plural(preview.locks.unbound.length, 'lock')}.
+            Guests with a booking there lose access; an import that would remove an occupied place is refused.
           </p>
         </ConfirmDialog>
       )}

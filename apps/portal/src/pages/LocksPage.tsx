@@ -20,7 +20,8 @@ interface Place {
 
 function placesOf(layout: Layout): Place[] {
   const byId = new Map(layout.nodes.map((n) => [n._id, n]));
-  const path = (ids: (string | undefined)[], own: string) => [...ids.map((id) => (id ? byId.get(id)?.name : undefined)).filter((n): n is string => Boolean(n)), own].join(' › ');
+  const path = (ids: (string | undefined)[], own: string) =>
+    [...ids.map((id) => (id ? byId.get(id)?.name : undefined)).filter((n): n is string => Boolean(n)), own].join(' › ');
   return layout.nodes
     .filter((n) => n.level === 'room' || n.level === 'bed')
     .map((n) => ({ level: n.level as Place['level'], _id: n._id, path: path([n.site_id, n.building_id, n.floor_id, n.room_id], n.name) }))
@@ -57,7 +58,8 @@ function ConnectForm({ onConnected }: { onConnected: (text: string) => Promise<v
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const credentials: LockAccountCredentials = provider === 'ttlock' ? { provider, username: username.trim(), password } : { provider, name: name.trim(), api_token: token.trim() };
+    const credentials: LockAccountCredentials =
+      provider === 'ttlock' ? { provider, username: username.trim(), password } : { provider, name: name.trim(), api_token: token.trim() };
     try {
       const { account, locks } = await portalApi.connectLockAccount(credentials);
       setUsername('');
@@ -86,11 +88,28 @@ function ConnectForm({ onConnected }: { onConnected: (text: string) => Promise<v
         <div className="fields">
           <div className="field">
             <label htmlFor="tt-username">TTLock username</label>
-            <input id="tt-username" required maxLength={100} autoComplete="off" spellCheck={false} value={username} onChange={(e) => setUsername(e.target.value)} aria-describedby="tt-hint" />
+            <input
+              id="tt-username"
+              required
+              maxLength={100}
+              autoComplete="off"
+              spellCheck={false}
+              value={username}
+              onChange={(e) => setUsername(e.target.value)}
+              aria-describedby="tt-hint"
+            />
           </div>
           <div className="field">
             <label htmlFor="tt-password">TTLock password</label>
-            <input id="tt-password" type="password" required maxLength={512} autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />
+            <input
+              id="tt-password"
+              type="password"
+              required
+              maxLength={512}
+              autoComplete="new-password"
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
           </div>
           <p id="tt-hint" className="hint field wide">
             The account that holds your locks, registered under this service's TTLock application (its username starts with the application's prefix).
@@ -107,7 +126,17 @@ function ConnectForm({ onConnected }: { onConnected: (text: string) => Promise<v
           </div>
           <div className="field">
             <label htmlFor="nuki-token">Nuki API token</label>
-            <input id="nuki-token" type="password" required maxLength={512} autoComplete="off" spellCheck={false} value={token} onChange={(e) => setToken(e.target.value)} aria-describedby="nuki-token-hint" />
+            <input
+              id="nuki-token"
+              type="password"
+              required
+              maxLength={512}
+              autoComplete="off"
+              spellCheck={false}
+              value={token}
+              onChange={(e) => setToken(e.target.value)}
+              aria-describedby="nuki-token-hint"
+            />
             <span id="nuki-token-hint" className="hint">
               Nuki Web → API → generate an API token.
             </span>
@@ -151,7 +180,16 @@ function ReplaceSecretForm({ account, onDone, onCancel }: { account: LockAccount
       <div className="fields">
         <div className="field">
           <label htmlFor="new-secret">{label}</label>
-          <input id="new-secret" type="password" required maxLength={512} autoComplete="new-password" value={value} onChange={(e) => setValue(e.target.value)} aria-describedby="new-secret-hint" />
+          <input
+            id="new-secret"
+            type="password"
+            required
+            maxLength={512}
+            autoComplete="new-password"
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+            aria-describedby="new-secret-hint"
+          />
           <span id="new-secret-hint" className="hint">
             Checked with the vendor first: a secret it refuses changes nothing.
           </span>
@@ -280,7 +318,10 @@ export function LocksPage({ session, title }: PageProps) {
   return (
     <>
       <PageTitle title={title}>
-        <p className="lead">Connect the vendor accounts that hold your locks (TTLock, Nuki): their locks are found and listed here. Bind each lock to the room whose door it opens or the bed whose cabinet it opens, and bookings get a credential on it.</p>
+        <p className="lead">
+          Connect the vendor accounts that hold your locks (TTLock, Nuki): their locks are found and listed here. Bind each lock to the room whose door it opens
+          or the bed whose cabinet it opens, and bookings get a credential on it.
+        </p>
       </PageTitle>
       <ErrorNotice error={error} />
       <p role="status" className="ok">
@@ -317,7 +358,11 @@ export function LocksPage({ session, title }: PageProps) {
                   <td data-label="Vendor">{providerName(a.provider)}</td>
                   <td data-label="Status">
                     <span className="status-cell">
-                      <Status status={a.status} label={a.status === 'connected' ? 'connected' : 'needs attention'} tone={a.status === 'connected' ? 'good' : 'bad'} />
+                      <Status
+                        status={a.status}
+                        label={a.status === 'connected' ? 'connected' : 'needs attention'}
+                        tone={a.status === 'connected' ? 'good' : 'bad'}
+                      />
                       {a.status_reason && <span className="hint">{a.status_reason}</span>}
                     </span>
                   </td>
@@ -326,13 +371,29 @@ export function LocksPage({ session, title }: PageProps) {
                   {canEdit && (
                     <td className="actions-cell">
                       <span className="row-actions">
-                        <button type="button" className="secondary small" disabled={syncing === a._id} onClick={() => void sync(a)} aria-label={`Re-sync ${a.label}`}>
+                        <button
+                          type="button"
+                          className="secondary small"
+                          disabled={syncing === a._id}
+                          onClick={() => void sync(a)}
+                          aria-label={`Re-sync ${a.label}`}
+                        >
                           {syncing === a._id ? 'Re-syncing…' : 'Re-sync'}
                         </button>
-                        <button type="button" className="secondary small" onClick={() => setReplacing(a)} aria-label={`Replace ${a.provider === 'ttlock' ? 'password' : 'token'} of ${a.label}`}>
+                        <button
+                          type="button"
+                          className="secondary small"
+                          onClick={() => setReplacing(a)}
+                          aria-label={`Replace ${a.provider === 'ttlock' ? 'password' : 'token'} of ${a.label}`}
+                        >
                           {a.provider === 'ttlock' ? 'Replace password' : 'Replace token'}
                         </button>
-                        <button type="button" className="danger small" onClick={() => setPending({ kind: 'disconnect', account: a })} aria-label={`Disconnect ${a.label}`}>
+                        <button
+                          type="button"
+                          className="danger small"
+                          onClick={() => setPending({ kind: 'disconnect', account: a })}
+                          aria-label={`Disconnect ${a.label}`}
+                        >
                           Disconnect
                         </button>
                       </span>
@@ -398,11 +459,20 @@ export function LocksPage({ session, title }: PageProps) {
                   <td data-label="Vendor">{providerName(l.provider)}</td>
                   <td data-label="Account">{accountLabel(l.account_id)}</td>
                   <td data-label="Battery">{battery(l)}</td>
-                  <td data-label="Bound to">{l.bound_to ? `${l.bound_to.level === 'room' ? 'Room' : 'Bed'} ${pathOf(l.bound_to._id) ?? l.bound_to.name} (${l.bound_to.level === 'room' ? 'door' : 'cabinet'})` : 'Not bound'}</td>
+                  <td data-label="Bound to">
+                    {l.bound_to
+                      ? `${l.bound_to.level === 'room' ? 'Room' : 'Bed'} ${pathOf(l.bound_to._id) ?? l.bound_to.name} (${l.bound_to.level === 'room' ? 'door' : 'cabinet'})`
+                      : 'Not bound'}
+                  </td>
                   {canEdit && (
                     <td className="actions-cell">
                       {l.bound_to ? (
-                        <button type="button" className="secondary small" onClick={() => setPending({ kind: 'unbind', lock: l })} aria-label={`Unbind lock ${l.lock_id}`}>
+                        <button
+                          type="button"
+                          className="secondary small"
+                          onClick={() => setPending({ kind: 'unbind', lock: l })}
+                          aria-label={`Unbind lock ${l.lock_id}`}
+                        >
                           Unbind
                         </button>
                       ) : (
@@ -417,12 +487,24 @@ export function LocksPage({ session, title }: PageProps) {
         )}
       </section>
       {pending?.kind === 'disconnect' && (
-        <DisconnectDialog account={pending.account} bound={boundOf(pending.account)} pathOf={pathOf} onConfirm={() => void disconnect(pending.account)} onCancel={() => setPending(null)} />
+        <DisconnectDialog
+          account={pending.account}
+          bound={boundOf(pending.account)}
+          pathOf={pathOf}
+          onConfirm={() => void disconnect(pending.account)}
+          onCancel={() => setPending(null)}
+        />
       )}
       {pending?.kind === 'unbind' && (
-        <ConfirmDialog title={`Unbind lock ${pending.lock.lock_id}?`} confirm="Unbind lock" onConfirm={() => void unbind(pending.lock)} onCancel={() => setPending(null)}>
+        <ConfirmDialog
+          title={`Unbind lock ${pending.lock.lock_id}?`}
+          confirm="Unbind lock"
+          onConfirm={() => void unbind(pending.lock)}
+          onCancel={() => setPending(null)}
+        >
           <p>
-            It stays one of your locks, bound to no room or bed: new bookings get no credential on it. The credentials already issued on it stay until their bookings end or are cancelled.
+            It stays one of your locks, bound to no room or bed: new bookings get no credential on it. The credentials already issued on it stay until their
+            bookings end or are cancelled.
           </p>
         </ConfirmDialog>
       )}
@@ -431,17 +513,36 @@ export function LocksPage({ session, title }: PageProps) {
 }
 
 /** Disconnecting: what it releases, and when locks of the account are bound, that they are unbound first (said, and in the button). */
-function DisconnectDialog({ account, bound, pathOf, onConfirm, onCancel }: { account: LockAccount; bound: CompanyLock[]; pathOf: (id: string) => string | undefined; onConfirm: () => void; onCancel: () => void }) {
+function DisconnectDialog({
+  account,
+  bound,
+  pathOf,
+  onConfirm,
+  onCancel,
+}: {
+  account: LockAccount;
+  bound: CompanyLock[];
+  pathOf: (id: string) => string | undefined;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
   return (
-    <ConfirmDialog title={`Disconnect “${account.label}”?`} confirm={bound.length ? `Unbind ${plural(bound.length, 'lock')} and disconnect` : 'Disconnect account'} onConfirm={onConfirm} onCancel={onCancel}>
+    <ConfirmDialog
+      title={`Disconnect “${account.label}”?`}
+      confirm={bound.length ? `Unbind ${plural(bound.length, 'lock')} and disconnect` : 'Disconnect account'}
+      onConfirm={onConfirm}
+      onCancel={onCancel}
+    >
       <p>
-        {account.locks_found === 1 ? 'Its lock stops' : `Its ${account.locks_found} locks stop`} being yours here and its {account.provider === 'ttlock' ? 'password' : 'API token'} is forgotten. Nothing changes in your{' '}
-        {providerName(account.provider)} account itself.
+        {account.locks_found === 1 ? 'Its lock stops' : `Its ${account.locks_found} locks stop`} being yours here and its{' '}
+        {account.provider === 'ttlock' ? 'password' : 'API token'} is forgotten. Nothing changes in your {providerName(account.provider)} account itself.
       </p>
       {bound.length > 0 && (
         <>
           <p className="warn">
-            <strong>{plural(bound.length, 'lock')} of this account {bound.length === 1 ? 'is' : 'are'} bound and will be unbound first:</strong>{' '}
+            <strong>
+              {plural(bound.length, 'lock')} of this account {bound.length === 1 ? 'is' : 'are'} bound and will be unbound first:
+            </strong>{' '}
             {bound.length === 1 ? 'new bookings of its place get no credential on it.' : 'new bookings of their places get no credential on them.'}
           </p>
           <ul>

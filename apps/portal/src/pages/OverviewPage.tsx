@@ -11,7 +11,13 @@ import { eventColumns } from './EventsPage';
 
 /** Today and the next two days. */
 const DAYS = 3;
-const STATUS_WORDS: Record<BookingStatus, string> = { QUEUED: 'queued', PROCESSING: 'processing', COMPLETED: 'keys issued', FAILED: 'failed', DEAD_LETTER: 'dead-lettered' };
+const STATUS_WORDS: Record<BookingStatus, string> = {
+  QUEUED: 'queued',
+  PROCESSING: 'processing',
+  COMPLETED: 'keys issued',
+  FAILED: 'failed',
+  DEAD_LETTER: 'dead-lettered',
+};
 
 /** A part of the page that loads on its own: one service down leaves the others shown. */
 type Part<T> = T | undefined | Error;
@@ -118,7 +124,13 @@ export function OverviewPage({ session, title }: PageProps) {
       <PageTitle title={title}>
         <p className="lead">
           What needs attention today at {session.company_name ?? 'your company'}, and whether the next days&apos; guests will get their keys.{' '}
-          <span data-testid="zone-label">{zone ? `Days and times in the property's time (${zone}).` : zones.loaded ? 'Days and times in UTC: the sites have no single time zone set (Layout page).' : ''}</span>
+          <span data-testid="zone-label">
+            {zone
+              ? `Days and times in the property's time (${zone}).`
+              : zones.loaded
+                ? 'Days and times in UTC: the sites have no single time zone set (Layout page).'
+                : ''}
+          </span>
         </p>
       </PageTitle>
       <Outcome error={error} status={status} />
@@ -127,13 +139,15 @@ export function OverviewPage({ session, title }: PageProps) {
         <h2 id="ov-action">Needs action</h2>
         {failing && (
           <div className="alert-entry" data-testid="endpoint-failing">
-            <span className="badge tone-bad">{failing.state}</span>{' '}
-            <strong>{failing.state === 'disabled' ? 'endpoint.disabled' : 'endpoint.failing'}</strong>:{' '}
+            <span className="badge tone-bad">{failing.state}</span> <strong>{failing.state === 'disabled' ? 'endpoint.disabled' : 'endpoint.failing'}</strong>:{' '}
             {failing.state === 'disabled' ? (
-              <>Your callback endpoint is disabled ({failing.disabledReason ?? 'no reason recorded'}); callbacks are kept, not sent, until it is enabled again.</>
+              <>
+                Your callback endpoint is disabled ({failing.disabledReason ?? 'no reason recorded'}); callbacks are kept, not sent, until it is enabled again.
+              </>
             ) : (
               <>
-                Your callback endpoint is failing since <SiteTime iso={failing.failingSince} zone={zone} /> ({failing.lastFailure ?? 'no reason recorded'}); it is disabled if it keeps failing.
+                Your callback endpoint is failing since <SiteTime iso={failing.failingSince} zone={zone} /> ({failing.lastFailure ?? 'no reason recorded'}); it
+                is disabled if it keeps failing.
               </>
             )}{' '}
             <a href="#/callback">Check the callback endpoint</a>
@@ -142,8 +156,8 @@ export function OverviewPage({ session, title }: PageProps) {
         {stuck.map((a) => (
           <div key={a._id} className="alert-entry" data-testid="account-needs-attention">
             <span className="badge tone-bad">needs attention</span> <strong>Lock account {a.label}</strong> ({a.provider}): the vendor refused its login
-            {a.status_reason ? ` (${a.status_reason})` : ''}; its locks get no new keys until it is given a new one.
-            {' '}<a href="#/locks">Give it a new one on the Locks page</a>
+            {a.status_reason ? ` (${a.status_reason})` : ''}; its locks get no new keys until it is given a new one.{' '}
+            <a href="#/locks">Give it a new one on the Locks page</a>
           </div>
         ))}
         <PartError part={overview} />
@@ -161,7 +175,12 @@ export function OverviewPage({ session, title }: PageProps) {
                 columns={eventColumns(() => zone, { reference: 'Booking', message: 'Why' })}
                 actions={(e) =>
                   e.status === 'FAILED' && canRetry ? (
-                    <button type="button" className="small" aria-label={`Retry ${e.event_type} of ${e.reference_id}`} onClick={() => retry(e.event_id, e.reference_id)}>
+                    <button
+                      type="button"
+                      className="small"
+                      aria-label={`Retry ${e.event_type} of ${e.reference_id}`}
+                      onClick={() => retry(e.event_id, e.reference_id)}
+                    >
                       Retry
                     </button>
                   ) : e.status === 'DEAD_LETTER' ? (
@@ -255,7 +274,10 @@ export function OverviewPage({ session, title }: PageProps) {
               {locks.length} lock{locks.length === 1 ? '' : 's'} bound in your layout. <a href="#/layout">Layout page</a>
             </p>
           )}
-          <p className="hint">Battery and connection state: not reported yet. The service does not read the locks&apos; state from the vendor&apos;s cloud yet; a lock that cannot be reached shows as a FAILED or dead-lettered booking above.</p>
+          <p className="hint">
+            Battery and connection state: not reported yet. The service does not read the locks&apos; state from the vendor&apos;s cloud yet; a lock that cannot
+            be reached shows as a FAILED or dead-lettered booking above.
+          </p>
           <h3 id="ov-accounts">Lock accounts</h3>
           <PartError part={accounts} />
           {accounts && !(accounts instanceof Error) && (
@@ -266,8 +288,10 @@ export function OverviewPage({ session, title }: PageProps) {
                 <ul className="plain">
                   {accounts.map((a) => (
                     <li key={a._id}>
-                      <span className={`badge tone-${a.status === 'connected' ? 'good' : 'bad'}`}>{a.status === 'connected' ? 'connected' : 'needs attention'}</span> {a.label} ({a.provider}),{' '}
-                      {a.locks_found} lock{a.locks_found === 1 ? '' : 's'}
+                      <span className={`badge tone-${a.status === 'connected' ? 'good' : 'bad'}`}>
+                        {a.status === 'connected' ? 'connected' : 'needs attention'}
+                      </span>{' '}
+                      {a.label} ({a.provider}), {a.locks_found} lock{a.locks_found === 1 ? '' : 's'}
                       {a.synced_at && (
                         <>
                           , listed <SiteTime iso={a.synced_at} zone={zone} />

@@ -27,8 +27,8 @@ export function TokensPage({ session, title }: PageProps) {
     <>
       <PageTitle title={title}>
         <p className="lead">
-          An ingest URL lets a booking system send bookings for one site without an API key: the URL is the credential. Give each system its own, and revoke it when the system is
-          retired.
+          An ingest URL lets a booking system send bookings for one site without an API key: the URL is the credential. Give each system its own, and revoke it
+          when the system is retired.
         </p>
       </PageTitle>
       <ErrorNotice error={tokens.error} />
@@ -47,14 +47,30 @@ export function TokensPage({ session, title }: PageProps) {
         <CreateForm id="create-token" title="Create an ingest URL" submit="Create ingest URL" busy={tokens.busy} onSubmit={create}>
           <div className="field">
             <label htmlFor="token-site">Site</label>
-            <input id="token-site" required maxLength={64} pattern="[A-Za-z0-9._:\-]+" value={site} onChange={(e) => setSite(e.target.value)} aria-describedby="token-site-hint" />
+            <input
+              id="token-site"
+              required
+              maxLength={64}
+              pattern="[A-Za-z0-9._:\-]+"
+              value={site}
+              onChange={(e) => setSite(e.target.value)}
+              aria-describedby="token-site-hint"
+            />
             <span id="token-site-hint" className="hint">
               The site's id, or your own external id for it.
             </span>
           </div>
           <div className="field">
             <label htmlFor="token-provider">Booking system (optional)</label>
-            <input id="token-provider" maxLength={64} pattern="[A-Za-z0-9._:\-]+" placeholder="direct" value={provider} onChange={(e) => setProvider(e.target.value)} aria-describedby="token-provider-hint" />
+            <input
+              id="token-provider"
+              maxLength={64}
+              pattern="[A-Za-z0-9._:\-]+"
+              placeholder="direct"
+              value={provider}
+              onChange={(e) => setProvider(e.target.value)}
+              aria-describedby="token-provider-hint"
+            />
             <span id="token-provider-hint" className="hint">
               A short name such as “mews”; “direct” when empty.
             </span>
@@ -78,7 +94,13 @@ export function TokensPage({ session, title }: PageProps) {
         <ConfirmDialog
           title="Revoke this ingest URL?"
           confirm="Revoke URL"
-          onConfirm={() => tokens.revoke(revoking, portalApi.revokeToken, `The ingest URL of site ${revoking.site_id} (${revoking.provider}) is revoked. Bookings sent to it are refused from now on.`)}
+          onConfirm={() =>
+            tokens.revoke(
+              revoking,
+              portalApi.revokeToken,
+              `The ingest URL of site ${revoking.site_id} (${revoking.provider}) is revoked. Bookings sent to it are refused from now on.`,
+            )
+          }
           onCancel={tokens.cancelRevoke}
         >
           <p>

@@ -61,13 +61,7 @@ export async function applyEvent(layout: LayoutLookup, b: BookingDoc, msg: Booki
   }
 }
 
-async function provision(
-  layout: LayoutLookup,
-  b: BookingDoc,
-  msg: BookingEventMessage,
-  state: BookingDoc['state'],
-  fresh: boolean,
-): Promise<BookingChange> {
+async function provision(layout: LayoutLookup, b: BookingDoc, msg: BookingEventMessage, state: BookingDoc['state'], fresh: boolean): Promise<BookingChange> {
   const e = msg.booking;
   const company = msg.company_id;
   // Only the fields an action is about replace the booking's; a new booking takes everything.
@@ -183,19 +177,34 @@ async function resolvePlaces(layout: LayoutLookup, b: BookingDoc, msg: BookingEv
   }
   const roomId = room.id;
   const bedId = bed?.id;
-  [roomLocks, bedLocks] = await Promise.all([
-    roomLocks ?? layout.locks(company, { roomId }),
-    bedId ? (bedLocks ?? layout.locks(company, { bedId })) : [],
-  ]);
+  [roomLocks, bedLocks] = await Promise.all([roomLocks ?? layout.locks(company, { roomId }), bedId ? (bedLocks ?? layout.locks(company, { bedId })) : []]);
 
   const site0 = { siteId: site.id, siteName: site.name };
   const places: CredentialPlace[] = [];
   for (const l of roomLocks) {
-    places.push({ ...site0, lockId: l.lockId, lockLocationType: 'door', roomId: room.id, roomNumber: room.name, roomName: room.name, bedId: null, bedNumber: null });
+    places.push({
+      ...site0,
+      lockId: l.lockId,
+      lockLocationType: 'door',
+      roomId: room.id,
+      roomNumber: room.name,
+      roomName: room.name,
+      bedId: null,
+      bedNumber: null,
+    });
   }
   if (bed) {
     for (const l of bedLocks) {
-      places.push({ ...site0, lockId: l.lockId, lockLocationType: 'cabinet', roomId: room.id, roomNumber: null, roomName: room.name, bedId: bed.id, bedNumber: bed.name });
+      places.push({
+        ...site0,
+        lockId: l.lockId,
+        lockLocationType: 'cabinet',
+        roomId: room.id,
+        roomNumber: null,
+        roomName: room.name,
+        bedId: bed.id,
+        bedNumber: bed.name,
+      });
     }
   }
   if (!places.length) throw new LayoutMissError(`No lock is bound to room ${room.name}${bed ? ` or bed ${bed.name}` : ''}`);

@@ -6,7 +6,20 @@ import type { CommandStartedEvent } from 'mongodb';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor, withCommandMonitoring } from '@smartlock/testing';
 import { start } from '../app';
 import { workerModels } from '../models';
-import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig, identityDbOf } from '../test-support/harness';
+import {
+  LayoutSource,
+  Tap,
+  bookingEvent,
+  companyId,
+  launchSimulator,
+  layoutSource,
+  publishEvent,
+  publisher,
+  tap,
+  waitFinal,
+  workerTestConfig,
+  identityDbOf,
+} from '../test-support/harness';
 
 jest.setTimeout(60_000);
 
@@ -71,7 +84,11 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
       const l = await lock(lockId);
       expect(l.ekeys).toHaveLength(1);
       // The key goes to an account of the service's own (the guest's contact never reaches the vendor).
-      expect(l.ekeys[0]).toMatchObject({ receiver: expect.stringMatching(/^sim_g[0-9a-f]{24}$/), validFrom: ev.booking.check_in, validTo: ev.booking.check_out });
+      expect(l.ekeys[0]).toMatchObject({
+        receiver: expect.stringMatching(/^sim_g[0-9a-f]{24}$/),
+        validFrom: ev.booking.check_in,
+        validTo: ev.booking.check_out,
+      });
       expect(l.passcodes).toHaveLength(1);
       expect(l.cards).toEqual([expect.objectContaining({ cardNumber: 'A0B1C277' })]);
     }
@@ -100,11 +117,23 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
       return m?.credentials.find((c) => c.type === 'EKEY');
     };
 
-    it('two guests of one room with different stays get different lockData, neither the lock\'s own; a cancelled or checked-out guest\'s no longer opens the lock', async () => {
+    it("two guests of one room with different stays get different lockData, neither the lock's own; a cancelled or checked-out guest's no longer opens the lock", async () => {
       const now = Math.floor(Date.now() / HOUR) * HOUR;
       const [a, b] = [ref(), ref()];
-      const ea = await send(company, siteId, a, 1, 'BOOKING_CREATE', { room: '101', check_in: new Date(now - HOUR).toISOString(), check_out: new Date(now + 24 * HOUR).toISOString() });
-      const eb = await send(company, siteId, b, 1, 'BOOKING_CREATE', { room: '101', check_in: new Date(now - 2 * HOUR).toISOString(), check_out: new Date(now + 48 * HOUR).toISOString() }, { name: 'Bo', email: 'bo@example.com' });
+      const ea = await send(company, siteId, a, 1, 'BOOKING_CREATE', {
+        room: '101',
+        check_in: new Date(now - HOUR).toISOString(),
+        check_out: new Date(now + 24 * HOUR).toISOString(),
+      });
+      const eb = await send(
+        company,
+        siteId,
+        b,
+        1,
+        'BOOKING_CREATE',
+        { room: '101', check_in: new Date(now - 2 * HOUR).toISOString(), check_out: new Date(now + 48 * HOUR).toISOString() },
+        { name: 'Bo', email: 'bo@example.com' },
+      );
       expect((await waitFinal(t, ea.event_id)).status).toBe('COMPLETED');
       expect((await waitFinal(t, eb.event_id)).status).toBe('COMPLETED');
       const [ka, kb] = [await waitFor(() => ekeyOf(ea.event_id)), await waitFor(() => ekeyOf(eb.event_id))];
@@ -147,7 +176,10 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect(secrets).toHaveLength(3); // the e-key's data, the passcode, the card number
     const db = app.ctx.db;
     const booking = await db.collection('bookings').findOne({ company_id: company, reference_id: r });
-    const operations = await db.collection('operations').find({ company_id: company, subject: `booking|${company}|${r}` }).toArray();
+    const operations = await db
+      .collection('operations')
+      .find({ company_id: company, subject: `booking|${company}|${r}` })
+      .toArray();
     expect(operations.length).toBeGreaterThanOrEqual(3);
     const dump = JSON.stringify([booking, operations]);
     for (const secret of secrets) expect(dump).not.toContain(secret);
@@ -157,7 +189,12 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     const again = await send(company, siteId, r, 2, 'BOOKING_UPDATE', { room: '101', access_types: ['EKEY', 'PASSCODE', 'CARD'], card_id: '55667788' });
     expect((await waitFinal(t, again.event_id)).status).toBe('COMPLETED');
     const after = t.access.find((a) => a.event_id === again.event_id && a.type === 'access.provisioned');
-    expect((after?.credentials ?? []).flatMap((c) => [c.lockData, c.passcode, c.card_id]).filter(Boolean).sort()).toEqual([...secrets].sort());
+    expect(
+      (after?.credentials ?? [])
+        .flatMap((c) => [c.lockData, c.passcode, c.card_id])
+        .filter(Boolean)
+        .sort(),
+    ).toEqual([...secrets].sort());
 
     // A new card number (compared apart from the stored fingerprint) is a new card: the old one goes.
     const swapped = await send(company, siteId, r, 3, 'BOOKING_UPDATE', { room: '101', access_types: ['EKEY', 'PASSCODE', 'CARD'], card_id: '99887766' });
@@ -238,7 +275,7 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect(t.access.find((a) => a.event_id === ev.event_id)).toMatchObject({ type: 'access.failed', reason: 'Room not found' });
   });
 
-  it('a company the replica has never seen is rebuilt from location-api\'s snapshot before the room is resolved', async () => {
+  it("a company the replica has never seen is rebuilt from location-api's snapshot before the room is resolved", async () => {
     const other = companyId();
     const seeded = await layout.seed(app.ctx.db, other, [{ name: 'S1' }], { publish: false });
     const r = ref();
@@ -287,7 +324,9 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     expect(t.statuses.filter((s) => s.event_id === ev.event_id && s.status === 'PROCESSING').map((s) => s.retry_count)).toEqual([0, 1, 2]);
     expect((await lock(locks['301'])).ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
     // The portal's timeline: each lock-cloud call of every attempt, how it went and how long it took.
-    const provisioned = await waitFor(() => t.access.find((a) => a.event_id === ev.event_id && a.type === 'access.provisioned'), { what: 'access.provisioned' });
+    const provisioned = await waitFor(() => t.access.find((a) => a.event_id === ev.event_id && a.type === 'access.provisioned'), {
+      what: 'access.provisioned',
+    });
     expect(provisioned.operations?.map((o) => [o.action, o.type, o.lockId, o.outcome, o.errcode])).toEqual([
       ['add', 'EKEY', locks['301'], 'error', -3002],
       ['add', 'EKEY', locks['301'], 'error', -3002],
@@ -340,16 +379,20 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
   it('a cancel that revoked the door and then failed for good on the cabinet: FAILED, and access.revoked names the door', async () => {
     const { cancel } = await cancelWithCabinetFailing(-2018);
     expect((await waitFinal(t, cancel.event_id)).status).toBe('FAILED');
-    const revoked = await waitFor(() => t.access.find((a) => a.event_id === cancel.event_id && a.type === 'access.revoked'), { what: 'access.revoked of the failed cancel' });
+    const revoked = await waitFor(() => t.access.find((a) => a.event_id === cancel.event_id && a.type === 'access.revoked'), {
+      what: 'access.revoked of the failed cancel',
+    });
     expect(revoked.credentials.map((c) => c.lockId)).toEqual([locks['201']]);
     const failed = t.access.find((a) => a.event_id === cancel.event_id && a.type === 'access.failed');
     expect(failed?.credentials.map((c) => c.lockId)).toEqual([locks['201/B']]);
     // The booking's operations so far: the create's two adds, then the cancel's two deletes, the cabinet's refused.
     const deletes = failed?.operations?.filter((o) => o.action === 'delete').map((o) => [o.lockId, o.outcome, o.errcode]);
-    expect(deletes?.sort()).toEqual([
-      [locks['201'], 'ok', null],
-      [locks['201/B'], 'error', -2018],
-    ].sort());
+    expect(deletes?.sort()).toEqual(
+      [
+        [locks['201'], 'ok', null],
+        [locks['201/B'], 'error', -2018],
+      ].sort(),
+    );
     expect(failed?.operations?.filter((o) => o.action === 'add').map((o) => o.outcome)).toEqual(['ok', 'ok']);
   });
 
@@ -384,7 +427,8 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     // What the booking holds, its sealed secrets aside (sealed anew on each write).
     const held = async () => {
       const b = await app.ctx.db.collection('bookings').findOne({ company_id: company, reference_id: r });
-      const creds = (list: { op: string; keyId: number | null; passcodeId: number | null; validTo: string }[]) => list.map((c) => [c.op, c.keyId, c.passcodeId, c.validTo]);
+      const creds = (list: { op: string; keyId: number | null; passcodeId: number | null; validTo: string }[]) =>
+        list.map((c) => [c.op, c.keyId, c.passcodeId, c.validTo]);
       return { applied: b?.applied_sequence, model: b?.model_sequence, actual: creds(b?.actual), published: creds(b?.published), desired: b?.desired.length };
     };
     const before = await held();
@@ -427,7 +471,9 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
     const l = await lock(locks['301']);
     expect(l.ekeys.filter((k: { keyName: string }) => k.keyName.startsWith(r))).toHaveLength(1);
     expect(l.passcodes.filter((p: { name: string }) => p.name.startsWith(r))).toHaveLength(1);
-    const again = await waitFor(() => t.access.filter((a) => a.event_id === ev.event_id && a.type === 'access.provisioned')[1], { what: 'the second access.provisioned' });
+    const again = await waitFor(() => t.access.filter((a) => a.event_id === ev.event_id && a.type === 'access.provisioned')[1], {
+      what: 'the second access.provisioned',
+    });
     const ids = (m: AccessEventMessage) => m.credentials.map((c) => c.keyId ?? c.passcodeId).sort();
     expect(ids(again)).toEqual(ids(first));
     expect(again.credentials.find((c) => c.type === 'PASSCODE')?.passcode).toBe(first.credentials.find((c) => c.type === 'PASSCODE')?.passcode);
@@ -455,8 +501,14 @@ describe('provisioning-worker: booking lifecycle on the simulated locks (real br
         await send(company, siteId, r, 2, 'BOOKING_CANCEL', {});
       }),
     );
-    const bookings = () => workerModels(app.ctx.db).Booking.find({ company_id: company, reference_id: { $in: refs } }).lean();
-    await waitFor(async () => (await bookings()).every((b) => b.applied_sequence === 2) && (await bookings()).length === 20, { what: '20 bookings settled', timeoutMs: 45_000 });
+    const bookings = () =>
+      workerModels(app.ctx.db)
+        .Booking.find({ company_id: company, reference_id: { $in: refs } })
+        .lean();
+    await waitFor(async () => (await bookings()).every((b) => b.applied_sequence === 2) && (await bookings()).length === 20, {
+      what: '20 bookings settled',
+      timeoutMs: 45_000,
+    });
     const l = await lock(locks['101']);
     expect(l.ekeys.filter((k: { keyName: string }) => refs.some((r) => k.keyName.startsWith(r)))).toEqual([]);
   });

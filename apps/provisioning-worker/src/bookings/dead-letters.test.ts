@@ -7,7 +7,20 @@ import type { Broker } from '@smartlock/messaging';
 import type { RunningService } from '@smartlock/http';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import { start } from '../app';
-import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig, identityDbOf } from '../test-support/harness';
+import {
+  LayoutSource,
+  Tap,
+  bookingEvent,
+  companyId,
+  launchSimulator,
+  layoutSource,
+  publishEvent,
+  publisher,
+  tap,
+  waitFinal,
+  workerTestConfig,
+  identityDbOf,
+} from '../test-support/harness';
 
 jest.setTimeout(60_000);
 
@@ -29,7 +42,10 @@ describe('dead letters: list and replay with tools/dlq', () => {
   const company = companyId();
 
   const dlq = async (...args: string[]) => {
-    const r = await promisify(execFile)('node', ['dist/tools/dlq.js', ...args], { cwd: root, env: { ...process.env, AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: opsDb } });
+    const r = await promisify(execFile)('node', ['dist/tools/dlq.js', ...args], {
+      cwd: root,
+      env: { ...process.env, AMQP_URL: vhost.url, MONGO_URL, MONGO_DB: opsDb },
+    });
     return r.stdout;
   };
 
@@ -38,10 +54,7 @@ describe('dead letters: list and replay with tools/dlq', () => {
     vhost = await createVhost('provd');
     sim = await launchSimulator(simDb);
     layout = await layoutSource(vhost, logger);
-    app = await start(
-      workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }),
-      logger,
-    );
+    app = await start(workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }), logger);
     t = await tap(vhost);
     pub = await publisher(vhost, logger);
   });
@@ -63,10 +76,15 @@ describe('dead letters: list and replay with tools/dlq', () => {
     const ev = await publishEvent(pub, bookingEvent(company, siteId, r, 1, 'BOOKING_CREATE', { room: '101' }));
     expect(await waitFinal(t, ev.event_id)).toMatchObject({ status: 'DEAD_LETTER', retry_count: 3 });
 
-    const listed = JSON.parse(await waitFor(async () => {
-      const out = await dlq('list', QUEUE, '--json');
-      return JSON.parse(out).messages.length ? out : undefined;
-    }, { what: 'the dead letter' })).messages;
+    const listed = JSON.parse(
+      await waitFor(
+        async () => {
+          const out = await dlq('list', QUEUE, '--json');
+          return JSON.parse(out).messages.length ? out : undefined;
+        },
+        { what: 'the dead letter' },
+      ),
+    ).messages;
     expect(listed).toEqual([
       expect.objectContaining({
         message_id: ev.event_id,
@@ -104,6 +122,9 @@ describe('dead letters: list and replay with tools/dlq', () => {
   it('usage errors exit 2; an unknown message id or queue exits 1 with a clear message', async () => {
     await expect(dlq('replay', QUEUE)).rejects.toMatchObject({ code: 2 });
     await expect(dlq('replay', QUEUE, '--id', 'nope')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no message nope') });
-    await expect(dlq('list', 'no-such-queue')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('Dead-letter queue no-such-queue.dlq not found') });
+    await expect(dlq('list', 'no-such-queue')).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('Dead-letter queue no-such-queue.dlq not found'),
+    });
   });
 });

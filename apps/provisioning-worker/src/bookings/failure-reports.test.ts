@@ -5,7 +5,20 @@ import { REPLICA_FETCH_FAILED } from '@smartlock/layout';
 import type { RunningService } from '@smartlock/http';
 import { captureLogger, createVhost, dropDatabases, freePort, MONGO_URL, startTcpProxy, TcpProxy, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import { start } from '../app';
-import { LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, workerTestConfig, identityDbOf } from '../test-support/harness';
+import {
+  LayoutSource,
+  Tap,
+  bookingEvent,
+  companyId,
+  launchSimulator,
+  layoutSource,
+  publishEvent,
+  publisher,
+  tap,
+  waitFinal,
+  workerTestConfig,
+  identityDbOf,
+} from '../test-support/harness';
 
 jest.setTimeout(120_000);
 
@@ -35,7 +48,10 @@ describe('failure reports: stable reasons, made once the database is back', () =
     // The worker reaches its database through the proxy this file cuts; the last delay is how long a
     // failed dead-letter report waits before it is made again.
     app = await start(
-      workerTestConfig({ vhost, dbName, simUrl: sim.url, layoutUrl: layout.url }, { MONGO_URL: `mongodb://127.0.0.1:${proxy.port}`, PROVISIONING_RETRY_DELAYS_MS: '200,200,2000' }),
+      workerTestConfig(
+        { vhost, dbName, simUrl: sim.url, layoutUrl: layout.url },
+        { MONGO_URL: `mongodb://127.0.0.1:${proxy.port}`, PROVISIONING_RETRY_DELAYS_MS: '200,200,2000' },
+      ),
       logger,
     );
     t = await tap(vhost);
@@ -64,7 +80,9 @@ describe('failure reports: stable reasons, made once the database is back', () =
     // The move to 102 fails at the vendor and is retried; the database goes before the last retry.
     await sim.sim.post('/failures', { path: '/v3/key/send', lockId: locks['102'], errcode: 90000, errmsg: 'vendor down' });
     const moved = await publishEvent(pub, bookingEvent(company, siteId, r, 2, 'BOOKING_UPDATE', { room: '102' }));
-    await waitFor(() => t.statuses.some((s) => s.event_id === moved.event_id && s.status === 'PROCESSING' && s.retry_count === 2), { what: 'the second retry' });
+    await waitFor(() => t.statuses.some((s) => s.event_id === moved.event_id && s.status === 'PROCESSING' && s.retry_count === 2), {
+      what: 'the second retry',
+    });
     await proxy.cut();
     // The last attempt fails on the database, and so does its report: it waits, it is not lost.
     await waitFor(() => text().includes('dead-letter report failed; trying again later'), { what: 'a failed dead-letter report', timeoutMs: 90_000 });
@@ -87,7 +105,10 @@ describe('failure reports: stable reasons, made once the database is back', () =
     const closed = await freePort(); // nothing listens there
     const otherDb = uniqueDbName('provfr_b');
     // Past its wait for the layout (0 here, 10 min by default: replica-wait.test.ts), the event's retries count.
-    const other = await start(workerTestConfig({ vhost, dbName: otherDb, simUrl: sim.url, layoutUrl: `http://127.0.0.1:${closed}` }, { PROVISIONING_REPLICA_MAX_WAIT_MS: '0' }), logger);
+    const other = await start(
+      workerTestConfig({ vhost, dbName: otherDb, simUrl: sim.url, layoutUrl: `http://127.0.0.1:${closed}` }, { PROVISIONING_REPLICA_MAX_WAIT_MS: '0' }),
+      logger,
+    );
     try {
       await app.stop(); // only `other` consumes now
       const ev = await publishEvent(pub, bookingEvent(companyId(), companyId(), `fr-${randomUUID().slice(0, 8)}`, 1, 'BOOKING_CREATE', { room: '101' }));

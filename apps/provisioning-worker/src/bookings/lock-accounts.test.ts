@@ -3,7 +3,17 @@ import axios from 'axios';
 import { identityModels } from '@smartlock/auth';
 import { captureLogger, scrapeMetrics, waitFor } from '@smartlock/testing';
 import { refusedReason } from '../credentials/accounts';
-import { WorkerStack, bookingEvent, companyId, connectLockAccount, identityDbOf, publishEvent, rotateLockAccountSecret, waitFinal, workerStack } from '../test-support/harness';
+import {
+  WorkerStack,
+  bookingEvent,
+  companyId,
+  connectLockAccount,
+  identityDbOf,
+  publishEvent,
+  rotateLockAccountSecret,
+  waitFinal,
+  workerStack,
+} from '../test-support/harness';
 
 jest.setTimeout(90_000);
 
@@ -21,7 +31,13 @@ describe("provisioning-worker: each lock through its own account's adapter", () 
 
   /** A TTLock account under the service's application at the vendor (the simulator): its full username. */
   const ttlockAccount = async (name: string, password: string) => {
-    const form = new URLSearchParams({ clientId: 'sim-client-id', clientSecret: 'sim-client-secret', username: name, password: createHash('md5').update(password).digest('hex'), date: String(Date.now()) });
+    const form = new URLSearchParams({
+      clientId: 'sim-client-id',
+      clientSecret: 'sim-client-secret',
+      username: name,
+      password: createHash('md5').update(password).digest('hex'),
+      date: String(Date.now()),
+    });
     return (await axios.post(`${s.sim.url}/v3/user/register`, form)).data.username as string;
   };
   const ttlockLock = async (owner: string) => {
@@ -39,7 +55,12 @@ describe("provisioning-worker: each lock through its own account's adapter", () 
   const paused = async (labels: Record<string, string>) => (await scrapeMetrics(s.app.url)).value('lock_cloud_paused_accounts', labels);
 
   beforeAll(async () => {
-    s = await workerStack('prov-accounts', logger, { NUKI_CONFIRM_TIMEOUT_MS: '2000', LOCK_CLOUD_PROBE_INTERVAL_MS: '300' }, { SIM_NUKI_CONFIRM_DELAY_MS: '300' });
+    s = await workerStack(
+      'prov-accounts',
+      logger,
+      { NUKI_CONFIRM_TIMEOUT_MS: '2000', LOCK_CLOUD_PROBE_INTERVAL_MS: '300' },
+      { SIM_NUKI_CONFIRM_DELAY_MS: '300' },
+    );
   });
   afterAll(async () => {
     await s?.stop();
@@ -56,11 +77,20 @@ describe("provisioning-worker: each lock through its own account's adapter", () 
     await connectLockAccount(s.app.ctx.db, company, { provider: 'ttlock', username, password: 'door-secret' }, [door]);
     await connectLockAccount(s.app.ctx.db, company, { provider: 'nuki', api_token: nuki.apiToken }, [cabinet]);
 
-    const ev = await publishEvent(s.pub, bookingEvent(company, siteId, 'brands-1', 1, 'BOOKING_CREATE', { room: '101', bed: 'A', access_types: ['EKEY', 'PASSCODE'] }));
+    const ev = await publishEvent(
+      s.pub,
+      bookingEvent(company, siteId, 'brands-1', 1, 'BOOKING_CREATE', { room: '101', bed: 'A', access_types: ['EKEY', 'PASSCODE'] }),
+    );
     expect(await waitFinal(s.t, ev.event_id, 30_000)).toMatchObject({ status: 'COMPLETED' });
     const provisioned = s.t.access.find((a) => a.event_id === ev.event_id && a.type === 'access.provisioned');
     const creds = (provisioned?.credentials ?? []) as { lockId: string; type: string; passcode?: string | null }[];
-    expect(creds.map((c) => [c.lockId, c.type]).sort()).toEqual([[door, 'EKEY'], [door, 'PASSCODE'], [cabinet, 'PASSCODE']].sort());
+    expect(creds.map((c) => [c.lockId, c.type]).sort()).toEqual(
+      [
+        [door, 'EKEY'],
+        [door, 'PASSCODE'],
+        [cabinet, 'PASSCODE'],
+      ].sort(),
+    );
     // The door's credentials went through the company's TTLock account (the service account may not operate its lock).
     const onDoor = (await s.sim.sim.get(`/locks/${door}`)).data as { owner: string; ekeys: unknown[]; passcodes: unknown[] };
     expect([onDoor.ekeys.length, onDoor.passcodes.length]).toEqual([1, 1]);
@@ -95,7 +125,10 @@ describe("provisioning-worker: each lock through its own account's adapter", () 
     const { siteId } = await s.layout.seed(s.app.ctx.db, company, [{ name: '301', door: cabinet }]);
     await connectLockAccount(s.app.ctx.db, company, { provider: 'nuki', api_token: nuki.apiToken }, [cabinet]);
     const ekey = await publishEvent(s.pub, bookingEvent(company, siteId, 'nuki-ekey', 1, 'BOOKING_CREATE', { room: '301', access_types: ['EKEY'] }));
-    const card = await publishEvent(s.pub, bookingEvent(company, siteId, 'nuki-card', 1, 'BOOKING_CREATE', { room: '301', access_types: ['PASSCODE', 'CARD'], card_id: 'C-1' }));
+    const card = await publishEvent(
+      s.pub,
+      bookingEvent(company, siteId, 'nuki-card', 1, 'BOOKING_CREATE', { room: '301', access_types: ['PASSCODE', 'CARD'], card_id: 'C-1' }),
+    );
     expect(await waitFinal(s.t, ekey.event_id)).toMatchObject({ status: 'FAILED', message: 'access type EKEY is not supported by the lock provider' });
     expect(await waitFinal(s.t, card.event_id)).toMatchObject({ status: 'FAILED', message: 'access type CARD is not supported by the lock provider' });
     expect((await s.sim.sim.get('/calls', { params: { lockId: smartlock } })).data.matching).toBe(0);
@@ -117,12 +150,19 @@ describe("provisioning-worker: each lock through its own account's adapter", () 
     const renewed = `renewed-${'t'.repeat(20)}-${nextLock}`;
     expect((await s.sim.sim.put(`/nuki/accounts/${refused.accountId}/token`, { apiToken: renewed })).status).toBe(200);
 
-    const waiting = await Promise.all(['401', '402'].map((room, i) => publishEvent(s.pub, bookingEvent(company, siteId, `refused-${i}`, 1, 'BOOKING_CREATE', { room, access_types: ['PASSCODE'] }))));
+    const waiting = await Promise.all(
+      ['401', '402'].map((room, i) =>
+        publishEvent(s.pub, bookingEvent(company, siteId, `refused-${i}`, 1, 'BOOKING_CREATE', { room, access_types: ['PASSCODE'] })),
+      ),
+    );
     await waitFor(async () => (await paused({ provider: 'nuki', account: 'company' })) === 1, { what: 'the refused account paused', timeoutMs: 20_000 });
-    const doc = await waitFor(async () => {
-      const a = await identity().LockAccount.findById(account).lean();
-      return a?.status === 'needs_attention' ? a : undefined;
-    }, { what: 'the account marked needs_attention' });
+    const doc = await waitFor(
+      async () => {
+        const a = await identity().LockAccount.findById(account).lean();
+        return a?.status === 'needs_attention' ? a : undefined;
+      },
+      { what: 'the account marked needs_attention' },
+    );
     expect(doc.status_reason).toBe(refusedReason('nuki'));
     // Another account of the same company keeps flowing meanwhile.
     const other = await publishEvent(s.pub, bookingEvent(company, siteId, 'healthy-1', 1, 'BOOKING_CREATE', { room: '403', access_types: ['PASSCODE'] }));

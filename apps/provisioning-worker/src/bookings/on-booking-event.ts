@@ -281,7 +281,10 @@ async function publishAndSettle(
     return handleBookingEvent(deps, msg, ctx, false);
   }
   // What the event's dates resolved to in the site's time, for the gateway's event record (a cancel or checkout carries none).
-  const resolved = (msg.booking.check_in || msg.booking.check_out) && b.site_time_zone ? { check_in: b.check_in, check_out: b.check_out, time_zone: b.site_time_zone } : undefined;
+  const resolved =
+    (msg.booking.check_in || msg.booking.check_out) && b.site_time_zone
+      ? { check_in: b.check_in, check_out: b.check_out, time_zone: b.site_time_zone }
+      : undefined;
   await reportStatus(deps.broker, msg, 'COMPLETED', null, ctx.retryCount, ctx.correlationId, await processing.settle(), resolved);
   log.info('booking event completed', {
     eventType: msg.event_type,
@@ -297,12 +300,7 @@ async function publishAndSettle(
  * is settled (the booking's next event may run), access.revoked names what its attempts revoked,
  * and access.failed says why.
  */
-export async function onBookingDeadLetter(
-  deps: BookingDeps,
-  msg: BookingEventMessage | undefined,
-  ctx: MessageContext,
-  info: DeadLetterInfo,
-): Promise<void> {
+export async function onBookingDeadLetter(deps: BookingDeps, msg: BookingEventMessage | undefined, ctx: MessageContext, info: DeadLetterInfo): Promise<void> {
   if (!msg || typeof msg.event_id !== 'string' || typeof msg.company_id !== 'string') return;
   const status = info.permanent ? 'FAILED' : 'DEAD_LETTER';
   const b =

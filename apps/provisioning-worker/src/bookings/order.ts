@@ -57,7 +57,11 @@ export function createTurns(models: WorkerModels, vault: CredentialVault) {
   async function settle(companyId: string, ref: string, sequence: number, set: Partial<BookingDoc> = {}, failed = false): Promise<void> {
     await models.Booking.updateOne(
       { _id: bookingId(companyId, ref) },
-      { ...(Object.keys(set).length ? { $set: vault.seal(companyId, set) } : {}), $max: { applied_sequence: sequence }, ...(failed ? { $addToSet: { failed_sequences: sequence } } : {}) },
+      {
+        ...(Object.keys(set).length ? { $set: vault.seal(companyId, set) } : {}),
+        $max: { applied_sequence: sequence },
+        ...(failed ? { $addToSet: { failed_sequences: sequence } } : {}),
+      },
     );
     settled(companyId, ref);
   }

@@ -3,7 +3,21 @@ import { randomUUID } from 'node:crypto';
 import type { Broker } from '@smartlock/messaging';
 import { LaunchedApp, MONGO_URL, TestVhost, captureLogger, createVhost, dropDatabases, launchApp, uniqueDbName, waitFor } from '@smartlock/testing';
 import { workerModels } from '../models';
-import { ADMIN_TOKEN, LayoutSource, Tap, bookingEvent, companyId, launchSimulator, layoutSource, publishEvent, publisher, tap, waitFinal, MESSAGE_KEY, identityDbOf } from '../test-support/harness';
+import {
+  ADMIN_TOKEN,
+  LayoutSource,
+  Tap,
+  bookingEvent,
+  companyId,
+  launchSimulator,
+  layoutSource,
+  publishEvent,
+  publisher,
+  tap,
+  waitFinal,
+  MESSAGE_KEY,
+  identityDbOf,
+} from '../test-support/harness';
 
 jest.setTimeout(200_000);
 
@@ -75,15 +89,18 @@ describe('provisioning-worker as processes', () => {
       }),
     );
     const { Booking } = workerModels(db);
-    await waitFor(async () => {
-      const n = await Booking.countDocuments({ company_id: company, applied_sequence: 2 });
-      if (process.env.ORDER_TEST_BOOKINGS) logger.warn('settled', { n });
-      return n === refs.length;
-    }, {
-      timeoutMs: 150_000,
-      intervalMs: 500,
-      what: '200 bookings settled',
-    });
+    await waitFor(
+      async () => {
+        const n = await Booking.countDocuments({ company_id: company, applied_sequence: 2 });
+        if (process.env.ORDER_TEST_BOOKINGS) logger.warn('settled', { n });
+        return n === refs.length;
+      },
+      {
+        timeoutMs: 150_000,
+        intervalMs: 500,
+        what: '200 bookings settled',
+      },
+    );
     // The booking settles before its last COMPLETED report reaches the tap: wait for the reports too.
     const finals = () => {
       const byEvent = new Map<string, string>();

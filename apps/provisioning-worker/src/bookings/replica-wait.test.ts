@@ -25,9 +25,14 @@ describe('provisioning-worker: a booking waits for its layout instead of dead-le
     // A company the worker has never seen: its replica must come from the snapshot, which is down.
     const { siteId } = await s.layout.seed(s.app.ctx.db, company, [{ name: '101' }, { name: '102' }], { publish: false });
     s.layout.snapshotsAvailable(false);
-    const events = await Promise.all(['101', '102'].map((room, i) => publishEvent(s.pub, bookingEvent(company, siteId, `rw-${i}`, 1, 'BOOKING_CREATE', { room, access_types: ['PASSCODE'] }))));
+    const events = await Promise.all(
+      ['101', '102'].map((room, i) => publishEvent(s.pub, bookingEvent(company, siteId, `rw-${i}`, 1, 'BOOKING_CREATE', { room, access_types: ['PASSCODE'] }))),
+    );
     // Parked again and again, far past the retry schedule, nothing final.
-    await waitFor(() => (text().match(/layout replica of the company not current yet; the event waits/g) ?? []).length >= 10, { what: 'ten parked runs', timeoutMs: 30_000 });
+    await waitFor(() => (text().match(/layout replica of the company not current yet; the event waits/g) ?? []).length >= 10, {
+      what: 'ten parked runs',
+      timeoutMs: 30_000,
+    });
     expect(events.map((e) => s.t.final(e.event_id))).toEqual([undefined, undefined]);
 
     s.layout.snapshotsAvailable(true);
@@ -42,7 +47,10 @@ describe('provisioning-worker: a booking waits for its layout instead of dead-le
       const { siteId } = await short.layout.seed(short.app.ctx.db, company, [{ name: '101' }], { publish: false });
       short.layout.snapshotsAvailable(false);
       const ev = await publishEvent(short.pub, bookingEvent(company, siteId, 'rw-late', 1, 'BOOKING_CREATE', { room: '101' }));
-      expect(await waitFinal(short.t, ev.event_id, 30_000)).toMatchObject({ status: 'DEAD_LETTER', message: 'Temporary failure: the layout could not be read' });
+      expect(await waitFinal(short.t, ev.event_id, 30_000)).toMatchObject({
+        status: 'DEAD_LETTER',
+        message: 'Temporary failure: the layout could not be read',
+      });
     } finally {
       await short.stop();
     }

@@ -1,12 +1,4 @@
-import {
-  AccessEventMessage,
-  AccessEventType,
-  EventStatus,
-  EventStatusMessage,
-  LockCloudOperation,
-  ResolvedStay,
-  statusRoutingKey,
-} from '@smartlock/contracts';
+import { AccessEventMessage, AccessEventType, EventStatus, EventStatusMessage, LockCloudOperation, ResolvedStay, statusRoutingKey } from '@smartlock/contracts';
 import { sealAccessEvent } from '@smartlock/auth';
 import { Broker, EXCHANGES } from '@smartlock/messaging';
 import type { ActualCredential, Guest } from '../models';
@@ -23,7 +15,15 @@ export async function reportStatus(
   processingSince?: Date,
   resolved?: ResolvedStay,
 ): Promise<void> {
-  const body: EventStatusMessage = { event_id: e.event_id, company_id: e.company_id, status, message, retry_count: retryCount, at: new Date().toISOString(), received_at: e.received_at };
+  const body: EventStatusMessage = {
+    event_id: e.event_id,
+    company_id: e.company_id,
+    status,
+    message,
+    retry_count: retryCount,
+    at: new Date().toISOString(),
+    received_at: e.received_at,
+  };
   if (processingSince) body.processing_since = processingSince.toISOString();
   if (resolved) body.resolved = resolved;
   await broker.publish(EXCHANGES.eventStatus.name, statusRoutingKey(status), body, { correlationId, headers: { 'x-event-id': e.event_id } });
@@ -37,12 +37,22 @@ export type ProcessingReport = ReturnType<typeof processingReport>;
  * reported once, its COMPLETED carrying when processing began: per booking a message, a status
  * write (with its re-reads, on FerretDB) and a history write fewer. `afterMs` 0 reports at once.
  */
-export function processingReport(broker: Broker, e: { event_id: string; company_id: string; received_at?: string }, retryCount: number, correlationId: string, afterMs: number) {
+export function processingReport(
+  broker: Broker,
+  e: { event_id: string; company_id: string; received_at?: string },
+  retryCount: number,
+  correlationId: string,
+  afterMs: number,
+) {
   const since = new Date();
   let sent: Promise<unknown> | undefined;
   // Not awaited by the work (latency): its outcome is checked before COMPLETED.
   // It carries when the run began: the event's history says when the worker began, not when it said so.
-  const send = () => (sent ??= reportStatus(broker, e, 'PROCESSING', null, retryCount, correlationId, since).then(() => undefined, (err: unknown) => err));
+  const send = () =>
+    (sent ??= reportStatus(broker, e, 'PROCESSING', null, retryCount, correlationId, since).then(
+      () => undefined,
+      (err: unknown) => err,
+    ));
   const timer = afterMs > 0 ? setTimeout(send, afterMs) : undefined;
   if (!timer) void send();
   return {

@@ -27,9 +27,12 @@ describe('access.events carry no credential in clear (MESSAGE_KEY)', () => {
     await s?.stop();
   });
 
-  it('the bytes on the broker, and those waiting in access-api\'s queue, hold no lockData, passcode or card number; opened with the key they are all there', async () => {
+  it("the bytes on the broker, and those waiting in access-api's queue, hold no lockData, passcode or card number; opened with the key they are all there", async () => {
     const { siteId } = await s.layout.seed(s.app.ctx.db, company, [{ name: '101' }]);
-    const ev = await publishEvent(s.pub, bookingEvent(company, siteId, 'ref-sealed', 1, 'BOOKING_CREATE', { room: '101', access_types: ['EKEY', 'PASSCODE', 'CARD'], card_id: 'C0FFEE42' }));
+    const ev = await publishEvent(
+      s.pub,
+      bookingEvent(company, siteId, 'ref-sealed', 1, 'BOOKING_CREATE', { room: '101', access_types: ['EKEY', 'PASSCODE', 'CARD'], card_id: 'C0FFEE42' }),
+    );
     expect(await waitFinal(s.t, ev.event_id)).toMatchObject({ status: 'COMPLETED', message: null });
 
     const provisioned = s.t.access.find((a) => a.event_id === ev.event_id && a.type === 'access.provisioned');

@@ -56,7 +56,14 @@ describe('a booking belongs to its site: events of another site of the company e
 
   /** A booking of site B, provisioned (an e-key and a passcode on B's door): its credentials as the simulated lock holds them. */
   async function bookedInB(r: string) {
-    const created = await viaToken(siteB.token, { reference_id: r, action: 'create', room: '101', ...stay(), access_type: ['EKEY', 'PASSCODE'], guest: { name: 'Ada', email: 'ada@example.com' } });
+    const created = await viaToken(siteB.token, {
+      reference_id: r,
+      action: 'create',
+      room: '101',
+      ...stay(),
+      access_type: ['EKEY', 'PASSCODE'],
+      guest: { name: 'Ada', email: 'ada@example.com' },
+    });
     expect((await waitFinal(s.t, created, 30_000)).status).toBe('COMPLETED');
     const provisioned = await waitFor(() => s.t.access.find((a) => a.event_id === created && a.type === 'access.provisioned'));
     const ekey = provisioned.credentials.find((c) => c.type === 'EKEY');
@@ -144,7 +151,14 @@ describe('a booking belongs to its site: events of another site of the company e
     const before = await bookedInB(r);
     const mallory = { name: 'Mallory', email: 'mallory@example.com' };
     // An update names a room: "101" is a room of both sites.
-    const update = await viaToken(siteA.token, { reference_id: r, action: 'update', room: '101', ...stay(), access_type: ['EKEY', 'PASSCODE'], guest: mallory });
+    const update = await viaToken(siteA.token, {
+      reference_id: r,
+      action: 'update',
+      room: '101',
+      ...stay(),
+      access_type: ['EKEY', 'PASSCODE'],
+      guest: mallory,
+    });
     // A date change needs no room: the booking's own (B's door) would be used.
     const extend = await viaToken(siteA.token, { reference_id: r, action: 'extend', ...stay(), guest: mallory });
     await refused(update);
@@ -164,7 +178,7 @@ describe('a booking belongs to its site: events of another site of the company e
     expect(booking).toMatchObject({ site_id: siteB.siteId, state: 'active' });
   });
 
-  it("a generic ingest naming site A (X-Site-Id) is refused the same way, and so is each event again on POST /webhook/retry", async () => {
+  it('a generic ingest naming site A (X-Site-Id) is refused the same way, and so is each event again on POST /webhook/retry', async () => {
     const r = ref();
     const before = await bookedInB(r);
     const cancel = await viaGeneric(siteA.siteId, { reference_id: r, action: 'cancel' });
@@ -176,7 +190,10 @@ describe('a booking belongs to its site: events of another site of the company e
     expect(retried.status).toBe(200);
     expect(retried.data.retried).toBeGreaterThanOrEqual(2);
     for (const eventId of [cancel, move]) {
-      await waitFor(() => s.t.statuses.filter((x) => x.event_id === eventId && x.status === 'FAILED').length >= 2, { timeoutMs: 30_000, what: `${eventId} FAILED again` });
+      await waitFor(() => s.t.statuses.filter((x) => x.event_id === eventId && x.status === 'FAILED').length >= 2, {
+        timeoutMs: 30_000,
+        what: `${eventId} FAILED again`,
+      });
       expect(s.t.statuses.filter((x) => x.event_id === eventId && x.status === 'FAILED').map((x) => x.message)).toEqual([OTHER_SITE, OTHER_SITE]);
     }
     await untouched(before);

@@ -18,7 +18,10 @@ describe("a stay's dates in the site's time zone, across daylight saving", () =>
     s = await workerStack('site_time', logger);
     for (const zone of ['America/New_York', 'Australia/Sydney', 'Europe/Berlin']) {
       const company = companyId();
-      sites[zone] = { company, ...(await s.layout.seed(s.app.ctx.db, company, [{ name: '101' }], { site: { time_zone: zone, check_in_time: '15:00', check_out_time: '11:00' } })) };
+      sites[zone] = {
+        company,
+        ...(await s.layout.seed(s.app.ctx.db, company, [{ name: '101' }], { site: { time_zone: zone, check_in_time: '15:00', check_out_time: '11:00' } })),
+      };
     }
   });
   afterAll(() => s?.stop());
@@ -29,7 +32,9 @@ describe("a stay's dates in the site's time zone, across daylight saving", () =>
     const ev = await publishEvent(s.pub, bookingEvent(company, siteId, `st-${++n}-${Date.now()}`, 1, 'BOOKING_CREATE', { room: '101', check_in, check_out }));
     expect(await waitFinal(s.t, ev.event_id)).toMatchObject({ status: 'COMPLETED' });
     const provisioned = (await waitFor(() => s.t.access.find((a) => a.event_id === ev.event_id && a.type === 'access.provisioned'))) as AccessEventMessage;
-    const door = (await s.sim.sim.get(`/locks/${locks['101']}`)).data.ekeys.find((k: { validFrom: string }) => provisioned.credentials.some((c) => c.keyId === (k as { keyId?: number }).keyId));
+    const door = (await s.sim.sim.get(`/locks/${locks['101']}`)).data.ekeys.find((k: { validFrom: string }) =>
+      provisioned.credentials.some((c) => c.keyId === (k as { keyId?: number }).keyId),
+    );
     return { provisioned, door };
   }
 

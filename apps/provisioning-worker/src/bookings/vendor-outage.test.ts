@@ -27,14 +27,28 @@ describe('provisioning-worker: a vendor outage pauses the account instead of dea
 
   it('the cloud answering 503 to everything during a wave: nothing dead-lettered, all COMPLETED once it answers, each booking in the order of its events', async () => {
     const rooms = ['101', '102', '103', '104', '105', '106'];
-    const { siteId, locks } = await s.layout.seed(s.app.ctx.db, company, rooms.map((name) => ({ name })));
+    const { siteId, locks } = await s.layout.seed(
+      s.app.ctx.db,
+      company,
+      rooms.map((name) => ({ name })),
+    );
     await s.sim.sim.delete('/failures');
     expect((await s.sim.sim.post('/failures', { httpStatus: 503 })).status).toBe(201);
 
-    const creates = await Promise.all(rooms.map((room, i) => publishEvent(s.pub, bookingEvent(company, siteId, `wave-${i}`, 1, 'BOOKING_CREATE', { room, access_types: ['EKEY'] }))));
+    const creates = await Promise.all(
+      rooms.map((room, i) => publishEvent(s.pub, bookingEvent(company, siteId, `wave-${i}`, 1, 'BOOKING_CREATE', { room, access_types: ['EKEY'] }))),
+    );
     // Then a later event of the first booking: it must take effect after its create, on the same lock.
     const longer = new Date(new Date(creates[0].booking.check_out as string).getTime() + 2 * DAY).toISOString();
-    const extend = await publishEvent(s.pub, bookingEvent(company, siteId, 'wave-0', 2, 'BOOKING_UPDATE', { room: '101', access_types: ['EKEY'], check_in: creates[0].booking.check_in, check_out: longer }));
+    const extend = await publishEvent(
+      s.pub,
+      bookingEvent(company, siteId, 'wave-0', 2, 'BOOKING_UPDATE', {
+        room: '101',
+        access_types: ['EKEY'],
+        check_in: creates[0].booking.check_in,
+        check_out: longer,
+      }),
+    );
 
     await waitFor(async () => (await paused()) === 1, { what: 'the account paused', timeoutMs: 20_000 });
     // Paused for many retry schedules: the probe has run several times, and no event has given up.
@@ -57,12 +71,18 @@ describe('provisioning-worker: a vendor outage pauses the account instead of dea
 
   it("the vendor refusing the account's login (its password changed) pauses the account at once: the bookings wait, and complete once the login is accepted again", async () => {
     const rooms = ['301', '302', '303'];
-    const { siteId } = await s.layout.seed(s.app.ctx.db, company, rooms.map((name) => ({ name })));
+    const { siteId } = await s.layout.seed(
+      s.app.ctx.db,
+      company,
+      rooms.map((name) => ({ name })),
+    );
     await s.sim.sim.delete('/failures');
     // The token the worker holds is refused as expired, and logging in again is refused: wrong account (10007).
     expect((await s.sim.sim.post('/failures', { path: '/oauth2/token', errcode: 10007, errmsg: 'invalid account or password' })).status).toBe(201);
     expect((await s.sim.sim.post('/failures', { errcode: 10004 })).status).toBe(201);
-    const events = await Promise.all(rooms.map((room, i) => publishEvent(s.pub, bookingEvent(company, siteId, `login-${i}`, 1, 'BOOKING_CREATE', { room, access_types: ['EKEY'] }))));
+    const events = await Promise.all(
+      rooms.map((room, i) => publishEvent(s.pub, bookingEvent(company, siteId, `login-${i}`, 1, 'BOOKING_CREATE', { room, access_types: ['EKEY'] }))),
+    );
     await waitFor(async () => (await paused()) === 1, { what: 'the account paused', timeoutMs: 20_000 });
     expect(text()).toContain("lock cloud refused the account's login: the account pauses");
     // Many retry schedules later, no booking has failed for it.

@@ -72,7 +72,8 @@ interface Held extends AccountHandle {
 }
 
 /** What the portal shows on an account whose login the vendor refused while bookings were provisioned. */
-export const refusedReason = (provider: string) => `The lock vendor (${provider}) refused these credentials: bookings on the account's locks wait until its secret is renewed`;
+export const refusedReason = (provider: string) =>
+  `The lock vendor (${provider}) refused these credentials: bookings on the account's locks wait until its secret is renewed`;
 
 const PROVIDERS: LockCloudProvider[] = ['ttlock', 'nuki'];
 
@@ -123,7 +124,9 @@ export function lockAccounts(opts: LockAccountsOptions): LockAccounts {
 
   async function loadRecord(id: string): Promise<AccountRecord | null> {
     if (!Types.ObjectId.isValid(id)) return null;
-    const doc = await identity.LockAccount.findById(id, { provider: 1, company_id: 1, secret: 1 }).lean<Pick<LockAccountDoc, 'provider' | 'company_id' | 'secret'>>();
+    const doc = await identity.LockAccount.findById(id, { provider: 1, company_id: 1, secret: 1 }).lean<
+      Pick<LockAccountDoc, 'provider' | 'company_id' | 'secret'>
+    >();
     return doc && { doc, secret: openLockAccountSecret<LockAccountSecret>(doc, opts.secretsKey) };
   }
 
@@ -170,7 +173,10 @@ export function lockAccounts(opts: LockAccountsOptions): LockAccounts {
     await h.cloud.getLock(vendorLockOf(lockId).vendorId);
     if (h.marked) {
       h.marked = false;
-      await identity.LockAccount.updateOne({ _id: id, status: 'needs_attention', status_reason: refusedReason(h.provider) }, { $set: { status: 'connected', status_reason: null } });
+      await identity.LockAccount.updateOne(
+        { _id: id, status: 'needs_attention', status_reason: refusedReason(h.provider) },
+        { $set: { status: 'connected', status_reason: null } },
+      );
       logger.info('lock account accepted again: marked connected', { account: id, provider: h.provider });
     }
   }

@@ -99,7 +99,10 @@ export async function reconcile(
   // otherwise: a binding older than lock ownership), and what the subject holds there is revoked,
   // which only takes access away. The subject then fails with the reason.
   const wanted = new Set(subject.desired.map((d) => d.lockId));
-  const locks = await deps.accounts.resolve(subject.companyId, [...subject.desired, ...subject.actual].map((c) => c.lockId));
+  const locks = await deps.accounts.resolve(
+    subject.companyId,
+    [...subject.desired, ...subject.actual].map((c) => c.lockId),
+  );
   const foreign = locks.notOwned.filter((id) => wanted.has(id));
   const desired = foreign.length ? subject.desired.filter((d) => !foreign.includes(d.lockId)) : subject.desired;
 
@@ -111,7 +114,13 @@ export async function reconcile(
         if (match) {
           keep.add(match);
           if (match.validFrom === d.validFrom && match.validTo === d.validTo) {
-            if (match.version !== d.version || match.roomNumber !== d.roomNumber || match.roomName !== d.roomName || match.bedNumber !== d.bedNumber || match.siteName !== d.siteName) {
+            if (
+              match.version !== d.version ||
+              match.roomNumber !== d.roomNumber ||
+              match.roomName !== d.roomName ||
+              match.bedNumber !== d.bedNumber ||
+              match.siteName !== d.siteName
+            ) {
               replace(match, { ...match, ...placeOf(d), version: d.version });
             }
             return;
@@ -119,10 +128,20 @@ export async function reconcile(
           const credentialId = match.keyId ?? match.passcodeId ?? match.cardId;
           if (credentialId !== null) {
             const change = await timed(ops, 'change', match, () =>
-              onLock(deps, locks, match.lockId, (at) => at.account.cloud.changeValidity({ type: match.type, lockId: at.vendorId, credentialId, validity: { start: d.validFrom, end: d.validTo } })),
+              onLock(deps, locks, match.lockId, (at) =>
+                at.account.cloud.changeValidity({ type: match.type, lockId: at.vendorId, credentialId, validity: { start: d.validFrom, end: d.validTo } }),
+              ),
             );
             if (change.changed) {
-              const next = { ...match, ...placeOf(d), version: d.version, validFrom: d.validFrom, validTo: d.validTo, appliedFrom: change.validFrom, appliedTo: change.validTo };
+              const next = {
+                ...match,
+                ...placeOf(d),
+                version: d.version,
+                validFrom: d.validFrom,
+                validTo: d.validTo,
+                appliedFrom: change.validFrom,
+                appliedTo: change.validTo,
+              };
               replace(match, next);
               result.changed.push(next);
               return;
@@ -233,7 +252,8 @@ async function revoke(at: LockAccess, a: ActualCredential, label: string): Promi
   if (a.type === 'EKEY' || a.type === 'REMOTE') {
     for (const keyId of new Set([a.keyId as number, ...copies(listed?.ekeys).map((k) => k.keyId)])) await cloud.revokeEkey({ lockId, keyId });
   } else if (a.type === 'PASSCODE') {
-    for (const passcodeId of new Set([a.passcodeId as number, ...copies(listed?.passcodes).map((p) => p.passcodeId)])) await cloud.revokePasscode({ lockId, passcodeId });
+    for (const passcodeId of new Set([a.passcodeId as number, ...copies(listed?.passcodes).map((p) => p.passcodeId)]))
+      await cloud.revokePasscode({ lockId, passcodeId });
   } else {
     for (const cardId of new Set([a.cardId as number, ...copies(listed?.cards).map((c) => c.cardId)])) await cloud.revokeCard({ lockId, cardId });
   }
@@ -249,17 +269,36 @@ async function revoke(at: LockAccess, a: ActualCredential, label: string): Promi
  * label, else issue. Not writing "done" saves an update per credential, which FerretDB 1.x carries
  * out as two transactions (ADR 0104).
  */
-async function issue(deps: ReconcileDeps, locks: SubjectLocks, subject: Subject, d: DesiredCredential, ops: LockCloudOperation[], logger: Logger): Promise<ActualCredential> {
+async function issue(
+  deps: ReconcileDeps,
+  locks: SubjectLocks,
+  subject: Subject,
+  d: DesiredCredential,
+  ops: LockCloudOperation[],
+  logger: Logger,
+): Promise<ActualCredential> {
   const { Operation } = deps.models;
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
   let maybeDuplicated = false;
-  if (!(await insertOnce(Operation, { _id: id, company_id: subject.companyId, subject: subject.key, status: 'pending', label, owner: deps.owner, started_at: new Date(), error: null }))) {
+  if (
+    !(await insertOnce(Operation, {
+      _id: id,
+      company_id: subject.companyId,
+      subject: subject.key,
+      status: 'pending',
+      label,
+      owner: deps.owner,
+      started_at: new Date(),
+      error: null,
+    }))
+  ) {
     if (subject.firstSight) throw new SeenBefore(id);
     let op = await Operation.findById(id).lean<OperationDoc>();
     if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
     const lease = deps.leaseMs + (lockCapabilities(d.lockId).confirmedLater ? deps.confirmWaitMs : 0);
-    const liveElsewhere = () => op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < lease);
+    const liveElsewhere = () =>
+      op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < lease);
     while (liveElsewhere()) {
       await sleep(50);
       op = await Operation.findById(id).lean<OperationDoc>();
@@ -277,7 +316,10 @@ async function issue(deps: ReconcileDeps, locks: SubjectLocks, subject: Subject,
   }
   deps.inFlight.add(id);
   try {
-    return { ...(await timed(ops, 'add', d, () => onLock(deps, locks, d.lockId, (at) => callIssue(deps, at, d, label, id)))), ...(maybeDuplicated && { maybeDuplicated }) };
+    return {
+      ...(await timed(ops, 'add', d, () => onLock(deps, locks, d.lockId, (at) => callIssue(deps, at, d, label, id)))),
+      ...(maybeDuplicated && { maybeDuplicated }),
+    };
   } catch (err) {
     // A timeout may have issued it: the next attempt lists the lock before issuing again.
     const status = isLockCloudError(err) && err.maybeApplied ? 'uncertain' : 'failed';
@@ -336,12 +378,25 @@ async function keyDataOf(cloud: LockCloud, lockId: string, account: string, keyI
   try {
     const data = await cloud.ekeyData({ lockId, account });
     if (data.keyId !== keyId) {
-      throw new LockCloudError(`lock cloud /v3/key/get: the account holds key ${data.keyId}, not ${keyId}`, { kind: 'transient', category: 'bad_response', operation: '/v3/key/get', lockId });
+      throw new LockCloudError(`lock cloud /v3/key/get: the account holds key ${data.keyId}, not ${keyId}`, {
+        kind: 'transient',
+        category: 'bad_response',
+        operation: '/v3/key/get',
+        lockId,
+      });
     }
     return data;
   } catch (err) {
     if (!isLockCloudError(err)) throw err;
-    throw new LockCloudError(err.message, { kind: err.kind, category: err.category, operation: err.operation, lockId, errcode: err.errcode, httpStatus: err.httpStatus, maybeApplied: true });
+    throw new LockCloudError(err.message, {
+      kind: err.kind,
+      category: err.category,
+      operation: err.operation,
+      lockId,
+      errcode: err.errcode,
+      httpStatus: err.httpStatus,
+      maybeApplied: true,
+    });
   }
 }
 

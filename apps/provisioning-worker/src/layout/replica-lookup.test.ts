@@ -29,7 +29,17 @@ describe('provisioning-worker: layout look-ups kept per replica version', () => 
     const emit = (kind: LocationEventKind, node: LocationNodeState, extra: Partial<LocationEventMessage> = {}) => {
       node.version = ++version;
       nodes.set(node._id, node);
-      messages.push({ company_id: company, kind, version, commit_first: version, commit_last: version, occurred_at: new Date().toISOString(), node: { ...node, path: [] }, correlation_id: 'c', ...extra });
+      messages.push({
+        company_id: company,
+        kind,
+        version,
+        commit_first: version,
+        commit_last: version,
+        occurred_at: new Date().toISOString(),
+        node: { ...node, path: [] },
+        correlation_id: 'c',
+        ...extra,
+      });
       return node;
     };
     const site: LocationNodeState = { level: 'site', _id: oid(), name: 'Site', external_id: null, version: 0 };

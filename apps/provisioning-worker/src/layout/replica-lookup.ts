@@ -39,13 +39,23 @@ export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): Layo
     room: (companyId, siteId, by) =>
       cached(companyId, ['room', siteId, by.externalId, by.name], async () => {
         const byExt = by.externalId ? await replica.findRoomByExternalId(companyId, by.externalId) : null;
-        const r = byExt?.site_id === siteId ? byExt : by.name !== undefined ? await unambiguous(() => replica.findRoomByName(companyId, siteId, by.name as string)) : null;
+        const r =
+          byExt?.site_id === siteId
+            ? byExt
+            : by.name !== undefined
+              ? await unambiguous(() => replica.findRoomByName(companyId, siteId, by.name as string))
+              : null;
         return r ? { id: r._id, name: r.name, locks: lockRefs(r.locks, 'door') } : null;
       }),
     bed: (companyId, roomId, by) =>
       cached(companyId, ['bed', roomId, by.externalId, by.name], async () => {
         const byExt = by.externalId ? await replica.findBedByExternalId(companyId, by.externalId) : null;
-        const b = byExt?.room_id === roomId ? byExt : by.name !== undefined ? await unambiguous(() => replica.findBedByName(companyId, roomId, by.name as string)) : null;
+        const b =
+          byExt?.room_id === roomId
+            ? byExt
+            : by.name !== undefined
+              ? await unambiguous(() => replica.findBedByName(companyId, roomId, by.name as string))
+              : null;
         return b ? { id: b._id, name: b.name, locks: lockRefs(b.locks, 'cabinet') } : null;
       }),
     roomById: (companyId, roomId) =>

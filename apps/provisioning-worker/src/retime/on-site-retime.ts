@@ -16,7 +16,9 @@ import type { Turns } from '../bookings/order';
  * worker's layout replica sees it), then one message per booking of the site to re-time (`booking`),
  * each retried on its own.
  */
-export type RetimeMessage = { kind: 'site'; reason: string } & SiteTimeChange | { kind: 'booking'; company_id: string; site_id: string; version: number; reference_id: string; reason: string };
+export type RetimeMessage =
+  | ({ kind: 'site'; reason: string } & SiteTimeChange)
+  | { kind: 'booking'; company_id: string; site_id: string; version: number; reference_id: string; reason: string };
 
 const siteTime = Joi.object(Object.fromEntries(SITE_TIME_FIELDS.map((f) => [f, Joi.string().required()])));
 export const retimeMessageSchema = Joi.object({
@@ -56,7 +58,8 @@ export function queueSiteRetime(broker: Broker, change: SiteTimeChange): Promise
 }
 
 /** Whether the booking holds a time that moves with its site's: live, and sent as local time. */
-const retimable = (b: Pick<BookingDoc, 'state' | 'check_in_local' | 'check_out_local'>) => (b.state === 'active' || b.state === 'checked_in') && !!(b.check_in_local || b.check_out_local);
+const retimable = (b: Pick<BookingDoc, 'state' | 'check_in_local' | 'check_out_local'>) =>
+  (b.state === 'active' || b.state === 'checked_in') && !!(b.check_in_local || b.check_out_local);
 
 export async function onSiteRetime(deps: RetimeDeps, msg: RetimeMessage, ctx: MessageContext): Promise<void> {
   if (msg.kind === 'site') return fanOut(deps, msg, ctx);
@@ -74,10 +77,26 @@ async function fanOut(deps: RetimeDeps, msg: Extract<RetimeMessage, { kind: 'sit
   ).lean<Pick<BookingDoc, 'reference_id' | 'state' | 'check_in_local' | 'check_out_local'>[]>();
   const bookings = found.filter(retimable);
   for (const b of bookings) {
-    const each: RetimeMessage = { kind: 'booking', company_id: msg.company_id, site_id: msg.site_id, version: msg.version, reference_id: b.reference_id, reason: msg.reason };
-    await deps.broker.sendToQueue(QUEUES.provisioningSiteRetimes.name, each, { correlationId: ctx.correlationId, messageId: `retime|${msg.company_id}|${b.reference_id}|${msg.version}` });
+    const each: RetimeMessage = {
+      kind: 'booking',
+      company_id: msg.company_id,
+      site_id: msg.site_id,
+      version: msg.version,
+      reference_id: b.reference_id,
+      reason: msg.reason,
+    };
+    await deps.broker.sendToQueue(QUEUES.provisioningSiteRetimes.name, each, {
+      correlationId: ctx.correlationId,
+      messageId: `retime|${msg.company_id}|${b.reference_id}|${msg.version}`,
+    });
   }
-  ctx.logger.info('site time changed: bookings sent as local time to re-time', { companyId: msg.company_id, siteId: msg.site_id, version: msg.version, bookings: bookings.length, reason: msg.reason });
+  ctx.logger.info('site time changed: bookings sent as local time to re-time', {
+    companyId: msg.company_id,
+    siteId: msg.site_id,
+    version: msg.version,
+    bookings: bookings.length,
+    reason: msg.reason,
+  });
 }
 
 /**
@@ -100,9 +119,12 @@ async function retimeBooking(deps: RetimeDeps, msg: Extract<RetimeMessage, { kin
   if (!b) throw new Error(`booking ${msg.reference_id}: an event of it is being applied; re-timing it later`);
   const time = siteTimeOf(site);
   const stay = stayInstants(b, time);
-  if (!retimable(b) || b.site_id !== msg.site_id || !stay.check_in || !stay.check_out) return void log.info('booking not re-timed: ended, moved or sent as instants');
-  if (stay.check_in === b.check_in && stay.check_out === b.check_out && b.site_time_zone === time.time_zone) return void log.info('booking already in the site\'s time');
-  if (Date.parse(stay.check_out) <= Date.parse(stay.check_in)) return void log.warn('booking not re-timed: in the new site time it would end before it begins', { stay });
+  if (!retimable(b) || b.site_id !== msg.site_id || !stay.check_in || !stay.check_out)
+    return void log.info('booking not re-timed: ended, moved or sent as instants');
+  if (stay.check_in === b.check_in && stay.check_out === b.check_out && b.site_time_zone === time.time_zone)
+    return void log.info("booking already in the site's time");
+  if (Date.parse(stay.check_out) <= Date.parse(stay.check_in))
+    return void log.warn('booking not re-timed: in the new site time it would end before it begins', { stay });
 
   const desired = b.desired.map((d) => ({ ...d, validFrom: stay.check_in as string, validTo: stay.check_out as string }));
   const booking = b;
@@ -111,7 +133,10 @@ async function retimeBooking(deps: RetimeDeps, msg: Extract<RetimeMessage, { kin
   const result = await reconcile(
     deps.reconcile,
     { key, companyId: b.company_id, label: b.reference_id, desired, actual: b.actual },
-    (actual, operations) => deps.models.Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, { actual, operations: withOperations(booking, operations) }) }).then(() => undefined),
+    (actual, operations) =>
+      deps.models.Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, { actual, operations: withOperations(booking, operations) }) }).then(
+        () => undefined,
+      ),
     log,
   );
   const operations = withOperations(b, result.operations);
@@ -134,7 +159,23 @@ async function retimeBooking(deps: RetimeDeps, msg: Extract<RetimeMessage, { kin
   // Only over the booking as read: an event applied meanwhile has written its own (same) periods.
   await deps.models.Booking.updateOne(
     { _id: id, model_sequence: b.model_sequence },
-    { $set: deps.vault.seal(msg.company_id, { check_in: stay.check_in, check_out: stay.check_out, site_time_zone: time.time_zone, desired, actual: result.active, published: result.active, operations }) },
+    {
+      $set: deps.vault.seal(msg.company_id, {
+        check_in: stay.check_in,
+        check_out: stay.check_out,
+        site_time_zone: time.time_zone,
+        desired,
+        actual: result.active,
+        published: result.active,
+        operations,
+      }),
+    },
   );
-  log.info('booking re-timed in its site\'s time', { checkIn: stay.check_in, checkOut: stay.check_out, timeZone: time.time_zone, changed: result.changed.length, issued: result.issued.length });
+  log.info("booking re-timed in its site's time", {
+    checkIn: stay.check_in,
+    checkOut: stay.check_out,
+    timeZone: time.time_zone,
+    changed: result.changed.length,
+    issued: result.issued.length,
+  });
 }

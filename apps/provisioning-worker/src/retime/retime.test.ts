@@ -36,13 +36,20 @@ describe("a site's new time zone or hours re-times the bookings sent in its loca
   }
   const keysOn = async (lockId: string): Promise<SimKey[]> => (await s.sim.sim.get(`/locks/${lockId}`)).data.ekeys;
   const accessOf = (reference: string) => s.t.access.filter((a) => a.reference_id === reference);
-  const retimed = (reference: string) => waitFor(() => accessOf(reference).find((a) => a.type === 'access.provisioned' && a.reason), { what: `re-timing of ${reference}` }) as Promise<AccessEventMessage>;
+  const retimed = (reference: string) =>
+    waitFor(() => accessOf(reference).find((a) => a.type === 'access.provisioned' && a.reason), {
+      what: `re-timing of ${reference}`,
+    }) as Promise<AccessEventMessage>;
 
   it('UTC to New York: the booking sent as dates moves on its lock and in its validity, the one sent as instants does not', async () => {
     const company = companyId();
     const { siteId, locks } = await s.layout.seed(s.app.ctx.db, company, [{ name: '101' }, { name: '102' }]);
     const dates = await book(company, siteId, '101', '2030-03-09', '2030-03-11');
-    expect(s.t.statuses.find((r) => r.status === 'COMPLETED' && r.resolved?.check_in === '2030-03-09T15:00:00.000Z')?.resolved).toEqual({ check_in: '2030-03-09T15:00:00.000Z', check_out: '2030-03-11T11:00:00.000Z', time_zone: 'UTC' });
+    expect(s.t.statuses.find((r) => r.status === 'COMPLETED' && r.resolved?.check_in === '2030-03-09T15:00:00.000Z')?.resolved).toEqual({
+      check_in: '2030-03-09T15:00:00.000Z',
+      check_out: '2030-03-11T11:00:00.000Z',
+      time_zone: 'UTC',
+    });
     const instants = await book(company, siteId, '102', '2030-03-09T15:00:00Z', '2030-03-11T11:00:00Z');
     expect(await keysOn(locks['101'])).toEqual([expect.objectContaining({ validFrom: '2030-03-09T15:00:00.000Z', validTo: '2030-03-11T11:00:00.000Z' })]);
     const before102 = await keysOn(locks['102']);
@@ -53,9 +60,16 @@ describe("a site's new time zone or hours re-times the bookings sent in its loca
     const event = await retimed(dates);
     // 15:00 EST on 9 March, 11:00 EDT on 11 March (the clocks change between).
     const validity = { check_in: '2030-03-09T20:00:00.000Z', check_out: '2030-03-11T15:00:00.000Z' };
-    expect(event).toMatchObject({ validity, site_time_zone: 'America/New_York', reason: "Re-timed: the site's time zone changed from UTC to America/New_York", sequence: 1 });
+    expect(event).toMatchObject({
+      validity,
+      site_time_zone: 'America/New_York',
+      reason: "Re-timed: the site's time zone changed from UTC to America/New_York",
+      sequence: 1,
+    });
     expect(event.event_id).toMatch(/^rt_[0-9a-f]{24}$/);
-    expect(event.credentials).toEqual([expect.objectContaining({ type: 'EKEY', lockId: locks['101'], validFrom: validity.check_in, validTo: validity.check_out })]);
+    expect(event.credentials).toEqual([
+      expect.objectContaining({ type: 'EKEY', lockId: locks['101'], validFrom: validity.check_in, validTo: validity.check_out }),
+    ]);
     // Changed in place on the lock (same key, new period), through the vendor's call, which the booking's operations record.
     const [key] = await keysOn(locks['101']);
     expect(key).toMatchObject({ keyId: event.credentials[0].keyId, validFrom: validity.check_in, validTo: validity.check_out });
@@ -67,14 +81,19 @@ describe("a site's new time zone or hours re-times the bookings sent in its loca
     expect(accessOf(instants).filter((a) => a.reason)).toEqual([]);
 
     // A later event of the re-timed booking keeps the new time (its dates are resolved again, in New York).
-    const later = await publishEvent(s.pub, bookingEvent(company, siteId, dates, 2, 'BOOKING_UPDATE', { room: '101', check_in: undefined, check_out: undefined }));
+    const later = await publishEvent(
+      s.pub,
+      bookingEvent(company, siteId, dates, 2, 'BOOKING_UPDATE', { room: '101', check_in: undefined, check_out: undefined }),
+    );
     expect(await waitFinal(s.t, later.event_id)).toMatchObject({ status: 'COMPLETED' });
     expect((await keysOn(locks['101']))[0]).toMatchObject({ validFrom: validity.check_in, validTo: validity.check_out });
   });
 
   it('new hours move a stay sent as dates; a zone-less time keeps its hour, and a checked-out booking is left alone', async () => {
     const company = companyId();
-    const { siteId, locks } = await s.layout.seed(s.app.ctx.db, company, [{ name: '201' }, { name: '202' }, { name: '203' }], { site: { time_zone: 'Europe/Berlin' } });
+    const { siteId, locks } = await s.layout.seed(s.app.ctx.db, company, [{ name: '201' }, { name: '202' }, { name: '203' }], {
+      site: { time_zone: 'Europe/Berlin' },
+    });
     const dates = await book(company, siteId, '201', '2030-10-26', '2030-10-28');
     const local = await book(company, siteId, '202', '2030-10-26T18:00:00', '2030-10-28T09:00:00');
     const gone = await book(company, siteId, '203', '2030-10-26', '2030-10-28');

@@ -31,10 +31,12 @@ class ClaimHeld extends Error {}
 /** Waits for the schedule's claim (libs/db claimExpiring: a crashed holder's is taken over after claimLeaseMs), tried every 25 ms within claimWaitMs; null when the wait ran out. */
 async function claim(deps: ScheduleDeps, id: string): Promise<Date | null> {
   const held = async () => (await claimExpiring(deps.models.ScheduleClaim, id, deps.claimLeaseMs, { owner: deps.owner })) ?? Promise.reject(new ClaimHeld());
-  return withRetries(held, { attempts: Infinity, delayMs: 25, maxDelayMs: 25, withinMs: deps.claimWaitMs, retryable: (err) => err instanceof ClaimHeld }).catch((err: unknown) => {
-    if (err instanceof ClaimHeld) return null;
-    throw err;
-  });
+  return withRetries(held, { attempts: Infinity, delayMs: 25, maxDelayMs: 25, withinMs: deps.claimWaitMs, retryable: (err) => err instanceof ClaimHeld }).catch(
+    (err: unknown) => {
+      if (err instanceof ClaimHeld) return null;
+      throw err;
+    },
+  );
 }
 
 /** The locks of the schedule's resolved locations (room doors, and bed cabinets for bed entries), and the time of each one's site. */
@@ -50,13 +52,15 @@ async function placesOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promi
     siteTimes.set(site.id, site.time);
     const base = { siteId: site.id, siteName: site.name, roomId: room.id, roomName: room.name };
     for (const l of await deps.layout.locks(company, { roomId: room.id })) {
-      if (!places.has(l.lockId)) places.set(l.lockId, { ...base, lockId: l.lockId, lockLocationType: 'door', roomNumber: room.name, bedId: null, bedNumber: null });
+      if (!places.has(l.lockId))
+        places.set(l.lockId, { ...base, lockId: l.lockId, lockLocationType: 'door', roomNumber: room.name, bedId: null, bedNumber: null });
     }
     if (loc.bed_id) {
       const bed = await deps.layout.bedById(company, loc.bed_id);
       if (!bed) throw new TransientError(`bed ${loc.bed_id} not in the layout replica yet`);
       for (const l of await deps.layout.locks(company, { bedId: bed.id })) {
-        if (!places.has(l.lockId)) places.set(l.lockId, { ...base, lockId: l.lockId, lockLocationType: 'cabinet', roomNumber: null, bedId: bed.id, bedNumber: bed.name });
+        if (!places.has(l.lockId))
+          places.set(l.lockId, { ...base, lockId: l.lockId, lockLocationType: 'cabinet', roomNumber: null, bedId: bed.id, bedNumber: bed.name });
       }
     }
   }
@@ -101,7 +105,10 @@ async function ensureSchedule(deps: ScheduleDeps, msg: EmployeeScheduleMessage):
 
 const spanOf = (desired: DesiredCredential[]) =>
   desired.length
-    ? { check_in: desired.map((d) => d.validFrom).reduce((a, b) => (b < a ? b : a)), check_out: desired.map((d) => d.validTo).reduce((a, b) => (b > a ? b : a)) }
+    ? {
+        check_in: desired.map((d) => d.validFrom).reduce((a, b) => (b < a ? b : a)),
+        check_out: desired.map((d) => d.validTo).reduce((a, b) => (b > a ? b : a)),
+      }
     : undefined;
 
 const eventIdOf = (msg: EmployeeScheduleMessage) => `schedule:${msg.schedule_id}:v${msg.version}`;
@@ -163,7 +170,12 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
       { company_id: s.company_id, schedule_id: s.schedule_id },
       { $set: deps.vault.seal(s.company_id, { actual: result.active, published: result.active, applied_version: msg.version }) },
     );
-    log.info('employee schedule applied', { issued: result.issued.length, changed: result.changed.length, revoked: result.revoked.length, active: result.active.length });
+    log.info('employee schedule applied', {
+      issued: result.issued.length,
+      changed: result.changed.length,
+      revoked: result.revoked.length,
+      active: result.active.length,
+    });
   } finally {
     await releaseClaim(deps.models.ScheduleClaim, claimId, at);
   }

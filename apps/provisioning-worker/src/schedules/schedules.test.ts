@@ -57,7 +57,8 @@ describe('provisioning-worker: employee schedules converge the locks (real broke
         passcodes: (l.passcodes ?? []).filter((p: { name: string }) => p.name.startsWith(refId)).length,
       };
     };
-    const applied = async (v: number) => (await workerModels(app.ctx.db).Schedule.findOne({ company_id: company, schedule_id: scheduleId }).lean())?.applied_version === v;
+    const applied = async (v: number) =>
+      (await workerModels(app.ctx.db).Schedule.findOne({ company_id: company, schedule_id: scheduleId }).lean())?.applied_version === v;
     const events = (type: string) => t.access.filter((a): a is AccessEventMessage => a.reference_id === refId && a.type === type);
 
     await send(msg(1, 'schedule.upserted', [{ room: 'A', bed: '1' }, { room: 'B' }]));
@@ -82,14 +83,19 @@ describe('provisioning-worker: employee schedules converge the locks (real broke
     await send(msg(4, 'schedule.revoked', [{ room: 'B' }]));
     await waitFor(() => applied(4), { what: 'version 4 applied' });
     expect(await mine(locks.B)).toEqual({ ekeys: 0, passcodes: 0 });
-    expect(events('access.revoked').find((a) => a.sequence === 4)).toMatchObject({ subject: 'employee', credentials: expect.arrayContaining([expect.objectContaining({ lockId: locks.B })]) });
+    expect(events('access.revoked').find((a) => a.sequence === 4)).toMatchObject({
+      subject: 'employee',
+      credentials: expect.arrayContaining([expect.objectContaining({ lockId: locks.B })]),
+    });
     // Each credential was issued once (the operation log): 3 locks × e-key at version 1.
     const sent = (await sim.sim.get('/calls', { params: { path: '/v3/key/send' } })).data.calls as { lockId?: string }[];
     expect(sent.filter((c) => [locks.A, locks['A/1'], locks.B].includes(c.lockId as string))).toHaveLength(3);
   });
-  it('a TIMED schedule of whole days covers the local days of each lock\'s site: New York (across its spring forward) and Tokyo', async () => {
+  it("a TIMED schedule of whole days covers the local days of each lock's site: New York (across its spring forward) and Tokyo", async () => {
     const other = companyId();
-    const ny = await layout.seed(app.ctx.db, other, [{ name: 'N' }], { site: { time_zone: 'America/New_York', check_in_time: '15:00', check_out_time: '11:00' } });
+    const ny = await layout.seed(app.ctx.db, other, [{ name: 'N' }], {
+      site: { time_zone: 'America/New_York', check_in_time: '15:00', check_out_time: '11:00' },
+    });
     const tokyo = await layout.seed(app.ctx.db, other, [{ name: 'T' }], { site: { time_zone: 'Asia/Tokyo', check_in_time: '15:00', check_out_time: '11:00' } });
     const refId = `emp-${randomUUID().slice(0, 8)}`;
     const m: EmployeeScheduleMessage = {
@@ -116,7 +122,10 @@ describe('provisioning-worker: employee schedules converge the locks (real broke
     };
     await pub.publish(EXCHANGES.employeeSchedules.name, m.type, m, { correlationId: m.correlation_id });
     const provisioned = await waitFor(() => t.access.find((a) => a.reference_id === refId && a.type === 'access.provisioned'), { what: 'access.provisioned' });
-    const key = async (lockId: string) => ((await sim.sim.get(`/locks/${lockId}`)).data.ekeys as { keyName: string; validFrom: string; validTo: string }[]).find((k) => k.keyName.startsWith(refId));
+    const key = async (lockId: string) =>
+      ((await sim.sim.get(`/locks/${lockId}`)).data.ekeys as { keyName: string; validFrom: string; validTo: string }[]).find((k) =>
+        k.keyName.startsWith(refId),
+      );
     // New York: 00:00 EST on the 9th to 00:00 EDT after the 10th (the clocks went forward on the 10th).
     expect(await key(ny.locks.N)).toMatchObject({ validFrom: '2030-03-09T05:00:00.000Z', validTo: '2030-03-11T04:00:00.000Z' });
     // Tokyo (UTC+9): its own midnights.
@@ -147,7 +156,8 @@ describe('provisioning-worker: employee schedules converge the locks (real broke
       correlation_id: randomUUID(),
     });
     const send = (m: EmployeeScheduleMessage) => pub.publish(EXCHANGES.employeeSchedules.name, m.type, m, { correlationId: m.correlation_id });
-    const applied = async (v: number) => (await workerModels(app.ctx.db).Schedule.findOne({ company_id: company, schedule_id: scheduleId }).lean())?.applied_version === v;
+    const applied = async (v: number) =>
+      (await workerModels(app.ctx.db).Schedule.findOne({ company_id: company, schedule_id: scheduleId }).lean())?.applied_version === v;
 
     await send(msg(1, 'schedule.upserted'));
     await waitFor(() => applied(1), { what: 'version 1 applied' });

@@ -19,7 +19,18 @@ import { bookingRoutingKey, locationRoutingKey } from '@smartlock/contracts';
 import { Broker, EXCHANGES, QUEUES, createBroker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 // Test-only module (imported by *.test.ts alone), so libs/testing is allowed here as in the tests.
-import { LaunchedApp, MONGO_URL, bookingEventMessage, TestVhost, createVhost, dropDatabases, launchApp, uniqueDbName, uniqueName, waitFor } from '@smartlock/testing';
+import {
+  LaunchedApp,
+  MONGO_URL,
+  bookingEventMessage,
+  TestVhost,
+  createVhost,
+  dropDatabases,
+  launchApp,
+  uniqueDbName,
+  uniqueName,
+  waitFor,
+} from '@smartlock/testing';
 import { Connection, Types } from '@smartlock/db';
 import { claimLocks, identityModels, openAccessEvent, parseSecretsKey, sealLockAccountSecret, secretsKeyRing } from '@smartlock/auth';
 import type { LockAccountSecret } from '@smartlock/lock-cloud';
@@ -110,7 +121,14 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   /** One node created (with its locks): a new company version, published unless only in the snapshot. */
-  async function add(companyId: string, level: LocationLevel, name: string, parent: LocationNodeState | null, extra: Partial<LocationNodeState>, publish: boolean) {
+  async function add(
+    companyId: string,
+    level: LocationLevel,
+    name: string,
+    parent: LocationNodeState | null,
+    extra: Partial<LocationNodeState>,
+    publish: boolean,
+  ) {
     const c = companyOf(companyId);
     const node: LocationNodeState = { level, _id: new Types.ObjectId().toHexString(), name, external_id: null, version: ++c.version, ...extra };
     const path: LocationPathItem[] = [];
@@ -139,7 +157,13 @@ export async function layoutSource(vhost: TestVhost, logger: Logger) {
     return node;
   }
 
-  const lock = (lockId: string, type: 'door' | 'cabinet'): LockBinding => ({ lock_id: lockId, lock_mac: '', name: null, provider: null, lockLocationType: type });
+  const lock = (lockId: string, type: 'door' | 'cabinet'): LockBinding => ({
+    lock_id: lockId,
+    lock_mac: '',
+    name: null,
+    provider: null,
+    lockLocationType: type,
+  });
 
   return {
     url,
@@ -226,10 +250,21 @@ export async function connectLockAccount(db: Connection, companyId: string, secr
   const identity = identityModels(db.useDb(identityDbOf(db.name), { useCache: true }));
   const key = secretsKeyRing(readConfig({ NODE_ENV: 'test' }).SECRETS_KEY);
   const label = secret.provider === 'ttlock' ? secret.username : uniqueName('nuki');
-  const account = await identity.LockAccount.create({ company_id: companyId, provider: secret.provider, label, secret: sealLockAccountSecret(secret, key, companyId), status: 'connected', status_reason: null });
+  const account = await identity.LockAccount.create({
+    company_id: companyId,
+    provider: secret.provider,
+    label,
+    secret: sealLockAccountSecret(secret, key, companyId),
+    status: 'connected',
+    status_reason: null,
+  });
   const account_id = String(account._id);
   for (const _id of lockIds) {
-    await identity.LockOwner.updateOne({ _id }, { $set: { company_id: companyId, source: 'account', account_id }, $setOnInsert: { created_at: new Date() } }, { upsert: true });
+    await identity.LockOwner.updateOne(
+      { _id },
+      { $set: { company_id: companyId, source: 'account', account_id }, $setOnInsert: { created_at: new Date() } },
+      { upsert: true },
+    );
   }
   return account_id;
 }

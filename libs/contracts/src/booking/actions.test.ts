@@ -23,7 +23,8 @@ describe('action mapping', () => {
     expect(new Set(['CheckIn', 'check-in', 'CHECK_IN', 'checkin'].map(normaliseAction)).size).toBe(1);
   });
 
-  it.each(['update', 'modify', 'Change-Guest', '', 'check in', 'constructor', '__proto__', 'toString', 'hasOwnProperty'])('unknown action %p maps to BOOKING_UPDATE', (a) =>
-    expect(eventTypeForAction(a)).toBe('BOOKING_UPDATE'),
+  it.each(['update', 'modify', 'Change-Guest', '', 'check in', 'constructor', '__proto__', 'toString', 'hasOwnProperty'])(
+    'unknown action %p maps to BOOKING_UPDATE',
+    (a) => expect(eventTypeForAction(a)).toBe('BOOKING_UPDATE'),
   );
 });

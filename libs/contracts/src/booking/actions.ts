@@ -38,12 +38,7 @@ export function eventTypeForAction(action: string): EventType {
 }
 
 /** SPEC: room is required for create, update, checkin and checkout (optional for cancel). */
-export const ROOM_REQUIRED_FOR: ReadonlySet<EventType> = new Set<EventType>([
-  'BOOKING_CREATE',
-  'BOOKING_UPDATE',
-  'BOOKING_CHECKIN',
-  'BOOKING_CHECKOUT',
-]);
+export const ROOM_REQUIRED_FOR: ReadonlySet<EventType> = new Set<EventType>(['BOOKING_CREATE', 'BOOKING_UPDATE', 'BOOKING_CHECKIN', 'BOOKING_CHECKOUT']);
 
 export const ACCESS_TYPES = ['EKEY', 'PASSCODE', 'CARD', 'REMOTE'] as const;
 export type AccessType = (typeof ACCESS_TYPES)[number];

@@ -48,9 +48,7 @@ export interface CallbackBody {
   eventId: string;
   deliveryId: string;
   occurredAt: string;
-  data:
-    | { credentials: CallbackCredential[]; validity: { checkIn: string; checkOut: string } | null }
-    | { reason: string };
+  data: { credentials: CallbackCredential[]; validity: { checkIn: string; checkOut: string } | null } | { reason: string };
 }
 
 /** The event of a test callback (the portal's "send a test event"): `X-Service-Event` and `event`. */

@@ -47,8 +47,12 @@ export const employeeScheduleMessageSchema = Joi.object<EmployeeScheduleMessage>
     .required(),
   start: Joi.string().isoDate().required(),
   end: Joi.string().isoDate().required(),
-  start_day: Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).allow(null),
-  end_day: Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).allow(null),
+  start_day: Joi.string()
+    .pattern(/^\d{4}-\d{2}-\d{2}$/)
+    .allow(null),
+  end_day: Joi.string()
+    .pattern(/^\d{4}-\d{2}-\d{2}$/)
+    .allow(null),
   locations: Joi.array()
     .items(Joi.object({ site_id: Joi.string().required(), room_id: Joi.string().required(), bed_id: Joi.string().allow(null).required() }))
     .required(),

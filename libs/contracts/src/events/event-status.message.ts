@@ -46,7 +46,11 @@ export const eventStatusMessageSchema = Joi.object<EventStatusMessage>({
   at: Joi.string().isoDate().required(),
   received_at: Joi.string().isoDate(),
   processing_since: Joi.string().isoDate(),
-  resolved: Joi.object({ check_in: Joi.string().isoDate().allow(null).required(), check_out: Joi.string().isoDate().allow(null).required(), time_zone: Joi.string().max(64).required() }),
+  resolved: Joi.object({
+    check_in: Joi.string().isoDate().allow(null).required(),
+    check_out: Joi.string().isoDate().allow(null).required(),
+    time_zone: Joi.string().max(64).required(),
+  }),
 });
 
 export function statusRoutingKey(status: EventStatus): string {

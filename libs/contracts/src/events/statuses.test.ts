@@ -21,7 +21,13 @@ describe('event status transitions', () => {
     const at = (ms: number) => new Date(Date.UTC(2026, 11, 6, 9, 0, 0, ms));
     const order = (entries: { status: Parameters<typeof canTransition>[0]; at: Date }[]) => inTransitionOrder(entries).map((e) => e.status);
     it('QUEUED before the PROCESSING recorded at the earlier time the run began', () => {
-      expect(order([{ status: 'COMPLETED', at: at(90) }, { status: 'PROCESSING', at: at(10) }, { status: 'QUEUED', at: at(30) }])).toEqual(['QUEUED', 'PROCESSING', 'COMPLETED']);
+      expect(
+        order([
+          { status: 'COMPLETED', at: at(90) },
+          { status: 'PROCESSING', at: at(10) },
+          { status: 'QUEUED', at: at(30) },
+        ]),
+      ).toEqual(['QUEUED', 'PROCESSING', 'COMPLETED']);
     });
     it('a retried event: each run in its order, runs by time', () => {
       const history = [
@@ -35,14 +41,21 @@ describe('event status transitions', () => {
       expect(order([...history])).toEqual(['QUEUED', 'PROCESSING', 'FAILED', 'QUEUED', 'PROCESSING', 'COMPLETED']);
     });
     it('an entry no transition leads to (COMPLETED put back over a late write) keeps its place by time', () => {
-      expect(order([{ status: 'COMPLETED', at: at(50) }, { status: 'QUEUED', at: at(10) }, { status: 'COMPLETED', at: at(70) }, { status: 'PROCESSING', at: at(5) }])).toEqual([
-        'QUEUED',
-        'PROCESSING',
-        'COMPLETED',
-        'COMPLETED',
-      ]);
+      expect(
+        order([
+          { status: 'COMPLETED', at: at(50) },
+          { status: 'QUEUED', at: at(10) },
+          { status: 'COMPLETED', at: at(70) },
+          { status: 'PROCESSING', at: at(5) },
+        ]),
+      ).toEqual(['QUEUED', 'PROCESSING', 'COMPLETED', 'COMPLETED']);
       // a history that lost its QUEUED entry: by time
-      expect(order([{ status: 'COMPLETED', at: at(50) }, { status: 'PROCESSING', at: at(5) }])).toEqual(['PROCESSING', 'COMPLETED']);
+      expect(
+        order([
+          { status: 'COMPLETED', at: at(50) },
+          { status: 'PROCESSING', at: at(5) },
+        ]),
+      ).toEqual(['PROCESSING', 'COMPLETED']);
     });
   });
 });

@@ -1,12 +1,4 @@
-export const EVENT_STATUSES = [
-  'RECEIVED',
-  'QUEUED',
-  'PROCESSING',
-  'COMPLETED',
-  'FAILED',
-  'DEAD_LETTER',
-  'DUPLICATE',
-] as const;
+export const EVENT_STATUSES = ['RECEIVED', 'QUEUED', 'PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER', 'DUPLICATE'] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
 /**
@@ -46,7 +38,10 @@ export function inTransitionOrder<T extends { status: EventStatus; at: Date | st
   const ordered: T[] = [];
   let current = start;
   while (left.length > 0) {
-    const next = Math.max(0, left.findIndex((e) => canTransition(current, e.status)));
+    const next = Math.max(
+      0,
+      left.findIndex((e) => canTransition(current, e.status)),
+    );
     const [entry] = left.splice(next, 1);
     ordered.push(entry);
     current = entry.status;

@@ -52,7 +52,16 @@ const headerValue = Joi.string()
   .pattern(/^[^\x00-\x1f\x7f]+$/) // eslint-disable-line no-control-regex
   .messages({ 'string.pattern.base': '{#label} must not contain control characters' });
 // The headers a delivery sets itself (SPEC "Outbound callbacks") or HTTP owns.
-const RESERVED_HEADERS = ['content-type', 'content-length', 'host', 'authorization', 'x-service-signature', 'x-service-event', 'transfer-encoding', 'connection'];
+const RESERVED_HEADERS = [
+  'content-type',
+  'content-length',
+  'host',
+  'authorization',
+  'x-service-signature',
+  'x-service-event',
+  'transfer-encoding',
+  'connection',
+];
 const only = (type: string, schema: Joi.Schema) => Joi.when('type', { is: type, then: schema.required(), otherwise: Joi.forbidden() });
 
 /** `PUT /admin/v1/companies/:companyId/callback`. */
@@ -91,14 +100,22 @@ export const callbackEndpointSchema = Joi.object<{ url: string; auth: CallbackAu
 export const LOCK_ACCOUNT_PROVIDERS = ['ttlock', 'nuki'] as const;
 
 const forProvider = (provider: string, schema: Joi.Schema) => Joi.when('provider', { is: provider, then: schema.required(), otherwise: Joi.forbidden() });
-const vendorSecret = (name: string) => Joi.string().min(1).max(512).messages({ 'string.base': `${name} must be a string` });
+const vendorSecret = (name: string) =>
+  Joi.string()
+    .min(1)
+    .max(512)
+    .messages({ 'string.base': `${name} must be a string` });
 
 /**
  * A vendor account to connect (POST …/lock-accounts): TTLock's username and password under the
  * service's application, or a Nuki API token (Nuki Web → API) with a name for it.
  */
-export const connectLockAccountSchema = Joi.object<{ provider: 'ttlock'; username: string; password: string } | { provider: 'nuki'; api_token: string; name: string }>({
-  provider: Joi.string().valid(...LOCK_ACCOUNT_PROVIDERS).required(),
+export const connectLockAccountSchema = Joi.object<
+  { provider: 'ttlock'; username: string; password: string } | { provider: 'nuki'; api_token: string; name: string }
+>({
+  provider: Joi.string()
+    .valid(...LOCK_ACCOUNT_PROVIDERS)
+    .required(),
   // The field's schema inside the branch (as `only` above): the OpenAPI document then types it too.
   username: forProvider('ttlock', Joi.string().trim().min(1).max(100)),
   password: forProvider('ttlock', vendorSecret('password')),

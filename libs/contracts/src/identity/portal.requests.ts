@@ -66,7 +66,10 @@ export const createPortalLinkSchema = Joi.object<CreatePortalLinkInput>({
     .min(1)
     .unique()
     .default(['view']),
-  expires_in_seconds: Joi.number().integer().min(1).max(7 * 24 * 3600),
+  expires_in_seconds: Joi.number()
+    .integer()
+    .min(1)
+    .max(7 * 24 * 3600),
   issued_to: Joi.string().trim().min(1).max(200),
 });
 
@@ -79,7 +82,10 @@ export interface CreateOnCallLinkInput {
 /** `POST /admin/v1/portal-links/on-call`: a link for an operator's on-call session (every company's dead letters). */
 export const createOnCallLinkSchema = Joi.object<CreateOnCallLinkInput>({
   issued_to: Joi.string().trim().min(1).max(200).required(),
-  expires_in_seconds: Joi.number().integer().min(1).max(7 * 24 * 3600),
+  expires_in_seconds: Joi.number()
+    .integer()
+    .min(1)
+    .max(7 * 24 * 3600),
 });
 
 /** `POST /portal/api/session`: the token of a portal link, exchanged once for a session cookie. */

@@ -28,7 +28,9 @@ const lock = Joi.object({
   provider: Joi.string().max(50).allow(null),
   // Another vendor's lock (`nuki:…`, ADR 0109) may come without a MAC: the vendor gives none.
 }).custom((value: { lock_id: string | number; lock_mac?: string }, helpers) =>
-  value.lock_mac === undefined && vendorLockOf(String(value.lock_id)).provider === 'ttlock' ? helpers.message({ custom: 'lock_mac is required for a TTLock lock' }) : value,
+  value.lock_mac === undefined && vendorLockOf(String(value.lock_id)).provider === 'ttlock'
+    ? helpers.message({ custom: 'lock_mac is required for a TTLock lock' })
+    : value,
 );
 const locks = Joi.array().items(lock);
 const bed = Joi.object({ name, locks });

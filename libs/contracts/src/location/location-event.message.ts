@@ -145,7 +145,15 @@ export const locationEventMessageSchema = Joi.object<LocationEventMessage>({
   node: Joi.object({
     ...nodeStateFields,
     path: Joi.array()
-      .items(Joi.object({ level: Joi.string().valid(...LOCATION_LEVELS).required(), _id: id.required(), name: Joi.string().required() }))
+      .items(
+        Joi.object({
+          level: Joi.string()
+            .valid(...LOCATION_LEVELS)
+            .required(),
+          _id: id.required(),
+          name: Joi.string().required(),
+        }),
+      )
       .required(),
   }).when('kind', { is: Joi.valid('layout.resync', 'layout.committed'), then: Joi.forbidden(), otherwise: Joi.required() }),
   changes: Joi.object({ nodes: Joi.array().items(locationNodeStateSchema).required(), deleted: Joi.array().items(id).required() }).when('kind', {

@@ -16,7 +16,9 @@ const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
 /** Why a site's time field is refused (naming the field), or undefined. Zones are checked against the runtime's tz database by Luxon. */
 export function siteTimeProblem(field: (typeof SITE_TIME_FIELDS)[number], value: unknown): string | undefined {
   if (field === 'time_zone') {
-    return typeof value === 'string' && value.length <= 64 && IANAZone.isValidZone(value) ? undefined : 'time_zone must be an IANA time zone name such as America/New_York';
+    return typeof value === 'string' && value.length <= 64 && IANAZone.isValidZone(value)
+      ? undefined
+      : 'time_zone must be an IANA time zone name such as America/New_York';
   }
   return typeof value === 'string' && HH_MM.test(value) ? undefined : `${field} must be a time of day as HH:mm (00:00 to 23:59)`;
 }
@@ -61,7 +63,15 @@ export const isLocalTime = (value: string): boolean => !ZONED.test(value);
 export function localInstant(wall: string, zone: string): DateTime {
   const parts = DateTime.fromISO(wall, { zone: 'UTC' });
   if (!parts.isValid) throw new Error(`not a local date-time: ${wall}`);
-  const fields = { year: parts.year, month: parts.month, day: parts.day, hour: parts.hour, minute: parts.minute, second: parts.second, millisecond: parts.millisecond };
+  const fields = {
+    year: parts.year,
+    month: parts.month,
+    day: parts.day,
+    hour: parts.hour,
+    minute: parts.minute,
+    second: parts.second,
+    millisecond: parts.millisecond,
+  };
   const guess = DateTime.fromObject(fields, { zone });
   // The zone's offsets around that day: a change of offset on that night is between them.
   const offsets = [...new Set([guess.minus({ days: 1 }).offset, guess.offset, guess.plus({ days: 1 }).offset])];

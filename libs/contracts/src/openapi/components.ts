@@ -12,7 +12,11 @@ export const sharedSchemas: Record<string, JsonSchema> = {
   ApiError: obj(
     {
       message: str({ description: 'What went wrong, for a person.' }),
-      code: int({ enum: Object.values(ErrorCodes), description: 'Error codes mirror the HTTP status: 4000 validation, 4010 authentication, 4030 forbidden, 4040 not found, 4090 conflict, 4130 body too large, 4150 unsupported encoding, 4290 rate limit, 5000 internal, 5030 unavailable.' }),
+      code: int({
+        enum: Object.values(ErrorCodes),
+        description:
+          'Error codes mirror the HTTP status: 4000 validation, 4010 authentication, 4030 forbidden, 4040 not found, 4090 conflict, 4130 body too large, 4150 unsupported encoding, 4290 rate limit, 5000 internal, 5030 unavailable.',
+      }),
       error: constant(true),
       data: nullable({ type: 'object', description: 'Extra facts of some errors, e.g. the `_id` already holding an external id (409).' }),
     },
@@ -39,7 +43,10 @@ export const sharedSchemas: Record<string, JsonSchema> = {
 };
 
 const RATE_LIMIT_HEADERS = {
-  RateLimit: { description: 'The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header).', schema: str() },
+  RateLimit: {
+    description: 'The state of the policy that applies: `"<policy>";r=<remaining>;t=<seconds until reset>` (IETF httpapi RateLimit header).',
+    schema: str(),
+  },
   'RateLimit-Policy': { description: 'The policy: `"<policy>";q=<requests>;w=<window seconds>`.', schema: str() },
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: int({ minimum: 1 }) },
 };
@@ -55,7 +62,7 @@ const STATUS_TEXT: Record<string, string> = {
   '400': 'Invalid request: the body, a parameter or a header is malformed or missing.',
   '401': `Authentication failed: ${[AuthErrors.missingKey, AuthErrors.invalidKey, AuthErrors.revoked, AuthErrors.expired].map((m) => `\`${m}\``).join(', ')}.`,
   '403': `\`${AuthErrors.companyMismatch}\`: the X-Company-Id header names another company than the key's.`,
-  '404': 'Not found (or another company\'s: both answer alike).',
+  '404': "Not found (or another company's: both answer alike).",
   '409': 'Conflict with the current state.',
   '413': 'The body exceeds the size limit (256 kB; the layout import has its own).',
   '429': 'Too many requests: a rate limit was reached. Retry after the seconds in Retry-After.',
@@ -75,7 +82,19 @@ export function errorResponses(family: Family, statuses: string[], overrides: Re
       content: {
         'application/json': {
           schema: ref(ERROR_SCHEMA[family]),
-          ...(status === '401' || status === '403' || status === '429' ? { example: errorExample(family, status === '401' ? AuthErrors.revoked : status === '403' ? AuthErrors.companyMismatch : 'Too many requests; retry after the time in Retry-After', code) } : {}),
+          ...(status === '401' || status === '403' || status === '429'
+            ? {
+                example: errorExample(
+                  family,
+                  status === '401'
+                    ? AuthErrors.revoked
+                    : status === '403'
+                      ? AuthErrors.companyMismatch
+                      : 'Too many requests; retry after the time in Retry-After',
+                  code,
+                ),
+              }
+            : {}),
         },
       },
     };
@@ -102,7 +121,13 @@ export function envelope(code: number, data: JsonSchema): JsonSchema {
   return obj({ message: str(), code: constant(code), error: constant(false), data });
 }
 
-export const pathParam = (name: string, schema: JsonSchema, description?: string) => ({ name, in: 'path', required: true, schema, ...(description ? { description } : {}) });
+export const pathParam = (name: string, schema: JsonSchema, description?: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  schema,
+  ...(description ? { description } : {}),
+});
 export const queryParam = (name: string, schema: JsonSchema, description?: string, required = false) => ({
   name,
   in: 'query',
@@ -128,7 +153,7 @@ export const securitySchemes = {
   adminToken: {
     type: 'http',
     scheme: 'bearer',
-    description: 'The operator\'s administration token (`Authorization: Bearer <ADMIN_TOKEN>`): administration routes only.',
+    description: "The operator's administration token (`Authorization: Bearer <ADMIN_TOKEN>`): administration routes only.",
   },
   portalSession: {
     type: 'apiKey',
@@ -147,7 +172,11 @@ export const WAIT_PARAM = queryParam(
 
 export const COMPANY_HEADER = headerParam('X-Company-Id', str(), 'Optional: when sent, it must be the company of the API key (else 403).');
 // Any value is taken: one that does not match the pattern is replaced by a generated id (libs/http).
-export const CORRELATION_HEADER = headerParam('X-Correlation-Id', str(), 'Optional trace id, echoed in the response and in logs when it matches `^[A-Za-z0-9._:-]{1,128}$`; any other value is replaced by a generated id.');
+export const CORRELATION_HEADER = headerParam(
+  'X-Correlation-Id',
+  str(),
+  'Optional trace id, echoed in the response and in logs when it matches `^[A-Za-z0-9._:-]{1,128}$`; any other value is replaced by a generated id.',
+);
 
 export const OBJECT_ID_SCHEMA = str({ pattern: '^[0-9a-f]{24}$', description: '24 hexadecimal characters (a MongoDB ObjectId).' });
 export const pageParams = (limitName: string, limitDefault: number, limitMax: number, servedAtMax: boolean) => [

@@ -27,7 +27,12 @@ export function markDeprecated(document: Record<string, unknown>): Record<string
         status,
         { ...r, headers: { ...r.headers, ...HEADERS(family) } },
       ]);
-      marked[method] = { ...op, deprecated: true, description: [notice, op.description].filter(Boolean).join('\n\n'), responses: Object.fromEntries(responses) };
+      marked[method] = {
+        ...op,
+        deprecated: true,
+        description: [notice, op.description].filter(Boolean).join('\n\n'),
+        responses: Object.fromEntries(responses),
+      };
     }
     paths[template] = marked as Record<string, Record<string, unknown>>;
   }

@@ -3,16 +3,38 @@ import { IngestSpecErrors, MAX_ID_LENGTH, MAX_TEXT_LENGTH } from '../booking/ing
 import { REFERENCE_ID, REFERENCE_ID_RULE } from '../booking/reference-id';
 import { AuthErrors } from '../envelopes/auth-errors';
 import { EVENT_STATUSES } from '../events/statuses';
-import { CORRELATION_HEADER, COMPANY_HEADER, OBJECT_ID_SCHEMA, WAIT_PARAM, body, errorResponses, headerParam, json, pageParams, pathParam, queryParam, securitySchemes, sharedSchemas } from './components';
+import {
+  CORRELATION_HEADER,
+  COMPANY_HEADER,
+  OBJECT_ID_SCHEMA,
+  WAIT_PARAM,
+  body,
+  errorResponses,
+  headerParam,
+  json,
+  pageParams,
+  pathParam,
+  queryParam,
+  securitySchemes,
+  sharedSchemas,
+} from './components';
 import { JsonSchema, arr, constant, dateTime, int, nullable, obj, oneOf, pattern, str } from './schema';
 
 const apiKey = [{ apikey: [] }];
 const ACTION_DESCRIPTION = `The action; casing, \`_\` and \`-\` are ignored. ${EVENT_TYPES.filter((t) => t !== 'BOOKING_UPDATE')
-  .map((t) => `${t}: ${Object.keys(ACTION_MAPPING).filter((a) => ACTION_MAPPING[a] === t).join(', ')}`)
+  .map(
+    (t) =>
+      `${t}: ${Object.keys(ACTION_MAPPING)
+        .filter((a) => ACTION_MAPPING[a] === t)
+        .join(', ')}`,
+  )
   .join('; ')}; anything else: BOOKING_UPDATE.`;
 const text = (max: number, description?: string): JsonSchema => nullable(str({ maxLength: max, ...(description ? { description } : {}) }));
 const date = (description: string) =>
-  text(64, `${description} ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant.`);
+  text(
+    64,
+    `${description} ISO 8601 date or date-time (e.g. 2026-12-01 or 2026-12-01T15:00:00Z). A date alone is the site's check-in (check_in) or check-out (check_out) hour of that day in the site's time zone, a date-time without offset the site's local time, one with Z or an offset that instant.`,
+  );
 
 /**
  * The booking event body (SPEC "Ingest"). ingest-gateway validates it field by field to answer with
@@ -20,18 +42,22 @@ const date = (description: string) =>
  */
 const bookingEvent = {
   type: 'object',
-  description: `Unknown fields are ignored; null counts as absent. Aliases must not differ when both are sent. 400 errors include ${Object.values(IngestSpecErrors)
+  description: `Unknown fields are ignored; null counts as absent. Aliases must not differ when both are sent. 400 errors include ${Object.values(
+    IngestSpecErrors,
+  )
     .map((e) => `\`${e}\``)
     .join(', ')}.`,
   properties: {
-    reference_id: pattern(REFERENCE_ID, { description: `The booking identifier (${REFERENCE_ID_RULE}): the same across the booking's lifecycle; the key of idempotency and of credential retrieval.` }),
+    reference_id: pattern(REFERENCE_ID, {
+      description: `The booking identifier (${REFERENCE_ID_RULE}): the same across the booking's lifecycle; the key of idempotency and of credential retrieval.`,
+    }),
     action: str({ maxLength: 100, description: ACTION_DESCRIPTION }),
-    room: text(MAX_ID_LENGTH, 'The room\'s name as in the Location API; required for create, update, checkin, checkout.'),
+    room: text(MAX_ID_LENGTH, "The room's name as in the Location API; required for create, update, checkin, checkout."),
     room_number: text(MAX_ID_LENGTH, 'Alias of room.'),
-    bed: text(MAX_ID_LENGTH, 'The bed\'s name within the room, for shared rooms.'),
+    bed: text(MAX_ID_LENGTH, "The bed's name within the room, for shared rooms."),
     bed_number: text(MAX_ID_LENGTH, 'Alias of bed.'),
-    room_id: text(MAX_ID_LENGTH, 'The room\'s external id (resolved before the name).'),
-    bed_id: text(MAX_ID_LENGTH, 'The bed\'s external id.'),
+    room_id: text(MAX_ID_LENGTH, "The room's external id (resolved before the name)."),
+    bed_id: text(MAX_ID_LENGTH, "The bed's external id."),
     check_in: date('Check-in: required except for cancel.'),
     start_date: date('Alias of check_in.'),
     check_out: date('Check-out, after check-in: required except for cancel.'),
@@ -87,15 +113,27 @@ export const eventRecord = (withMessage: boolean) =>
  * once the worker applied the event, what it resolved to in the site's time.
  */
 export const stayRecord = nullable(
-  obj({
-    check_in: nullable(str({ description: 'As sent: an instant (ISO 8601 UTC), or a date or zone-less date-time meaning the site\'s local time.' })),
-    check_out: nullable(str({ description: 'As sent, as check_in.' })),
-    resolved: nullable(
-      obj({ check_in: nullable(dateTime()), check_out: nullable(dateTime()), time_zone: str({ description: 'The site\'s IANA zone the dates were resolved in.' }) }, [], {
-        description: 'The instants the booking\'s stay resolved to, once the worker applied the event (COMPLETED); null before.',
-      }),
-    ),
-  }, [], { description: 'The stay this event carried; null for an event without check_in and check_out (a cancel, a checkout). An addition to SPEC\'s answer.' }),
+  obj(
+    {
+      check_in: nullable(str({ description: "As sent: an instant (ISO 8601 UTC), or a date or zone-less date-time meaning the site's local time." })),
+      check_out: nullable(str({ description: 'As sent, as check_in.' })),
+      resolved: nullable(
+        obj(
+          {
+            check_in: nullable(dateTime()),
+            check_out: nullable(dateTime()),
+            time_zone: str({ description: "The site's IANA zone the dates were resolved in." }),
+          },
+          [],
+          {
+            description: "The instants the booking's stay resolved to, once the worker applied the event (COMPLETED); null before.",
+          },
+        ),
+      ),
+    },
+    [],
+    { description: "The stay this event carried; null for an event without check_in and check_out (a cancel, a checkout). An addition to SPEC's answer." },
+  ),
 );
 
 const admin = [{ adminToken: [] }];
@@ -118,7 +156,12 @@ export function buildIngestDocument(): Record<string, unknown> {
         'Errors: `{ success: false, errors: string[], message }`. Every request may be rate limited (429 with `Retry-After`).',
       ].join('\n'),
     },
-    servers: [{ url: '{webhook_url}', variables: { webhook_url: { default: 'http://127.0.0.1:8090', description: 'The ingest host (`npm start` serves it on port 8090).' } } }],
+    servers: [
+      {
+        url: '{webhook_url}',
+        variables: { webhook_url: { default: 'http://127.0.0.1:8090', description: 'The ingest host (`npm start` serves it on port 8090).' } },
+      },
+    ],
     tags: [
       { name: 'Ingest', description: 'Booking events in.' },
       { name: 'Event tracking', description: 'What became of an event.' },
@@ -133,7 +176,10 @@ export function buildIngestDocument(): Record<string, unknown> {
           description: 'The token (issued by the admin API) names company, site and provider: the URL is the credential, keep it secret.',
           parameters: [pathParam('token', str(), 'The ingest token.'), CORRELATION_HEADER],
           requestBody: body(bookingEvent),
-          responses: { '202': accepted, ...ingestErrors(['400', '401', '413', '503'], { '401': `\`${AuthErrors.invalidToken}\` (unknown, revoked or expired).` }) },
+          responses: {
+            '202': accepted,
+            ...ingestErrors(['400', '401', '413', '503'], { '401': `\`${AuthErrors.invalidToken}\` (unknown, revoked or expired).` }),
+          },
         },
       },
       '/webhook/generic': {
@@ -148,7 +194,7 @@ export function buildIngestDocument(): Record<string, unknown> {
             CORRELATION_HEADER,
           ],
           requestBody: body(bookingEvent),
-          responses: { '202': accepted, ...ingestErrors(['400', '401', '403', '404', '413', '503'], { '404': 'The site is not one of the company\'s.' }) },
+          responses: { '202': accepted, ...ingestErrors(['400', '401', '403', '404', '413', '503'], { '404': "The site is not one of the company's." }) },
         },
       },
       '/webhook/events/{eventId}': {
@@ -161,9 +207,21 @@ export function buildIngestDocument(): Record<string, unknown> {
           security: apiKey,
           parameters: [pathParam('eventId', str()), WAIT_PARAM, COMPANY_HEADER, CORRELATION_HEADER],
           responses: {
-            '200': json('The event\'s status.', obj({ success: constant(true), eventId: str(), status: oneOf(EVENT_STATUSES), message: nullable(str({ description: 'The reason when FAILED or DEAD_LETTER.' })), stay: stayRecord })),
-            '404': json('Unknown eventId (or another company\'s).', obj({ success: constant(false), eventId: str(), status: { type: 'null' }, message: str() })),
-            ...ingestErrors(['400', '401', '403', '503'], { '400': '`wait` is not a whole number from 0 to 30.', '429': 'Too many waiting requests of this API key (or the rate limit); see `Retry-After`.' }),
+            '200': json(
+              "The event's status.",
+              obj({
+                success: constant(true),
+                eventId: str(),
+                status: oneOf(EVENT_STATUSES),
+                message: nullable(str({ description: 'The reason when FAILED or DEAD_LETTER.' })),
+                stay: stayRecord,
+              }),
+            ),
+            '404': json("Unknown eventId (or another company's).", obj({ success: constant(false), eventId: str(), status: { type: 'null' }, message: str() })),
+            ...ingestErrors(['400', '401', '403', '503'], {
+              '400': '`wait` is not a whole number from 0 to 30.',
+              '429': 'Too many waiting requests of this API key (or the rate limit); see `Retry-After`.',
+            }),
           },
         },
       },
@@ -175,7 +233,7 @@ export function buildIngestDocument(): Record<string, unknown> {
           security: apiKey,
           parameters: [pathParam('referenceId', str()), COMPANY_HEADER, CORRELATION_HEADER],
           responses: {
-            '200': json('The booking\'s events (without message).', obj({ success: constant(true), count: int(), events: arr(eventRecord(false)) })),
+            '200': json("The booking's events (without message).", obj({ success: constant(true), count: int(), events: arr(eventRecord(false)) })),
             ...ingestErrors(['401', '403', '503']),
           },
         },
@@ -184,7 +242,7 @@ export function buildIngestDocument(): Record<string, unknown> {
         get: {
           tags: ['Event tracking'],
           operationId: 'listEvents',
-          summary: 'The company\'s events, newest first',
+          summary: "The company's events, newest first",
           security: apiKey,
           parameters: [
             ...pageParams('pageSize', 20, 100, true),
@@ -194,7 +252,14 @@ export function buildIngestDocument(): Record<string, unknown> {
             CORRELATION_HEADER,
           ],
           responses: {
-            '200': json('A page of events.', obj({ success: constant(true), events: arr(eventRecord(true)), pagination: obj({ page: int(), pageSize: int(), total: int(), totalPages: int() }) })),
+            '200': json(
+              'A page of events.',
+              obj({
+                success: constant(true),
+                events: arr(eventRecord(true)),
+                pagination: obj({ page: int(), pageSize: int(), total: int(), totalPages: int() }),
+              }),
+            ),
             ...ingestErrors(['400', '401', '403', '503']),
           },
         },
@@ -203,7 +268,7 @@ export function buildIngestDocument(): Record<string, unknown> {
         post: {
           tags: ['Event tracking'],
           operationId: 'retryFailed',
-          summary: 'Re-queue every FAILED event (the key\'s company; with the admin token, every company)',
+          summary: "Re-queue every FAILED event (the key's company; with the admin token, every company)",
           security: [...apiKey, ...admin],
           parameters: [COMPANY_HEADER, CORRELATION_HEADER],
           responses: {
@@ -216,7 +281,7 @@ export function buildIngestDocument(): Record<string, unknown> {
         post: {
           tags: ['Administration'],
           operationId: 'replayBookingEvents',
-          summary: 'Send the company\'s booking events to location-api again (occupancy re-sync)',
+          summary: "Send the company's booking events to location-api again (occupancy re-sync)",
           security: admin,
           parameters: [pathParam('companyId', OBJECT_ID_SCHEMA), CORRELATION_HEADER],
           responses: {
@@ -229,4 +294,3 @@ export function buildIngestDocument(): Record<string, unknown> {
     components: { schemas: { ...sharedSchemas, EventRecord: eventRecord(true) }, securitySchemes },
   };
 }
-

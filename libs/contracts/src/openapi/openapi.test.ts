@@ -86,7 +86,9 @@ describe('the OpenAPI documents', () => {
     // the callbacks, with their signature and event headers
     const webhooks = api.webhooks as Record<string, { post: { parameters: { name: string }[] } }>;
     expect(Object.keys(webhooks).sort()).toEqual(['access.failed', 'access.provisioned', 'access.revoked']);
-    expect(webhooks['access.provisioned'].post.parameters.map((p) => p.name)).toEqual(expect.arrayContaining(['X-Service-Signature', 'X-Service-Event', 'X-Service-Timestamp']));
+    expect(webhooks['access.provisioned'].post.parameters.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['X-Service-Signature', 'X-Service-Event', 'X-Service-Timestamp']),
+    );
   });
 
   it('tells an Express route the document has from one it lacks', () => {
@@ -98,7 +100,14 @@ describe('the OpenAPI documents', () => {
 
   it('a request body is described by the joi schema that validates it: what joi accepts, the document accepts', () => {
     const employee = requestValidator(apiDocument(), 'POST', '/api/v3/access/employee');
-    const timed = { ref_id: 'EMP12345', type: 'TIMED', startDate: '2026-12-01T08:00:00Z', endDate: '2026-12-31T18:00:00Z', emp_id: '0123456789abcdef01234567', access_locations: [{ site_id: '*' }] };
+    const timed = {
+      ref_id: 'EMP12345',
+      type: 'TIMED',
+      startDate: '2026-12-01T08:00:00Z',
+      endDate: '2026-12-31T18:00:00Z',
+      emp_id: '0123456789abcdef01234567',
+      access_locations: [{ site_id: '*' }],
+    };
     expect(employeeAccessSchema.validate(timed, { convert: false }).error).toBeUndefined();
     expect(employee(timed)).toBe(true);
     const wrong = { ...timed, ref_id: 'short', surprise: 1 };
@@ -114,7 +123,18 @@ describe('the OpenAPI documents', () => {
 
   it('documents the booking event a customer sends, SPEC example first', () => {
     const booking = requestValidator(ingestDocument(), 'POST', '/webhook/t/abc');
-    expect(booking({ reference_id: 'BK-2026-0001', action: 'create', room_number: '101', check_in: '2026-12-01', check_out: '2026-12-04', guest: { email: 'ada@example.com' }, access_type: ['EKEY', 'CARD'], card_id: 'C-1' })).toBe(true);
+    expect(
+      booking({
+        reference_id: 'BK-2026-0001',
+        action: 'create',
+        room_number: '101',
+        check_in: '2026-12-01',
+        check_out: '2026-12-04',
+        guest: { email: 'ada@example.com' },
+        access_type: ['EKEY', 'CARD'],
+        card_id: 'C-1',
+      }),
+    ).toBe(true);
     expect(booking({ action: 'create' })).toBe(false);
     expect(booking({ reference_id: 'has space', action: 'create' })).toBe(false);
   });

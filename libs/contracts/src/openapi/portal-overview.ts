@@ -19,18 +19,20 @@ export function portalOverviewPaths(): Record<string, unknown> {
   const booking = obj({
     reference_id: str(),
     site_id: str(),
-    state: oneOf(['booked', 'checked_in', 'checked_out', 'cancelled'], { description: 'By the booking\'s latest event: create, update, room move and date change leave it booked.' }),
-    status: oneOf(BOOKING_LIST_STATUSES, { description: 'The status of the booking\'s latest event.' }),
+    state: oneOf(['booked', 'checked_in', 'checked_out', 'cancelled'], {
+      description: "By the booking's latest event: create, update, room move and date change leave it booked.",
+    }),
+    status: oneOf(BOOKING_LIST_STATUSES, { description: "The status of the booking's latest event." }),
     message: nullable(str({ description: 'Why the latest event is FAILED or DEAD_LETTER.' })),
-    event_id: str({ description: 'The booking\'s latest event (retry it when FAILED: `POST /portal/api/events/{eventId}/retry`).' }),
+    event_id: str({ description: "The booking's latest event (retry it when FAILED: `POST /portal/api/events/{eventId}/retry`)." }),
     event_type: oneOf(EVENT_TYPES),
     check_in: nullable(str({ description: 'As accepted: a date, a site-local time, or an instant.' })),
     check_out: nullable(str()),
-    arrival_day: nullable(day('The site\'s local date of check_in (UTC for an instant while the site has no time zone).')),
-    departure_day: nullable(day('The site\'s local date of check_out.')),
+    arrival_day: nullable(day("The site's local date of check_in (UTC for an instant while the site has no time zone).")),
+    departure_day: nullable(day("The site's local date of check_out.")),
     room: nullable(str()),
     bed: nullable(str()),
-    guest_name: nullable(str({ description: 'Each word\'s first letter, the rest as `*`, unless `names=true`.' })),
+    guest_name: nullable(str({ description: "Each word's first letter, the rest as `*`, unless `names=true`." })),
     guest_name_masked: { type: 'boolean' },
     updated_at: dateTime({ description: 'When the latest event was received.' }),
   });
@@ -50,15 +52,19 @@ export function portalOverviewPaths(): Record<string, unknown> {
   });
   const recent: JsonSchema = envelope(
     SuccessCodes.DELIVERIES_RETRIEVED,
-    obj({ pending: int({ description: 'Deliveries waiting for a (next) attempt now.' }), dead: int({ description: 'Dead deliveries now (redeliver them).' }), deliveries: arr(deliverySummary) }),
+    obj({
+      pending: int({ description: 'Deliveries waiting for a (next) attempt now.' }),
+      dead: int({ description: 'Dead deliveries now (redeliver them).' }),
+      deliveries: arr(deliverySummary),
+    }),
   );
   const limit = queryParam('limit', int({ minimum: 1, maximum: 50, default: 10 }), 'How many of the latest.');
-  const recentSummary = 'The company\'s latest callback deliveries (newest first, no bodies) and how many are pending and dead';
+  const recentSummary = "The company's latest callback deliveries (newest first, no bodies) and how many are pending and dead";
   return {
     '/portal/api/bookings': {
-      get: portalOp('listBookings', 'The company\'s bookings by arrival date, each as its latest event described it', false, {
+      get: portalOp('listBookings', "The company's bookings by arrival date, each as its latest event described it", false, {
         description:
-          'One row per booking (reference), in order of arrival day, check-in and reference, paged as the events list. Filters: arrival days `from`..`to` (the site\'s local dates, inclusive), the latest event\'s `status`, the `room` name. Guest names masked unless `names=true`.',
+          "One row per booking (reference), in order of arrival day, check-in and reference, paged as the events list. Filters: arrival days `from`..`to` (the site's local dates, inclusive), the latest event's `status`, the `room` name. Guest names masked unless `names=true`.",
         parameters: [
           ...pageParams('pageSize', 20, 100, true),
           queryParam('from', day('First arrival day.')),
@@ -68,7 +74,10 @@ export function portalOverviewPaths(): Record<string, unknown> {
           queryParam('names', oneOf(['true', 'false'], { default: 'false' }), 'true: guest names unmasked.'),
         ],
         responses: {
-          '200': json('One page of bookings.', obj({ success: constant(true), bookings: arr(booking), pagination: obj({ page: int(), pageSize: int(), total: int(), totalPages: int() }) })),
+          '200': json(
+            'One page of bookings.',
+            obj({ success: constant(true), bookings: arr(booking), pagination: obj({ page: int(), pageSize: int(), total: int(), totalPages: int() }) }),
+          ),
           ...errors(['400', '503']),
         },
       }),
@@ -76,12 +85,12 @@ export function portalOverviewPaths(): Record<string, unknown> {
     '/portal/api/overview': {
       get: portalOp('getOverview', 'Arrivals and departures by day and status, the events that need action, the last 24 h', false, {
         parameters: [
-          queryParam('from', day('The first day (the property\'s today); default: today in UTC.')),
+          queryParam('from', day("The first day (the property's today); default: today in UTC.")),
           queryParam('days', int({ minimum: 1, maximum: 14, default: 3 }), 'How many days from `from`.'),
         ],
         responses: {
           '200': json(
-            'The overview\'s booking side.',
+            "The overview's booking side.",
             obj({
               success: constant(true),
               from: day('The first day.'),
@@ -90,7 +99,14 @@ export function portalOverviewPaths(): Record<string, unknown> {
                 failed: int(),
                 dead_letter: int(),
                 events: arr(
-                  obj({ event_id: str(), event_type: oneOf(EVENT_TYPES), reference_id: str(), status: oneOf(['FAILED', 'DEAD_LETTER']), message: nullable(str()), received_at: dateTime() }),
+                  obj({
+                    event_id: str(),
+                    event_type: oneOf(EVENT_TYPES),
+                    reference_id: str(),
+                    status: oneOf(['FAILED', 'DEAD_LETTER']),
+                    message: nullable(str()),
+                    received_at: dateTime(),
+                  }),
                   { description: 'The newest ten FAILED or DEAD_LETTER events.' },
                 ),
               }),
@@ -107,7 +123,11 @@ export function portalOverviewPaths(): Record<string, unknown> {
       }),
     },
     '/portal/api/deliveries/recent': {
-      get: portalOp('listRecentDeliveries', recentSummary, false, { description: 'Capability `view`.', parameters: [limit], responses: { '200': json(`Deliveries retrieved (code ${SuccessCodes.DELIVERIES_RETRIEVED}).`, recent), ...errors(['400', '503']) } }),
+      get: portalOp('listRecentDeliveries', recentSummary, false, {
+        description: 'Capability `view`.',
+        parameters: [limit],
+        responses: { '200': json(`Deliveries retrieved (code ${SuccessCodes.DELIVERIES_RETRIEVED}).`, recent), ...errors(['400', '503']) },
+      }),
     },
     '/admin/v1/companies/{companyId}/deliveries/recent': {
       get: {

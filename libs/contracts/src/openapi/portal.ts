@@ -12,7 +12,15 @@ import { JsonSchema, arr, constant, dateTime, fromJoi, int, nullable, obj, oneOf
 
 /** A booking's callback deliveries, each with every attempt, and its guest messages: the operator's listing and the portal's. */
 export function deliveriesListing(): JsonSchema {
-  const attempt = obj({ attempt: int(), at: nullable(dateTime()), trigger: str(), url: str({ description: 'The URL attempted, every value of its query masked.' }), statusCode: nullable(int()), latencyMs: nullable(int()), error: nullable(str()) });
+  const attempt = obj({
+    attempt: int(),
+    at: nullable(dateTime()),
+    trigger: str(),
+    url: str({ description: 'The URL attempted, every value of its query masked.' }),
+    statusCode: nullable(int()),
+    latencyMs: nullable(int()),
+    error: nullable(str()),
+  });
   return envelope(
     SuccessCodes.DELIVERIES_RETRIEVED,
     obj({
@@ -36,10 +44,15 @@ export function deliveriesListing(): JsonSchema {
       guestMessages: arr(
         obj({
           id: str(),
-          channel: nullable(oneOf(GUEST_CHANNELS, { description: 'Null on the record of an access event whose booking had no e-mail address or phone number.' })),
+          channel: nullable(
+            oneOf(GUEST_CHANNELS, { description: 'Null on the record of an access event whose booking had no e-mail address or phone number.' }),
+          ),
           event: str(),
           eventId: str(),
-          status: oneOf(GUEST_MESSAGE_STATUSES, { type: 'string', description: 'pending (being sent or retried), sent, failed (refused), dead (retries ran out), not_sent (see reason).' }),
+          status: oneOf(GUEST_MESSAGE_STATUSES, {
+            type: 'string',
+            description: 'pending (being sent or retried), sent, failed (refused), dead (retries ran out), not_sent (see reason).',
+          }),
           reason: nullable(oneOf(GUEST_MESSAGE_NOT_SENT_REASONS, { description: 'Why it was not sent (status not_sent); null otherwise.' })),
           attempts: int(),
           lastError: nullable(str({ description: 'The reason of the failure, or of the last failed attempt, or why it was not sent.' })),
@@ -53,11 +66,11 @@ export function deliveriesListing(): JsonSchema {
 
 /** The security of the portal's routes: the session cookie. */
 export const portalSession = [{ portalSession: [] }];
-export const CSRF_HEADER = headerParam('X-CSRF-Token', str(), 'The session\'s `csrf_token` (from `GET /portal/api/session`): required on every write.', true);
+export const CSRF_HEADER = headerParam('X-CSRF-Token', str(), "The session's `csrf_token` (from `GET /portal/api/session`): required on every write.", true);
 export const portalErrors = (statuses: string[]) =>
   errorResponses('api', statuses, {
     '401': 'No portal session, or one expired or revoked: open a new portal link.',
-    '403': 'A write without the session\'s CSRF token, a capability the session lacks, or an X-Company-Id of another company.',
+    '403': "A write without the session's CSRF token, a capability the session lacks, or an X-Company-Id of another company.",
   });
 
 type OpExtra = { description?: string; parameters?: unknown[]; requestBody?: unknown; responses: Record<string, unknown> };
@@ -76,12 +89,12 @@ export function portalOp(operationId: string, summary: string, write: boolean, e
 }
 
 const errors = (statuses: string[], overrides: Record<string, string> = {}) => errorResponses('api', statuses, overrides);
-const referenceParam = pathParam('referenceId', str({ minLength: 1, maxLength: 128 }), 'The booking\'s reference_id.');
+const referenceParam = pathParam('referenceId', str({ minLength: 1, maxLength: 128 }), "The booking's reference_id.");
 
 const statusEntry = obj({
   status: oneOf(EVENT_STATUSES),
   message: nullable(str()),
-  retry_count: int({ description: 'The worker\'s retry count of the report.' }),
+  retry_count: int({ description: "The worker's retry count of the report." }),
   at: dateTime(),
 });
 
@@ -97,7 +110,12 @@ export function portalDataPaths(): Record<string, unknown> {
       obj({
         ...(eventRecord(true).properties as Record<string, JsonSchema>),
         stay: stayRecord,
-        site_time_zone: nullable(str({ description: 'The zone of the event\'s site: the one its stay resolved in, else the site\'s as the layout has it; null when not known (the portal then shows UTC).' })),
+        site_time_zone: nullable(
+          str({
+            description:
+              "The zone of the event's site: the one its stay resolved in, else the site's as the layout has it; null when not known (the portal then shows UTC).",
+          }),
+        ),
       }),
     ),
     pagination: obj({ page: int(), pageSize: int(), total: int(), totalPages: int() }),
@@ -107,19 +125,32 @@ export function portalDataPaths(): Record<string, unknown> {
     {
       ...(eventRecord(true).properties as Record<string, JsonSchema>),
       action: str({ description: 'The action as sent.' }),
-      sequence: nullable(int({ description: 'Order of receipt among the booking\'s events; null for a DUPLICATE.' })),
-      duplicate_of: nullable(str({ description: 'A DUPLICATE\'s original event.' })),
+      sequence: nullable(int({ description: "Order of receipt among the booking's events; null for a DUPLICATE." })),
+      duplicate_of: nullable(str({ description: "A DUPLICATE's original event." })),
       history: arr(statusEntry, { description: 'Every status the event entered, oldest first: RECEIVED (or DUPLICATE) at receipt, then each one applied.' }),
     },
     [],
   );
   const accessCredential = obj(
-    { type: str(), lock: ref('LockRef'), place: ref('Place'), valid_from: nullable(dateTime()), valid_to: nullable(dateTime()), keyId: nullable(int()), lockData: nullable(str()), remoteUnlock: constant(true), passcode: nullable(str()), passcodeId: nullable(int()), card_id: nullable(str()), cardId: nullable(int()) },
+    {
+      type: str(),
+      lock: ref('LockRef'),
+      place: ref('Place'),
+      valid_from: nullable(dateTime()),
+      valid_to: nullable(dateTime()),
+      keyId: nullable(int()),
+      lockData: nullable(str()),
+      remoteUnlock: constant(true),
+      passcode: nullable(str()),
+      passcodeId: nullable(int()),
+      card_id: nullable(str()),
+      cardId: nullable(int()),
+    },
     ['valid_from', 'valid_to', 'keyId', 'lockData', 'remoteUnlock', 'passcode', 'passcodeId', 'card_id', 'cardId'],
   );
   return {
     '/portal/api/events': {
-      get: portalOp('listEvents', 'The company\'s events, newest first, with SPEC\'s filters (status, referenceId)', false, {
+      get: portalOp('listEvents', "The company's events, newest first, with SPEC's filters (status, referenceId)", false, {
         description: 'The events list of SPEC "Event tracking" (`GET {webhook_url}/webhook/events`) for the session\'s company.',
         parameters: [
           // As the gateway's list: a larger page size is served at the maximum (found by the e2e contract fuzz).
@@ -132,14 +163,20 @@ export function portalDataPaths(): Record<string, unknown> {
       }),
     },
     '/portal/api/events/reference/{referenceId}': {
-      get: portalOp('getBookingTimeline', 'A booking\'s events, oldest first, each with its status history', false, {
+      get: portalOp('getBookingTimeline', "A booking's events, oldest first, each with its status history", false, {
         parameters: [referenceParam],
-        responses: { '200': json('The booking\'s events (none: `count` 0).', obj({ success: constant(true), reference_id: str(), count: int(), events: arr(timelineEvent) })), ...errors(['400', '503']) },
+        responses: {
+          '200': json(
+            "The booking's events (none: `count` 0).",
+            obj({ success: constant(true), reference_id: str(), count: int(), events: arr(timelineEvent) }),
+          ),
+          ...errors(['400', '503']),
+        },
       }),
     },
     '/portal/api/events/retry': {
       post: portalOp('retryFailedEvents', 'Re-queue every FAILED event of the company (POST /webhook/retry)', true, {
-        description: 'Capability `bookings`. As `POST {webhook_url}/webhook/retry` with the company\'s key, and under its rate limit.',
+        description: "Capability `bookings`. As `POST {webhook_url}/webhook/retry` with the company's key, and under its rate limit.",
         responses: { '200': json('Counts: re-queued, and failed again to be queued.', retried), ...errors(['503']) },
       }),
     },
@@ -151,7 +188,7 @@ export function portalDataPaths(): Record<string, unknown> {
       }),
     },
     '/portal/api/bookings/{referenceId}/access': {
-      get: portalOp('getBookingAccess', 'A booking\'s credentials and what happened to them, oldest first', false, {
+      get: portalOp('getBookingAccess', "A booking's credentials and what happened to them, oldest first", false, {
         description:
           'As `GET /api/v4/bookings/{referenceId}/access`, with `history`: every provision, revocation and failure. The secrets (lockData, passcode, card_id) only for a session with `credentials`; otherwise null and `masked: true`.',
         parameters: [referenceParam],
@@ -170,19 +207,25 @@ export function portalDataPaths(): Record<string, unknown> {
                 revoked: arr(ref('RevokedCredential')),
                 masked: { type: 'boolean', description: 'true: the secrets are null (the session lacks `credentials`).' },
                 history: arr(
-                  obj({ kind: oneOf(['access.provisioned', 'access.revoked', 'access.failed']), sequence: int(), occurred_at: dateTime(), reason: nullable(str()), credentials: arr(accessCredential) }),
+                  obj({
+                    kind: oneOf(['access.provisioned', 'access.revoked', 'access.failed']),
+                    sequence: int(),
+                    occurred_at: dateTime(),
+                    reason: nullable(str()),
+                    credentials: arr(accessCredential),
+                  }),
                 ),
               }),
             ),
           ),
-          ...errors(['400', '404', '503'], { '404': 'No such booking for the session\'s company (`Booking <referenceId> not found`).' }),
+          ...errors(['400', '404', '503'], { '404': "No such booking for the session's company (`Booking <referenceId> not found`)." }),
         },
       }),
     },
     '/portal/api/bookings/{referenceId}/lock-operations': {
-      get: portalOp('getBookingLockOperations', 'A booking\'s lock-cloud operations and their outcome, oldest first', false, {
+      get: portalOp('getBookingLockOperations', "A booking's lock-cloud operations and their outcome, oldest first", false, {
         description:
-          'Each call the provisioning worker made to the lock cloud for the booking (its last 50): add, change or delete a credential, on which lock, and how it went (the vendor\'s errcode and message on an error), with its latency. Never a secret (no lockData, passcode or card number).',
+          "Each call the provisioning worker made to the lock cloud for the booking (its last 50): add, change or delete a credential, on which lock, and how it went (the vendor's errcode and message on an error), with its latency. Never a secret (no lockData, passcode or card number).",
         parameters: [referenceParam],
         responses: {
           '200': json(
@@ -199,7 +242,7 @@ export function portalDataPaths(): Record<string, unknown> {
                     type: oneOf(ACCESS_TYPES),
                     lock_id: str(),
                     outcome: oneOf(['ok', 'error']),
-                    errcode: nullable(int({ description: 'The vendor\'s errcode, when it answered with one.' })),
+                    errcode: nullable(int({ description: "The vendor's errcode, when it answered with one." })),
                     message: nullable(str({ description: 'Why it failed; null when ok.' })),
                     latency_ms: int({ minimum: 0 }),
                   }),
@@ -207,12 +250,12 @@ export function portalDataPaths(): Record<string, unknown> {
               }),
             ),
           ),
-          ...errors(['400', '404', '503'], { '404': 'No such booking for the session\'s company (`Booking <referenceId> not found`).' }),
+          ...errors(['400', '404', '503'], { '404': "No such booking for the session's company (`Booking <referenceId> not found`)." }),
         },
       }),
     },
     '/portal/api/deliveries': {
-      get: portalOp('listDeliveries', 'A booking\'s callback deliveries, each with every attempt, and its guest messages', false, {
+      get: portalOp('listDeliveries', "A booking's callback deliveries, each with every attempt, and its guest messages", false, {
         parameters: [queryParam('referenceId', str({ minLength: 1, maxLength: 256 }), undefined, true)],
         responses: {
           '200': json('Deliveries retrieved (code 7080).', deliveriesListing()),
@@ -222,15 +265,22 @@ export function portalDataPaths(): Record<string, unknown> {
     },
     '/portal/api/deliveries/{deliveryId}/redeliver': {
       post: portalOp('redeliver', 'Deliver one callback again', true, {
-        description: 'Capability `bookings`. Another company\'s delivery is a 404. Only a failed or dead delivery (409 otherwise), and never an access.provisioned whose credentials a later access.revoked of the booking names (409).',
+        description:
+          "Capability `bookings`. Another company's delivery is a 404. Only a failed or dead delivery (409 otherwise), and never an access.provisioned whose credentials a later access.revoked of the booking names (409).",
         parameters: [pathParam('deliveryId', str({ pattern: '^dlv_[0-9a-f]{32}$' }))],
-        responses: { '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ deliveryId: str(), status: constant('pending') }))), ...errors(['404', '409', '503']) },
+        responses: {
+          '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ deliveryId: str(), status: constant('pending') }))),
+          ...errors(['404', '409', '503']),
+        },
       }),
     },
     '/portal/api/deliveries/redeliver-dead': {
       post: portalOp('redeliverDead', 'Deliver every dead-lettered callback of the company again', true, {
         description: 'Capability `bookings`. An access.provisioned whose credentials were revoked since stays dead.',
-        responses: { '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ redelivered: int(), deliveryIds: arr(str()) }))), ...errors(['503']) },
+        responses: {
+          '202': json('Redelivery queued (code 7081).', envelope(SuccessCodes.REDELIVERY_QUEUED, obj({ redelivered: int(), deliveryIds: arr(str()) }))),
+          ...errors(['503']),
+        },
       }),
     },
   };
@@ -239,8 +289,16 @@ export function portalDataPaths(): Record<string, unknown> {
 type Built = Record<string, Record<string, Record<string, unknown>>>;
 
 /** An operator's operation as a portal session's: the company's path parameter dropped, tag Portal, the session cookie, CSRF on writes. */
-function asPortalOp(op: Record<string, unknown>, operationId: string, write: boolean, description: string, operatorOnly: string[] = []): Record<string, unknown> {
-  const parameters = ((op.parameters as { name: string; in: string }[] | undefined) ?? []).filter((p) => !(p.in === 'path' && p.name === 'companyId') && !operatorOnly.includes(p.name));
+function asPortalOp(
+  op: Record<string, unknown>,
+  operationId: string,
+  write: boolean,
+  description: string,
+  operatorOnly: string[] = [],
+): Record<string, unknown> {
+  const parameters = ((op.parameters as { name: string; in: string }[] | undefined) ?? []).filter(
+    (p) => !(p.in === 'path' && p.name === 'companyId') && !operatorOnly.includes(p.name),
+  );
   return portalOp(operationId, op.summary as string, write, {
     description: `${description} ${(op.description as string | undefined) ?? ''}`.trim(),
     parameters,
@@ -258,8 +316,19 @@ export function portalLayoutPaths(paths: Built): Record<string, unknown> {
   const base = '/admin/v1/companies/{companyId}';
   return {
     '/portal/api/layout': {
-      get: asPortalOp(paths[`${base}/snapshot`].get, 'getLayout', false, 'The session\'s company\'s layout: every node from site to bed, with its locks and external id.'),
-      put: asPortalOp(paths[`${base}/layout`].put, 'importLayout', true, 'Capability `layout` (a preview too). Rate limited per company (RATE_LIMIT_HEAVY_PER_HOUR). `force` is the operator\'s only (400 here).', ['force']),
+      get: asPortalOp(
+        paths[`${base}/snapshot`].get,
+        'getLayout',
+        false,
+        "The session's company's layout: every node from site to bed, with its locks and external id.",
+      ),
+      put: asPortalOp(
+        paths[`${base}/layout`].put,
+        'importLayout',
+        true,
+        "Capability `layout` (a preview too). Rate limited per company (RATE_LIMIT_HEAVY_PER_HOUR). `force` is the operator's only (400 here).",
+        ['force'],
+      ),
     },
     '/portal/api/layout/sites/{id}': {
       patch: asPortalOp(
@@ -284,14 +353,30 @@ function portalLockPaths(paths: Built): Record<string, unknown> {
   const bind = paths[`${base}/locks/{lockId}`].put;
   return {
     '/portal/api/layout/locks': {
-      get: asPortalOp(paths[`${base}/locks`].get, 'listLocks', false, 'The session\'s company\'s locks (found in its lock accounts, or assigned by the operator) and where each is bound.'),
+      get: asPortalOp(
+        paths[`${base}/locks`].get,
+        'listLocks',
+        false,
+        "The session's company's locks (found in its lock accounts, or assigned by the operator) and where each is bound.",
+      ),
     },
     '/portal/api/layout/locks/{lockId}': {
       put: {
-        ...asPortalOp(bind, 'bindLock', true, 'Capability `layout`. Only the company\'s own locks (409 otherwise, the holder never named). `lock_mac` may be left out (stored empty: a Nuki lock has none); `name` left out is the vendor\'s name of the lock.'),
+        ...asPortalOp(
+          bind,
+          'bindLock',
+          true,
+          "Capability `layout`. Only the company's own locks (409 otherwise, the holder never named). `lock_mac` may be left out (stored empty: a Nuki lock has none); `name` left out is the vendor's name of the lock.",
+        ),
         requestBody: body(
           obj(
-            { room_id: OBJECT_ID_SCHEMA, bed_id: OBJECT_ID_SCHEMA, lock_mac: str({ minLength: 1, maxLength: 64 }), name: nullable(str({ minLength: 1, maxLength: 100 })), provider: nullable(str({ minLength: 1, maxLength: 100 })) },
+            {
+              room_id: OBJECT_ID_SCHEMA,
+              bed_id: OBJECT_ID_SCHEMA,
+              lock_mac: str({ minLength: 1, maxLength: 64 }),
+              name: nullable(str({ minLength: 1, maxLength: 100 })),
+              provider: nullable(str({ minLength: 1, maxLength: 100 })),
+            },
             ['room_id', 'bed_id', 'lock_mac', 'name', 'provider'],
             { description: 'Exactly one of room_id and bed_id.' },
           ),
@@ -304,13 +389,23 @@ function portalLockPaths(paths: Built): Record<string, unknown> {
       post: asPortalOp(paths[accounts].post, 'connectLockAccount', true, 'Capability `layout`.'),
     },
     '/portal/api/lock-accounts/{accountId}/sync': {
-      post: asPortalOp(paths[`${accounts}/{accountId}/sync`].post, 'syncLockAccount', true, 'Capability `layout`. Another company\'s account id is a 404, as an unknown one.'),
+      post: asPortalOp(
+        paths[`${accounts}/{accountId}/sync`].post,
+        'syncLockAccount',
+        true,
+        "Capability `layout`. Another company's account id is a 404, as an unknown one.",
+      ),
     },
     '/portal/api/lock-accounts/{accountId}/secret': {
-      put: asPortalOp(paths[`${accounts}/{accountId}/secret`].put, 'rotateLockAccountSecret', true, 'Capability `layout`. Another company\'s account id is a 404.'),
+      put: asPortalOp(
+        paths[`${accounts}/{accountId}/secret`].put,
+        'rotateLockAccountSecret',
+        true,
+        "Capability `layout`. Another company's account id is a 404.",
+      ),
     },
     '/portal/api/lock-accounts/{accountId}': {
-      delete: asPortalOp(paths[`${accounts}/{accountId}`].delete, 'disconnectLockAccount', true, 'Capability `layout`. Another company\'s account id is a 404.'),
+      delete: asPortalOp(paths[`${accounts}/{accountId}`].delete, 'disconnectLockAccount', true, "Capability `layout`. Another company's account id is a 404."),
     },
   };
 }
@@ -322,7 +417,7 @@ export function onCallLinkPaths(): Record<string, unknown> {
       post: {
         tags: ['Portal'],
         operationId: 'createOnCallLink',
-        summary: 'Issue an on-call portal link (single use; no company: every company\'s dead letters)',
+        summary: "Issue an on-call portal link (single use; no company: every company's dead letters)",
         description: 'Its session has the capability `on_call` only; every replay made in it is recorded with `issued_to` as the operator, via `portal`.',
         security: [{ adminToken: [] }],
         requestBody: body(fromJoi(createOnCallLinkSchema)),
@@ -364,7 +459,9 @@ export function onCallDeadLetterPaths(paths: Record<string, Record<string, Recor
         tags: ['Portal'],
         operationId: `onCall${id[0].toUpperCase()}${id.slice(1)}`,
         security: portalSession,
-        ...(write ? { description: 'Capability `on_call`. Recorded with the session\'s `issued_to` as the operator (a body\'s `operator` is ignored), via `portal`.' } : {}),
+        ...(write
+          ? { description: "Capability `on_call`. Recorded with the session's `issued_to` as the operator (a body's `operator` is ignored), via `portal`." }
+          : {}),
         parameters: [...((op.parameters as unknown[] | undefined) ?? []), ...(write ? [CSRF_HEADER] : [])],
         responses: { ...(op.responses as Record<string, unknown>), ...portalErrors(['401', '403']) },
       };
@@ -394,11 +491,25 @@ export function callbackHealthPaths(): Record<string, unknown> {
     `Enabled (code ${SuccessCodes.CALLBACK_ENABLED}); with \`recover_since\`, the deliveries that died since then are queued again (not those whose credentials were revoked since).`,
     envelope(SuccessCodes.CALLBACK_ENABLED, obj({ ...state, redelivered: int(), deliveryIds: arr(str()) })),
   );
-  const enableBody = body(obj({ recover_since: dateTime({ description: 'Deliver again what died since then (Svix\'s recover).' }) }, ['recover_since']), undefined, false);
-  const summaries = { health: 'The callback endpoint\'s health: healthy, failing since when, or disabled and why', enable: 'Enable the callback endpoint again, and deliver again what failed since a time' };
+  const enableBody = body(
+    obj({ recover_since: dateTime({ description: "Deliver again what died since then (Svix's recover)." }) }, ['recover_since']),
+    undefined,
+    false,
+  );
+  const summaries = {
+    health: "The callback endpoint's health: healthy, failing since when, or disabled and why",
+    enable: 'Enable the callback endpoint again, and deliver again what failed since a time',
+  };
   return {
     '/admin/v1/companies/{companyId}/callback/health': {
-      get: { tags: ['Callback deliveries'], operationId: 'getCallbackHealth', summary: summaries.health, security: [{ adminToken: [] }], parameters: [pathParam('companyId', str())], responses: { '200': health, ...errors(['400', '401', '503']) } },
+      get: {
+        tags: ['Callback deliveries'],
+        operationId: 'getCallbackHealth',
+        summary: summaries.health,
+        security: [{ adminToken: [] }],
+        parameters: [pathParam('companyId', str())],
+        responses: { '200': health, ...errors(['400', '401', '503']) },
+      },
     },
     '/admin/v1/companies/{companyId}/callback/enable': {
       post: {
@@ -412,10 +523,17 @@ export function callbackHealthPaths(): Record<string, unknown> {
       },
     },
     '/portal/api/callback/health': {
-      get: portalOp('getCallbackHealth', summaries.health, false, { description: 'Capability `view`.', responses: { '200': health, ...errors(['400', '503']) } }),
+      get: portalOp('getCallbackHealth', summaries.health, false, {
+        description: 'Capability `view`.',
+        responses: { '200': health, ...errors(['400', '503']) },
+      }),
     },
     '/portal/api/callback/enable': {
-      post: portalOp('enableCallback', summaries.enable, true, { description: 'Capability `callback`.', requestBody: enableBody, responses: { '200': enabled, ...errors(['400', '413', '503']) } }),
+      post: portalOp('enableCallback', summaries.enable, true, {
+        description: 'Capability `callback`.',
+        requestBody: enableBody,
+        responses: { '200': enabled, ...errors(['400', '413', '503']) },
+      }),
     },
   };
 }
@@ -431,7 +549,7 @@ export function callbackTestPaths(): Record<string, unknown> {
       SuccessCodes.CALLBACK_TEST_SENT,
       obj({
         url: str({ description: 'Where it was sent: the endpoint the dispatcher delivers to now.' }),
-        version: int({ description: 'The endpoint\'s version in the dispatcher.' }),
+        version: int({ description: "The endpoint's version in the dispatcher." }),
         auth: oneOf(['hmac', 'bearer', 'basic', 'api_key']),
         sent: obj({
           event: constant(CALLBACK_TEST_EVENT),
@@ -442,21 +560,28 @@ export function callbackTestPaths(): Record<string, unknown> {
           data: obj({ test: constant(true), message: str() }),
         }),
         delivered: { type: 'boolean' },
-        status_code: nullable(int({ description: 'The receiver\'s status; null when it did not answer.' })),
+        status_code: nullable(int({ description: "The receiver's status; null when it did not answer." })),
         latency_ms: int(),
         error: nullable(str({ description: 'As a delivery attempt records it: `endpoint answered 500`, `timeout after 10000 ms`, `connection refused`…' })),
-        response: obj({ content_type: nullable(str()), body: nullable(str({ description: 'The start of the answer\'s body (2 kB).' })), truncated: { type: 'boolean' } }),
+        response: obj({
+          content_type: nullable(str()),
+          body: nullable(str({ description: "The start of the answer's body (2 kB)." })),
+          truncated: { type: 'boolean' },
+        }),
       }),
     ),
   );
   const description = `One \`${CALLBACK_TEST_EVENT}\` callback (header \`${CALLBACK_HEADERS.event}\`), signed and sent as every delivery is (the endpoint's authentication, its destination policy, no redirect, the timeout), now, once: nothing is stored or retried. Rate limited per company (RATE_LIMIT_HEAVY_PER_HOUR).`;
-  const responses = { '200': answer, ...errors(['400', '404', '503'], { '404': 'The company has no callback endpoint (`No callback endpoint is set for this company`).' }) };
+  const responses = {
+    '200': answer,
+    ...errors(['400', '404', '503'], { '404': 'The company has no callback endpoint (`No callback endpoint is set for this company`).' }),
+  };
   return {
     '/admin/v1/companies/{companyId}/callback/test': {
       post: {
         tags: ['Callback deliveries'],
         operationId: 'sendCallbackTest',
-        summary: 'Send a test event to the company\'s callback endpoint and show its answer',
+        summary: "Send a test event to the company's callback endpoint and show its answer",
         description,
         security: [{ adminToken: [] }],
         parameters: [pathParam('companyId', str())],
@@ -464,7 +589,10 @@ export function callbackTestPaths(): Record<string, unknown> {
       },
     },
     '/portal/api/callback/test': {
-      post: portalOp('sendCallbackTest', 'Send a test event to the callback endpoint and show its answer', true, { description: `Capability \`callback\`. ${description}`, responses }),
+      post: portalOp('sendCallbackTest', 'Send a test event to the callback endpoint and show its answer', true, {
+        description: `Capability \`callback\`. ${description}`,
+        responses,
+      }),
     },
   };
 }

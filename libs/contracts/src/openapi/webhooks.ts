@@ -26,8 +26,8 @@ export const webhookSchemas: Record<string, JsonSchema> = {
       siteId: str(),
       siteName: str(),
       roomId: nullable(str()),
-      roomNumber: nullable(str({ description: 'null for a cabinet, as in SPEC\'s v2 record' })),
-      roomName: nullable(str({ description: 'The room\'s name, for a cabinet too.' })),
+      roomNumber: nullable(str({ description: "null for a cabinet, as in SPEC's v2 record" })),
+      roomName: nullable(str({ description: "The room's name, for a cabinet too." })),
       bedId: nullable(str()),
       bedNumber: nullable(str()),
       validFrom: dateTime(),
@@ -41,18 +41,23 @@ export const webhookSchemas: Record<string, JsonSchema> = {
       lockProvider: LOCK_PROVIDER,
     },
     ['keyId', 'lockData', 'passcode', 'passcodeId', 'cardNumber', 'cardId'],
-    { description: 'EKEY and REMOTE: keyId, lockData. PASSCODE: passcode, passcodeId. CARD: cardNumber (the booking\'s card_id), cardId. In access.revoked no secret: keyId, passcodeId or cardId name the credential; lockData, passcode and cardNumber are absent.' },
+    {
+      description:
+        "EKEY and REMOTE: keyId, lockData. PASSCODE: passcode, passcodeId. CARD: cardNumber (the booking's card_id), cardId. In access.revoked no secret: keyId, passcodeId or cardId name the credential; lockData, passcode and cardNumber are absent.",
+    },
   ),
   CallbackBody: obj(
     {
       event: oneOf(AccessEventTypes, { description: 'Also in the X-Service-Event header.' }),
-      referenceId: str({ description: 'The booking\'s reference_id: with `event`, the receiver\'s idempotency pair.' }),
+      referenceId: str({ description: "The booking's reference_id: with `event`, the receiver's idempotency pair." }),
       eventId: str({ description: 'The ingest event that led to this change.' }),
       deliveryId: str({ description: 'The same on every retry of one delivery.' }),
       occurredAt: dateTime(),
       data: {
         oneOf: [
-          obj({ credentials: arr(ref('CallbackCredential')), validity: nullable(obj({ checkIn: str(), checkOut: str() })) }, [], { description: 'access.provisioned, access.revoked' }),
+          obj({ credentials: arr(ref('CallbackCredential')), validity: nullable(obj({ checkIn: str(), checkOut: str() })) }, [], {
+            description: 'access.provisioned, access.revoked',
+          }),
           obj({ reason: str() }, [], { description: 'access.failed' }),
         ],
       },
@@ -93,12 +98,29 @@ export const webhooks = Object.fromEntries(
           { name: CALLBACK_HEADERS.signature, ...header('hex HMAC-SHA256 of the raw body (hmac only).', str({ pattern: '^[0-9a-f]{64}$' }), false) },
           { name: CALLBACK_HEADERS.event, ...header('The event type.', constant(event)) },
           { name: CALLBACK_HEADERS.timestamp, ...header('Unix seconds of this attempt (hmac only).', str({ pattern: '^[0-9]+$' }), false) },
-          { name: CALLBACK_HEADERS.signatureV2, ...header('hex HMAC-SHA256 of `<timestamp>.<raw body>` (hmac only).', str({ pattern: '^[0-9a-f]{64}$' }), false) },
-          { name: CALLBACK_HEADERS.webhookId, ...header("Standard Webhooks message id: the delivery's `deliveryId`, the same on every attempt (hmac only).", str({ pattern: '^dlv_[0-9a-f]{32}$' }), false) },
-          { name: CALLBACK_HEADERS.webhookTimestamp, ...header('Standard Webhooks timestamp: unix seconds of this attempt (hmac only).', str({ pattern: '^[0-9]+$' }), false) },
+          {
+            name: CALLBACK_HEADERS.signatureV2,
+            ...header('hex HMAC-SHA256 of `<timestamp>.<raw body>` (hmac only).', str({ pattern: '^[0-9a-f]{64}$' }), false),
+          },
+          {
+            name: CALLBACK_HEADERS.webhookId,
+            ...header(
+              "Standard Webhooks message id: the delivery's `deliveryId`, the same on every attempt (hmac only).",
+              str({ pattern: '^dlv_[0-9a-f]{32}$' }),
+              false,
+            ),
+          },
+          {
+            name: CALLBACK_HEADERS.webhookTimestamp,
+            ...header('Standard Webhooks timestamp: unix seconds of this attempt (hmac only).', str({ pattern: '^[0-9]+$' }), false),
+          },
           {
             name: CALLBACK_HEADERS.webhookSignature,
-            ...header('Standard Webhooks signatures: `v1,<base64>` per secret valid at the attempt, newest first, space-separated (hmac only).', str({ pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' }), false),
+            ...header(
+              'Standard Webhooks signatures: `v1,<base64>` per secret valid at the attempt, newest first, space-separated (hmac only).',
+              str({ pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' }),
+              false,
+            ),
           },
         ],
         requestBody: body({ allOf: [{ $ref: '#/components/schemas/CallbackBody' }], properties: { event: constant(event) } }),

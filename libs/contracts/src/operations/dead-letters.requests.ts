@@ -11,7 +11,10 @@ export const DURATION_PATTERN = /^(\d{1,9})(ms|s|m|h|d)$/;
 export const DURATION_MESSAGE = 'must be a duration such as 90s, 30m, 2h or 7d';
 
 const text = Joi.string().trim().min(1).max(200);
-const duration = Joi.string().trim().pattern(DURATION_PATTERN).messages({ 'string.pattern.base': `{#label} ${DURATION_MESSAGE}` });
+const duration = Joi.string()
+  .trim()
+  .pattern(DURATION_PATTERN)
+  .messages({ 'string.pattern.base': `{#label} ${DURATION_MESSAGE}` });
 
 /** What selects dead letters; every given field must hold. */
 const filterKeys = {

@@ -96,7 +96,12 @@ export function createNukiLockCloud(config: NukiConfig, opts: NukiClientOptions 
   async function smartlock(id: string): Promise<Record<string, unknown>> {
     const { data } = await client.call({ method: 'GET', path: `/smartlock/${id}`, operation: OP.smartlock, lockId: id, mutating: false });
     if (typeof data !== 'object' || data === null) {
-      throw new LockCloudError(`lock cloud ${OP.smartlock}: the answer is not a JSON object`, { kind: 'transient', category: 'bad_response', operation: OP.smartlock, lockId: id });
+      throw new LockCloudError(`lock cloud ${OP.smartlock}: the answer is not a JSON object`, {
+        kind: 'transient',
+        category: 'bad_response',
+        operation: OP.smartlock,
+        lockId: id,
+      });
     }
     return data as Record<string, unknown>;
   }
@@ -105,13 +110,30 @@ export function createNukiLockCloud(config: NukiConfig, opts: NukiClientOptions 
   async function requireOnline(id: string, operation: string): Promise<void> {
     const state = Number((await smartlock(id)).serverState);
     if (state === SERVER_OK) return;
-    if (state === SERVER_OFFLINE) throw new LockCloudError(`lock cloud ${operation}: lock ${id} is offline (no bridge or Wi-Fi connection)`, { kind: 'transient', category: 'offline', operation, lockId: id });
-    throw new LockCloudError(`lock cloud ${operation}: lock ${id} cannot be reached through the Web API (serverState ${state})`, { kind: 'permanent', category: 'unsupported', operation, lockId: id });
+    if (state === SERVER_OFFLINE)
+      throw new LockCloudError(`lock cloud ${operation}: lock ${id} is offline (no bridge or Wi-Fi connection)`, {
+        kind: 'transient',
+        category: 'offline',
+        operation,
+        lockId: id,
+      });
+    throw new LockCloudError(`lock cloud ${operation}: lock ${id} cannot be reached through the Web API (serverState ${state})`, {
+      kind: 'permanent',
+      category: 'unsupported',
+      operation,
+      lockId: id,
+    });
   }
 
   async function auths(id: string): Promise<NukiAuth[]> {
     const { data } = await client.call({ method: 'GET', path: `/smartlock/${id}/auth`, operation: OP.auths, lockId: id, mutating: false });
-    if (!Array.isArray(data)) throw new LockCloudError(`lock cloud ${OP.auths}: the answer is not a list`, { kind: 'transient', category: 'bad_response', operation: OP.auths, lockId: id });
+    if (!Array.isArray(data))
+      throw new LockCloudError(`lock cloud ${OP.auths}: the answer is not a list`, {
+        kind: 'transient',
+        category: 'bad_response',
+        operation: OP.auths,
+        lockId: id,
+      });
     return data as NukiAuth[];
   }
 
@@ -122,13 +144,16 @@ export function createNukiLockCloud(config: NukiConfig, opts: NukiClientOptions 
       const found = done(await auths(id));
       if (found) return found;
       if (Date.now() >= deadline) {
-        throw new LockCloudError(`lock cloud ${operation}: the keypad code was not confirmed by lock ${id} within ${Math.round(config.confirmTimeoutMs / 1000)} s`, {
-          kind: 'transient',
-          category: 'unconfirmed',
-          operation,
-          lockId: id,
-          maybeApplied: true,
-        });
+        throw new LockCloudError(
+          `lock cloud ${operation}: the keypad code was not confirmed by lock ${id} within ${Math.round(config.confirmTimeoutMs / 1000)} s`,
+          {
+            kind: 'transient',
+            category: 'unconfirmed',
+            operation,
+            lockId: id,
+            maybeApplied: true,
+          },
+        );
       }
       await sleep(Math.min(config.confirmPollMs, Math.max(0, deadline - Date.now())));
     }
@@ -197,10 +222,26 @@ export function createNukiLockCloud(config: NukiConfig, opts: NukiClientOptions 
     const until = iso(period.end);
     return perLock(id, async () => {
       const auth = await authOnLock(id, input.credentialId);
-      if (!auth) throw new LockCloudError(`lock cloud ${op}: lock ${id} holds no keypad code ${input.credentialId}`, { kind: 'permanent', category: 'not_found', operation: op, lockId: id });
-      await client.call({ method: 'POST', path: `/smartlock/${id}/auth/${auth.id}`, operation: op, lockId: id, mutating: true, body: { allowedFromDate: from, allowedUntilDate: until } });
+      if (!auth)
+        throw new LockCloudError(`lock cloud ${op}: lock ${id} holds no keypad code ${input.credentialId}`, {
+          kind: 'permanent',
+          category: 'not_found',
+          operation: op,
+          lockId: id,
+        });
+      await client.call({
+        method: 'POST',
+        path: `/smartlock/${id}/auth/${auth.id}`,
+        operation: op,
+        lockId: id,
+        mutating: true,
+        body: { allowedFromDate: from, allowedUntilDate: until },
+      });
       const done = await untilConfirmed(id, op, (l) =>
-        l.find((a): a is NukiAuth & { authId: number } => a.id === auth.id && confirmed(a) && isoOrEmpty(a.allowedFromDate) === from && isoOrEmpty(a.allowedUntilDate) === until),
+        l.find(
+          (a): a is NukiAuth & { authId: number } =>
+            a.id === auth.id && confirmed(a) && isoOrEmpty(a.allowedFromDate) === from && isoOrEmpty(a.allowedUntilDate) === until,
+        ),
       );
       return { changed: true, validFrom: isoOrEmpty(done.allowedFromDate), validTo: isoOrEmpty(done.allowedUntilDate) };
     });
@@ -219,7 +260,8 @@ export function createNukiLockCloud(config: NukiConfig, opts: NukiClientOptions 
 
     async listLocks() {
       const { data } = await client.call({ method: 'GET', path: '/smartlock', operation: OP.list, mutating: false });
-      if (!Array.isArray(data)) throw new LockCloudError(`lock cloud ${OP.list}: the answer is not a list`, { kind: 'transient', category: 'bad_response', operation: OP.list });
+      if (!Array.isArray(data))
+        throw new LockCloudError(`lock cloud ${OP.list}: the answer is not a list`, { kind: 'transient', category: 'bad_response', operation: OP.list });
       return (data as Record<string, unknown>[]).map(lockInfo);
     },
 
@@ -241,7 +283,14 @@ export function createNukiLockCloud(config: NukiConfig, opts: NukiClientOptions 
       return perLock(id, async () => {
         const auth = await authOnLock(id, input.passcodeId);
         if (!auth) return { alreadyGone: true };
-        const { notFound } = await client.call({ method: 'DELETE', path: `/smartlock/${id}/auth/${auth.id}`, operation: op, lockId: id, mutating: true, deleteCall: true });
+        const { notFound } = await client.call({
+          method: 'DELETE',
+          path: `/smartlock/${id}/auth/${auth.id}`,
+          operation: op,
+          lockId: id,
+          mutating: true,
+          deleteCall: true,
+        });
         return { alreadyGone: notFound };
       });
     },

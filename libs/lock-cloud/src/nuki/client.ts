@@ -66,7 +66,7 @@ export function createNukiClient(config: NukiConfig, opts: NukiClientOptions = {
       return { data: undefined, notFound: true };
     }
     const cls = classifyNukiStatus(res.status);
-    const what = cls.category === 'auth' ? 'the account\'s API token was refused' : cls.category;
+    const what = cls.category === 'auth' ? "the account's API token was refused" : cls.category;
     throw new LockCloudError(`lock cloud ${c.operation}: HTTP ${res.status} (${what})`, {
       ...cls,
       operation: c.operation,

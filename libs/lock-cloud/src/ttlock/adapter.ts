@@ -30,8 +30,7 @@ const PAGE_SIZE = 200;
 /** A guest account's own name: letters and digits only (30002), fixed length, so the vendor's prefix strips off. */
 const ACCOUNT_NAME_LENGTH = 25;
 
-const invalid = (message: string, operation: string) =>
-  new LockCloudError(message, { kind: 'permanent', category: 'invalid_input', operation });
+const invalid = (message: string, operation: string) => new LockCloudError(message, { kind: 'permanent', category: 'invalid_input', operation });
 
 function requireId(value: unknown, field: string, operation: string): void {
   if (typeof value !== 'string' && typeof value !== 'number') throw invalid(`${field} is required`, operation);
@@ -41,7 +40,12 @@ function requireId(value: unknown, field: string, operation: string): void {
 function numberField(body: VendorBody, field: string, operation: string): number {
   const n = Number(body[field]);
   if (!Number.isFinite(n)) {
-    throw new LockCloudError(`lock cloud ${operation}: no ${field} in the answer`, { kind: 'transient', category: 'bad_response', operation, maybeApplied: true });
+    throw new LockCloudError(`lock cloud ${operation}: no ${field} in the answer`, {
+      kind: 'transient',
+      category: 'bad_response',
+      operation,
+      maybeApplied: true,
+    });
   }
   return n;
 }
@@ -151,7 +155,9 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
 
   /** A guest account's password: derived from the client secret and the account's own name, so nothing is stored. */
   const accountPassword = (account: string) =>
-    createHmac('sha256', config.clientSecret).update(`guest-account:${account.slice(-ACCOUNT_NAME_LENGTH)}`).digest('hex');
+    createHmac('sha256', config.clientSecret)
+      .update(`guest-account:${account.slice(-ACCOUNT_NAME_LENGTH)}`)
+      .digest('hex');
 
   return {
     provider: 'ttlock',
@@ -162,7 +168,8 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
       const name = `g${randomBytes(12).toString('hex')}`;
       const body = await client.callAsClient({ method: 'POST', path: op, mutating: true, params: { username: name, password: md5(accountPassword(name)) } });
       const username = typeof body.username === 'string' ? body.username : '';
-      if (!username.endsWith(name)) throw new LockCloudError(`lock cloud ${op}: no username in the answer`, { kind: 'transient', category: 'bad_response', operation: op });
+      if (!username.endsWith(name))
+        throw new LockCloudError(`lock cloud ${op}: no username in the answer`, { kind: 'transient', category: 'bad_response', operation: op });
       return username;
     },
 
@@ -170,10 +177,20 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
       const op = '/v3/key/get';
       requireId(lockId, 'lockId', op);
       requireId(account, 'account', op);
-      const body = await client.callAsAccount({ method: 'GET', path: op, lockId, mutating: false, params: { lockId } }, { username: account, password: accountPassword(account) });
+      const body = await client.callAsAccount(
+        { method: 'GET', path: op, lockId, mutating: false, params: { lockId } },
+        { username: account, password: accountPassword(account) },
+      );
       const lockData = typeof body.lockData === 'string' ? body.lockData : '';
-      if (!lockData) throw new LockCloudError(`lock cloud ${op}: no lockData in the answer`, { kind: 'transient', category: 'bad_response', operation: op, lockId });
-      return { keyId: numberField(body, 'keyId', op), lockMac: String(body.lockMac ?? ''), lockData, validFrom: isoOrEmpty(body.startDate), validTo: isoOrEmpty(body.endDate) };
+      if (!lockData)
+        throw new LockCloudError(`lock cloud ${op}: no lockData in the answer`, { kind: 'transient', category: 'bad_response', operation: op, lockId });
+      return {
+        keyId: numberField(body, 'keyId', op),
+        lockMac: String(body.lockMac ?? ''),
+        lockData,
+        validFrom: isoOrEmpty(body.startDate),
+        validTo: isoOrEmpty(body.endDate),
+      };
     },
 
     async getLock(lockId) {
@@ -207,7 +224,13 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
         params: custom ? { ...common, keyboardPwd: input.code, addType: VIA_GATEWAY } : { ...common, keyboardPwdType: PASSCODE_PERIOD },
       });
       const code = custom ? String(input.code) : String(body.keyboardPwd ?? '');
-      if (!code) throw new LockCloudError(`lock cloud ${op}: no keyboardPwd in the answer`, { kind: 'transient', category: 'bad_response', operation: op, maybeApplied: true });
+      if (!code)
+        throw new LockCloudError(`lock cloud ${op}: no keyboardPwd in the answer`, {
+          kind: 'transient',
+          category: 'bad_response',
+          operation: op,
+          maybeApplied: true,
+        });
       return { passcodeId: numberField(body, 'keyboardPwdId', op), code, validFrom: iso(period.start), validTo: iso(period.end) };
     },
 
@@ -216,7 +239,14 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
       requireId(input?.lockId, 'lockId', op);
       requireId(input.passcodeId, 'passcodeId', op);
       return revoked(
-        await call({ method: 'POST', path: op, lockId: input.lockId, mutating: true, deleteCall: true, params: { lockId: input.lockId, keyboardPwdId: input.passcodeId, deleteType: VIA_GATEWAY } }),
+        await call({
+          method: 'POST',
+          path: op,
+          lockId: input.lockId,
+          mutating: true,
+          deleteCall: true,
+          params: { lockId: input.lockId, keyboardPwdId: input.passcodeId, deleteType: VIA_GATEWAY },
+        }),
       );
     },
 
@@ -230,7 +260,14 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
         path: op,
         lockId: input.lockId,
         mutating: true,
-        params: { lockId: input.lockId, cardNumber: input.cardNumber, cardName: input.name, startDate: period.start, endDate: period.end, addType: VIA_GATEWAY },
+        params: {
+          lockId: input.lockId,
+          cardNumber: input.cardNumber,
+          cardName: input.name,
+          startDate: period.start,
+          endDate: period.end,
+          addType: VIA_GATEWAY,
+        },
       });
       return { cardId: numberField(body, 'cardId', op), cardNumber: String(input.cardNumber), validFrom: iso(period.start), validTo: iso(period.end) };
     },
@@ -240,7 +277,14 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
       requireId(input?.lockId, 'lockId', op);
       requireId(input.cardId, 'cardId', op);
       return revoked(
-        await call({ method: 'POST', path: op, lockId: input.lockId, mutating: true, deleteCall: true, params: { lockId: input.lockId, cardId: input.cardId, deleteType: VIA_GATEWAY } }),
+        await call({
+          method: 'POST',
+          path: op,
+          lockId: input.lockId,
+          mutating: true,
+          deleteCall: true,
+          params: { lockId: input.lockId, cardId: input.cardId, deleteType: VIA_GATEWAY },
+        }),
       );
     },
 
@@ -255,35 +299,29 @@ export function createTtlockLockCloud(config: LockCloudConfig, opts: TtlockClien
       ]);
       return {
         lockId,
-        ekeys: keys.map(
-          (k): EkeyOnLock => ({
-            keyId: Number(k.keyId),
-            receiver: String(k.username ?? ''),
-            name: String(k.keyName ?? ''),
-            remoteUnlock: Number(k.remoteEnable) === REMOTE_YES,
-            status: String(k.keyStatus ?? ''),
-            validFrom: isoOrEmpty(k.startDate),
-            validTo: isoOrEmpty(k.endDate),
-          }),
-        ),
-        passcodes: pwds.map(
-          (p): PasscodeOnLock => ({
-            passcodeId: Number(p.keyboardPwdId),
-            code: String(p.keyboardPwd ?? ''),
-            name: String(p.keyboardPwdName ?? ''),
-            validFrom: isoOrEmpty(p.startDate),
-            validTo: isoOrEmpty(p.endDate),
-          }),
-        ),
-        cards: cards.map(
-          (c): CardOnLock => ({
-            cardId: Number(c.cardId),
-            cardNumber: String(c.cardNumber ?? ''),
-            name: String(c.cardName ?? ''),
-            validFrom: isoOrEmpty(c.startDate),
-            validTo: isoOrEmpty(c.endDate),
-          }),
-        ),
+        ekeys: keys.map((k): EkeyOnLock => ({
+          keyId: Number(k.keyId),
+          receiver: String(k.username ?? ''),
+          name: String(k.keyName ?? ''),
+          remoteUnlock: Number(k.remoteEnable) === REMOTE_YES,
+          status: String(k.keyStatus ?? ''),
+          validFrom: isoOrEmpty(k.startDate),
+          validTo: isoOrEmpty(k.endDate),
+        })),
+        passcodes: pwds.map((p): PasscodeOnLock => ({
+          passcodeId: Number(p.keyboardPwdId),
+          code: String(p.keyboardPwd ?? ''),
+          name: String(p.keyboardPwdName ?? ''),
+          validFrom: isoOrEmpty(p.startDate),
+          validTo: isoOrEmpty(p.endDate),
+        })),
+        cards: cards.map((c): CardOnLock => ({
+          cardId: Number(c.cardId),
+          cardNumber: String(c.cardNumber ?? ''),
+          name: String(c.cardName ?? ''),
+          validFrom: isoOrEmpty(c.startDate),
+          validTo: isoOrEmpty(c.endDate),
+        })),
       };
     },
 

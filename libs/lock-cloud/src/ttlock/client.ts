@@ -2,13 +2,7 @@ import type { AxiosResponse } from 'axios';
 import { createHash } from 'node:crypto';
 import type { Logger, Registry } from '@smartlock/observability';
 import type { LockCloudConfig } from '../config';
-import {
-  LockCloudError,
-  TTLOCK_NOT_FOUND,
-  TTLOCK_TOKEN_EXPIRED,
-  classifyErrcode,
-  classifyHttpStatus,
-} from '../errors';
+import { LockCloudError, TTLOCK_NOT_FOUND, TTLOCK_TOKEN_EXPIRED, classifyErrcode, classifyHttpStatus } from '../errors';
 import { callMeter, noAnswer, perKeyQueue, vendorAxios } from '../http';
 
 export type Params = Record<string, string | number | undefined>;
@@ -105,21 +99,28 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
    * replay after a token refresh too: what the vendor saw.
    */
   function send(spec: CallSpec, params: Params): Promise<VendorBody> {
-    return metered(spec.path, () => exchange(spec, params), (body) => (isError(body) ? classifyErrcode(Number(body.errcode)) : undefined));
+    return metered(
+      spec.path,
+      () => exchange(spec, params),
+      (body) => (isError(body) ? classifyErrcode(Number(body.errcode)) : undefined),
+    );
   }
 
   async function exchange(spec: CallSpec, params: Params): Promise<VendorBody> {
     const started = Date.now();
     let res: AxiosResponse;
     try {
-      res =
-        spec.method === 'GET'
-          ? await ax.get(spec.path, { params: form(params) })
-          : await ax.post(spec.path, form(params));
+      res = spec.method === 'GET' ? await ax.get(spec.path, { params: form(params) }) : await ax.post(spec.path, form(params));
     } catch (err) {
       throw noAnswer(err, { operation: spec.path, lockId: spec.lockId, mutating: spec.mutating, timeoutMs: config.timeoutMs, startedAt: started }, log);
     }
-    log?.debug('lock cloud call', { operation: spec.path, lockId: spec.lockId, status: res.status, errcode: (res.data as VendorBody)?.errcode, durationMs: Date.now() - started });
+    log?.debug('lock cloud call', {
+      operation: spec.path,
+      lockId: spec.lockId,
+      status: res.status,
+      errcode: (res.data as VendorBody)?.errcode,
+      durationMs: Date.now() - started,
+    });
     if (res.status !== 200) {
       const c = classifyHttpStatus(res.status);
       throw new LockCloudError(`lock cloud ${spec.path}: HTTP ${res.status}`, {
@@ -164,7 +165,11 @@ export function createTtlockClient(config: LockCloudConfig, opts: TtlockClientOp
     const body = await send(spec, { clientId: config.clientId, clientSecret: config.clientSecret, ...grant });
     if (isError(body)) throw vendorError(spec, body);
     if (typeof body.access_token !== 'string' || !body.access_token) {
-      throw new LockCloudError('lock cloud /oauth2/token: no access_token in the answer', { kind: 'transient', category: 'bad_response', operation: spec.path });
+      throw new LockCloudError('lock cloud /oauth2/token: no access_token in the answer', {
+        kind: 'transient',
+        category: 'bad_response',
+        operation: spec.path,
+      });
     }
     const meta = { grant: grant.grant_type ?? 'password', account, expiresInS: body.expires_in };
     if (account) log?.debug('lock cloud token obtained', meta);
