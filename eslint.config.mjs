@@ -1,4 +1,5 @@
 import nx from '@nx/eslint-plugin';
+import prettier from 'eslint-config-prettier';
 
 const boundaries = (testing) => [
   'error',
@@ -45,7 +46,15 @@ export default [
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: '@smartlock/db', importNames: ['isDuplicateKeyError'], message: 'Decide the race with a libs/db primitive (claimOnce, insertUnlessHeld, unlessHeld, nextVersion, claimExpiring).' }] },
+        {
+          paths: [
+            {
+              name: '@smartlock/db',
+              importNames: ['isDuplicateKeyError'],
+              message: 'Decide the race with a libs/db primitive (claimOnce, insertUnlessHeld, unlessHeld, nextVersion, claimExpiring).',
+            },
+          ],
+        },
       ],
       // A conditional findOneAndUpdate lets several writers "win" on FerretDB 1.x (docs/adr/0101): say which case it is.
       'no-restricted-syntax': [
@@ -66,4 +75,6 @@ export default [
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  // Layout is Prettier's (npm run format): no ESLint rule may disagree with it.
+  prettier,
 ];

@@ -6,12 +6,16 @@
 # a fresh clone, the rule prints "No cached ProjectGraph is available. The rule will be skipped." and
 # ESLint still exits 0. So: compute the graph first, fail if the rule says it skipped anyway, and lint
 # a known violation to prove the rule flags one. Then knip (knip.json): no file, export or duplicate
-# export that nothing imports.
+# export that nothing imports. Prettier checks the code's layout first (.prettierrc.json, .prettierignore:
+# code only; `npm run format` writes it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false FORCE_COLOR=0
 
 npx nx show projects >/dev/null
+
+npx prettier --check . --log-level warn
+echo "lint: code formatted (prettier)"
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
