@@ -1,23 +1,21 @@
 import { DateTime } from 'luxon';
 import { localDayBound, siteTimeOf, type EmployeeScheduleMessage, type SiteTime } from '@smartlock/contracts';
-import { claimExpiring, insertUnlessHeld, releaseClaim, withRetries } from '@smartlock/db';
+import { withRetries } from '@smartlock/db';
 import { Broker, DeadLetterInfo, MessageContext, TransientError } from '@smartlock/messaging';
-import type { CredentialPlace, DesiredCredential, ScheduleDoc, WorkerModels } from '../models';
+import type { CredentialPlace, DesiredCredential } from '../models';
 import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, reconcile } from '../credentials/reconcile';
 import { desiredCredentials } from '../credentials/desired';
 import { revokedSinceTold } from '../credentials/records';
-import type { CredentialVault } from '../credentials/vault';
 import { publishAccess } from '../bookings/report';
+import { ScheduleData, appliedSchedule, claimSchedule, recordActual, recordApplied, recordModel, releaseSchedule, storedSchedule } from './store';
 
-export interface ScheduleDeps {
-  models: WorkerModels;
+/** `models` and `vault`: the schedules' records (./store). */
+export interface ScheduleDeps extends ScheduleData {
   broker: Broker;
   messageKey: Buffer;
   layout: LayoutLookup;
   reconcile: ReconcileDeps;
-  /** Seals the credentials of schedule records at rest (SECRETS_KEY). */
-  vault: CredentialVault;
   owner: string;
   /** A claim older than this belongs to a crashed process. */
   claimLeaseMs: number;
@@ -28,9 +26,9 @@ export interface ScheduleDeps {
 /** Another process holds the schedule's claim. */
 class ClaimHeld extends Error {}
 
-/** Waits for the schedule's claim (libs/db claimExpiring: a crashed holder's is taken over after claimLeaseMs), tried every 25 ms within claimWaitMs; null when the wait ran out. */
-async function claim(deps: ScheduleDeps, id: string): Promise<Date | null> {
-  const held = async () => (await claimExpiring(deps.models.ScheduleClaim, id, deps.claimLeaseMs, { owner: deps.owner })) ?? Promise.reject(new ClaimHeld());
+/** Waits for the schedule's claim (a crashed holder's is taken over after claimLeaseMs), tried every 25 ms within claimWaitMs; null when the wait ran out. */
+async function claim(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promise<Date | null> {
+  const held = async () => (await claimSchedule(deps, msg.company_id, msg.schedule_id, deps.claimLeaseMs, deps.owner)) ?? Promise.reject(new ClaimHeld());
   return withRetries(held, { attempts: Infinity, delayMs: 25, maxDelayMs: 25, withinMs: deps.claimWaitMs, retryable: (err) => err instanceof ClaimHeld }).catch(
     (err: unknown) => {
       if (err instanceof ClaimHeld) return null;
@@ -93,16 +91,6 @@ async function desiredOf(deps: ScheduleDeps, msg: EmployeeScheduleMessage, previ
   });
 }
 
-async function ensureSchedule(deps: ScheduleDeps, msg: EmployeeScheduleMessage): Promise<ScheduleDoc> {
-  const { Schedule } = deps.models;
-  const filter = { company_id: msg.company_id, schedule_id: msg.schedule_id };
-  const found = deps.vault.open(await Schedule.findOne(filter).lean<ScheduleDoc>());
-  if (found) return found;
-  // Created once: a redelivery racing this one finds the other's.
-  await insertUnlessHeld(Schedule, { ...filter, ref_id: msg.ref_id });
-  return deps.vault.open(await Schedule.findOne(filter).lean<ScheduleDoc>()) as ScheduleDoc;
-}
-
 const spanOf = (desired: DesiredCredential[]) =>
   desired.length
     ? {
@@ -120,13 +108,11 @@ const eventIdOf = (msg: EmployeeScheduleMessage) => `schedule:${msg.schedule_id}
  * access.provisioned / access.revoked go out with `subject: 'employee'`.
  */
 export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeScheduleMessage, ctx: MessageContext): Promise<void> {
-  const { Schedule } = deps.models;
   const log = ctx.logger.child({ scheduleId: msg.schedule_id, refId: msg.ref_id, version: msg.version });
-  const claimId = `${msg.company_id}|${msg.schedule_id}`;
-  const at = await claim(deps, claimId);
+  const at = await claim(deps, msg);
   if (!at) throw new TransientError(`schedule ${msg.schedule_id} is being applied by another message; retry`);
   try {
-    let s = await ensureSchedule(deps, msg);
+    let s = await storedSchedule(deps, msg.company_id, msg.schedule_id, msg.ref_id);
     if (msg.version < s.model_version || (msg.version === s.model_version && s.applied_version >= msg.version)) {
       log.info('schedule version already superseded or applied; ignored', { modelVersion: s.model_version });
       return;
@@ -138,15 +124,13 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
       const revoked = msg.type === 'schedule.revoked';
       const desired = revoked ? [] : await desiredOf(deps, msg, s.desired);
       const change = { ref_id: msg.ref_id, state: revoked ? ('revoked' as const) : ('active' as const), desired, model_version: msg.version };
-      await Schedule.updateOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }, { $set: deps.vault.seal(msg.company_id, change) });
+      await recordModel(deps, msg.company_id, msg.schedule_id, change);
       s = { ...s, ...change };
     }
     const result = await reconcile(
       deps.reconcile,
       { key: `schedule|${s.company_id}|${s.schedule_id}`, companyId: s.company_id, label: s.ref_id, desired: s.desired, actual: s.actual },
-      async (actual) => {
-        await Schedule.updateOne({ company_id: s.company_id, schedule_id: s.schedule_id }, { $set: deps.vault.seal(s.company_id, { actual }) });
-      },
+      (actual) => recordActual(deps, s.company_id, s.schedule_id, actual),
       log,
     );
     const common = {
@@ -166,10 +150,7 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
     if (revoked.length || msg.type === 'schedule.revoked') {
       await publishAccess(deps, { ...common, type: 'access.revoked', credentials: revoked });
     }
-    await Schedule.updateOne(
-      { company_id: s.company_id, schedule_id: s.schedule_id },
-      { $set: deps.vault.seal(s.company_id, { actual: result.active, published: result.active, applied_version: msg.version }) },
-    );
+    await recordApplied(deps, s.company_id, s.schedule_id, result.active, msg.version);
     log.info('employee schedule applied', {
       issued: result.issued.length,
       changed: result.changed.length,
@@ -177,7 +158,7 @@ export async function onEmployeeSchedule(deps: ScheduleDeps, msg: EmployeeSchedu
       active: result.active.length,
     });
   } finally {
-    await releaseClaim(deps.models.ScheduleClaim, claimId, at);
+    await releaseSchedule(deps, msg.company_id, msg.schedule_id, at);
   }
 }
 
@@ -189,7 +170,7 @@ export async function onEmployeeScheduleDeadLetter(
   info: DeadLetterInfo,
 ): Promise<void> {
   if (!msg || typeof msg.company_id !== 'string' || typeof msg.ref_id !== 'string' || !Number.isInteger(msg.version)) return;
-  const s = deps.vault.open(await deps.models.Schedule.findOne({ company_id: msg.company_id, schedule_id: msg.schedule_id }).lean<ScheduleDoc>());
+  const s = await appliedSchedule(deps, msg.company_id, msg.schedule_id);
   await publishAccess(deps, {
     type: 'access.failed',
     company_id: msg.company_id,
