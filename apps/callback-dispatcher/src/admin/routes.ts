@@ -67,7 +67,7 @@ async function redeliverDead(deps: AdminDeps, companyId: string, since: Date | n
   for (const delivery of dead) {
     const { _id } = delivery;
     if (await notRedeliverable(deps, delivery)) continue;
-    if (await deps.store.reopen(_id, 'dead')) {
+    if (await deps.store.reopen(delivery)) {
       await requeue(deps, _id, companyId, correlationId);
       ids.push(_id);
     }
@@ -196,7 +196,7 @@ export function adminRoutes(deps: AdminDeps, scope: RouteScope): Router {
       const refused = await notRedeliverable(deps, delivery);
       if (refused) throw conflict(refused);
       // Only from the status read: one delivered meanwhile is not sent again.
-      if (!(await store.reopen(deliveryId, delivery.status))) throw conflict('Delivery changed meanwhile: read it again');
+      if (!(await store.reopen(delivery))) throw conflict('Delivery changed meanwhile: read it again');
       await requeue(deps, deliveryId, delivery.company_id, req.correlationId);
       res.status(202).json(ok('Redelivery queued', SuccessCodes.REDELIVERY_QUEUED, { deliveryId, status: 'pending' }));
     }),

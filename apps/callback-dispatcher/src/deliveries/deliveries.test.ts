@@ -788,6 +788,28 @@ describe('callback-dispatcher: signed callbacks with durable retries (real broke
       expect(missing.data).toMatchObject({ code: 4040, error: true });
       expect((await axios.post(`${app.url}/admin/v1/deliveries/not-an-id/redeliver`, undefined, admin)).status).toBe(404);
     });
+
+    it('of concurrent redeliveries of a dead delivery exactly one requeues it: one manual attempt, one receipt', async () => {
+      let up = false;
+      const r = await receiver({ reply: () => (up ? 200 : 500) });
+      const companyId = await company(r.url, { type: 'bearer', token: 't' });
+      const a = await publish(accessEvent(companyId, 'access.provisioned'));
+      const dead = await waitFor(async () => models().Delivery.findOne({ company_id: companyId, event_id: a.event_id, status: 'dead' }).lean(), {
+        what: 'the delivery dead',
+        timeoutMs: 20_000,
+      });
+      up = true;
+      const all = `${app.url}/admin/v1/companies/${companyId}/deliveries/redeliver-dead`;
+      const answers = await Promise.all(Array.from({ length: 8 }, () => axios.post(all, undefined, admin)));
+      expect(answers.map((res) => res.status)).toEqual(Array(8).fill(202));
+      expect(answers.reduce((n, res) => n + (res.data.data.redelivered as number), 0)).toBe(1);
+      await waitFor(async () => (await models().Delivery.findById(dead._id).lean())?.status === 'delivered', { what: 'delivered' });
+      // Anything requeued twice would be a second receipt and a second manual attempt.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(r.received.filter((x) => x.body.deliveryId === dead._id)).toHaveLength(1);
+      const stored = await models().Delivery.findById(dead._id).lean();
+      expect(stored?.attempt_log.filter((x) => x.trigger === 'manual')).toHaveLength(1);
+    });
   });
 
   it('the dispatcher stopped in the middle of the schedule and started again still delivers', async () => {

@@ -1,7 +1,7 @@
-import { Connection, Model, Schema, basePlugin, insertOnce, updateAsOwner } from '@smartlock/db';
+import { Connection, Model, Schema, basePlugin, insertOnce, transitionModel, transitionOnce, updateAsOwner } from '@smartlock/db';
 import { GUEST_CHANNELS, GUEST_MESSAGE_NOT_SENT_REASONS, GUEST_MESSAGE_STATUSES } from '@smartlock/contracts';
 import type { GuestMessageNotSentReason } from '@smartlock/contracts';
-import type { AttemptRecord, DeliveryDoc, DeliveryStatus, GuestMessageDoc } from '../models';
+import type { AttemptRecord, DeliveryDoc, GuestMessageDoc } from '../models';
 
 /**
  * The deliveries aggregate's data: callback deliveries (their attempts inside them) and guest
@@ -87,6 +87,8 @@ export function deliveryModels(conn: Connection) {
   return {
     Delivery: conn.model<DeliveryDoc>('Delivery', delivery, 'deliveries'),
     GuestMessage: conn.model<GuestMessageDoc>('GuestMessage', guest, 'guest_messages'),
+    // Who reopened a dead delivery: one record per death (see `reopen`).
+    DeliveryTransitions: transitionModel(conn, 'delivery_transitions'),
   };
 }
 
@@ -118,7 +120,7 @@ const NOT_SENT_LINGER_MS = 1000;
 const REOPENED = { status: 'pending', dead_at: null, dead_reason: null };
 
 /** The deliveries aggregate's operations (see the module's comment); every read and write of its records. */
-export function deliveryStore({ Delivery, GuestMessage }: DeliveryModels) {
+export function deliveryStore({ Delivery, GuestMessage, DeliveryTransitions }: DeliveryModels) {
   /** A record is settled (delivered, dead, sent…): a copy of its message does nothing more. */
   async function settled<T extends { _id: string; status: string }>(model: Model<T>, id: string): Promise<boolean> {
     const current = (await model.findById(id, { status: 1 }).lean()) as { status: string } | null;
@@ -200,15 +202,24 @@ export function deliveryStore({ Delivery, GuestMessage }: DeliveryModels) {
         .exec(),
 
     /**
-     * Back to pending from `from`, as read: true for the caller that moved it, who requeues it. From
-     * dead, the caller whose update changed the record; otherwise the one whose filter still matched
-     * (a failed delivery is pending already). Where the server applies a conditional update as a read
-     * then a write (docs/adr/0101), two concurrent callers can both see true and requeue it twice: its
-     * attempts then run one at a time per process and check the status before sending.
+     * Back to pending, to be sent again: true for the one caller that moved it, who requeues it.
+     * - A dead delivery: decided by libs/db `transitionOnce`, an insert against a unique key, so of any
+     *   number of concurrent callers exactly one wins on every server (a conditional update alone lets
+     *   several win where the server applies it as a read then a write: docs/adr/0101). A delivery can
+     *   die again after a redelivery, so the transition is named for this death (its `dead_at`).
+     * - A pending one (failed, retries scheduled): true while it is still pending. Two callers may both
+     *   requeue it; its attempts run one at a time per process and check the status before sending.
      */
-    reopen: async (id: string, from: DeliveryStatus): Promise<boolean> => {
-      const r = await Delivery.updateOne({ _id: id, status: from }, { $set: REOPENED });
-      return from === 'dead' ? r.modifiedCount === 1 : r.matchedCount === 1;
+    reopen: async (d: Pick<DeliveryDoc, '_id' | 'status' | 'dead_at'>): Promise<boolean> => {
+      if (d.status === 'pending') return (await Delivery.countDocuments({ _id: d._id, status: 'pending' })) === 1;
+      if (d.status !== 'dead' || !d.dead_at) return false;
+      const death = new Date(d.dead_at);
+      const moved = await transitionOnce({ records: Delivery, transitions: DeliveryTransitions }, d._id, {
+        name: `reopened:${death.toISOString()}`,
+        from: { status: 'dead', dead_at: death },
+        set: REOPENED,
+      });
+      return moved?.won === true;
     },
 
     /**
