@@ -4,7 +4,7 @@ import type { Controls, FailureRule } from '../controls/state';
 import { createLockMutex } from '../vendor/protocol';
 import type { NukiAccountDoc, NukiAuthDoc, NukiModels, NukiSmartlockDoc } from './models';
 
-/** Keypad code rules (FIELD-NOTES "Nuki Web API"): 6 digits of 1-9, not starting with 12, unique per lock. */
+/** Keypad code rules of the Nuki Web API (libs/lock-cloud/README.md, "Nuki"): 6 digits of 1-9, not starting with 12, unique per lock. */
 export const KEYPAD_CODE_RULE = /^(?!12)[1-9]{6}$/;
 const KEYPAD_CODE = 13;
 const NAME_MAX = 32;

@@ -1,5 +1,5 @@
 /**
- * The vendor's conventions (FIELD-NOTES "TTLock Open API v3"): errors are HTTP 200 with errcode and
+ * The vendor's conventions (TTLock Open API v3, as libs/lock-cloud/README.md describes it): errors are HTTP 200 with errcode and
  * errmsg; parameters are form fields (POST) or query parameters (GET); times are epoch ms.
  */
 
