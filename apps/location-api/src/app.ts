@@ -15,8 +15,9 @@ import { adminRoutes, bindLockHandler, patchNodeHandler, unbindLockHandler } fro
 import { adoptBoundLocks, companyLocksHandler } from './admin/lock-owners';
 import { importLayoutHandler, snapshotHandler } from './admin/layout';
 import { layoutRelay } from './relay/relay';
-import { occupancyLogs, onAccessEvent } from './occupancy/occupancy';
+import { onAccessEvent } from './occupancy/occupancy';
 import { onBookingEvent } from './occupancy/bookings';
+import { occupancyModels, occupancyStore } from './occupancy/store';
 import { occupancyResync } from './occupancy/resync';
 
 export const SERVICE = 'location-api';
@@ -43,7 +44,9 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     parts: (ctx) => {
       const store = createLayoutStore(ctx.db, logger, config.LOCATION_RELAY_INTERVAL_MS);
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
-      const logs = occupancyLogs(ctx.db);
+      const occupancyRecords = occupancyModels(ctx.db);
+      // The logs of guests (credentials on locks, places booked): the consumers write them, a delete reads them.
+      const occupancy = occupancyStore(occupancyRecords, config.OCCUPANCY_LOG_LINGER_MS);
       const deps: Deps = { store, broker: ctx.broker, logger };
       // A missing, unknown, revoked or expired session is refused (401) before its body is read.
       const mayImport = async (req: Request) => {
@@ -54,28 +57,20 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       // once the caller is authenticated (a refused request spends no company's quota).
       const heavy = rateLimiter({ name: 'layout-rebuild', limit: config.RATE_LIMIT_HEAVY_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES });
       return [
-        collections([...store.models, outboxLeaseModel(ctx.db), logs.credentials, logs.bookings]),
+        collections([...store.models, outboxLeaseModel(ctx.db), occupancyRecords.Occupancy, occupancyRecords.BookingPlace]),
         // The replicas' queues: changes wait there for a consumer that has not started yet.
         topology({
           exchanges: [EXCHANGES.locationEvents],
           queues: [QUEUES.provisioningLocationEvents, QUEUES.accessApiLocationEvents, QUEUES.ingestLocationEvents],
         }),
-        consumer<AccessEventMessage>(
-          QUEUES.locationApiAccessEvents,
-          (msg, mctx) => onAccessEvent(logs.credentials, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS),
-          {
-            schema: accessEventMessageSchema,
-            prefetch: 64,
-          },
-        ),
-        consumer<BookingEventMessage>(
-          QUEUES.locationApiBookingEvents,
-          (msg, mctx) => onBookingEvent(logs.bookings, msg, mctx, config.OCCUPANCY_LOG_LINGER_MS),
-          {
-            schema: bookingEventMessageSchema,
-            prefetch: 64,
-          },
-        ),
+        consumer<AccessEventMessage>(QUEUES.locationApiAccessEvents, (msg, mctx) => onAccessEvent(occupancy, msg, mctx), {
+          schema: accessEventMessageSchema,
+          prefetch: 64,
+        }),
+        consumer<BookingEventMessage>(QUEUES.locationApiBookingEvents, (msg, mctx) => onBookingEvent(occupancy, msg, mctx), {
+          schema: bookingEventMessageSchema,
+          prefetch: 64,
+        }),
         // The outbox of location.events: commits the broker did not confirm, announced as resyncs.
         layoutRelay(deps, config.LOCATION_RELAY_INTERVAL_MS),
         // Locks bound before locks had owners become their layout's company's (in the background: a failure is retried at the next start).
@@ -103,7 +98,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
               '/admin/v1/companies/:companyId/occupancy/resync',
               heavy.consume((req) => req.params.companyId),
             );
-            r.use('/admin/v1/companies/:companyId', adminRoutes(deps, auth, logs, occupancyResync(config)));
+            r.use('/admin/v1/companies/:companyId', adminRoutes(deps, auth, occupancy, occupancyResync(config)));
             // The administration portal (the edge sends /portal/api/layout here): the session's company's
             // layout read whole, and imported (a preview with ?dry_run=true) with the `layout` capability.
             r.get('/portal/api/layout', auth.portal('view'), snapshotHandler(deps, companyOf));
@@ -111,7 +106,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
               '/portal/api/layout',
               auth.portal('layout'),
               heavy.consume(companyOf),
-              importLayoutHandler(deps, auth.models, logs, companyOf, { binder: 'portal' }),
+              importLayoutHandler(deps, auth.models, occupancy, companyOf, { binder: 'portal' }),
             );
             // A site's name, time zone and check-in/check-out hours, as the operator's PATCH of a site.
             r.patch('/portal/api/layout/sites/:id', auth.portal('layout'), patchNodeHandler(deps, companyOf, 'site'));

@@ -2,8 +2,7 @@ import amqp, { ChannelModel } from 'amqplib';
 import { randomUUID } from 'node:crypto';
 import { AccessEventMessage, BookingEventMessage, CredentialRecord, EventType, Exchanges } from '@smartlock/contracts';
 import { bookingEventMessage, waitFor } from '@smartlock/testing';
-import { occupancyModel } from './occupancy/occupancy';
-import { bookingPlacesModel } from './occupancy/bookings';
+import { occupancyModels } from './occupancy/store';
 import { LocationApiHarness, property, startLocationApi } from './test-support/harness';
 
 describe('location-api: deleting an occupied room or bed (access.events and booking.events)', () => {
@@ -69,7 +68,7 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     ...over,
   });
   const stored = (ref: string, n: number) =>
-    waitFor(async () => (await occupancyModel(h.db()).countDocuments({ reference_id: ref })) === n, { what: `${n} occupancy entries of ${ref}` });
+    waitFor(async () => (await occupancyModels(h.db()).Occupancy.countDocuments({ reference_id: ref })) === n, { what: `${n} occupancy entries of ${ref}` });
   const del = (level: string, id: string, force = false) => h.admin.delete(`${A.base}/${level}/${id}${force ? '?force=true' : ''}`);
 
   it('a room with a guest: 409 naming the booking; after the checkout revokes (and a late redelivery of the provision), it is free of guests', async () => {
@@ -175,7 +174,9 @@ describe('location-api: deleting an occupied room or bed (access.events and book
   const bookingMessage = (ref: string, sequence: number, eventType: EventType, booking: Partial<BookingEventMessage['booking']> = {}) =>
     bookingEventMessage({ companyId: A.id, siteId: rooms[0].site_id, ref, sequence, eventType, booking });
   const booked = (ref: string, n: number) =>
-    waitFor(async () => (await bookingPlacesModel(h.db()).countDocuments({ reference_id: ref })) === n, { what: `${n} booked-place entries of ${ref}` });
+    waitFor(async () => (await occupancyModels(h.db()).BookingPlace.countDocuments({ reference_id: ref })) === n, {
+      what: `${n} booked-place entries of ${ref}`,
+    });
   const stay = { check_in: new Date().toISOString(), check_out: future };
 
   it('a booking not provisioned (yet, or failed) holds its bed and room; its cancel frees them, and a later update does not bring it back', async () => {
@@ -199,7 +200,7 @@ describe('location-api: deleting an occupied room or bed (access.events and book
     await booked('BOOK-B1', 4);
     expect((await del('beds', bed1._id)).status).toBe(200);
     // One entry per event: the redelivered create, long since handled, added none.
-    expect(await bookingPlacesModel(h.db()).countDocuments({ reference_id: 'BOOK-B1' })).toBe(4);
+    expect(await occupancyModels(h.db()).BookingPlace.countDocuments({ reference_id: 'BOOK-B1' })).toBe(4);
   });
 
   it('a room move frees the old bed and holds the new room (its external id before its name); a stay already over holds nothing', async () => {

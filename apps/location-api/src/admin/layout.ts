@@ -3,7 +3,8 @@ import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, layout
 import { asyncHandler, badRequest } from '@smartlock/http';
 import { Entry, MissingChunkError } from '../layout/store';
 import { Deps, preview, runWrite } from '../layout/write';
-import { OccupancyLogs, refuseRemovingOccupied } from '../occupancy/occupancy';
+import { refuseRemovingOccupied } from '../occupancy/occupancy';
+import type { OccupancyStore } from '../occupancy/store';
 import type { IdentityModels } from '@smartlock/auth';
 import { checkLayoutDocument, importLayout, lockIdsOf } from './import';
 import { Binder, requireBindable } from './lock-owners';
@@ -41,7 +42,7 @@ function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
 export function importLayoutHandler(
   deps: Deps,
   identity: IdentityModels,
-  occupancy: OccupancyLogs,
+  occupancy: OccupancyStore,
   companyOf: CompanyOf,
   opts: { binder: Binder },
 ): RequestHandler {

@@ -7,7 +7,8 @@ import { Binder, lockOwnerRoutes, requireBindable } from './lock-owners';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
 import { publicRow } from '../external-ids/routes';
 import { Deps, bindLock, createNode, deleteNode, getNode, renameNode, runWrite, setSiteTime, unbindLock } from '../layout/write';
-import { OccupancyLogs, refuseIfOccupied } from '../occupancy/occupancy';
+import { refuseIfOccupied } from '../occupancy/occupancy';
+import type { OccupancyStore } from '../occupancy/store';
 import { flag, importLayoutHandler, snapshotHandler } from './layout';
 import type { OccupancyResync } from '../occupancy/resync';
 
@@ -117,7 +118,7 @@ export function unbindLockHandler(deps: Deps, companyOf: (req: Request) => strin
 }
 
 /** `/admin/v1/companies/:companyId/...`: the only writer of the layout. */
-export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyLogs, resync: OccupancyResync): Router {
+export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyStore, resync: OccupancyResync): Router {
   const router = Router({ mergeParams: true });
 
   // The company must exist in the identity slice (the one shared read, through libs/auth).

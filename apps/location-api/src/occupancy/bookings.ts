@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { isLocalTime, resolveStayTime, type BookingEventMessage, type EventType } from '@smartlock/contracts';
-import { Connection, Model, Schema, insertOnce } from '@smartlock/db';
 import type { MessageContext } from '@smartlock/messaging';
 import { TNode, Tree } from '../layout/tree';
+import type { OccupancyStore } from './store';
 
 /**
  * Which places the customer's booking system has booked: one entry per booking event (booking.events),
@@ -10,52 +10,9 @@ import { TNode, Tree } from '../layout/tree';
  * whose provisioning failed or dead-lettered during a lock-cloud outage (to be replayed once it is
  * over), has no credential on a lock, yet deleting its room would turn the replay into `Room not
  * found`. The access.events log (occupancy.ts) says where credentials are; this says where guests are
- * booked. Insert-only for the same reasons as that log; folded, by resolving the names against the
- * layout as it is, when a delete asks.
+ * booked. Recorded once per message like that log (store.ts); folded, by resolving the names against
+ * the layout as it is, when a delete asks.
  */
-export interface BookingPlaceEntry {
-  _id: string;
-  company_id: string;
-  reference_id: string;
-  sequence: number;
-  event_type: EventType;
-  site_id: string;
-  /** What the event names, as it named it: names and external ids are resolved when a delete asks. */
-  room: string | null;
-  room_id: string | null;
-  bed: string | null;
-  bed_id: string | null;
-  check_out: Date | null;
-  /** The delete's filter: `name:<site>:<lower-case room name>` and `ext:<room external id>`, [] when the event names no room. */
-  room_keys: string[];
-  received_at: Date;
-}
-
-const schema = new Schema<BookingPlaceEntry>(
-  {
-    _id: String,
-    company_id: { type: String, required: true },
-    reference_id: { type: String, required: true },
-    sequence: { type: Number, required: true },
-    event_type: { type: String, required: true },
-    site_id: { type: String, required: true },
-    room: { type: String, default: null },
-    room_id: { type: String, default: null },
-    bed: { type: String, default: null },
-    bed_id: { type: String, default: null },
-    check_out: { type: Date, default: null },
-    room_keys: { type: [String], required: true },
-    received_at: { type: Date, required: true },
-  },
-  { collection: 'occupancy_bookings', versionKey: false },
-);
-// As for the access log: MongoDB serves a delete's queries from these; FerretDB 1.x scans.
-schema.index({ company_id: 1, room_keys: 1 });
-schema.index({ company_id: 1, reference_id: 1 });
-
-export function bookingPlacesModel(db: Connection): Model<BookingPlaceEntry> {
-  return (db.models.BookingPlace as Model<BookingPlaceEntry>) ?? db.model<BookingPlaceEntry>('BookingPlace', schema);
-}
 
 const nameKey = (siteId: string, name: string) => `name:${siteId}:${name.toLowerCase()}`;
 const extKey = (externalId: string) => `ext:${externalId}`;
@@ -70,31 +27,27 @@ function latestCheckOut(value: string): Date {
   return new Date(resolveStayTime(value, 'check_out', { time_zone: 'Etc/GMT+12', check_in_time: '23:59', check_out_time: '23:59' }));
 }
 
-/** booking.events → one entry (a redelivery is a duplicate key), lingering as occupancy.ts's entries do. */
-export async function onBookingEvent(model: Model<BookingPlaceEntry>, msg: BookingEventMessage, ctx: MessageContext, lingerMs = 0): Promise<void> {
+/** booking.events → one entry (a redelivery finds it recorded), lingering as occupancy.ts's entries do. */
+export async function onBookingEvent(occupancy: OccupancyStore, msg: BookingEventMessage, ctx: MessageContext): Promise<void> {
   const b = msg.booking;
   const room_keys = [...(b.room !== undefined ? [nameKey(msg.site_id, b.room)] : []), ...(b.room_id !== undefined ? [extKey(b.room_id)] : [])];
-  await insertOnce(
-    model,
-    {
-      _id: createHash('sha256')
-        .update(JSON.stringify([msg.company_id, msg.reference_id, msg.event_id]))
-        .digest('hex'),
-      company_id: msg.company_id,
-      reference_id: msg.reference_id,
-      sequence: msg.sequence,
-      event_type: msg.event_type,
-      site_id: msg.site_id,
-      room: b.room ?? null,
-      room_id: b.room_id ?? null,
-      bed: b.bed ?? null,
-      bed_id: b.bed_id ?? null,
-      check_out: b.check_out ? latestCheckOut(b.check_out) : null,
-      room_keys,
-      received_at: new Date(),
-    },
-    { lingerMs },
-  );
+  await occupancy.recordBookedPlace({
+    _id: createHash('sha256')
+      .update(JSON.stringify([msg.company_id, msg.reference_id, msg.event_id]))
+      .digest('hex'),
+    company_id: msg.company_id,
+    reference_id: msg.reference_id,
+    sequence: msg.sequence,
+    event_type: msg.event_type,
+    site_id: msg.site_id,
+    room: b.room ?? null,
+    room_id: b.room_id ?? null,
+    bed: b.bed ?? null,
+    bed_id: b.bed_id ?? null,
+    check_out: b.check_out ? latestCheckOut(b.check_out) : null,
+    room_keys,
+    received_at: new Date(),
+  });
   ctx.logger.debug('booked place recorded', { companyId: msg.company_id, referenceId: msg.reference_id, sequence: msg.sequence });
 }
 
@@ -121,7 +74,7 @@ const ENDS: EventType[] = ['BOOKING_CANCEL', 'BOOKING_CHECKOUT'];
  * and only a create brings an ended booking back.
  */
 export async function bookedIn(
-  model: Model<BookingPlaceEntry>,
+  occupancy: OccupancyStore,
   company: string,
   tree: Tree,
   rooms: Set<string>,
@@ -136,9 +89,7 @@ export async function bookedIn(
     if (room.external_id !== null) keys.add(extKey(room.external_id));
   }
   if (!keys.size) return [];
-  const refs = await model.distinct('reference_id', { company_id: company, room_keys: { $in: [...keys] } });
-  if (!refs.length) return [];
-  const entries = await model.find({ company_id: company, reference_id: { $in: refs } }).lean<BookingPlaceEntry[]>();
+  const entries = await occupancy.bookingsNaming(company, [...keys]);
   entries.sort((a, b) => a.reference_id.localeCompare(b.reference_id) || a.sequence - b.sequence);
 
   const roomsOfSite = new Map<string, TNode[]>();

@@ -1,70 +1,27 @@
 import { createHash } from 'node:crypto';
 import { AccessEventMessage } from '@smartlock/contracts';
-import { Connection, Model, Schema, insertOnce } from '@smartlock/db';
 import { conflict } from '@smartlock/http';
 import type { MessageContext } from '@smartlock/messaging';
 import type { LayoutStore } from '../layout/store';
 import { TNode, Tree, descendants } from '../layout/tree';
-import { BookingPlaceEntry, bookedIn, bookingPlacesModel } from './bookings';
+import { bookedIn } from './bookings';
+import type { OccupancyEntry, OccupancyStore } from './store';
 
 /**
  * Which places have guests: location-api's replica of the bookings' credentials, fed by
  * access.events, so that deleting an occupied room or bed can be refused (the bookings themselves
  * live in the worker's slice, which no other app reads).
  *
- * Insert-only, like access-api's log: one entry per message, `_id` a hash of it, so a redelivery is a
- * duplicate key and two consumers never race on an update (FerretDB's updates are not atomic). The
- * state is folded when a delete asks, which is rare.
+ * One entry per message, recorded once (store.ts), like access-api's log; the state is folded when a
+ * delete asks, which is rare.
  */
-export interface OccupancyEntry {
-  _id: string;
-  company_id: string;
-  reference_id: string;
-  kind: 'access.provisioned' | 'access.revoked';
-  sequence: number;
-  /** Every room the entry's credentials are on (a bed's credentials name its room too): the filter of a delete. */
-  room_ids: string[];
-  credentials: { key: string; room_id: string; bed_id: string | null; valid_to: Date }[];
-  received_at: Date;
-}
-
-const schema = new Schema<OccupancyEntry>(
-  {
-    _id: String,
-    company_id: { type: String, required: true },
-    reference_id: { type: String, required: true },
-    kind: { type: String, required: true },
-    sequence: { type: Number, required: true },
-    room_ids: { type: [String], required: true },
-    credentials: [{ _id: false, key: String, room_id: String, bed_id: String, valid_to: Date }],
-    received_at: { type: Date, required: true },
-  },
-  { collection: 'occupancy', versionKey: false },
-);
-// Serves the delete's query on MongoDB; FerretDB 1.x scans the collection for it (no index use
-// beyond `_id`), acceptable for an administrative delete.
-schema.index({ company_id: 1, room_ids: 1 });
-
-export function occupancyModel(db: Connection): Model<OccupancyEntry> {
-  return (db.models.Occupancy as Model<OccupancyEntry>) ?? db.model<OccupancyEntry>('Occupancy', schema);
-}
-
-/** The two logs a delete consults: credentials on locks (access.events) and places booked (booking.events). */
-export interface OccupancyLogs {
-  credentials: Model<OccupancyEntry>;
-  bookings: Model<BookingPlaceEntry>;
-}
-
-export function occupancyLogs(db: Connection): OccupancyLogs {
-  return { credentials: occupancyModel(db), bookings: bookingPlacesModel(db) };
-}
 
 /**
  * access.events → one entry. Employee schedules are not bookings, and `access.failed` changes no lock.
- * The entry may wait `lingerMs` to share an insert with others (OCCUPANCY_LOG_LINGER_MS): only a
- * room's delete reads it, and the message is acknowledged once it is stored.
+ * The entry may wait OCCUPANCY_LOG_LINGER_MS to share an insert with others (store.ts): only a room's
+ * delete reads it, and the message is acknowledged once it is stored.
  */
-export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEventMessage, ctx: MessageContext, lingerMs = 0): Promise<void> {
+export async function onAccessEvent(occupancy: OccupancyStore, msg: AccessEventMessage, ctx: MessageContext): Promise<void> {
   if (msg.subject === 'employee' || (msg.type !== 'access.provisioned' && msg.type !== 'access.revoked')) return;
   const credentials = msg.credentials
     .filter((c) => c.roomId)
@@ -73,21 +30,17 @@ export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEve
   const id = createHash('sha256')
     .update(JSON.stringify([msg.company_id, msg.reference_id, msg.type, msg.sequence, msg.event_id, msg.occurred_at]))
     .digest('hex');
-  // A redelivery finds the entry stored (false): nothing to do.
-  await insertOnce(
-    model,
-    {
-      _id: id,
-      company_id: msg.company_id,
-      reference_id: msg.reference_id,
-      kind: msg.type,
-      sequence: msg.sequence,
-      room_ids: [...new Set(credentials.map((c) => c.room_id))],
-      credentials,
-      received_at: new Date(),
-    },
-    { lingerMs },
-  );
+  // A redelivery finds the entry stored: nothing to do.
+  await occupancy.recordCredentials({
+    _id: id,
+    company_id: msg.company_id,
+    reference_id: msg.reference_id,
+    kind: msg.type,
+    sequence: msg.sequence,
+    room_ids: [...new Set(credentials.map((c) => c.room_id))],
+    credentials,
+    received_at: new Date(),
+  });
   ctx.logger.debug('occupancy recorded', { companyId: msg.company_id, referenceId: msg.reference_id, kind: msg.type, sequence: msg.sequence });
 }
 
@@ -98,14 +51,14 @@ export async function onAccessEvent(model: Model<OccupancyEntry>, msg: AccessEve
  * date change that the lock cannot make in place), and a credential past its end has no guest any more.
  */
 async function activeBookings(
-  model: Model<OccupancyEntry>,
+  occupancy: OccupancyStore,
   company: string,
   rooms: string[],
   here: (roomId: string, bedId: string | null) => boolean,
   now = new Date(),
 ): Promise<string[]> {
   if (!rooms.length) return [];
-  const entries = await model.find({ company_id: company, room_ids: { $in: rooms } }).lean<OccupancyEntry[]>();
+  const entries = await occupancy.credentialsOn(company, rooms);
   entries.sort((a, b) => a.sequence - b.sequence || rank(a) - rank(b));
   const state = new Map<string, { ref: string; active: boolean; until: Date; here: boolean }>();
   for (const e of entries) {
@@ -130,14 +83,14 @@ const rank = (e: OccupancyEntry) => (e.kind === 'access.revoked' ? 0 : 1);
  * beds): a credential in force there, or a booking event that places a guest there, provisioned yet
  * or not.
  */
-async function guestsIn(logs: OccupancyLogs, company: string, tree: Tree, nodes: TNode[]): Promise<string[]> {
+async function guestsIn(occupancy: OccupancyStore, company: string, tree: Tree, nodes: TNode[]): Promise<string[]> {
   const all = nodes.flatMap((n) => [n, ...descendants(tree, n)]);
   const rooms = new Set(all.filter((n) => n.level === 'room').map((n) => n._id));
   const beds = new Set(all.filter((n) => n.level === 'bed').map((n) => n._id));
   const read = new Set([...rooms, ...all.filter((n) => n.level === 'bed').map((n) => n.room_id as string)]);
   const [withCredentials, booked] = await Promise.all([
-    activeBookings(logs.credentials, company, [...read], (room, bed) => rooms.has(room) || (bed !== null && beds.has(bed))),
-    bookedIn(logs.bookings, company, tree, rooms, beds),
+    activeBookings(occupancy, company, [...read], (room, bed) => rooms.has(room) || (bed !== null && beds.has(bed))),
+    bookedIn(occupancy, company, tree, rooms, beds),
   ]);
   return [...new Set([...withCredentials, ...booked])].sort();
 }
@@ -145,11 +98,11 @@ async function guestsIn(logs: OccupancyLogs, company: string, tree: Tree, nodes:
 const listed = (refs: string[]) => refs.slice(0, 10).join(', ') + (refs.length > 10 ? `, and ${refs.length - 10} more` : '');
 
 /** 409 when the node, or a room or bed under it, has a guest (the delete route, without `force`). */
-export async function refuseIfOccupied(store: LayoutStore, logs: OccupancyLogs, company: string, id: string): Promise<void> {
+export async function refuseIfOccupied(store: LayoutStore, occupancy: OccupancyStore, company: string, id: string): Promise<void> {
   const tree = await store.tree(await store.current(company));
   const node = tree.nodes.get(id);
   if (!node) return; // the write answers the 404
-  const refs = await guestsIn(logs, company, tree, [node]);
+  const refs = await guestsIn(occupancy, company, tree, [node]);
   if (!refs.length) return;
   throw conflict(`The ${node.level} "${node.name}" has ${refs.length} active booking(s) (${listed(refs)}); cancel or move them first, or send ?force=true`, {
     _id: node._id,
@@ -158,9 +111,9 @@ export async function refuseIfOccupied(store: LayoutStore, logs: OccupancyLogs, 
 }
 
 /** 409 when a layout import with prune would remove places that have guests (without `force`). */
-export async function refuseRemovingOccupied(logs: OccupancyLogs, company: string, tree: Tree, removedIds: string[]): Promise<void> {
+export async function refuseRemovingOccupied(occupancy: OccupancyStore, company: string, tree: Tree, removedIds: string[]): Promise<void> {
   const nodes = removedIds.map((id) => tree.nodes.get(id)).filter((n): n is TNode => !!n);
-  const refs = await guestsIn(logs, company, tree, nodes);
+  const refs = await guestsIn(occupancy, company, tree, nodes);
   if (!refs.length) return;
   throw conflict(
     `The import would remove places with ${refs.length} active booking(s) (${listed(refs)}); cancel or move them first, list the places in the document, or send ?force=true`,
