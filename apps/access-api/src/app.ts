@@ -37,8 +37,7 @@ import { legacyAccessRoutes } from './legacy-access/legacy-access';
 import { employeeAccessRoutes } from './employee-access/employee-access';
 import { layoutFollower } from './employee-access/follow-layout';
 import { publishSchedule } from './employee-access/publish';
-import { scheduleModel } from './employee-access/schedule.schema';
-import { versionModel } from './employee-access/versions';
+import { scheduleModels, scheduleStore } from './employee-access/store';
 
 export const SERVICE = 'access-api';
 
@@ -78,20 +77,20 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       // One replica per process (its gap check timer).
       const replica = createLayoutReplica({ db: ctx.db, broker, logger, fetchSnapshot: httpSnapshotFetcher(config.LOCATION_API_URL, config.ADMIN_TOKEN) });
       const log = { model: accessLogModel(ctx.db), secretsKey };
-      const schedules = scheduleModel(ctx.db);
-      const versions = versionModel(ctx.db);
+      const scheduleData = scheduleModels(ctx.db);
+      const schedules = scheduleStore(scheduleData);
       // `GET /api/v4/bookings/:referenceId/access?wait=`: woken by the access events this process records.
       const accessWaits = longPoll({ route: ACCESS_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics });
       const onAccess = async (msg: AccessEventMessage, mctx: Parameters<typeof onAccessEvent>[2]) => {
         await onAccessEvent(log, openAccessEvent(msg, messageKey), mctx);
         accessWaits.wake(bookingWaitId(msg.company_id, msg.reference_id));
       };
-      const follower = layoutFollower({ schedules, versions, replica, broker, logger });
+      const follower = layoutFollower({ schedules, replica, broker, logger });
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
       // The administration portal's read of a booking's access: a company's portal session (the edge routes /portal/api/bookings/:ref/access here).
       const deps = { log, apiKey: auth.apiKey(), portalView: auth.portal('view') };
       return [
-        collections([log.model, schedules, versions, outboxLeaseModel(ctx.db), ...replica.models]),
+        collections([log.model, scheduleData.Schedule, scheduleData.ScheduleVersion, outboxLeaseModel(ctx.db), ...replica.models]),
         // Schedules wait in the worker's queue even if no worker has ever started.
         topology({ exchanges: [EXCHANGES.employeeSchedules], queues: [QUEUES.provisioningEmployeeSchedules] }),
         consumer<AccessEventMessage>(QUEUES.accessApiAccessEvents, onAccess, { schema: accessEventSchema, prefetch: 64 }),
@@ -109,7 +108,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         // published by one instance at a time, while the broker is connected.
         relay({
           name: 'employee-schedules',
-          model: schedules,
+          model: scheduleData.Schedule,
           publish: async (doc) => void (await publishSchedule({ schedules, broker, logger }, doc, randomUUID())),
           intervalMs: config.SCHEDULE_RELAY_INTERVAL_MS,
           leaseMs: Math.max(30_000, 3 * config.SCHEDULE_RELAY_INTERVAL_MS),
@@ -125,7 +124,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
           r.use(legacyAccessRoutes(deps));
           r.use(replayRoutes({ log, broker, messageKey, logger, admin: auth.admin(config.ADMIN_TOKEN) }));
         }),
-        routes('employee access', (r) => r.use(employeeAccessRoutes({ schedules, versions, broker, logger, replica, apiKey: deps.apiKey }))),
+        routes('employee access', (r) => r.use(employeeAccessRoutes({ schedules, broker, logger, replica, apiKey: deps.apiKey }))),
       ];
     },
   });

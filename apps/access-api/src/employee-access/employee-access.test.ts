@@ -10,8 +10,7 @@ import { MONGO_URL, RABBIT_API, waitFor } from '@smartlock/testing';
 import { Harness, startHarness, until } from '../test-support/harness';
 import { reresolveCompany } from './follow-layout';
 import type { LocationRow, Named } from './resolve';
-import { scheduleModel } from './schedule.schema';
-import { nextVersion, versionModel } from './versions';
+import { scheduleModels, scheduleStore } from './store';
 
 const id = () => new Types.ObjectId().toHexString();
 const node = (name: string): Named => ({ name, _id: id() });
@@ -450,9 +449,9 @@ describe('access-api: employee access schedules (real broker and database)', () 
     it('re-resolution racing in several processes publishes each version once; a revoke racing it is one version too', async () => {
       const wild = await post(base([{ floor_id: F3._id, room_id: '*' }]));
       const sid = wild.data.data.schedule_id;
+      const { Schedule } = scheduleModels(db);
       const deps = {
-        schedules: scheduleModel(db),
-        versions: versionModel(db),
+        schedules: scheduleStore(scheduleModels(db)),
         replica: createLayoutReplica({ db, logger: { info: () => undefined, warn: () => undefined } as never }),
         broker: h.publisher,
         logger: { info: () => undefined, warn: () => undefined } as never,
@@ -462,7 +461,7 @@ describe('access-api: employee access schedules (real broker and database)', () 
       await deps.replica.apply(roomCreated(h.a.id, version, node('32'), BB, F3));
       // (The app's own sweep may join the race.)
       await Promise.all([1, 2, 3, 4].map(() => reresolveCompany(deps, h.a.id, 'race')));
-      const doc = await deps.schedules.findById(sid).lean();
+      const doc = await Schedule.findById(sid).lean();
       expect(doc?.version).toBe(2);
       expect(places(doc as never)).toEqual(['31', '31/1', '32']);
       await until(async () => published.find((m) => m.schedule_id === sid && m.version === 2), { what: 'version 2' });
@@ -472,10 +471,10 @@ describe('access-api: employee access schedules (real broker and database)', () 
       expect(published.some((m) => m.schedule_id === sid && m.version > 2)).toBe(false);
 
       const revokes = await Promise.all(
-        [1, 2, 3, 4].map(() => nextVersion(deps, sid, (cur) => (cur.status === 'active' ? { status: 'revoked', revoked_at: new Date() } : null))),
+        [1, 2, 3, 4].map(() => deps.schedules.nextVersion(sid, (cur) => (cur.status === 'active' ? { status: 'revoked', revoked_at: new Date() } : null))),
       );
       expect(revokes.filter(Boolean)).toHaveLength(1);
-      expect(await deps.schedules.findById(sid).lean()).toMatchObject({ status: 'revoked', version: 3 });
+      expect(await Schedule.findById(sid).lean()).toMatchObject({ status: 'revoked', version: 3 });
     });
 
     it('a layout version the replica took without a message handled here (gap check, rebuild) is followed by the sweep', async () => {

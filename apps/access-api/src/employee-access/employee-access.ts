@@ -1,19 +1,18 @@
 import { Router, RequestHandler } from 'express';
 import { companyOf } from '@smartlock/auth';
-import { Model, Types, insertUnlessHeld } from '@smartlock/db';
+import { Types } from '@smartlock/db';
 import { asyncHandler, HttpError, notFound } from '@smartlock/http';
 import type { Broker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import { dayOf, parseEmployeeAccess, parseListQuery, scheduleIdParam } from './employee-access.schema';
 import type { LayoutReplica } from '@smartlock/layout';
 import { layoutRowsOr503 } from './layout';
-import { owedSchedule, publishSchedule } from './publish';
+import { publishSchedule } from './publish';
 import { resolveRules } from './resolve';
-import type { ScheduleDoc } from './schedule.schema';
-import { VersionDeps, nextVersion } from './versions';
+import type { ScheduleDoc, ScheduleStore } from './store';
 
-export interface EmployeeAccessDeps extends VersionDeps {
-  schedules: Model<ScheduleDoc>;
+export interface EmployeeAccessDeps {
+  schedules: ScheduleStore;
   broker: Broker;
   logger: Logger;
   replica: LayoutReplica;
@@ -67,7 +66,7 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
 
       const start = input.type === 'TIMED' ? new Date(input.startDate as string) : new Date();
       const end = input.type === 'TIMED' ? new Date(input.endDate as string) : new Date(new Date(start).setUTCFullYear(start.getUTCFullYear() + years));
-      const doc = await insertUnlessHeld(deps.schedules, {
+      const doc = await deps.schedules.create({
         company_id: companyId,
         ref_id: input.ref_id,
         // Without emp_id the schedule gets its own employee id, so SPEC's employee_id is always an ObjectId.
@@ -81,9 +80,6 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
         end_day: input.type === 'TIMED' ? dayOf(input.endDate as string) : null,
         rules: input.access_locations,
         locations: resolved.grants,
-        status: 'active',
-        version: 1,
-        ...owedSchedule(),
       });
       if (!doc)
         throw new HttpError(409, 'ref_id already used', undefined, [
@@ -101,20 +97,7 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
     asyncHandler(async (req, res) => {
       const companyId = companyOf(req);
       const q = parseListQuery(req.query);
-      const filter = {
-        company_id: companyId,
-        ...(q.employee_id ? { employee_id: q.employee_id.toLowerCase() } : {}),
-        ...(q.status ? { status: q.status } : {}),
-      };
-      const [docs, total] = await Promise.all([
-        deps.schedules
-          .find(filter)
-          .sort({ created_at: -1, _id: -1 })
-          .skip((q.page - 1) * q.limit)
-          .limit(q.limit)
-          .lean<ScheduleDoc[]>(),
-        deps.schedules.countDocuments(filter),
-      ]);
+      const { docs, total } = await deps.schedules.page(companyId, { employeeId: q.employee_id?.toLowerCase(), status: q.status }, q.page, q.limit);
       res.json({ success: true, message: 'Employee access schedules', data: docs.map(present), pagination: { page: q.page, limit: q.limit, total } });
     }),
   );
@@ -123,7 +106,7 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
     `${BASE}/:scheduleId`,
     deps.apiKey,
     asyncHandler(async (req, res) => {
-      const doc = await deps.schedules.findOne({ _id: scheduleIdParam(req.params.scheduleId), company_id: companyOf(req) }).lean<ScheduleDoc>();
+      const doc = await deps.schedules.ofCompany(companyOf(req), scheduleIdParam(req.params.scheduleId));
       if (!doc) throw notFound('Schedule not found');
       res.json({ success: true, message: 'Employee access schedule', data: present(doc) });
     }),
@@ -133,15 +116,11 @@ export function employeeAccessRoutes(deps: EmployeeAccessDeps): Router {
     `${BASE}/:scheduleId`,
     deps.apiKey,
     asyncHandler(async (req, res) => {
-      const id = scheduleIdParam(req.params.scheduleId);
-      const companyId = companyOf(req);
       // Revoking twice is a no-op: the first revoke's version and time stay. A revoke racing a
-      // re-resolution is decided by the version record (nextVersion).
-      const owned = await deps.schedules.exists({ _id: id, company_id: companyId });
-      const made = owned ? await nextVersion(deps, id, (cur) => (cur.status === 'active' ? { status: 'revoked', revoked_at: new Date() } : null)) : null;
-      if (made) await publishSchedule({ ...deps, logger: req.log }, made, req.correlationId);
-      const doc = made ?? (owned ? await deps.schedules.findById(id).lean<ScheduleDoc>() : null);
+      // re-resolution is a version of its own (store.ts).
+      const { doc, revokedNow } = await deps.schedules.revoke(companyOf(req), scheduleIdParam(req.params.scheduleId));
       if (!doc) throw notFound('Schedule not found');
+      if (revokedNow) await publishSchedule({ ...deps, logger: req.log }, doc, req.correlationId);
       res.json({ success: true, message: 'Employee access revoked', data: present(doc) });
     }),
   );

@@ -1,23 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { localDayBound, type LocationEventMessage } from '@smartlock/contracts';
-import type { Model } from '@smartlock/db';
 import type { LayoutReplica } from '@smartlock/layout';
 import type { Broker, MessageContext } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import { layoutRows } from './layout';
 import { publishSchedule } from './publish';
 import { regrant, sameGrants } from './resolve';
-import type { ScheduleDoc } from './schedule.schema';
-import { VersionDeps, nextVersion } from './versions';
+import type { ScheduleDoc, ScheduleStore } from './store';
 
-export interface FollowDeps extends VersionDeps {
-  schedules: Model<ScheduleDoc>;
+export interface FollowDeps {
+  schedules: ScheduleStore;
   replica: LayoutReplica;
   broker: Broker;
   logger: Logger;
 }
-
-const hasWildcard = (s: ScheduleDoc) => s.rules.some((r) => Object.values(r).includes('*'));
 
 /**
  * A schedule of whole local days (`end_day`) holds its last day's UTC midnight in `end`; the day ends
@@ -46,10 +42,8 @@ async function stillRunning(replica: LayoutReplica, s: ScheduleDoc, now: number)
  * company publish each version once), published through the outbox.
  */
 export async function reresolveCompany(deps: FollowDeps, companyId: string, correlationId: string): Promise<number> {
-  // The `*` test is done here: FerretDB 1.x and MongoDB differ on $elemMatch over several fields.
   const now = Date.now();
-  const active = await deps.schedules.find({ company_id: companyId, status: 'active', end: { $gt: new Date(now - LAST_DAY_SLACK_MS) } }).lean<ScheduleDoc[]>();
-  const wildcards = active.filter(hasWildcard);
+  const wildcards = await deps.schedules.followingLayout(companyId, new Date(now - LAST_DAY_SLACK_MS));
   const running = await Promise.all(wildcards.map((s) => stillRunning(deps.replica, s, now)));
   const following = wildcards.filter((_, i) => running[i]);
   if (!following.length) return 0;
@@ -57,7 +51,9 @@ export async function reresolveCompany(deps: FollowDeps, companyId: string, corr
   let changed = 0;
   for (const s of following) {
     const grants = regrant(s.rules, rows);
-    const doc = await nextVersion(deps, s._id, (cur) => (cur.status === 'active' && !sameGrants(cur.locations, grants) ? { locations: grants } : null));
+    const doc = await deps.schedules.nextVersion(s._id, (cur) =>
+      cur.status === 'active' && !sameGrants(cur.locations, grants) ? { locations: grants } : null,
+    );
     if (!doc) continue;
     changed += 1;
     deps.logger.info('employee schedule follows the layout', {
@@ -93,8 +89,7 @@ export function layoutFollower(deps: FollowDeps) {
       await follow(msg.company_id, ctx.correlationId || msg.correlation_id);
     },
     async sweep(): Promise<void> {
-      const companies = (await deps.schedules.distinct('company_id', { status: 'active' })) as string[];
-      for (const c of companies) if ((await deps.replica.version(c)) !== resolvedAt.get(c)) await follow(c, randomUUID());
+      for (const c of await deps.schedules.companiesWithActive()) if ((await deps.replica.version(c)) !== resolvedAt.get(c)) await follow(c, randomUUID());
     },
   };
 }

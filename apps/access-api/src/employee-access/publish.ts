@@ -1,8 +1,7 @@
 import { EmployeeScheduleMessage } from '@smartlock/contracts';
-import { Model, compareAndSet } from '@smartlock/db';
-import { Broker, EXCHANGES, OutboxFields, SETTLED, owed } from '@smartlock/messaging';
+import { Broker, EXCHANGES } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
-import type { ScheduleDoc } from './schedule.schema';
+import type { ScheduleDoc, ScheduleStore } from './store';
 
 function scheduleMessage(doc: ScheduleDoc, correlationId: string): EmployeeScheduleMessage {
   return {
@@ -25,17 +24,6 @@ function scheduleMessage(doc: ScheduleDoc, correlationId: string): EmployeeSched
   };
 }
 
-/** A writer publishes within milliseconds of its write; one that has not after this long has likely died. */
-const RELAY_AFTER_MS = 5_000;
-
-/**
- * The outbox fields of a schedule version just written (libs/messaging): owed to the worker until the
- * broker confirms it; the relay publishes it after RELAY_AFTER_MS if the writer did not.
- */
-export function owedSchedule(): OutboxFields {
-  return owed(new Date(Date.now() + RELAY_AFTER_MS));
-}
-
 /**
  * Publishes a schedule's current version and settles it (only that version: a change made meanwhile
  * stays owed). A failure (broker down, the worker's queue refusing) makes it due at once: the relay
@@ -43,14 +31,14 @@ export function owedSchedule(): OutboxFields {
  * the version lets it drop stale copies.
  */
 export async function publishSchedule(
-  deps: { schedules: Model<ScheduleDoc>; broker: Broker; logger: Logger },
+  deps: { schedules: ScheduleStore; broker: Broker; logger: Logger },
   doc: ScheduleDoc,
   correlationId: string,
 ): Promise<boolean> {
   try {
     const msg = scheduleMessage(doc, correlationId);
     await deps.broker.publish(EXCHANGES.employeeSchedules.name, msg.type, msg, { correlationId, messageId: `${msg.schedule_id}:${msg.version}` });
-    await compareAndSet(deps.schedules, doc._id, { version: doc.version, publish_owed: true }, { $set: SETTLED });
+    await deps.schedules.published(doc);
     return true;
   } catch (err) {
     deps.logger.warn('employee schedule not published yet; the relay will retry', {
@@ -58,9 +46,7 @@ export async function publishSchedule(
       version: doc.version,
       err: (err as Error).message,
     });
-    await compareAndSet(deps.schedules, doc._id, { version: doc.version, publish_owed: true }, { $set: { next_attempt_at: new Date() } }).catch(
-      () => undefined,
-    );
+    await deps.schedules.publishDueNow(doc).catch(() => undefined);
     return false;
   }
 }

@@ -6,9 +6,7 @@ import { createLayoutReplica } from '@smartlock/layout';
 import { Broker, EXCHANGES, createBroker } from '@smartlock/messaging';
 import { MONGO_URL, TestVhost, captureLogger, createVhost, dropDatabases, uniqueDbName } from '@smartlock/testing';
 import { reresolveCompany } from './follow-layout';
-import { scheduleModel } from './schedule.schema';
-import { versionModel } from './versions';
-import { owedSchedule } from './publish';
+import { scheduleModels, scheduleStore } from './store';
 
 const oid = () => new Types.ObjectId().toHexString();
 
@@ -43,8 +41,9 @@ describe("employee schedules of whole local days follow the layout until their l
   it('west: still followed on its last local day; east: not after it; UTC: not after it, though within the slack', async () => {
     const company = oid();
     const replica = createLayoutReplica({ db, logger });
-    const deps = { schedules: scheduleModel(db), versions: versionModel(db), replica, broker, logger };
-    await ensureIndexes([...replica.models, deps.schedules, deps.versions]);
+    const { Schedule, ScheduleVersion } = scheduleModels(db);
+    const deps = { schedules: scheduleStore({ Schedule, ScheduleVersion }), replica, broker, logger };
+    await ensureIndexes([...replica.models, Schedule, ScheduleVersion]);
     let version = 0;
     const created = async (n: Omit<LocationNodeState, 'version' | 'external_id'>) => {
       const node = { external_id: null, ...n, version: ++version } as LocationNodeState;
@@ -81,10 +80,8 @@ describe("employee schedules of whole local days follow the layout until their l
         end_day: endDay,
         rules: [{ site_id: site._id, room_id: '*' }],
         locations: [{ site: { _id: site._id, name: site.name }, room: { _id: room._id, name: room.name }, bed: null }],
-        status: 'active',
-        version: 1,
-        ...owedSchedule(),
       });
+      if (!doc) throw new Error(`schedule days-${zone} not stored`);
       return { id: String(doc._id), site, floor, building };
     }
     const today = (zone: string) => DateTime.now().setZone(zone).toISODate() as string;
@@ -96,7 +93,7 @@ describe("employee schedules of whole local days follow the layout until their l
     for (const s of [west, east, utc])
       await created({ level: 'room', _id: oid(), name: '2', site_id: s.site._id, building_id: s.building._id, floor_id: s.floor._id, locks: [] });
     expect(await reresolveCompany(deps, company, 'days')).toBe(1);
-    const versionOf = async (id: string) => (await deps.schedules.findById(id).lean())?.version;
+    const versionOf = async (id: string) => (await Schedule.findById(id).lean())?.version;
     expect(await versionOf(west.id)).toBe(2);
     expect(await versionOf(east.id)).toBe(1);
     expect(await versionOf(utc.id)).toBe(1);
