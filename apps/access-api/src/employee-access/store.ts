@@ -156,7 +156,7 @@ export function scheduleStore({ Schedule, ScheduleVersion }: ScheduleModels) {
      * A company's active schedules with a `*` rule among those ending after `endsAfter`. The `*` test
      * is made here over what the query returns, not by the query: the query uses only equality and
      * range filters, which every supported server answers alike, where `$elemMatch` over several
-     * fields is answered differently (docs/adr/0101).
+     * fields is answered differently from one server to another.
      */
     followingLayout: async (companyId: string, endsAfter: Date): Promise<ScheduleDoc[]> =>
       (await Schedule.find({ company_id: companyId, status: 'active', end: { $gt: endsAfter } }).lean<ScheduleDoc[]>()).filter(hasWildcard),

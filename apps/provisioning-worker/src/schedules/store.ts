@@ -105,7 +105,10 @@ export const releaseSchedule = (data: ScheduleData, companyId: string, scheduleI
 export const appliedSchedule = async (data: ScheduleData, companyId: string, scheduleId: string): Promise<ScheduleDoc | null> =>
   data.vault.open(await data.models.Schedule.findOne(recordOf(companyId, scheduleId)).lean<ScheduleDoc>());
 
-/** The schedule's record, stored (nothing applied yet) if it was not: a redelivery racing this one finds the other's. */
+/**
+ * The schedule's record, stored (nothing applied yet) if it was not. The insert against the unique
+ * (company, schedule) index decides: a redelivery racing this one finds the other's record.
+ */
 export async function storedSchedule(data: ScheduleData, companyId: string, scheduleId: string, refId: string): Promise<ScheduleDoc> {
   const found = await appliedSchedule(data, companyId, scheduleId);
   if (found) return found;
@@ -113,7 +116,7 @@ export async function storedSchedule(data: ScheduleData, companyId: string, sche
   return (await appliedSchedule(data, companyId, scheduleId)) as ScheduleDoc;
 }
 
-/** Sets a schedule's fields (sealed): the claim's holder's write. */
+/** Sets a schedule's fields (sealed): a plain `$set` of the claim's holder, its one writer, so nothing to decide here. */
 async function setFields(data: ScheduleData, companyId: string, scheduleId: string, fields: Partial<ScheduleDoc>): Promise<void> {
   await data.models.Schedule.updateOne(recordOf(companyId, scheduleId), { $set: data.vault.seal(companyId, fields) });
 }
