@@ -1,9 +1,12 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Connection, Model, Types, boundedCache, freshReads } from '@smartlock/db';
+import { Connection, Types, boundedCache } from '@smartlock/db';
 import { HttpError, isAdminBearer } from '@smartlock/http';
 import { AuthErrors, PORTAL_CSRF_HEADER, PORTAL_ON_CALL, PortalCapability, PortalErrors } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
-import { ApiKeyDoc, IdentityModels, IngestTokenDoc, identityModels } from './identity.models';
+import { identityModels } from './identity/models';
+import type { IdentityModels } from './identity/models';
+import { credentialLookups, credentialStore } from './identity/credentials';
+import { portalStore } from './identity/portal-sessions';
 import { isWellFormedIngestToken, parseApiKey, safeEqual, sha256 } from './secrets';
 import { parsePortalCredential, portalCookie, portalCsrfToken } from './portal';
 
@@ -73,6 +76,10 @@ const ID_CACHE_MAX = 10_000;
 
 export function createAuth(opts: AuthOptions): Auth {
   const models = identityModels(opts.identityDb);
+  const credentials = credentialStore(models);
+  const portal = portalStore(models);
+  // The reads every request pays, by remembered `_id`.
+  const { apiKeyByPrefix: readApiKey, ingestTokenByHash: readToken } = credentialLookups(models, ID_CACHE_MAX);
   const now = opts.now ?? (() => new Date());
   const touchInterval = opts.touchIntervalMs ?? 60_000;
   /** Keys and tokens recorded used within the interval: an entry lives touchInterval. */
@@ -89,14 +96,12 @@ export function createAuth(opts: AuthOptions): Auth {
     const key = String(id);
     // A failed write is kept as a touch too: tried again after the interval, not on every request.
     void touched.get(key, () =>
-      models.CredentialUsage.updateOne({ _id: key }, { $set: { last_used_at: now() } }, { upsert: true })
-        .exec()
-        .then(
-          () => undefined,
-          (err: Error) => {
-            opts.logger.warn('could not record last_used_at', { id: key, err: err.message });
-          },
-        ),
+      credentials.recordUse(key, now()).then(
+        () => undefined,
+        (err: Error) => {
+          opts.logger.warn('could not record last_used_at', { id: key, err: err.message });
+        },
+      ),
     );
   }
 
@@ -117,35 +122,6 @@ export function createAuth(opts: AuthOptions): Auth {
     return { companyId, keyId: String(doc._id) };
   }
 
-  /**
-   * A credential's lookup value (an ingest token's hash, an API key's prefix) → its `_id`, so that
-   * every request after the first reads its document by primary key (FerretDB 1.x answers only `_id`
-   * from an index; a `hash` or `prefix` query reads the whole collection). Only the id is kept: each
-   * request still reads the document, so a revocation holds on the next request; the read checks the
-   * lookup value, so a stale entry can never admit anyone. Read through the driver: every ingest
-   * event and API request pays this read, the values are already of the stored types, and the
-   * answer is the stored document, as `lean()` gives it (measured warm on FerretDB: 0.49–0.52 ms of
-   * the caller's CPU per read against 0.62–0.72 through Mongoose's query).
-   */
-  function byRememberedId<D extends { _id: Types.ObjectId }>(model: Model<D>, field: 'hash' | 'prefix') {
-    // A lookup value's id never changes; a deleted document's is dropped when its read misses.
-    const ids = boundedCache<string, Types.ObjectId>({ max: ID_CACHE_MAX, ttlMs: Infinity });
-    return freshReads(async (value: string): Promise<D | null> => {
-      const id = ids.peek(value);
-      if (id) {
-        const byId = await model.collection.findOne<D>({ _id: id });
-        if (byId && (byId as Record<string, unknown>)[field] === value) return byId;
-        ids.delete(value);
-        if (!byId) return null; // deleted
-      }
-      const doc = await model.collection.findOne<D>({ [field]: value });
-      if (doc) ids.set(value, doc._id);
-      return doc;
-    });
-  }
-  const readToken = byRememberedId<IngestTokenDoc>(models.IngestToken, 'hash');
-  const readApiKey = byRememberedId<ApiKeyDoc>(models.ApiKey, 'prefix');
-
   async function verifyIngestToken(token: unknown) {
     if (typeof token !== 'string' || !isWellFormedIngestToken(token)) throw new HttpError(401, AuthMessages.invalidToken);
     const doc = await readToken(sha256(token));
@@ -159,7 +135,7 @@ export function createAuth(opts: AuthOptions): Auth {
   async function verifyPortalSession(cookie: unknown): Promise<PortalSession> {
     const parsed = parsePortalCredential(cookie);
     if (!parsed) throw new HttpError(401, PortalErrors.sessionRequired);
-    const doc = await models.PortalSession.findById(parsed.id).lean();
+    const doc = await portal.portalSession(parsed.id);
     if (!doc || !safeEqual(doc.hash, sha256(parsed.secret))) throw new HttpError(401, PortalErrors.sessionRequired);
     if (doc.revoked_at) throw new HttpError(401, PortalErrors.sessionRevoked);
     if (doc.expires_at.getTime() <= now().getTime()) throw new HttpError(401, PortalErrors.sessionExpired);

@@ -1,5 +1,5 @@
 import { SecretKey, decryptSecret, encryptSecret } from './crypto';
-import type { LockAccountDoc } from './identity.models';
+import type { LockAccountDoc } from './identity/models';
 
 // Bound to its company: a sealed secret copied onto another company's record does not open.
 const aad = (companyId: string) => `lock account of company ${companyId}`;

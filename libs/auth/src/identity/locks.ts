@@ -1,5 +1,5 @@
-import { boundedCache, claimEach } from '@smartlock/db';
-import type { IdentityModels, LockOwnerDoc } from './identity.models';
+import { Types, boundedCache, claimEach, insertUnlessHeld } from '@smartlock/db';
+import type { IdentityModels, LockAccountDoc, LockOwnerDoc } from './models';
 
 /** The owner company of each of these locks that has one. */
 export async function lockOwnersOf(models: IdentityModels, lockIds: string[]): Promise<Map<string, string>> {
@@ -89,5 +89,76 @@ export function ownedLocksCheck(models: IdentityModels, opts: { ttlMs: number; m
       const notOwned = [...new Set(lockIds)].filter((id) => !set.accounts.has(id));
       return { notOwned, accountOf: set.accounts };
     },
+  };
+}
+
+/** What a lock account is stored with when connected. */
+type NewLockAccount = Pick<LockAccountDoc, 'company_id' | 'provider' | 'label' | 'secret' | 'status' | 'status_reason' | 'locks_found' | 'synced_at'>;
+
+/**
+ * Lock owners and lock accounts as admin-api changes them. Of its writes, the claims decide (an
+ * insert into lock_owners' unique `_id`, lock_accounts' unique company, provider and label); the
+ * updates are checks of one writer: a server may apply one as a read then a write of the whole
+ * record (docs/adr/0101), so two writers of one account (a sync here, the worker marking it
+ * `needs_attention`) may each write it whole, the later one standing.
+ */
+export function lockStore(m: IdentityModels) {
+  return {
+    lockOwners: (lockIds: string[]) => lockOwnersOf(m, lockIds),
+
+    /** Inserts each owner record whose lock no company holds; the ids this call inserted (claimEach). */
+    claimFreeLocks: (owners: LockOwnerDoc[]) => claimEach(m.LockOwner, owners),
+
+    /** The company's own locks onto this account, with the name and battery the vendor gives; another company's are left alone. */
+    moveLocksOntoAccount: async (companyId: string, owners: Pick<LockOwnerDoc, '_id' | 'account_id' | 'name' | 'battery'>[]): Promise<void> => {
+      await Promise.all(
+        owners.map((d) =>
+          m.LockOwner.updateOne({ _id: d._id, company_id: companyId }, { $set: { account_id: d.account_id, name: d.name, battery: d.battery } }),
+        ),
+      );
+    },
+
+    /** The ids of the company's locks reached through this account. */
+    locksOfAccount: async (companyId: string, accountId: string): Promise<string[]> =>
+      (await m.LockOwner.find({ company_id: companyId, account_id: accountId }, { _id: 1 }).lean<Pick<LockOwnerDoc, '_id'>[]>()).map((o) => o._id),
+
+    /** The company holds this account's locks no more. */
+    releaseLocksOfAccount: async (companyId: string, accountId: string): Promise<void> => {
+      await m.LockOwner.deleteMany({ company_id: companyId, account_id: accountId });
+    },
+
+    /** The company's account, or null (another company's is none). */
+    lockAccount: (companyId: string, id: Types.ObjectId) => m.LockAccount.findOne({ _id: id, company_id: companyId }).lean<LockAccountDoc>().exec(),
+
+    /** Oldest first. */
+    lockAccountsOf: (companyId: string) => m.LockAccount.find({ company_id: companyId }).sort({ created_at: 1, _id: 1 }).lean<LockAccountDoc[]>().exec(),
+
+    lockAccountConnected: async (companyId: string, provider: LockAccountDoc['provider'], label: string): Promise<boolean> =>
+      Boolean(await m.LockAccount.exists({ company_id: companyId, provider, label })),
+
+    /** Stores the account; null when the company has it connected already (the unique company, provider and label decide). */
+    connectLockAccount: (account: NewLockAccount) => insertUnlessHeld<LockAccountDoc>(m.LockAccount, account),
+
+    markLockAccountRefused: async (id: Types.ObjectId, reason: string): Promise<void> => {
+      await m.LockAccount.updateOne({ _id: id }, { $set: { status: 'needs_attention', status_reason: reason } });
+    },
+
+    recordLockAccountSync: async (id: Types.ObjectId, sync: Pick<LockAccountDoc, 'status' | 'status_reason' | 'locks_found' | 'synced_at'>): Promise<void> => {
+      await m.LockAccount.updateOne({ _id: id }, { $set: sync });
+    },
+
+    replaceLockAccountSecret: async (id: Types.ObjectId, secret: LockAccountDoc['secret']): Promise<void> => {
+      await m.LockAccount.updateOne({ _id: id }, { $set: { secret } });
+    },
+
+    disconnectLockAccount: async (id: Types.ObjectId): Promise<void> => {
+      await m.LockAccount.deleteOne({ _id: id });
+    },
+
+    /** How many accounts each provider has in each status (those it has). */
+    lockAccountCounts: () =>
+      m.LockAccount.aggregate<{ _id: { provider: string; status: string }; n: number }>([
+        { $group: { _id: { provider: '$provider', status: '$status' }, n: { $sum: 1 } } },
+      ]).exec(),
   };
 }

@@ -1,8 +1,12 @@
-import { Connection, Model, Schema, Types, basePlugin, transitionModel } from '@smartlock/db';
+import type { EncryptedSecret } from '@smartlock/contracts';
+import { Connection, Model, Schema, Types, basePlugin, transitionModel, versionModel } from '@smartlock/db';
 
 /**
- * The identity slice (database `smartlock_identity`), written by admin-api. libs/auth reads it
- * directly (the one shared read, README.md "The system") so a revoked key fails on the very next request.
+ * The identity slice (database `smartlock_identity`), written by admin-api: the records' types, their
+ * schemas and the indexes the queries of this folder need. libs/auth reads it directly (the one
+ * shared read, README.md "The system") so a revoked key fails on the very next request. Only this
+ * folder's stores and tests use the models; `identityModels` stays exported for the apps that still
+ * read lock owners and accounts through them (location-api, provisioning-worker).
  */
 export interface CompanyDoc {
   _id: Types.ObjectId;
@@ -42,9 +46,9 @@ export interface IngestTokenDoc {
 
 /**
  * When an API key or ingest token was last used (`_id` = its id). Kept apart from the key or token:
- * FerretDB 1.x applies an update as a read then a write of the whole document, so a `last_used_at`
- * write racing a revocation of the same document could write `revoked_at: null` back, and the
- * revoked credential would keep working. Here a lost race loses a timestamp, nothing else.
+ * a server may apply an update as a read then a write of the whole document (docs/adr/0101), so a
+ * `last_used_at` write racing a revocation of the same document could write `revoked_at: null` back,
+ * and the revoked credential would keep working. Here a lost race loses a timestamp, nothing else.
  */
 export interface CredentialUsageDoc {
   _id: string;
@@ -145,7 +149,7 @@ const portalSessionSchema = new Schema<PortalSessionDoc>({
 });
 portalSessionSchema.plugin(basePlugin);
 // Single use of a link: the insert of a second session for it fails (an insert into a unique index
-// holds on FerretDB 1.x, where a read-then-update "claim" would not).
+// decides on every supported server, where a read-then-update "claim" would not: docs/adr/0101).
 portalSessionSchema.index({ link_id: 1 }, { unique: true });
 // The operator's listing of a company's sessions.
 portalSessionSchema.index({ company_id: 1, created_at: -1 });
@@ -155,7 +159,7 @@ const credentialUsageSchema = new Schema<CredentialUsageDoc>({ _id: String, last
 /**
  * The owner of a lock the service operates (`_id`: the vendor's lock id): the one company whose
  * layout may bind it and whose bookings may put credentials on it. Claimed by insert (unique
- * `_id`), so two companies can never both hold one, on FerretDB 1.x as on MongoDB. Written by
+ * `_id`), so two companies can never both hold one, on every supported server. Written by
  * location-api (the operator assigns a lock, or the operator's layout import claims a lock no company
  * holds), read by location-api before every binding and by the worker before every vendor call.
  */
@@ -237,8 +241,68 @@ export function identityModels(conn: Connection) {
     PortalSession: model(conn, 'PortalSession', portalSessionSchema, 'portal_sessions'),
     LockOwner: model(conn, 'LockOwner', lockOwnerSchema, 'lock_owners'),
     LockAccount: model(conn, 'LockAccount', lockAccountSchema, 'lock_accounts'),
-    // `<id>:revoked` of keys, tokens, portal links and sessions: which of concurrent revocations acts (libs/db transitionOnce).
+    /**
+     * `<id>:revoked` of keys, tokens, portal links and sessions: which of concurrent revocations acts
+     * (libs/db transitionOnce). Kept, not expired. A record is read only while its key, token, link or
+     * session still has `revoked_at: null` (transitionOnce reads that first and, once it is set, never
+     * looks here again; nothing sets it back), so one older than any revocation in progress could
+     * go: removed at once, a revocation that read the record before the winner's write would claim
+     * anew and publish a second time. A TTL index would be the way, and the development server
+     * refuses one (docs/adr/0101: `expireAfterSeconds` "not implemented", code 238, measured
+     * 2026-12-06); a sweep is a timer for one small record per revocation, which an operator or a
+     * portal user makes by hand.
+     */
     Transitions: transitionModel(conn, 'identity_transitions'),
   };
 }
 export type IdentityModels = ReturnType<typeof identityModels>;
+
+/** A callback secret as stored: AES-256-GCM ciphertext (SECRETS_KEY), never the plaintext. */
+export interface StoredHmacSecret {
+  secret: EncryptedSecret;
+  created_at: Date;
+  /** null for the current secret; a rotated-out secret is accepted by receivers until then. */
+  valid_until: Date | null;
+}
+
+export type StoredCallbackAuth =
+  | { type: 'hmac'; secrets: StoredHmacSecret[] }
+  | { type: 'bearer'; token: EncryptedSecret }
+  | { type: 'basic'; username: string; password: EncryptedSecret }
+  | { type: 'api_key'; header: string; value: EncryptedSecret };
+
+/** One per company (collection `callback_endpoints` of the identity slice). */
+export interface CallbackEndpointDoc {
+  _id: Types.ObjectId;
+  company_id: Types.ObjectId;
+  url: string;
+  auth: StoredCallbackAuth;
+  /** +1 on every change; the dispatcher's replica keeps the highest version it has seen. */
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const callbackEndpointSchema = new Schema<CallbackEndpointDoc>({
+  company_id: { type: Schema.Types.ObjectId, required: true },
+  url: { type: String, required: true },
+  // The shape differs per auth type (validated with joi before any write): a plain sub-document.
+  auth: { type: Schema.Types.Mixed, required: true },
+  version: { type: Number, required: true },
+});
+callbackEndpointSchema.plugin(basePlugin);
+// One endpoint per company; the unique index also settles two first PUTs racing (one wins, one retries as an update).
+callbackEndpointSchema.index({ company_id: 1 }, { unique: true });
+
+/**
+ * admin-api's own records of the slice: the callback endpoints, and `<endpoint>:<version>`, whoever
+ * inserts it makes that version of the endpoint (libs/db nextVersion). Apart from identityModels:
+ * no other app reads them (the dispatcher keeps a replica from identity.events).
+ */
+export function callbackEndpointModels(conn: Connection) {
+  return {
+    CallbackEndpoint: model(conn, 'CallbackEndpoint', callbackEndpointSchema, 'callback_endpoints'),
+    CallbackEndpointVersions: versionModel(conn, 'callback_endpoint_versions'),
+  };
+}
+export type CallbackEndpointModels = ReturnType<typeof callbackEndpointModels>;

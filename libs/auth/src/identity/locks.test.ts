@@ -1,7 +1,7 @@
 import { Connection, connectDb } from '@smartlock/db';
 import { captureLogger, dropDatabases, MONGO_URL, uniqueDbName } from '@smartlock/testing';
-import { identityModels } from './identity.models';
-import { claimLocks, lockOwnersOf, ownedLocksCheck } from './lock-owners';
+import { identityModels } from './models';
+import { claimLocks, lockOwnersOf, ownedLocksCheck } from './locks';
 
 /** The lock registry against the real server: claims that never take from another company, and the worker's check. */
 describe('libs/auth lock owners', () => {
