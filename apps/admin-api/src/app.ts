@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { createAuth, identityModels, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
+import { createAuth, identityCollections, identityStore, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { Logger, METRICS, collectedGauge } from '@smartlock/observability';
 import { callbackPolicy, rateLimits } from '@smartlock/config';
 import { createDeadLetters, operationModel } from '@smartlock/dead-letters';
@@ -8,7 +8,6 @@ import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import { LockAccountSecret, accountLockCloud } from '@smartlock/lock-cloud';
 import type { Config } from './config';
 import { apiKeyRoutes } from './api-keys/api-keys';
-import { callbackEndpointModel, callbackEndpointVersions } from './callback/callback-endpoint.schema';
 import { callbackRepublishRoutes, callbackRoutes } from './callback/callback';
 import { companyRoutes, operatorScope } from './companies/companies';
 import { currentKeyRoutes } from './current-key/current-key';
@@ -45,9 +44,7 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
       const now = opts.now ?? (() => new Date());
       const auth = createAuth({ identityDb: ctx.db, logger, now });
       const d: Deps = {
-        models: auth.models,
-        CallbackEndpoint: callbackEndpointModel(ctx.db),
-        CallbackEndpointVersions: callbackEndpointVersions(ctx.db),
+        identity: identityStore(ctx.db),
         auth,
         events: identityEvents(ctx.broker, logger, parseSecretsKey(config.IDENTITY_EVENTS_KEY)),
         logger,
@@ -70,12 +67,12 @@ export async function start(config: Config, logger: Logger, opts: { now?: () => 
         ...locationLocks(config.LOCATION_API_URL, config.ADMIN_TOKEN),
       };
       return [
-        collections([...Object.values(identityModels(ctx.db)), d.CallbackEndpoint, d.CallbackEndpointVersions, operationModel(ctx.db)]),
+        collections([...identityCollections(ctx.db), operationModel(ctx.db)]),
         // The dispatcher's replica of callback endpoints learns of changes made before it first ran.
         topology({ exchanges: [EXCHANGES.identityEvents], queues: [QUEUES.dispatcherIdentityEvents] }),
         // Every instance reads the same slice: alert on the max across instances.
         part('task', 'lock accounts gauge', {
-          start: () => collectedGauge(ctx.metrics, METRICS.lockAccounts, () => lockAccountCounts(identityModels(ctx.db))),
+          start: () => collectedGauge(ctx.metrics, METRICS.lockAccounts, () => lockAccountCounts(d.identity)),
         }),
         // For integrators, with their own `apikey`: mounted before the administrator check.
         routes('current key', (r) => {

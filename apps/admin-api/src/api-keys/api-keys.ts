@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { ApiKeyDoc, generateApiKey } from '@smartlock/auth';
 import { PORTAL_ISSUING_NEEDS, createApiKeySchema } from '@smartlock/contracts';
-import { insertUnlessHeld, withRetries } from '@smartlock/db';
+import { withRetries } from '@smartlock/db';
 import { asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../shared/deps';
 import { withLastUse } from '../shared/last-use';
@@ -52,7 +52,7 @@ export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): v
       const { key, prefix, doc } = await withRetries(
         async () => {
           const drawn = generateApiKey();
-          const stored = await insertUnlessHeld(deps.models.ApiKey, {
+          const stored = await deps.identity.issueApiKey({
             company_id: company._id,
             name: input.name,
             prefix: drawn.prefix,
@@ -80,7 +80,7 @@ export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): v
     ...scope.may('view'),
     asyncHandler(async (req, res) => {
       const company = await scope.company(req);
-      const keys = await deps.models.ApiKey.find({ company_id: company._id }).sort({ created_at: -1, _id: -1 }).lean();
+      const keys = await deps.identity.apiKeysOf(company._id);
       res.json((await withLastUse(deps, keys)).map(apiKeyView));
     }),
   );
@@ -91,7 +91,7 @@ export function apiKeyRoutes(router: Router, deps: Deps, scope: CompanyScope): v
     ...scope.may('keys_tokens'),
     asyncHandler(async (req, res) => {
       const what = {
-        model: deps.models.ApiKey,
+        revoke: deps.identity.revokeApiKey,
         label: 'API key',
         event: 'api_key.revoked' as const,
         data: (k: ApiKeyDoc) => ({ prefix: k.prefix, revoked_at: k.revoked_at }),

@@ -18,7 +18,7 @@ const view = (c: CompanyDoc): CompanyView => ({ _id: String(c._id), name: c.name
 /** The company of a path id, or a 404 (400 for a malformed id). */
 export async function companyFromPath(deps: Deps, req: Request, param = 'companyId'): Promise<CompanyDoc> {
   const id: Types.ObjectId = objectIdParam(req, param);
-  const company = await deps.models.Company.findById(id).lean();
+  const company = await deps.identity.company(id);
   if (!company) throw notFoundError('Company', id);
   return company;
 }
@@ -37,7 +37,7 @@ export function companyRoutes(router: Router, deps: Deps): void {
     '/companies',
     asyncHandler(async (req, res) => {
       const input = validate(createCompanySchema, req.body);
-      const company = (await deps.models.Company.create({ name: input.name })).toObject();
+      const company = await deps.identity.createCompany(input.name);
       await deps.events.publish(
         'company.created',
         { company_id: String(company._id), id: String(company._id), data: { name: company.name } },
@@ -52,12 +52,7 @@ export function companyRoutes(router: Router, deps: Deps): void {
     '/companies',
     asyncHandler(async (req, res) => {
       const q = validateQuery(companyListQuerySchema, req);
-      const filter = q.name === undefined ? {} : { name: q.name };
-      const companies = await deps.models.Company.find(filter)
-        .sort({ created_at: 1, _id: 1 })
-        .skip((q.page - 1) * q.limit)
-        .limit(q.limit)
-        .lean();
+      const companies = await deps.identity.companies(q);
       res.json(companies.map(view));
     }),
   );

@@ -15,7 +15,7 @@ export function currentKeyRoutes(router: Router, deps: Deps): void {
     asyncHandler(async (req, res) => {
       const companyId = companyOf(req);
       const keyId = req.principal?.kind === 'company' ? req.principal.keyId : '';
-      const [key, company] = await Promise.all([deps.models.ApiKey.findById(keyId).lean(), deps.models.Company.findById(companyId).lean()]);
+      const [key, company] = await Promise.all([deps.identity.apiKey(keyId), deps.identity.company(companyId)]);
       res.json({
         company_id: companyId,
         company_name: company?.name ?? null,

@@ -49,16 +49,14 @@ export function ingestTokenRoutes(router: Router, deps: Deps, scope: CompanyScop
       const siteId = await deps.siteOf(String(company._id), input.site_id);
       if (!siteId) throw new HttpError(404, siteNotFound(input.site_id));
       const { token, hash } = generateIngestToken();
-      const doc = (
-        await deps.models.IngestToken.create({
-          company_id: company._id,
-          site_id: siteId,
-          provider: input.provider,
-          hash,
-          expires_at: expiresAt,
-          portal_session_id: scope.session(req),
-        })
-      ).toObject();
+      const doc = await deps.identity.issueIngestToken({
+        company_id: company._id,
+        site_id: siteId,
+        provider: input.provider,
+        hash,
+        expires_at: expiresAt,
+        portal_session_id: scope.session(req),
+      });
       await deps.events.publish(
         'ingest_token.created',
         { company_id: String(company._id), id: String(doc._id), data: { site_id: doc.site_id, provider: doc.provider, expires_at: doc.expires_at } },
@@ -76,7 +74,7 @@ export function ingestTokenRoutes(router: Router, deps: Deps, scope: CompanyScop
     ...scope.may('view'),
     asyncHandler(async (req, res) => {
       const company = await scope.company(req);
-      const tokens = await deps.models.IngestToken.find({ company_id: company._id }).sort({ created_at: -1, _id: -1 }).lean();
+      const tokens = await deps.identity.ingestTokensOf(company._id);
       res.json((await withLastUse(deps, tokens)).map(tokenView));
     }),
   );
@@ -87,7 +85,7 @@ export function ingestTokenRoutes(router: Router, deps: Deps, scope: CompanyScop
     ...scope.may('keys_tokens'),
     asyncHandler(async (req, res) => {
       const what = {
-        model: deps.models.IngestToken,
+        revoke: deps.identity.revokeIngestToken,
         label: 'Ingest token',
         event: 'ingest_token.revoked' as const,
         data: (t: IngestTokenDoc) => ({ site_id: t.site_id, provider: t.provider, revoked_at: t.revoked_at }),

@@ -1,7 +1,6 @@
 import type { Request, Router } from 'express';
-import { IdentityModels, LockAccountDoc, LockOwnerDoc, lockOwnersOf, openLockAccountSecret, sealLockAccountSecret } from '@smartlock/auth';
+import { IdentityStore, LockAccountDoc, LockOwnerDoc, openLockAccountSecret, sealLockAccountSecret } from '@smartlock/auth';
 import { LOCK_ACCOUNT_PROVIDERS, connectLockAccountSchema, rotateLockAccountSecretSchema } from '@smartlock/contracts';
-import { claimEach, insertUnlessHeld } from '@smartlock/db';
 import { HttpError, asyncHandler } from '@smartlock/http';
 import { LockAccountSecret, LockCloud, LockInfo, isLockCloudError, serviceLockId } from '@smartlock/lock-cloud';
 import type { Deps } from '../shared/deps';
@@ -86,7 +85,7 @@ async function discover(accounts: LockAccountDeps, secret: LockAccountSecret, re
 async function adopt(deps: Deps, account: LockAccountDoc, locks: LockInfo[]): Promise<FoundLock[]> {
   const company = account.company_id;
   const ids = locks.map((l) => serviceLockId(account.provider, l.lockId));
-  const before = await lockOwnersOf(deps.models, ids);
+  const before = await deps.identity.lockOwners(ids);
   const created_at = deps.now();
   const docs: LockOwnerDoc[] = locks.map((l, i) => ({
     _id: ids[i],
@@ -98,23 +97,19 @@ async function adopt(deps: Deps, account: LockAccountDoc, locks: LockInfo[]): Pr
     battery: l.battery,
   }));
   const free = docs.filter((d) => !before.has(d._id));
-  const claimed = await claimEach(deps.models.LockOwner, free);
+  const claimed = await deps.identity.claimFreeLocks(free);
   // A free lock someone claimed between the read and the insert: whose it is now.
   const lost = free.filter((d) => !claimed.has(d._id)).map((d) => d._id);
-  const since = lost.length ? await lockOwnersOf(deps.models, lost) : new Map<string, string>();
+  const since = lost.length ? await deps.identity.lockOwners(lost) : new Map<string, string>();
   const ownerOf = (id: string) => (claimed.has(id) ? company : (before.get(id) ?? since.get(id)));
   const heldAlready = docs.filter((d) => !claimed.has(d._id) && ownerOf(d._id) === company);
-  await Promise.all(
-    heldAlready.map((d) =>
-      deps.models.LockOwner.updateOne({ _id: d._id, company_id: company }, { $set: { account_id: d.account_id, name: d.name, battery: d.battery } }),
-    ),
-  );
+  await deps.identity.moveLocksOntoAccount(company, heldAlready);
   return locks.map((l, i) => ({ lock_id: ids[i], name: l.name, battery: l.battery, remote: l.hasGateway, held_elsewhere: ownerOf(ids[i]) !== company }));
 }
 
 async function accountOf(deps: Deps, req: Request, company: string): Promise<LockAccountDoc> {
   const id = objectIdParam(req, 'accountId');
-  const account = await deps.models.LockAccount.findOne({ _id: id, company_id: company }).lean<LockAccountDoc>();
+  const account = await deps.identity.lockAccount(company, id);
   if (!account) throw notFoundError('Lock account', id);
   return account;
 }
@@ -126,30 +121,24 @@ async function sync(deps: Deps, accounts: LockAccountDeps, account: LockAccountD
     locks = await discover(accounts, secret, req);
   } catch (err) {
     if (err instanceof HttpError && err.status === 400) {
-      await deps.models.LockAccount.updateOne({ _id: account._id }, { $set: { status: 'needs_attention', status_reason: err.message } });
+      await deps.identity.markLockAccountRefused(account._id, err.message);
     }
     throw err;
   }
   const found = await adopt(deps, account, locks);
   const set = { status: 'connected' as const, status_reason: null, locks_found: locks.length, synced_at: deps.now() };
-  await deps.models.LockAccount.updateOne({ _id: account._id }, { $set: set });
+  await deps.identity.recordLockAccountSync(account._id, set);
   // Locks the company holds through this account that the vendor no longer lists (removed from the account): kept, and said.
   const listed = new Set(found.map((l) => l.lock_id));
-  const missing = (
-    await deps.models.LockOwner.find({ company_id: account.company_id, account_id: String(account._id) }, { _id: 1 }).lean<Pick<LockOwnerDoc, '_id'>[]>()
-  )
-    .map((o) => o._id)
-    .filter((id) => !listed.has(id));
+  const missing = (await deps.identity.locksOfAccount(account.company_id, String(account._id))).filter((id) => !listed.has(id));
   return { account: view({ ...account, ...set, updated_at: deps.now() }), locks: found, missing };
 }
 
 const STATUSES: LockAccountDoc['status'][] = ['connected', 'needs_attention'];
 
 /** lock_accounts: every company's accounts by provider and status, zeros included (an alert resolves when its count drops to 0). */
-export async function lockAccountCounts(models: IdentityModels) {
-  const groups = await models.LockAccount.aggregate<{ _id: { provider: string; status: string }; n: number }>([
-    { $group: { _id: { provider: '$provider', status: '$status' }, n: { $sum: 1 } } },
-  ]);
+export async function lockAccountCounts(identity: IdentityStore) {
+  const groups = await identity.lockAccountCounts();
   const count = (provider: string, status: string) => groups.find((g) => g._id.provider === provider && g._id.status === status)?.n ?? 0;
   return LOCK_ACCOUNT_PROVIDERS.flatMap((provider) => STATUSES.map((status) => ({ labels: { provider, status }, value: count(provider, status) })));
 }
@@ -161,7 +150,7 @@ function lockAccountList(router: Router, deps: Deps, scope: CompanyScope): void 
     ...scope.may('view'),
     asyncHandler(async (req, res) => {
       const company = String((await scope.company(req))._id);
-      const list = await deps.models.LockAccount.find({ company_id: company }).sort({ created_at: 1, _id: 1 }).lean<LockAccountDoc[]>();
+      const list = await deps.identity.lockAccountsOf(company);
       res.json(list.map(view));
     }),
   );
@@ -188,11 +177,11 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
           ? { provider: 'ttlock', username: input.username, password: input.password }
           : { provider: 'nuki', api_token: input.api_token };
       const label = input.provider === 'ttlock' ? input.username : input.name;
-      if (await deps.models.LockAccount.exists({ company_id: company, provider: input.provider, label }))
+      if (await deps.identity.lockAccountConnected(company, input.provider, label))
         throw new HttpError(409, `A ${input.provider} account "${label}" is connected already`);
       const locks = await discover(accounts, secret, req);
       // Two connects of one account racing: the unique (company, provider, label) lets one through.
-      const account = await insertUnlessHeld<LockAccountDoc>(deps.models.LockAccount, {
+      const account = await deps.identity.connectLockAccount({
         company_id: company,
         provider: input.provider,
         label,
@@ -245,7 +234,7 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
       }
       // Checked before it replaces the old one: a wrong secret leaves the account as it was.
       const locks = await discover(accounts, secret, req);
-      await deps.models.LockAccount.updateOne({ _id: account._id }, { $set: { secret: sealed(deps, company, secret) } });
+      await deps.identity.replaceLockAccountSecret(account._id, sealed(deps, company, secret));
       req.log.info('lock account secret replaced', { company, account: String(account._id), locks: locks.length });
       res.json(await sync(deps, accounts, account, secret, req));
     }),
@@ -259,9 +248,7 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
       const account = await accountOf(deps, req, company);
       const unbind = req.query.unbind === 'true';
       if (req.query.unbind !== undefined && !['true', 'false'].includes(String(req.query.unbind))) throw new HttpError(400, 'unbind must be true or false');
-      const owned = (
-        await deps.models.LockOwner.find({ company_id: company, account_id: String(account._id) }, { _id: 1 }).lean<Pick<LockOwnerDoc, '_id'>[]>()
-      ).map((o) => o._id);
+      const owned = await deps.identity.locksOfAccount(company, String(account._id));
       const bindings = await accounts.boundLocks(company);
       const bound = owned.filter((id) => bindings.has(id));
       if (bound.length && !unbind) {
@@ -273,8 +260,8 @@ export function lockAccountRoutes(router: Router, deps: Deps, accounts: LockAcco
         );
       }
       for (const id of bound) await accounts.unbind(company, id, req.correlationId);
-      await deps.models.LockOwner.deleteMany({ company_id: company, account_id: String(account._id) });
-      await deps.models.LockAccount.deleteOne({ _id: account._id });
+      await deps.identity.releaseLocksOfAccount(company, String(account._id));
+      await deps.identity.disconnectLockAccount(account._id);
       req.log.info('lock account disconnected', { company, account: String(account._id), released: owned.length, unbound: bound.length });
       res.json({ account: view(account), released: owned, unbound: bound });
     }),

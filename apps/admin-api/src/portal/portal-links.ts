@@ -6,7 +6,6 @@ import type { Types } from '@smartlock/db';
 import { asyncHandler } from '@smartlock/http';
 import { companyFromPath } from '../companies/companies';
 import type { Deps } from '../shared/deps';
-import { revokedOnce } from '../shared/revoke';
 import { notFoundError, objectIdParam, validate } from '../shared/validation';
 
 /** The portal page that opens a link; the token is in the fragment, which browsers never send to a server. */
@@ -48,15 +47,13 @@ async function issueLink(
 ): Promise<void> {
   const expiresAt = new Date(deps.now().getTime() + (link.expires_in_seconds !== undefined ? link.expires_in_seconds * 1000 : deps.portal.linkTtlMs));
   const { secret, hash } = generatePortalSecret();
-  const doc = (
-    await deps.models.PortalLink.create({
-      company_id: link.company,
-      capabilities: link.capabilities,
-      hash,
-      expires_at: expiresAt,
-      issued_to: link.issued_to ?? null,
-    })
-  ).toObject();
+  const doc = await deps.identity.issuePortalLink({
+    company_id: link.company,
+    capabilities: link.capabilities,
+    hash,
+    expires_at: expiresAt,
+    issued_to: link.issued_to ?? null,
+  });
   const token = `${String(doc._id)}.${secret}`;
   const companyId = link.company ? String(link.company) : null;
   req.log.info('portal link issued', {
@@ -106,7 +103,7 @@ export function portalLinkRoutes(router: Router, deps: Deps): void {
     '/companies/:companyId/portal-sessions',
     asyncHandler(async (req, res) => {
       const company = await companyFromPath(deps, req);
-      const sessions = await deps.models.PortalSession.find({ company_id: company._id }).sort({ created_at: -1, _id: -1 }).limit(500).lean();
+      const sessions = await deps.identity.portalSessionsOf(company._id);
       res.json(sessions.map(sessionView));
     }),
   );
@@ -126,12 +123,12 @@ export function portalLinkRoutes(router: Router, deps: Deps): void {
     '/portal-links/:linkId/revoke',
     asyncHandler(async (req, res) => {
       const id = objectIdParam(req, 'linkId');
-      const link = (await revokedOnce(deps, deps.models.PortalLink, id))?.doc;
+      const link = (await deps.identity.revokePortalLink(id, deps.now()))?.doc;
       if (!link) throw notFoundError('Portal link', id);
       // After the link's write: a session opened concurrently is either found here or refused when
       // its opening reads the link again (portal-session.ts).
-      const session = await deps.models.PortalSession.findOne({ link_id: link._id }, { _id: 1 }).lean();
-      if (session) await revokeSession(deps, session._id);
+      const session = await deps.identity.sessionOfLink(link._id);
+      if (session) await revokeSession(deps, session);
       req.log.info('portal link revoked', { company_id: link.company_id ? String(link.company_id) : null, link_id: String(link._id) });
       res.json(linkView(link));
     }),
@@ -140,7 +137,7 @@ export function portalLinkRoutes(router: Router, deps: Deps): void {
 
 /** Revokes a portal session (the operator's, or the session's own sign-out); 404 for an unknown id. */
 export async function revokeSession(deps: Deps, id: ReturnType<typeof objectIdParam>): Promise<PortalSessionDoc> {
-  const done = await revokedOnce(deps, deps.models.PortalSession, id);
+  const done = await deps.identity.revokePortalSession(id, deps.now());
   if (!done) throw notFoundError('Portal session', id);
   if (done.won)
     deps.logger.info('portal session revoked', { company_id: done.doc.company_id ? String(done.doc.company_id) : null, session_id: String(done.doc._id) });

@@ -24,7 +24,7 @@ export const portalScope = (deps: Deps): CompanyScope => ({
   prefix: '',
   company: async (req) => {
     const id = companyOf(req);
-    const company = await deps.models.Company.findById(id).lean();
+    const company = await deps.identity.company(id);
     if (!company) throw notFoundError('Company', id);
     return company;
   },

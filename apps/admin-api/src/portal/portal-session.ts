@@ -1,7 +1,7 @@
 import type { Response, Router } from 'express';
-import { CompanyDoc, createPortalSession, parsePortalCredential, portalCookie, portalCsrfToken, safeEqual, sha256 } from '@smartlock/auth';
+import { CompanyDoc, parsePortalCredential, portalCookie, portalCsrfToken, safeEqual, sha256 } from '@smartlock/auth';
 import { PORTAL_SESSION_COOKIE, PortalErrors, openPortalSessionSchema } from '@smartlock/contracts';
-import { Types, unlessHeld } from '@smartlock/db';
+import { Types } from '@smartlock/db';
 import { HttpError, asyncHandler } from '@smartlock/http';
 import type { Deps } from '../shared/deps';
 import { notFoundError, validate } from '../shared/validation';
@@ -45,29 +45,27 @@ export function portalSessionRoutes(router: Router, deps: Deps): void {
       const { token } = validate(openPortalSessionSchema, req.body);
       const parsed = parsePortalCredential(token);
       if (!parsed) throw new HttpError(401, PortalErrors.linkInvalid);
-      const link = await deps.models.PortalLink.findById(parsed.id).lean();
+      const link = await deps.identity.portalLink(parsed.id);
       if (!link || !safeEqual(link.hash, sha256(parsed.secret))) throw new HttpError(401, PortalErrors.linkInvalid);
       const now = deps.now();
       if (link.revoked_at) throw new HttpError(401, PortalErrors.linkRevoked);
       if (link.used_at) throw new HttpError(401, PortalErrors.linkUsed);
       if (link.expires_at.getTime() <= now.getTime()) throw new HttpError(401, PortalErrors.linkExpired);
-      const company = link.company_id ? await deps.models.Company.findById(link.company_id).lean() : null;
+      const company = link.company_id ? await deps.identity.company(link.company_id) : null;
       if (link.company_id && !company) throw notFoundError('Company', link.company_id);
-      const opened = await unlessHeld(
-        createPortalSession(deps.models, {
-          company_id: link.company_id,
-          capabilities: link.capabilities,
-          link_id: link._id,
-          issued_to: link.issued_to,
-          expires_at: new Date(now.getTime() + deps.portal.sessionTtlMs),
-        }),
-      );
+      const opened = await deps.identity.openPortalSession({
+        company_id: link.company_id,
+        capabilities: link.capabilities,
+        link_id: link._id,
+        issued_to: link.issued_to,
+        expires_at: new Date(now.getTime() + deps.portal.sessionTtlMs),
+      });
       // Opened concurrently (or used_at not written yet): the unique link_id let one session through.
       if (!opened) throw new HttpError(401, PortalErrors.linkUsed);
-      await deps.models.PortalLink.updateOne({ _id: link._id }, { $set: { used_at: now } });
+      await deps.identity.markPortalLinkUsed(link._id, now);
       const { session, cookie } = opened;
       // Revoked while this session was being made: the revocation may not have seen it, so it ends here.
-      if ((await deps.models.PortalLink.findById(link._id, { revoked_at: 1 }).lean())?.revoked_at) {
+      if (await deps.identity.portalLinkRevoked(link._id)) {
         await revokeSession(deps, session._id);
         throw new HttpError(401, PortalErrors.linkRevoked);
       }
@@ -89,10 +87,7 @@ export function portalSessionRoutes(router: Router, deps: Deps): void {
     asyncHandler(async (req, res) => {
       const p = req.principal;
       if (p?.kind !== 'portal' && p?.kind !== 'on-call') throw new HttpError(401, PortalErrors.sessionRequired);
-      const [session, company] = await Promise.all([
-        deps.models.PortalSession.findById(p.sessionId).lean(),
-        p.kind === 'portal' ? deps.models.Company.findById(p.companyId).lean() : null,
-      ]);
+      const [session, company] = await Promise.all([deps.identity.portalSession(p.sessionId), p.kind === 'portal' ? deps.identity.company(p.companyId) : null]);
       if (!session || (p.kind === 'portal' && !company)) throw new HttpError(401, PortalErrors.sessionRequired);
       res.json(sessionAnswer(deps, session, company, portalCookie(req) ?? ''));
     }),

@@ -1,16 +1,12 @@
-import type { Auth, IdentityModels, SecretKey } from '@smartlock/auth';
+import type { Auth, IdentityStore, SecretKey } from '@smartlock/auth';
 import type { OutboundPolicy } from '@smartlock/http';
-import type { Model, VersionDoc } from '@smartlock/db';
 import type { Logger } from '@smartlock/observability';
-import type { CallbackEndpointModel } from '../callback/callback-endpoint.schema';
 import type { IdentityEvents } from './identity-events';
 
 /** What the use cases of admin-api share: the identity slice, the event publisher, configuration. */
 export interface Deps {
-  models: IdentityModels;
-  CallbackEndpoint: CallbackEndpointModel;
-  /** One record per version of an endpoint: decides which of concurrent changes makes each version. */
-  CallbackEndpointVersions: Model<VersionDoc>;
+  /** Every read and write of the identity slice (libs/auth identityStore). */
+  identity: IdentityStore;
   auth: Auth;
   events: IdentityEvents;
   logger: Logger;

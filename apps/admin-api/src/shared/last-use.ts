@@ -7,7 +7,6 @@ import type { Deps } from './deps';
  */
 export async function withLastUse<D extends { _id: Types.ObjectId }>(deps: Deps, docs: D[]): Promise<(D & { last_used_at: Date | null })[]> {
   if (!docs.length) return [];
-  const usage = await deps.models.CredentialUsage.find({ _id: { $in: docs.map((d) => String(d._id)) } }).lean();
-  const at = new Map(usage.map((u) => [u._id, u.last_used_at]));
+  const at = await deps.identity.lastUsedAt(docs.map((d) => String(d._id)));
   return docs.map((d) => ({ ...d, last_used_at: at.get(String(d._id)) ?? null }));
 }

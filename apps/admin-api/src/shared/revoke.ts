@@ -1,7 +1,6 @@
 import type { Request } from 'express';
 import type { IdentityEventType } from '@smartlock/contracts';
-import { transitionOnce } from '@smartlock/db';
-import type { Model, Types } from '@smartlock/db';
+import type { Types } from '@smartlock/db';
 import type { Deps } from './deps';
 import { notFoundError } from './validation';
 
@@ -15,17 +14,22 @@ interface Revocable {
  * Revokes an API key or ingest token. Idempotent: revoking a revoked one answers with it unchanged
  * and publishes nothing new; an unknown id is a 404, and so is another company's when `owner` names
  * the company it must belong to (a portal session's). The next request with it is refused (libs/auth
- * reads the slice on every request). Of concurrent revocations exactly one publishes (libs/db transitionOnce).
+ * reads the slice on every request). Of concurrent revocations exactly one publishes (`revoke`: the
+ * identity store's, which says `won` once).
  */
 export async function revokeOnce<D extends Revocable>(
   deps: Deps,
   req: Request,
-  what: { model: Model<D>; label: string; event: IdentityEventType; data: (d: D) => Record<string, unknown> },
+  what: {
+    revoke: (id: Types.ObjectId, at: Date, owner?: Types.ObjectId) => Promise<{ won: boolean; doc: D } | null>;
+    label: string;
+    event: IdentityEventType;
+    data: (d: D) => Record<string, unknown>;
+  },
   id: Types.ObjectId,
   owner?: Types.ObjectId,
 ): Promise<D> {
-  const guard = owner ? { company_id: owner } : {};
-  const done = await revokedOnce(deps, what.model, id, guard);
+  const done = await what.revoke(id, deps.now(), owner);
   if (!done) throw notFoundError(what.label, id);
   if (done.won) {
     await deps.events.publish(
@@ -35,14 +39,4 @@ export async function revokeOnce<D extends Revocable>(
     );
   }
   return done.doc;
-}
-
-/** Sets `revoked_at` once: `won` for the one of concurrent revocations that made it; null for an unknown id (or another's, with `guard`). */
-export function revokedOnce<D extends { revoked_at: Date | null }>(deps: Deps, model: Model<D>, id: Types.ObjectId, guard: Record<string, unknown> = {}) {
-  return transitionOnce({ records: model, transitions: deps.models.Transitions }, id, {
-    name: 'revoked',
-    from: { revoked_at: null },
-    set: { revoked_at: deps.now() },
-    guard,
-  });
 }
