@@ -37,6 +37,7 @@ import { boundedCache } from '@smartlock/db';
 import { applyStatus } from './status/apply-status';
 import { bookingRows } from './bookings/record';
 import { bookingRoutes } from './bookings/routes';
+import { bookingModels, bookingStore } from './bookings/store';
 import { EVENT_ROUTE, portalTrackingRoutes, trackingRoutes } from './tracking/routes';
 
 export const SERVICE = 'ingest-gateway';
@@ -86,6 +87,8 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       const siteZone: Deps['siteZone'] = (companyId, siteId) =>
         siteZones.get(`${companyId}:${siteId}`, async () => (await replica.node(companyId, siteId))?.time_zone ?? null);
       const writers = createWriters(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS, bookingRowLingerMs: config.BOOKING_ROW_LINGER_MS });
+      // The portal's booking rows: written and read through it alone (bookings/store.ts).
+      const bookings = bookingStore({ ...bookingModels(ctx.db), Event: models.Event }, { lingerMs: config.BOOKING_ROW_LINGER_MS });
       const deps: Deps = {
         config,
         logger,
@@ -99,7 +102,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         unsettled: unsettledEvents({ afterMs: settleAfterMs }),
         eventWaits: longPoll({ route: EVENT_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics }),
         siteZone,
-        bookingRows: bookingRows({ models, writers, logger, siteZone }),
+        bookingRows: bookingRows({ store: bookings, logger, siteZone }),
       };
       const parts = [
         collections([...Object.values(models), outboxLeaseModel(ctx.db), ...replica.models]),
@@ -146,7 +149,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
           r.use(ingestRoutes(deps));
           r.use(trackingRoutes(deps));
           r.use(portalTrackingRoutes(deps));
-          r.use(bookingRoutes(deps));
+          r.use(bookingRoutes({ ...deps, bookings }));
           r.use(retryRoutes(deps));
           r.use(replayRoutes(deps));
         }),

@@ -4,6 +4,7 @@ import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, unique
 import type { Gateway } from '../app';
 import { TestCompany, booking, connectIdentity, portalHeaders, publishStatus, seedCompany, startGateway } from '../test-support/harness';
 import { localDay } from './record';
+import { bookingModels } from './store';
 
 /**
  * The portal's bookings list and overview (the edge sends /portal/api/bookings and /portal/api/overview
@@ -30,10 +31,10 @@ describe('portal: bookings list and overview', () => {
     publishStatus(vhost.url, { event_id: eventId, company_id: c.companyId, status, message, retry_count: 0, at: new Date().toISOString() });
   const statusIs = (id: string, status: string) =>
     waitFor(async () => (await gw.deps.models.Event.findById(id).lean())?.status === status, { what: `${id} to be ${status}` });
+  const rows = () => bookingModels(gw.ctx.db).BookingRow;
   const list = (query: Record<string, string>, headers = viewA) => request(gw.url).get('/portal/api/bookings').query(query).set(headers);
   // The row is written after the 202, not before it (bookings/record.ts): within BOOKING_ROW_LINGER_MS.
-  const rowHolds = (eventId: string) =>
-    waitFor(async () => !!(await gw.deps.models.BookingRow.exists({ event_id: eventId })), { what: `the booking row of ${eventId}` });
+  const rowHolds = (eventId: string) => waitFor(async () => !!(await rows().exists({ event_id: eventId })), { what: `the booking row of ${eventId}` });
 
   beforeAll(async () => {
     vhost = await createVhost('portal_bookings');
@@ -77,9 +78,9 @@ describe('portal: bookings list and overview', () => {
     ]);
     expect((await list({ from: '2031-03-08', to: '2031-03-08', names: 'true' })).body.bookings[0].guest_name).toBe('Ada Lovelace');
     // Stored whole: every field of the row, those no event set yet null.
-    const stored = await gw.deps.models.BookingRow.collection.findOne({ reference_id: ref, company_id: a.companyId });
+    const stored = await rows().collection.findOne({ reference_id: ref, company_id: a.companyId });
     expect(Object.keys(stored ?? {}).sort()).toEqual(
-      Object.keys(gw.deps.models.BookingRow.schema.paths)
+      Object.keys(rows().schema.paths)
         .filter((k) => k !== '__v')
         .sort(),
     );

@@ -1,16 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { EventStatusMessage, EventType } from '@smartlock/contracts';
-import { unlessHeld } from '@smartlock/db';
 import type { Deps } from '../deps';
-import type { EventDoc } from '../events/event.schema';
-import type { BookingRowDoc, BookingState } from './booking-row.schema';
-
-/** A booking's row id: name-based on (company, reference_id), so every write of a booking hits one `_id`. */
-const bookingRowId = (companyId: string, referenceId: string) =>
-  createHash('sha256')
-    .update(JSON.stringify(['booking-row', companyId, referenceId]))
-    .digest('hex')
-    .slice(0, 32);
+import { BookingState, BookingStore, RowFields, RowSource, Sequenced, sequenced } from './store';
 
 const STATE_OF: Partial<Record<EventType, BookingState>> = {
   BOOKING_CREATE: 'booked',
@@ -31,53 +21,15 @@ export function localDay(value: string | undefined, timeZone: string | null): st
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(value));
 }
 
-type RowDeps = Pick<Deps, 'models' | 'writers' | 'logger' | 'siteZone'>;
-type RowSource = Pick<EventDoc, 'company_id' | 'site_id' | 'reference_id' | 'sequence' | 'event_id' | 'event_type' | 'booking' | 'guest' | 'received_at'>;
-
-/** The fields writeBookingRow reads from an event record (the miss path reads only these). */
-const ROW_SOURCE = { company_id: 1, site_id: 1, reference_id: 1, sequence: 1, event_id: 1, event_type: 1, booking: 1, guest: 1, received_at: 1 } as const;
-
-/**
- * Brings the booking's row (the portal's bookings list) to a stored original event: the fields the
- * event carries replace the row's, an event older than the row's (a lower sequence) is ignored.
- * Idempotent. One statement in the usual case: the first event's insert (group-committed with
- * other first events' by `writers.insertBookingRow`, which lingers), or a later one's update by
- * `_id` conditioned on the sequence. Throws what the database threw (the caller decides).
- */
-type Sequenced = RowSource & { sequence: number };
-const sequenced = (e: RowSource): e is Sequenced => !!e.sequence;
-
-async function writeBookingRow(deps: RowDeps, e: RowSource): Promise<void> {
-  if (!sequenced(e)) return;
-  const set = await rowFields(deps, e);
-  const id = bookingRowId(e.company_id, e.reference_id);
-  const newer = { _id: id as never, sequence: { $lt: e.sequence } };
-  // A booking's first event inserts its row whole (fields no event has set yet are null); a later
-  // one updates it, conditioned on being newer. (Not an upsert with $setOnInsert: FerretDB 1.x left
-  // those fields out.) Either write meeting the other's row (a race, an older event, a write made
-  // again) retries as the conditional update once, which drops an older event.
-  const rows = deps.models.BookingRow.collection;
-  if (e.sequence === 1 && (await unlessHeld(deps.writers.insertBookingRow.submit(wholeRow(id, [set]))))) return;
-  const updated = await rows.updateOne(newer, { $set: set });
-  if (updated.matchedCount > 0 || e.sequence === 1) return;
-  // No row yet for a later event: its first one's insert is still lingering (a cancel right after
-  // the create), in this process or another, or it failed. The row is then folded from the booking's
-  // stored events up to this one (each is stored before its row is written), so the first event's
-  // dates and room are not lost when its own insert then meets this row and drops as older.
-  const events = (await deps.models.Event.find({ company_id: e.company_id, reference_id: e.reference_id, sequence: { $gte: 1, $lte: e.sequence } }, ROW_SOURCE)
-    .sort({ sequence: 1 })
-    .lean()) as RowSource[];
-  const folded = await Promise.all(events.filter((x): x is Sequenced => sequenced(x) && x.event_id !== e.event_id).map((x) => rowFields(deps, x)));
-  if (!(await unlessHeld(rows.insertOne(wholeRow(id, [...folded, set]) as never)))) await rows.updateOne(newer, { $set: set });
-}
+type RowDeps = Pick<Deps, 'logger' | 'siteZone'> & { store: BookingStore };
 
 /** The row's fields an event sets. */
-async function rowFields(deps: RowDeps, e: Sequenced): Promise<Partial<BookingRowDoc>> {
+async function rowFields(deps: RowDeps, e: Sequenced): Promise<RowFields> {
   const b = e.booking;
   const instant = [b.check_in, b.check_out].some((v) => v?.endsWith('Z'));
   // Only an instant needs the site's zone (deps.siteZone: cached per site).
   const zone = instant ? await deps.siteZone(e.company_id, e.site_id).catch(() => null) : null;
-  const set: Partial<BookingRowDoc> = {
+  const set: RowFields = {
     company_id: e.company_id,
     site_id: e.site_id,
     reference_id: e.reference_id,
@@ -97,12 +49,10 @@ async function rowFields(deps: RowDeps, e: Sequenced): Promise<Partial<BookingRo
   return set;
 }
 
-/** A whole row from events' fields in sequence order (the last one's win); fields none set are null. */
-const wholeRow = (id: string, sets: Partial<BookingRowDoc>[]) =>
-  Object.assign(
-    { _id: id, state: 'booked', check_in: null, check_out: null, arrival_day: null, departure_day: null, room: null, bed: null, guest_name: null },
-    ...sets,
-  ) as BookingRowDoc;
+/** Brings the booking's row to a stored original event (store.ts applyEvent); a DUPLICATE has no row to write. */
+async function writeBookingRow(deps: RowDeps, e: RowSource): Promise<void> {
+  if (sequenced(e)) await deps.store.applyEvent(e, (x) => rowFields(deps, x));
+}
 
 /**
  * The booking rows' writes, off the ingest's answer (issue 47: the row was one awaited statement
@@ -160,7 +110,7 @@ export function bookingRows(deps: RowDeps, opts: { max?: number } = {}) {
     async reported(report: Pick<EventStatusMessage, 'event_id' | 'company_id'>): Promise<void> {
       const entry = started.get(report.event_id);
       if (entry) return certain(entry);
-      const e = (await deps.models.Event.findById(report.event_id, ROW_SOURCE).lean()) as RowSource | null;
+      const e = await deps.store.rowSource(report.event_id);
       if (e && e.company_id === report.company_id) await writeBookingRow(deps, e);
     },
 
@@ -171,7 +121,7 @@ export function bookingRows(deps: RowDeps, opts: { max?: number } = {}) {
     },
 
     /** At shutdown: the rows still lingering go out. */
-    drain: () => deps.writers.insertBookingRow.drain(),
+    drain: () => deps.store.drain(),
   };
 }
 export type BookingRows = ReturnType<typeof bookingRows>;

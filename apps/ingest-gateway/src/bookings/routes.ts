@@ -3,7 +3,7 @@ import { companyOf } from '@smartlock/auth';
 import { BOOKING_LIST_STATUSES } from '@smartlock/contracts';
 import { asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../deps';
-import type { BookingRowDoc } from './booking-row.schema';
+import type { BookingRowDoc, BookingStore, OpenEvent } from './store';
 
 /** As the events list (SPEC "Event tracking"): page 1, 20 a page, at most 100. */
 const PAGE_SIZE_DEFAULT = 20;
@@ -73,20 +73,15 @@ function queryOf(q: Record<string, unknown>) {
 const masked = (name: string | null) =>
   name === null ? null : name.replace(/(\p{L}|\p{N})([\p{L}\p{N}'’-]*)/gu, (_, first: string, rest: string) => first + '*'.repeat([...rest].length));
 
-type OpenEvent = { _id: string; status: RowStatus; message: string | null; event_type: string; reference_id: string; received_at: Date };
+type BookingRouteDeps = Pick<Deps, 'auth' | 'now'> & { bookings: BookingStore };
+
+type Open = Map<string, OpenEvent<RowStatus>>;
 
 /** The company's events in a status other than COMPLETED, by id: a row's latest event not among them is COMPLETED. */
-async function openEvents(deps: Deps, companyId: string, statuses: RowStatus[] = OPEN_STATUSES): Promise<Map<string, OpenEvent>> {
-  const lists = await Promise.all(
-    statuses.map((status) =>
-      deps.models.Event.find({ company_id: companyId, status }, { _id: 1, status: 1, message: 1, event_type: 1, reference_id: 1, received_at: 1 }).lean<
-        OpenEvent[]
-      >(),
-    ),
-  );
-  return new Map(lists.flat().map((e) => [e._id, e]));
+async function openEvents(deps: BookingRouteDeps, companyId: string): Promise<Open> {
+  return new Map((await deps.bookings.eventsIn(companyId, OPEN_STATUSES)).map((e) => [e._id, e]));
 }
-const statusOf = (open: Map<string, OpenEvent>, row: Pick<BookingRowDoc, 'event_id'>): { status: RowStatus; message: string | null } => {
+const statusOf = (open: Open, row: Pick<BookingRowDoc, 'event_id'>): { status: RowStatus; message: string | null } => {
   const e = open.get(row.event_id);
   return e ? { status: e.status, message: e.message } : { status: 'COMPLETED', message: null };
 };
@@ -116,17 +111,12 @@ function rowView(row: BookingRowDoc, s: { status: RowStatus; message: string | n
 /**
  * The portal's bookings and its overview (a company's portal session, `view`; the edge sends
  * `/portal/api/bookings` and `/portal/api/overview` here): the rows of booking_rows (one per booking,
- * as its latest event described it), each with its latest event's status read from the event records.
- *
- * Reads, and what serves them (FerretDB 1.x pushes equalities down, each served by its field's GIN
- * twin; ranges and sorts are done by FerretDB after the read): a day's arrivals or departures and the
- * last 24 h are equalities on a day; a date range or the whole list reads the company's rows (one
- * per booking, not per event), as the events list reads the company's events. A status is known by
- * reading the company's events in each status but COMPLETED (equalities on (company, status): those
- * are few at any time) and taking every other row's latest event as COMPLETED.
+ * as its latest event described it), each with its latest event's status read from the event records
+ * (store.ts says what serves each read). A status is known by reading the company's events in each
+ * status but COMPLETED (those are few at any time) and taking every other row's latest event as
+ * COMPLETED.
  */
-export function bookingRoutes(deps: Deps): Router {
-  const { BookingRow } = deps.models;
+export function bookingRoutes(deps: BookingRouteDeps): Router {
   const r = Router();
   const view = deps.auth.portal('view');
 
@@ -150,28 +140,20 @@ export function bookingRoutes(deps: Deps): Router {
       if (names !== undefined && names !== 'true' && names !== 'false') q.fail(BookingListMessages.names);
       q.done();
 
-      const filter: Record<string, unknown> = { company_id: companyId };
-      if (room) filter.room = room;
-      if (from && from === to) filter.arrival_day = from;
-      else if (from || to) filter.arrival_day = { ...(from ? { $gte: from } : {}), ...(to ? { $lte: to } : {}) };
-      const sort = { arrival_day: 1, check_in: 1, reference_id: 1 } as const;
+      const arriving = { room, from, to };
       const skip = (page - 1) * pageSize;
       let total: number;
       let rows: BookingRowDoc[];
-      let open: Map<string, OpenEvent>;
+      let open: Open;
       if (status) {
         // Which rows are in the status is known only with their events: the matching rows, then the page.
         open = await openEvents(deps, companyId);
-        const all = await BookingRow.find(filter).sort(sort).lean<BookingRowDoc[]>();
+        const all = await deps.bookings.arriving(companyId, arriving);
         const matching = all.filter((row) => statusOf(open, row).status === status);
         total = matching.length;
         rows = matching.slice(skip, skip + pageSize);
       } else {
-        [total, rows, open] = await Promise.all([
-          BookingRow.countDocuments(filter).exec(),
-          BookingRow.find(filter).sort(sort).skip(skip).limit(pageSize).lean<BookingRowDoc[]>(),
-          openEvents(deps, companyId),
-        ]);
+        [{ total, rows }, open] = await Promise.all([deps.bookings.arrivingPage(companyId, arriving, skip, pageSize), openEvents(deps, companyId)]);
       }
       res.json({
         success: true,
@@ -202,25 +184,17 @@ export function bookingRoutes(deps: Deps): Router {
         }
         return { total: rows.length - cancelled, cancelled, by_status: by };
       };
-      const project = { event_id: 1, state: 1 };
       const dayList = Array.from({ length: days }, (_, i) => addDays(from, i));
       const perDay = await Promise.all(
         dayList.map(async (day) => {
-          const [arrivals, departures] = await Promise.all([
-            BookingRow.find({ company_id: companyId, arrival_day: day }, project).lean<BookingRowDoc[]>(),
-            BookingRow.find({ company_id: companyId, departure_day: day }, project).lean<BookingRowDoc[]>(),
-          ]);
+          const [arrivals, departures] = await Promise.all([deps.bookings.arrivingOn(companyId, day), deps.bookings.departingOn(companyId, day)]);
           return { day, arrivals: tally(arrivals), departures: tally(departures) };
         }),
       );
 
       const since = now.getTime() - 86_400_000;
       const touched = (
-        await Promise.all(
-          [now.toISOString().slice(0, 10), new Date(since).toISOString().slice(0, 10)].map((day) =>
-            BookingRow.find({ company_id: companyId, updated_day: day }, { event_id: 1, state: 1, updated_at: 1 }).lean<BookingRowDoc[]>(),
-          ),
-        )
+        await Promise.all([now.toISOString().slice(0, 10), new Date(since).toISOString().slice(0, 10)].map((day) => deps.bookings.updatedOn(companyId, day)))
       )
         .flat()
         .filter((row) => new Date(row.updated_at).getTime() >= since);

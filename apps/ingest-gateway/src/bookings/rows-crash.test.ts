@@ -4,6 +4,7 @@ import type { Connection } from '@smartlock/db';
 import { captureLogger, createVhost, dropDatabases, launchApp, MONGO_URL, NO_RATE_LIMITS, TestVhost, uniqueDbName, waitFor } from '@smartlock/testing';
 import type { Gateway } from '../app';
 import { TEST_ADMIN_TOKEN, TestCompany, booking, connectIdentity, portalHeaders, publishStatus, seedCompany, startGateway } from '../test-support/harness';
+import { bookingModels } from './store';
 
 /**
  * Issue 47: the portal's booking row is written after the ingest's 202, not before it
@@ -67,7 +68,7 @@ describe('booking rows: off the ingest answer, never lost to a crash', () => {
       logger,
       env: { RELAY_INTERVAL_MS: '200', RELAY_GRACE_MS: '6000' },
     });
-    const rows = gw.deps.models.BookingRow;
+    const rows = bookingModels(gw.ctx.db).BookingRow;
     const url = gw.url;
     // Neither row was written by the process that answered 202.
     expect(await rows.countDocuments({ company_id: company.companyId })).toBe(0);
@@ -101,14 +102,15 @@ describe('booking rows: off the ingest answer, never lost to a crash', () => {
     // A gateway of its own whose rows linger 1.5 s.
     const db = uniqueDbName('rows_linger');
     const lingering = await startGateway({ amqpUrl: vhost.url, mongoUrl: MONGO_URL, mongoDb: db, identityDb, logger, env: { BOOKING_ROW_LINGER_MS: '1500' } });
+    const rows = bookingModels(lingering.ctx.db).BookingRow;
     try {
       const res = await request(lingering.url)
         .post(`/webhook/t/${company.token}`)
         .send(booking({ reference_id: 'RL-1', room: '7', check_in: '2031-07-01', check_out: '2031-07-02' }));
       expect(res.status).toBe(202);
       // Answered, the row not written yet.
-      expect(await lingering.deps.models.BookingRow.exists({ event_id: res.body.eventId })).toBeNull();
-      const row = await waitFor(() => lingering.deps.models.BookingRow.findOne({ event_id: res.body.eventId }).lean(), { what: 'the row, after its linger' });
+      expect(await rows.exists({ event_id: res.body.eventId })).toBeNull();
+      const row = await waitFor(() => rows.findOne({ event_id: res.body.eventId }).lean(), { what: 'the row, after its linger' });
       expect(row).toMatchObject({ reference_id: 'RL-1', room: '7', arrival_day: '2031-07-01', departure_day: '2031-07-02', state: 'booked' });
     } finally {
       await lingering.stop();
