@@ -152,8 +152,8 @@ tokenSchema.index({ refreshToken: 1 }, { unique: true });
 
 /**
  * Issued ids (keyId, keyboardPwdId, cardId), one document per id: the unique `_id` decides who got an
- * id. Not a `$inc` counter: FerretDB 1.x applies `$inc` as read-then-write, and concurrent calls
- * got the same id (seen as errcode 90000 under load).
+ * id. Not a `$inc` counter: not every supported server makes `$inc` atomic (one applies it as a read
+ * then a write), and concurrent calls got the same id (seen as errcode 90000 under load).
  */
 const idClaimSchema = new Schema<{ _id: string }>({ _id: String }, { versionKey: false });
 

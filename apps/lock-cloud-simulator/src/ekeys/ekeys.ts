@@ -46,7 +46,7 @@ export const ekeyOperations: VendorOperation[] = [
       // One key per account and lock: the vendor deletes the account's earlier key on this lock.
       await models.Ekey.collection.deleteMany({ lockId, username: receiverUsername });
       // keyId is the e-keys' only unique key, so the insert itself claims it (no id_claims insert:
-      // e-keys are what a booking issues most, and every database round trip counts on FerretDB).
+      // e-keys are what a booking issues most, and every database round trip counts).
       for (;;) {
         const keyId = randomId();
         const keyData = `${lock.lockMac}|${randomBytes(72).toString('base64')}`;

@@ -96,7 +96,7 @@ const authSchema = new Schema<NukiAuthDoc>({
 authSchema.plugin(basePlugin);
 // DELETE and POST address an auth by its id; a lock's auths are listed in creation order. A code's
 // uniqueness per lock is checked under the lock's mutex (codes are null for other auth types, and
-// FerretDB 1.x has no partial index).
+// not every supported server has partial indexes).
 authSchema.index({ id: 1 }, { unique: true });
 authSchema.index({ smartlockId: 1, creationDate: 1 });
 
