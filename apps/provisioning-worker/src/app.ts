@@ -11,6 +11,8 @@ import type { Config } from './config';
 import { workerModels } from './models';
 import { replicaLayout } from './layout/replica-lookup';
 import { lockAccounts } from './credentials/accounts';
+import { lockAccountRecords, operationStore } from './credentials/store';
+import { bookingStore } from './bookings/store';
 import { createTurns } from './bookings/order';
 import { credentialVault } from './credentials/vault';
 import { onBookingDeadLetter, onBookingEvent } from './bookings/on-booking-event';
@@ -55,7 +57,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const identity = identityModels(ctx.db.useDb(config.IDENTITY_DB, { useCache: true }));
       // Every vendor call through the account of the lock it acts on, each account with its circuit.
       const accounts = lockAccounts({
-        identity,
+        store: lockAccountRecords(identity),
         owners: ownedLocksCheck(identity, { ttlMs: config.LOCK_OWNER_CACHE_MS }),
         secretsKey: secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS),
         service: cloud,
@@ -70,22 +72,20 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         logger,
       });
       const reconcileDeps = {
-        models,
-        owner,
+        operations: operationStore(models, owner),
         // A vendor call cannot outlive its timeout: past it, a pending operation's owner is gone.
         leaseMs: config.LOCK_CLOUD_TIMEOUT_MS + 1000,
         confirmWaitMs: confirm.timeoutMs,
-        inFlight: new Set<string>(),
         accounts,
       };
+      const bookings = bookingStore(models, vault);
       const bookingDeps = {
-        models,
+        bookings,
         broker,
         messageKey: parseSecretsKey(config.MESSAGE_KEY),
         layout: replicaLayout(layout),
         reconcile: reconcileDeps,
-        turns: createTurns(models, vault),
-        vault,
+        turns: createTurns(bookings),
         orderWaitMs: config.PROVISIONING_ORDER_WAIT_MS,
         orderMaxWaitMs: config.PROVISIONING_ORDER_MAX_WAIT_MS,
         orderWaits: counter(metrics, METRICS.bookingOrderWaits),
@@ -95,6 +95,8 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       };
       const scheduleDeps = {
         ...bookingDeps,
+        models,
+        vault,
         owner,
         // Converging a schedule's locks takes a few vendor calls per lock; a claim this old is a crashed holder's.
         claimLeaseMs: 10 * (config.LOCK_CLOUD_TIMEOUT_MS + 1000),

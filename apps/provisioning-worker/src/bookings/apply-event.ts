@@ -1,6 +1,7 @@
 import { PermanentError } from '@smartlock/messaging';
 import { EventFailureMessages, isLocalTime, resolveStayTime, type BookingEventMessage, type SiteTime } from '@smartlock/contracts';
-import type { BookingDoc, CredentialPlace } from '../models';
+import type { CredentialPlace } from '../models';
+import type { BookingDoc } from './store';
 import type { LayoutLookup, LockRef } from '../layout/lookup';
 import { desiredCredentials } from '../credentials/desired';
 

@@ -1,29 +1,26 @@
 import type { BookingEventMessage, LockCloudOperation } from '@smartlock/contracts';
-import { insertOnce } from '@smartlock/db';
 import { isAccountRefused, isVendorOutage } from '@smartlock/lock-cloud';
 import { ReplicaUnavailableError } from '@smartlock/layout';
 import { PermanentError } from '@smartlock/messaging';
 import type { Broker, DeadLetterInfo, MessageContext } from '@smartlock/messaging';
 import type { Counter } from 'prom-client';
-import { BookingDoc, WorkerModels, bookingId } from '../models';
+import { BookingDoc, BookingStore, bookingId } from './store';
 import type { LayoutLookup } from '../layout/lookup';
 import { ReconcileDeps, ReconcileResult, SeenBefore, Subject, reconcile } from '../credentials/reconcile';
 import { revokedSinceTold } from '../credentials/records';
-import type { CredentialVault } from '../credentials/vault';
 import { BookingChange, applyEvent, superseded } from './apply-event';
 import { ProcessingReport, processingReport, publishAccess, reportStatus } from './report';
 import type { Turns } from './order';
 
 export interface BookingDeps {
-  models: WorkerModels;
+  /** The bookings' records (bookings/store.ts). */
+  bookings: BookingStore;
   broker: Broker;
   /** Seals credentials in access.events (MESSAGE_KEY). */
   messageKey: Buffer;
   layout: LayoutLookup;
   reconcile: ReconcileDeps;
   turns: Turns;
-  /** Seals the credentials of booking records at rest (SECRETS_KEY). */
-  vault: CredentialVault;
   orderWaitMs: number;
   orderMaxWaitMs: number;
   /** booking_order_waits_total: what the turns cost (docs/adr/0105-per-booking-order.md). */
@@ -76,9 +73,6 @@ function newBooking(msg: BookingEventMessage): BookingDoc {
   };
 }
 
-/** False when another delivery inserted the booking first (the `_id` decides); group-committed with other bookings' first events. */
-const insertBooking = (deps: BookingDeps, b: BookingDoc): Promise<boolean> => insertOnce(deps.models.Booking, deps.vault.seal(b.company_id, b));
-
 /** How many of a booking's lock-cloud operations it keeps (and each access event repeats): a booking's story, not an audit log. */
 const OPERATIONS_KEPT = 50;
 // A booking stored before operations were recorded has none (`?? []`), a database from before this field included.
@@ -112,10 +106,8 @@ async function park(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageCon
 }
 
 async function handleBookingEvent(deps: BookingDeps, msg: BookingEventMessage, ctx: MessageContext, surelyNew: boolean): Promise<void> {
-  const { Booking } = deps.models;
   const log = ctx.logger.child({ eventId: msg.event_id, referenceId: msg.reference_id, sequence: msg.sequence });
-  const id = bookingId(msg.company_id, msg.reference_id);
-  const found = surelyNew ? null : deps.vault.open(await Booking.findById(id).lean<BookingDoc>());
+  const found = surelyNew ? null : await deps.bookings.load(msg.company_id, msg.reference_id);
   // A new booking is stored once, when its first event settles (one insert, not an insert and an
   // update), or when that event fails, for the dead-letter path to settle it.
   let stored = !!found;
@@ -159,9 +151,7 @@ async function provision(
   state: { b: BookingDoc; stored: boolean; surelyNew: boolean; log: MessageContext['logger'] },
   processing: ProcessingReport,
 ): Promise<void> {
-  const { Booking } = deps.models;
   const { stored, surelyNew, log } = state;
-  const id = bookingId(msg.company_id, msg.reference_id);
   let b = state.b;
   const fresh = msg.sequence > b.model_sequence;
   // A FAILED event retried (POST /webhook/retry) once a later event has been applied: events take
@@ -185,11 +175,11 @@ async function provision(
         return park(deps, msg, ctx, { [REPLICA_WAITING_SINCE]: since });
       }
       // The dead-letter path settles the event on the stored booking, so the booking's next event runs.
-      if (!stored && !(await insertBooking(deps, b)) && surelyNew) return handleBookingEvent(deps, msg, ctx, false);
+      if (!stored && !(await deps.bookings.storeNew(b)) && surelyNew) return handleBookingEvent(deps, msg, ctx, false);
       throw err;
     }
     b = { ...b, ...change, model_sequence: msg.sequence };
-    if (stored) await Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, { ...change, model_sequence: msg.sequence }) });
+    if (stored) await deps.bookings.recordModel(msg.company_id, msg.reference_id, { ...change, model_sequence: msg.sequence });
   } else {
     log.info('event already applied to the booking; converging the locks only', { modelSequence: b.model_sequence });
   }
@@ -210,7 +200,7 @@ async function provision(
       bookingSubject(b, surelyNew),
       async (actual, operations) => {
         progress = { actual, operations: withOperations(b, operations) };
-        if (stored) await Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, progress) });
+        if (stored) await deps.bookings.saveProgress(msg.company_id, msg.reference_id, progress);
       },
       log,
     );
@@ -221,7 +211,7 @@ async function provision(
       return handleBookingEvent(deps, msg, ctx, false);
     }
     // The dead-letter path settles the event on the stored booking, so the booking's next event runs.
-    if (!stored) await insertBooking(deps, { ...b, ...(result ? { actual: result.active, operations: withOperations(b, result.operations) } : progress) });
+    if (!stored) await deps.bookings.storeNew({ ...b, ...(result ? { actual: result.active, operations: withOperations(b, result.operations) } : progress) });
     // reconcile counted the failure toward its lock's account (a refused login pauses it at once: it
     // is the account's, not this booking's, so every booking of the account waits for it).
     if ((isVendorOutage(err) || isAccountRefused(err)) && (await pausedAccountOf(deps, msg.company_id, b))) {
@@ -303,10 +293,7 @@ async function publishAndSettle(
 export async function onBookingDeadLetter(deps: BookingDeps, msg: BookingEventMessage | undefined, ctx: MessageContext, info: DeadLetterInfo): Promise<void> {
   if (!msg || typeof msg.event_id !== 'string' || typeof msg.company_id !== 'string') return;
   const status = info.permanent ? 'FAILED' : 'DEAD_LETTER';
-  const b =
-    typeof msg.reference_id === 'string'
-      ? deps.vault.open(await deps.models.Booking.findById(bookingId(msg.company_id, msg.reference_id)).lean<BookingDoc>())
-      : null;
+  const b = typeof msg.reference_id === 'string' ? await deps.bookings.load(msg.company_id, msg.reference_id) : null;
   if (b && Number.isInteger(msg.sequence)) {
     const common = {
       company_id: msg.company_id,

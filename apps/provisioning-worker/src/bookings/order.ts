@@ -1,20 +1,18 @@
-import { insertOnce } from '@smartlock/db';
-import type { CredentialVault } from '../credentials/vault';
-import { BookingDoc, WorkerModels, bookingId } from '../models';
+import type { BookingDoc, BookingStore } from './store';
 
 /**
  * Per-booking order with competing workers (docs/adr/0105-per-booking-order.md: events of one
  * booking take effect in the order received). An event with sequence N runs only once the booking's
  * `applied_sequence` is N - 1: the previous event settled (COMPLETED, FAILED or DEAD_LETTER). Only
- * the holder of that turn writes the booking, so no update here needs to be atomic across processes
- * (FerretDB 1.x's are not). Unrelated bookings never wait for each other.
+ * the holder of that turn writes the booking, so no update of it needs to be atomic across processes
+ * (bookings/store.ts relies on this). Unrelated bookings never wait for each other.
  *
  * An event that arrives early waits here (woken at once when this process settles the previous
  * event, else polling the database with back-off: not libs/db withRetries, which has no early
  * wake-up) up to PROVISIONING_ORDER_WAIT_MS; then the caller
  * parks it in the broker (see on-booking-event.ts) without spending a retry.
  */
-export function createTurns(models: WorkerModels, vault: CredentialVault) {
+export function createTurns(bookings: BookingStore) {
   const waiters = new Map<string, Set<() => void>>();
   const keyOf = (companyId: string, ref: string) => `${companyId}|${ref}`;
 
@@ -29,7 +27,7 @@ export function createTurns(models: WorkerModels, vault: CredentialVault) {
     const deadline = Date.now() + waitMs;
     let interval = 100;
     for (;;) {
-      const b = vault.open(await models.Booking.findById(bookingId(companyId, ref)).lean<BookingDoc>());
+      const b = await bookings.load(companyId, ref);
       if (b && b.applied_sequence >= sequence - 1) return b;
       const left = deadline - Date.now();
       if (left <= 0) return null;
@@ -55,14 +53,7 @@ export function createTurns(models: WorkerModels, vault: CredentialVault) {
    * without having changed the booking (it is remembered in `failed_sequences`).
    */
   async function settle(companyId: string, ref: string, sequence: number, set: Partial<BookingDoc> = {}, failed = false): Promise<void> {
-    await models.Booking.updateOne(
-      { _id: bookingId(companyId, ref) },
-      {
-        ...(Object.keys(set).length ? { $set: vault.seal(companyId, set) } : {}),
-        $max: { applied_sequence: sequence },
-        ...(failed ? { $addToSet: { failed_sequences: sequence } } : {}),
-      },
-    );
+    await bookings.settle(companyId, ref, sequence, set, failed);
     settled(companyId, ref);
   }
 
@@ -71,7 +62,7 @@ export function createTurns(models: WorkerModels, vault: CredentialVault) {
    * also its last. False when another delivery stored it first; nothing is written then.
    */
   async function settleNew(b: BookingDoc, sequence: number): Promise<boolean> {
-    if (!(await insertOnce(models.Booking, vault.seal(b.company_id, { ...b, applied_sequence: sequence })))) return false;
+    if (!(await bookings.storeNew({ ...b, applied_sequence: sequence }))) return false;
     settled(b.company_id, b.reference_id);
     return true;
   }

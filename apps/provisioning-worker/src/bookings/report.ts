@@ -1,7 +1,8 @@
 import { AccessEventMessage, AccessEventType, EventStatus, EventStatusMessage, LockCloudOperation, ResolvedStay, statusRoutingKey } from '@smartlock/contracts';
 import { sealAccessEvent } from '@smartlock/auth';
 import { Broker, EXCHANGES } from '@smartlock/messaging';
-import type { ActualCredential, Guest } from '../models';
+import type { ActualCredential } from '../models';
+import type { Guest } from './store';
 import { credentialRecords } from '../credentials/records';
 
 /** The event's status, for the ingest gateway's record (applied monotonically there). */
@@ -35,7 +36,7 @@ export type ProcessingReport = ReturnType<typeof processingReport>;
  * PROCESSING, reported only where a reader of the event could see it: once processing has lasted
  * `afterMs`, or when the run fails (its retries show as PROCESSING). A booking done sooner is
  * reported once, its COMPLETED carrying when processing began: per booking a message, a status
- * write (with its re-reads, on FerretDB) and a history write fewer. `afterMs` 0 reports at once.
+ * write at the gateway (with its re-reads) and a history write fewer. `afterMs` 0 reports at once.
  */
 export function processingReport(
   broker: Broker,

@@ -1,6 +1,6 @@
 import { EventFailureMessages } from '@smartlock/contracts';
-import { IdentityModels, KeyRing, LockAccountDoc, OwnedLocksCheck, openLockAccountSecret } from '@smartlock/auth';
-import { Types, boundedCache } from '@smartlock/db';
+import { KeyRing, OwnedLocksCheck, openLockAccountSecret } from '@smartlock/auth';
+import { boundedCache } from '@smartlock/db';
 import {
   AccountCircuit,
   LockAccountSecret,
@@ -14,6 +14,7 @@ import {
 } from '@smartlock/lock-cloud';
 import { PermanentError } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
+import type { LockAccountRecord, LockAccountRecords } from './store';
 
 /** The operator's service account (LOCK_CLOUD_USERNAME): the account of every lock no company account brought. */
 const SERVICE_ACCOUNT = 'service';
@@ -60,7 +61,7 @@ export interface LockAccounts {
 
 /** What the worker knows of one company's account: its provider, its company and its secret opened. */
 interface AccountRecord {
-  doc: Pick<LockAccountDoc, 'provider' | 'company_id' | 'secret'>;
+  doc: LockAccountRecord;
   secret: LockAccountSecret;
 }
 
@@ -78,7 +79,8 @@ export const refusedReason = (provider: string) =>
 const PROVIDERS: LockCloudProvider[] = ['ttlock', 'nuki'];
 
 interface LockAccountsOptions {
-  identity: IdentityModels;
+  /** The company lock accounts' records (credentials/store.ts). */
+  store: LockAccountRecords;
   owners: OwnedLocksCheck;
   secretsKey: KeyRing;
   /** The operator's service account (LOCK_CLOUD_*). */
@@ -102,7 +104,7 @@ interface LockAccountsOptions {
  * operator's service account, as before.
  */
 export function lockAccounts(opts: LockAccountsOptions): LockAccounts {
-  const { identity, logger } = opts;
+  const { logger } = opts;
   const records = boundedCache<string, AccountRecord | null>({ max: 10_000, ttlMs: opts.ttlMs });
   // The accounts this process acts through, each with its adapter and circuit (state a cache must not
   // drop: an open circuit). One entry per account in use; a disconnected one is removed when seen.
@@ -123,10 +125,7 @@ export function lockAccounts(opts: LockAccountsOptions): LockAccounts {
   };
 
   async function loadRecord(id: string): Promise<AccountRecord | null> {
-    if (!Types.ObjectId.isValid(id)) return null;
-    const doc = await identity.LockAccount.findById(id, { provider: 1, company_id: 1, secret: 1 }).lean<
-      Pick<LockAccountDoc, 'provider' | 'company_id' | 'secret'>
-    >();
+    const doc = await opts.store.lockAccount(id);
     return doc && { doc, secret: openLockAccountSecret<LockAccountSecret>(doc, opts.secretsKey) };
   }
 
@@ -173,10 +172,7 @@ export function lockAccounts(opts: LockAccountsOptions): LockAccounts {
     await h.cloud.getLock(vendorLockOf(lockId).vendorId);
     if (h.marked) {
       h.marked = false;
-      await identity.LockAccount.updateOne(
-        { _id: id, status: 'needs_attention', status_reason: refusedReason(h.provider) },
-        { $set: { status: 'connected', status_reason: null } },
-      );
+      await opts.store.markAccepted(id, refusedReason(h.provider));
       logger.info('lock account accepted again: marked connected', { account: id, provider: h.provider });
     }
   }
@@ -184,8 +180,7 @@ export function lockAccounts(opts: LockAccountsOptions): LockAccounts {
   /** The vendor refused a company account's login: the portal, the lock_accounts gauge and its alert show it (one alert, not a failed booking per lock). */
   async function markRefused(h: Held, err: unknown): Promise<void> {
     h.marked = true;
-    const reason = refusedReason(h.provider);
-    await identity.LockAccount.updateOne({ _id: h.id, status: 'connected' }, { $set: { status: 'needs_attention', status_reason: reason } });
+    await opts.store.markRefused(h.id, refusedReason(h.provider));
     logger.warn('lock account needs attention: the vendor refused its login', { account: h.id, provider: h.provider, err });
   }
 

@@ -1,24 +1,21 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { LockCloudAction, LockCloudOperation } from '@smartlock/contracts';
-import { insertOnce } from '@smartlock/db';
 import { LockCloud, LockCloudError, isLockCloudError } from '@smartlock/lock-cloud';
 import { PermanentError, stableReason } from '@smartlock/messaging';
 import { EventFailureMessages } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
-import type { ActualCredential, DesiredCredential, OperationDoc, WorkerModels } from '../models';
+import type { ActualCredential, DesiredCredential } from '../models';
 import { lockCapabilities, sameCard } from './desired';
 import type { LockAccess, LockAccounts, SubjectLocks } from './accounts';
+import type { OperationStore } from './store';
 
 export interface ReconcileDeps {
-  models: WorkerModels;
-  /** This process (host, pid, boot): whose pending operations are whose. */
-  owner: string;
+  /** The operation log of this process (credentials/store.ts). */
+  operations: OperationStore;
   /** A pending operation of another process younger than this may still be in flight. */
   leaseMs: number;
   /** Added to it on a lock whose provider confirms a change later (Nuki): the issue call waits for the confirmation too. */
   confirmWaitMs: number;
-  /** Operations this process is running now. */
-  inFlight: Set<string>;
   /**
    * Whose each lock is (libs/auth): nothing is put on a lock of another company, whatever a layout
    * says; and the account each vendor call goes through (the lock's), with its circuit.
@@ -67,8 +64,6 @@ function operationId(subject: Subject, d: DesiredCredential): string {
 function vendorLabel(subject: Subject, opId: string): string {
   return `${subject.label.slice(0, 40)} ${sha(opId).slice(0, 12)}`;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Converges the locks to the subject's desired credentials: issues what is missing (or changes its
@@ -266,8 +261,8 @@ async function revoke(at: LockAccess, a: ActualCredential, label: string): Promi
  * happen (a crash, a failed write). Meeting an intent already recorded: pending in another live
  * process → wait for it (up to the lease); failed → issue; otherwise (its owner crashed or gave up,
  * or the call timed out and may have applied) → list the lock and adopt the credential carrying our
- * label, else issue. Not writing "done" saves an update per credential, which FerretDB 1.x carries
- * out as two transactions (ADR 0104).
+ * label, else issue. Not writing "done" saves an update per credential on the booking's hot path
+ * (ADR 0104 counts what an update costs).
  */
 async function issue(
   deps: ReconcileDeps,
@@ -277,34 +272,15 @@ async function issue(
   ops: LockCloudOperation[],
   logger: Logger,
 ): Promise<ActualCredential> {
-  const { Operation } = deps.models;
   const id = operationId(subject, d);
   const label = vendorLabel(subject, id);
   let maybeDuplicated = false;
-  if (
-    !(await insertOnce(Operation, {
-      _id: id,
-      company_id: subject.companyId,
-      subject: subject.key,
-      status: 'pending',
-      label,
-      owner: deps.owner,
-      started_at: new Date(),
-      error: null,
-    }))
-  ) {
+  if (!(await deps.operations.recordIntent({ id, companyId: subject.companyId, subject: subject.key, label }))) {
     if (subject.firstSight) throw new SeenBefore(id);
-    let op = await Operation.findById(id).lean<OperationDoc>();
-    if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
     const lease = deps.leaseMs + (lockCapabilities(d.lockId).confirmedLater ? deps.confirmWaitMs : 0);
-    const liveElsewhere = () =>
-      op && op.status === 'pending' && (op.owner === deps.owner ? deps.inFlight.has(id) : Date.now() - new Date(op.started_at).getTime() < lease);
-    while (liveElsewhere()) {
-      await sleep(50);
-      op = await Operation.findById(id).lean<OperationDoc>();
-    }
+    const op = await deps.operations.settledIntent(id, lease);
     // Pending (its call ended, or its process died) or uncertain (timed out): the earlier call may have landed.
-    maybeDuplicated = op?.status !== 'failed';
+    maybeDuplicated = op.status !== 'failed';
     if (maybeDuplicated) {
       const found = await onLock(deps, locks, d.lockId, (at) => findOnLock(deps, at, d, label));
       if (found) {
@@ -312,22 +288,14 @@ async function issue(
         return { ...found, op: id, maybeDuplicated };
       }
     }
-    await Operation.updateOne({ _id: id }, { $set: { status: 'pending', owner: deps.owner, started_at: new Date(), error: null } });
+    await deps.operations.retake(id);
   }
-  deps.inFlight.add(id);
-  try {
-    return {
-      ...(await timed(ops, 'add', d, () => onLock(deps, locks, d.lockId, (at) => callIssue(deps, at, d, label, id)))),
-      ...(maybeDuplicated && { maybeDuplicated }),
-    };
-  } catch (err) {
-    // A timeout may have issued it: the next attempt lists the lock before issuing again.
-    const status = isLockCloudError(err) && err.maybeApplied ? 'uncertain' : 'failed';
-    await Operation.updateOne({ _id: id }, { $set: { status, error: String((err as Error).message).slice(0, 500) } }).catch(() => undefined);
-    throw err;
-  } finally {
-    deps.inFlight.delete(id);
-  }
+  // A timeout may have issued it: the next attempt lists the lock before issuing again.
+  const failedAs = (err: unknown): 'uncertain' | 'failed' => (isLockCloudError(err) && err.maybeApplied ? 'uncertain' : 'failed');
+  return {
+    ...(await deps.operations.run(id, () => timed(ops, 'add', d, () => onLock(deps, locks, d.lockId, (at) => callIssue(deps, at, d, label, id))), failedAs)),
+    ...(maybeDuplicated && { maybeDuplicated }),
+  };
 }
 
 function base(d: DesiredCredential, info: { lockMac: string }, op: string): ActualCredential {

@@ -3,9 +3,8 @@ import Joi from 'joi';
 import { SITE_TIME_FIELDS, SiteTime, siteTimeOf } from '@smartlock/contracts';
 import type { ReplicaNode, SiteTimeChange } from '@smartlock/layout';
 import { Broker, MessageContext, QUEUES } from '@smartlock/messaging';
-import { BookingDoc, WorkerModels, bookingId } from '../models';
+import type { BookingDoc, BookingStore } from '../bookings/store';
 import { ReconcileDeps, reconcile } from '../credentials/reconcile';
-import type { CredentialVault } from '../credentials/vault';
 import { stayInstants } from '../bookings/apply-event';
 import { withOperations } from '../bookings/on-booking-event';
 import { publishAccess } from '../bookings/report';
@@ -33,10 +32,9 @@ export const retimeMessageSchema = Joi.object({
 });
 
 export interface RetimeDeps {
-  models: WorkerModels;
+  bookings: BookingStore;
   broker: Broker;
   messageKey: Buffer;
-  vault: CredentialVault;
   reconcile: ReconcileDeps;
   turns: Turns;
   orderWaitMs: number;
@@ -66,16 +64,9 @@ export async function onSiteRetime(deps: RetimeDeps, msg: RetimeMessage, ctx: Me
   return retimeBooking(deps, msg, ctx);
 }
 
-/**
- * The site's live bookings sent as dates or local times, one message each. A read of the company's
- * bookings of the site (not by `_id`: FerretDB scans the collection), once per change of a site's time.
- */
+/** The site's live bookings sent as dates or local times, one message each (one read of the site's bookings per change of its time). */
 async function fanOut(deps: RetimeDeps, msg: Extract<RetimeMessage, { kind: 'site' }>, ctx: MessageContext): Promise<void> {
-  const found = await deps.models.Booking.find(
-    { company_id: msg.company_id, site_id: msg.site_id, state: { $in: ['active', 'checked_in'] } },
-    { reference_id: 1, state: 1, check_in_local: 1, check_out_local: 1 },
-  ).lean<Pick<BookingDoc, 'reference_id' | 'state' | 'check_in_local' | 'check_out_local'>[]>();
-  const bookings = found.filter(retimable);
+  const bookings = (await deps.bookings.liveOfSite(msg.company_id, msg.site_id)).filter(retimable);
   for (const b of bookings) {
     const each: RetimeMessage = {
       kind: 'booking',
@@ -113,8 +104,7 @@ async function retimeBooking(deps: RetimeDeps, msg: Extract<RetimeMessage, { kin
   if (!site) return void log.info('site gone: nothing to re-time');
   // The replica is told of a change before it takes it: a moment later, the site carries it.
   if (site.version < msg.version) throw new Error(`the layout replica has not taken version ${msg.version} of site ${msg.site_id} yet`);
-  const id = bookingId(msg.company_id, msg.reference_id);
-  let b = deps.vault.open(await deps.models.Booking.findById(id).lean<BookingDoc>());
+  let b = await deps.bookings.load(msg.company_id, msg.reference_id);
   if (b && b.applied_sequence < b.model_sequence) b = await deps.turns.waitTurn(msg.company_id, msg.reference_id, b.model_sequence + 1, deps.orderWaitMs);
   if (!b) throw new Error(`booking ${msg.reference_id}: an event of it is being applied; re-timing it later`);
   const time = siteTimeOf(site);
@@ -133,10 +123,7 @@ async function retimeBooking(deps: RetimeDeps, msg: Extract<RetimeMessage, { kin
   const result = await reconcile(
     deps.reconcile,
     { key, companyId: b.company_id, label: b.reference_id, desired, actual: b.actual },
-    (actual, operations) =>
-      deps.models.Booking.updateOne({ _id: id }, { $set: deps.vault.seal(msg.company_id, { actual, operations: withOperations(booking, operations) }) }).then(
-        () => undefined,
-      ),
+    (actual, operations) => deps.bookings.saveProgress(msg.company_id, msg.reference_id, { actual, operations: withOperations(booking, operations) }),
     log,
   );
   const operations = withOperations(b, result.operations);
@@ -157,20 +144,15 @@ async function retimeBooking(deps: RetimeDeps, msg: Extract<RetimeMessage, { kin
   await publishAccess(deps, { ...common, type: 'access.provisioned', credentials: result.active, reason: msg.reason });
   if (result.revoked.length) await publishAccess(deps, { ...common, type: 'access.revoked', credentials: result.revoked, reason: msg.reason });
   // Only over the booking as read: an event applied meanwhile has written its own (same) periods.
-  await deps.models.Booking.updateOne(
-    { _id: id, model_sequence: b.model_sequence },
-    {
-      $set: deps.vault.seal(msg.company_id, {
-        check_in: stay.check_in,
-        check_out: stay.check_out,
-        site_time_zone: time.time_zone,
-        desired,
-        actual: result.active,
-        published: result.active,
-        operations,
-      }),
-    },
-  );
+  await deps.bookings.recordRetimed(msg.company_id, msg.reference_id, b.model_sequence, {
+    check_in: stay.check_in,
+    check_out: stay.check_out,
+    site_time_zone: time.time_zone,
+    desired,
+    actual: result.active,
+    published: result.active,
+    operations,
+  });
   log.info("booking re-timed in its site's time", {
     checkIn: stay.check_in,
     checkOut: stay.check_out,
