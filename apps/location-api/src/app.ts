@@ -6,7 +6,7 @@ import { EXCHANGES, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
 import { companyOf, createAuth, portalCookie } from '@smartlock/auth';
 import { AccessEventMessage, BookingEventMessage, accessEventMessageSchema, bookingEventMessageSchema } from '@smartlock/contracts';
 import type { Config } from './config';
-import { createLayoutStore } from './layout/store';
+import { layoutModels, layoutStore } from './layout/store';
 import { Deps } from './layout/write';
 import { publicReadRoutes } from './read/routes';
 import { startEarlyState } from './read/pages';
@@ -42,7 +42,9 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
     amqp: { url: config.AMQP_URL },
     shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
     parts: (ctx) => {
-      const store = createLayoutStore(ctx.db, logger, config.LOCATION_RELAY_INTERVAL_MS);
+      const layoutRecords = layoutModels(ctx.db);
+      // The layout's commits, heads, chunks and pointers: every write and read of the layout goes through it.
+      const store = layoutStore(layoutRecords, logger, config.LOCATION_RELAY_INTERVAL_MS);
       const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
       const occupancyRecords = occupancyModels(ctx.db);
       // The logs of guests (credentials on locks, places booked): the consumers write them, a delete reads them.
@@ -57,7 +59,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       // once the caller is authenticated (a refused request spends no company's quota).
       const heavy = rateLimiter({ name: 'layout-rebuild', limit: config.RATE_LIMIT_HEAVY_PER_HOUR, windowS: 3600, instances: config.RATE_LIMIT_INSTANCES });
       return [
-        collections([...store.models, outboxLeaseModel(ctx.db), occupancyRecords.Occupancy, occupancyRecords.BookingPlace]),
+        collections([...Object.values(layoutRecords), outboxLeaseModel(ctx.db), occupancyRecords.Occupancy, occupancyRecords.BookingPlace]),
         // The replicas' queues: changes wait there for a consumer that has not started yet.
         topology({
           exchanges: [EXCHANGES.locationEvents],

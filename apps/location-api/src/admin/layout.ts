@@ -1,7 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, layoutImportSchema, ok, siteTimeOf } from '@smartlock/contracts';
 import { asyncHandler, badRequest } from '@smartlock/http';
-import { Entry, MissingChunkError } from '../layout/store';
+import type { Entry } from '../layout/chunks';
+import { MissingChunkError } from '../layout/store';
 import { Deps, preview, runWrite } from '../layout/write';
 import { refuseRemovingOccupied } from '../occupancy/occupancy';
 import type { OccupancyStore } from '../occupancy/store';

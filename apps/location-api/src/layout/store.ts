@@ -1,48 +1,37 @@
-import { createHash } from 'node:crypto';
-import { Connection, Schema, boundedCache, claimEach, claimOnce, compareAndSet } from '@smartlock/db';
-import { OutboxFields, SETTLED, outboxPlugin, owed } from '@smartlock/messaging';
-import { LOCATION_LEVELS, LocationLevel, siteTimeOf } from '@smartlock/contracts';
+import { Connection, Model, Schema, boundedCache, claimEach, claimOnce, compareAndSet } from '@smartlock/db';
+import { RelayPart, relay } from '@smartlock/http';
+import { OutboxFields, OutboxRelayOptions, SETTLED, outboxPlugin, owed } from '@smartlock/messaging';
+import { LOCATION_LEVELS } from '@smartlock/contracts';
 import type { Logger } from '@smartlock/observability';
-import { TNode, Tree, addNode, ancestorIds, emptyTree, nodeOf, pathKey } from './tree';
+import { Chunk, Entry, Head, SeqName, chunkIdsOf, encodeLayout, treeOf } from './chunks';
+import { Tree, emptyTree } from './tree';
 
 /**
- * The layout store. Measured on FerretDB 1.24 (SQLite), our local server: only `_id` equality is
- * served from an index (about 1 ms); any other filter, `$in`, sort+skip+limit or count reads the whole
- * collection (seconds at 10,000 documents); and updates are not atomic (README). So:
+ * The layout aggregate's data: each company's commits (a commit names the head of the layout at its
+ * last version, and owes location.events until the broker confirmed them), the heads and chunks they
+ * name (chunks.ts), and a pointer per company to its latest commit. The writes (write.ts), the reads
+ * (read/, admin/), the occupancy check and the relay call the functions below and never the models:
+ * the queries, the indexes and what the database does or does not guarantee live here
+ * (CONTRIBUTING.md, "One data module per aggregate").
  *
- * - Every read on a request path is a get by `_id`.
- * - A company's layout at one version is a *head*: for each sequence (the /all rows, each level, and an
- *   id index) the list of its *chunks*, runs of about a hundred entries sorted by key. Chunks and heads
- *   are content-addressed (their `_id` is a hash of their content), so they never change once written:
- *   processes cache them freely, and a new head rewrites only the chunks whose content changed.
- * - Writes are decided by an insert: a write builds its new head from the latest one, then inserts the
- *   commit `<company>:<first version>` naming that head. The unique `_id` lets exactly one of two racing
- *   writers win (the loser recomputes on the new state); versions have no gaps.
- * - Readers find the latest commit by probing `<company>:<last + 1>` (a miss by `_id`), coalesced so
- *   concurrent requests share one probe that started after they arrived.
+ * What it relies on:
+ * - a get by `_id` is served from an index on every supported server, and it is the only query that
+ *   surely is: the development server (docs/adr/0101) reads the whole collection for any other
+ *   filter, `$in`, sort+skip+limit or count (measured there: seconds at 10,000 documents). So every
+ *   read on a request path is a get by `_id`, and no collection has an index but `_id` and the outbox's;
+ * - an insert against the unique `_id` lands for exactly one of racing writers: a write builds its
+ *   new head from the latest one, then inserts the commit `<company>:<first version>` naming that
+ *   head; of two racing writers one wins and the other recomputes on the new state, so versions have
+ *   no gaps;
+ * - chunks and heads never change once written (content-addressed): storing one twice is harmless,
+ *   and every process caches them with no invalidation;
+ * - nothing relies on an update being atomic (the development server applies one as a read then a
+ *   write): the pointer is only where readers start probing forward, and marking a commit published
+ *   or due twice is the same as once.
+ * Readers find the latest commit by probing `<company>:<last + 1>` (a miss by `_id`), coalesced so
+ * concurrent requests share one probe that started after they arrived.
  */
-export type SeqName = 'all' | LocationLevel | 'idx';
-const SEQ_NAMES: SeqName[] = ['all', ...LOCATION_LEVELS, 'idx'];
 
-export interface Entry {
-  k: string;
-  [field: string]: unknown;
-}
-export interface ChunkRef {
-  id: string;
-  n: number;
-  first: string;
-}
-export interface Head {
-  _id: string;
-  seqs: Record<SeqName, ChunkRef[]>;
-}
-export interface Chunk {
-  _id: string;
-  entries: Entry[];
-  /** serialized public rows, filled on first read */
-  json?: string[];
-}
 export interface CompanyState {
   first: number;
   last: number;
@@ -59,73 +48,8 @@ export interface CommitDoc extends OutboxFields {
   correlation_id: string;
 }
 
+/** A head or chunk a state named is gone (collected after a newer commit): read the newer state. */
 export class MissingChunkError extends Error {}
-
-const MIN_CHUNK = 48;
-const MAX_CHUNK = 192;
-const BOUNDARY = 64;
-
-function fnv(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
-
-const sha = (s: string) => createHash('sha1').update(s).digest('hex');
-
-/**
- * Content-defined boundaries (a boundary follows a key whose hash says so, within min/max sizes): an
- * insert or delete changes the chunk it falls in, not every chunk after it.
- */
-function chunkEntries(company: string, seq: SeqName, entries: Entry[]): Chunk[] {
-  const out: Chunk[] = [];
-  let run: Entry[] = [];
-  const close = () => {
-    out.push({ _id: `${company}:${seq}:${sha(JSON.stringify(run))}`, entries: run });
-    run = [];
-  };
-  for (const e of entries) {
-    run.push(e);
-    if (run.length >= MAX_CHUNK || (run.length >= MIN_CHUNK && fnv(e.k) % BOUNDARY === 0)) close();
-  }
-  if (run.length) close();
-  return out;
-}
-
-function row(node: TNode) {
-  return { name: node.name, _id: node._id, external_id: node.external_id, ...(node.level === 'site' ? siteTimeOf(node.time ?? {}) : {}) };
-}
-
-/** Every sequence of a layout, sorted by key. */
-function buildSequences(tree: Tree): Record<SeqName, Entry[]> {
-  const seqs = Object.fromEntries(SEQ_NAMES.map((s) => [s, [] as Entry[]])) as Record<SeqName, Entry[]>;
-  for (const node of tree.nodes.values()) {
-    const k = pathKey(tree, node);
-    const entry: Entry = { k, _id: node._id, name: node.name, external_id: node.external_id, ...ancestorIds(node), v: node.v };
-    if (node.level === 'room' || node.level === 'bed') entry.locks = node.locks;
-    if (node.level === 'site') Object.assign(entry, siteTimeOf(node.time ?? {}));
-    seqs[node.level].push(entry);
-    seqs.idx.push({ k: node._id, p: k, l: node.level });
-    const isRow = node.level === 'bed' || (node.level === 'room' && !(tree.children.get(node._id)?.size ?? 0));
-    if (isRow) {
-      const room = node.level === 'room' ? node : nodeOf(tree, node.room_id);
-      const r: Entry = {
-        k,
-        site: row(nodeOf(tree, node.site_id)),
-        building: row(nodeOf(tree, node.building_id)),
-        floor: row(nodeOf(tree, node.floor_id)),
-        room: row(room),
-      };
-      if (node.level === 'bed') r.bed = row(node);
-      seqs.all.push(r);
-    }
-  }
-  for (const s of SEQ_NAMES) seqs[s].sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
-  return seqs;
-}
 
 const chunkSchema = new Schema({ _id: String, entries: [Schema.Types.Mixed] }, { versionKey: false });
 const headSchema = new Schema({ _id: String, seqs: Schema.Types.Mixed }, { versionKey: false });
@@ -145,17 +69,24 @@ const commitSchema = new Schema(
 commitSchema.plugin(outboxPlugin);
 const pointerSchema = new Schema({ _id: String, first: Number, last: Number }, { versionKey: false });
 
+/** The aggregate's models on a connection (the same ones on a second call). */
+export function layoutModels(db: Connection) {
+  const model = <T>(name: string, schema: Schema<T>, collection: string) => db.models[name] ?? db.model<T>(name, schema, collection);
+  return {
+    Chunks: model('LocationChunk', chunkSchema, 'location_chunks'),
+    Heads: model('LocationHead', headSchema, 'location_heads'),
+    Commits: model('LocationCommit', commitSchema, 'location_commits'),
+    Pointers: model('LocationPointer', pointerSchema, 'location_pointers'),
+  };
+}
+
+type LayoutModels = ReturnType<typeof layoutModels>;
+
 /**
  * `relayAfterMs`: how long a commit's writer has to publish its events before the relay announces
  * the commit instead (outbox, relay/relay.ts).
  */
-export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: number) {
-  const model = <T>(name: string, schema: Schema<T>, collection: string) => db.models[name] ?? db.model<T>(name, schema, collection);
-  const Chunks = model('LocationChunk', chunkSchema, 'location_chunks');
-  const Heads = model('LocationHead', headSchema, 'location_heads');
-  const Commits = model('LocationCommit', commitSchema, 'location_commits');
-  const Pointers = model('LocationPointer', pointerSchema, 'location_pointers');
-
+export function layoutStore({ Chunks, Heads, Commits, Pointers }: LayoutModels, logger: Logger, relayAfterMs: number) {
   // Content-addressed (a chunk's or head's id is a hash of what it holds; a tree is its head's): never stale, so no TTL.
   const chunks = boundedCache<string, Chunk>({ max: 800, ttlMs: Infinity });
   const heads = boundedCache<string, Head>({ max: 64, ttlMs: Infinity });
@@ -234,28 +165,9 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
   }
   async function build(headId: string): Promise<Tree> {
     const h = await head(headId);
-    const t = emptyTree();
-    for (const level of LOCATION_LEVELS) {
-      for (const e of await entriesOf(h, level)) {
-        const node = {
-          _id: e._id as string,
-          level,
-          name: e.name as string,
-          external_id: (e.external_id as string | null) ?? null,
-          site_id: e.site_id as string | undefined,
-          building_id: e.building_id as string | undefined,
-          floor_id: e.floor_id as string | undefined,
-          room_id: e.room_id as string | undefined,
-          locks: (e.locks as TNode['locks']) ?? [],
-          v: e.v as number,
-        } as TNode;
-        if (level === 'site') node.time = siteTimeOf(e as Record<string, string | undefined>);
-        for (const f of ['site_id', 'building_id', 'floor_id', 'room_id'] as const) if (!node[f]) delete node[f];
-        node.parent = node.room_id ?? node.floor_id ?? node.building_id ?? node.site_id ?? null;
-        addNode(t, node);
-      }
-    }
-    return t;
+    const levels: Entry[][] = [];
+    for (const level of LOCATION_LEVELS) levels.push(await entriesOf(h, level));
+    return treeOf(levels);
   }
 
   /**
@@ -263,19 +175,12 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
    * null when another write committed first (the caller recomputes on the new state).
    */
   async function commit(company: string, base: CompanyState, next: Tree, count: number, correlationId: string): Promise<CompanyState | null> {
-    const seqs = buildSequences(next);
-    const refs = {} as Record<SeqName, ChunkRef[]>;
-    const all: Chunk[] = [];
-    for (const s of SEQ_NAMES) {
-      const cs = chunkEntries(company, s, seqs[s]);
-      refs[s] = cs.map((c) => ({ id: c._id, n: c.entries.length, first: c.entries[0].k }));
-      all.push(...cs);
-    }
-    const headDoc: Head = { _id: `${company}:h:${sha(JSON.stringify(refs))}`, seqs: refs };
+    const { head: headDoc, chunks: all } = encodeLayout(company, next);
     const baseHead = base.headId ? await head(base.headId) : undefined;
-    const before = new Set(baseHead ? SEQ_NAMES.flatMap((s) => baseHead.seqs[s].map((r) => r.id)) : []);
+    const before = new Set(baseHead ? chunkIdsOf(baseHead) : []);
     const fresh = all.filter((c) => !before.has(c._id));
-    // Content-addressed: a chunk or head stored already (by an earlier commit, a concurrent one) is the same.
+    // Inserts against the unique `_id`, content-addressed: a chunk or head stored already (by an
+    // earlier commit, a concurrent one) is the same, so a duplicate is simply not written again.
     for (let i = 0; i < fresh.length; i += 50) {
       await claimEach(
         Chunks,
@@ -295,13 +200,17 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
       correlation_id: correlationId,
       ...owed(new Date(at.getTime() + relayAfterMs)),
     };
-    // The commit is a claim of version `first`: exactly one of racing writers wins it (libs/db).
+    // The commit is a claim of version `first`, an insert against its unique `_id`: exactly one of
+    // racing writers wins it (libs/db claimOnce).
     if (!(await claimOnce(Commits, doc._id, doc as unknown as Record<string, unknown>))) return null;
     const state: CompanyState = { first, last: doc.last, headId: headDoc._id };
     states.set(company, state);
     heads.set(headDoc._id, headDoc);
     for (const c of all) chunks.set(c._id, c);
     trees.set(headDoc._id, next);
+    // A plain upsert, not a claim: an earlier commit's writer may move it after a later one's, and two
+    // first upserts may collide on the unique `_id` (logged); either leaves it behind, which only costs
+    // readers a probe forward more.
     await Pointers.collection
       .updateOne({ _id: company as never }, { $set: { first, last: doc.last } }, { upsert: true })
       .catch((err) => logger.warn('could not move the commit pointer (readers probe forward anyway)', { company, err }));
@@ -316,6 +225,9 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
     return state;
   }
 
+  // The two marks below are compare-and-sets that may both match on a server that applies an update as
+  // a read then a write (libs/db compareAndSet): made twice, either is the same as once.
+
   /** The broker confirmed every event of the commit: it owes nothing more. */
   async function markPublished(company: string, first: number): Promise<void> {
     await compareAndSet(Commits, `${company}:${first}`, { publish_owed: true }, { $set: SETTLED });
@@ -326,14 +238,20 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
     await compareAndSet(Commits, `${company}:${first}`, { publish_owed: true }, { $set: { next_attempt_at: new Date() } });
   }
 
-  /** Every company with a layout (its pointer): the one-off adoption of bound locks walks them. */
+  /** Every company with a layout (its pointer): the one-off adoption of bound locks walks them, at start (a scan, once). */
   async function companies(): Promise<string[]> {
     return (await Pointers.collection.find({}, { projection: { _id: 1 } }).toArray()).map((d) => String(d._id));
   }
 
+  /**
+   * The relay of the commits' outbox: libs/messaging reads the owed commits by the outbox's index, one
+   * instance per lease slot, and `publish` announces each one and settles it (markPublished).
+   */
+  function relayOwed(o: Omit<OutboxRelayOptions<CommitDoc>, 'model' | 'db' | 'metrics' | 'logger'>): RelayPart {
+    return relay<CommitDoc>({ ...o, model: Commits as Model<CommitDoc> });
+  }
+
   return {
-    models: [Chunks, Heads, Commits, Pointers],
-    commits: Commits,
     current,
     probe,
     head,
@@ -344,6 +262,7 @@ export function createLayoutStore(db: Connection, logger: Logger, relayAfterMs: 
     markPublished,
     markDue,
     companies,
+    relayOwed,
   };
 }
-export type LayoutStore = ReturnType<typeof createLayoutStore>;
+export type LayoutStore = ReturnType<typeof layoutStore>;

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { withRetries } from '@smartlock/db';
-import { Chunk, CompanyState, Entry, Head, LayoutStore, MissingChunkError, SeqName } from '../layout/store';
+import type { Chunk, Entry, Head, SeqName } from '../layout/chunks';
+import { CompanyState, LayoutStore, MissingChunkError } from '../layout/store';
 
 /** Number of entries of `seq` whose key sorts below `key`: a binary search over the chunks, then inside one. */
 async function position(store: LayoutStore, head: Head, seq: SeqName, key: string): Promise<number> {

@@ -4,7 +4,8 @@ import { LocationLevel, SuccessCodes, siteTimeOf } from '@smartlock/contracts';
 import { asyncHandler, badRequest, notFound } from '@smartlock/http';
 import { companyOf } from '@smartlock/auth';
 import { LEVEL_DEPTH, OBJECT_ID, PLURALS } from '../layout/keys';
-import { Chunk, Entry, LayoutStore, SeqName } from '../layout/store';
+import type { Chunk, Entry, SeqName } from '../layout/chunks';
+import type { LayoutStore } from '../layout/store';
 import { earlyStateOf, lookupId, rangeUnder, readRange, total, withFreshState } from './pages';
 
 const MAX_LIMIT = 100;

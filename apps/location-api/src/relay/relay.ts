@@ -1,6 +1,4 @@
-import type { Model } from '@smartlock/db';
-import { RelayPart, relay } from '@smartlock/http';
-import type { CommitDoc } from '../layout/store';
+import type { RelayPart } from '@smartlock/http';
 import { Deps, publishOne } from '../layout/write';
 
 /**
@@ -10,9 +8,8 @@ import { Deps, publishOne } from '../layout/write';
  * One location-api instance at a time (the relay's lease); rounds wait while the broker is away.
  */
 export function layoutRelay(deps: Deps, intervalMs: number): RelayPart {
-  return relay({
+  return deps.store.relayOwed({
     name: 'location-events',
-    model: deps.store.commits as Model<CommitDoc>,
     publish: async (c) => {
       await publishOne(deps, {
         company_id: c.company_id,
