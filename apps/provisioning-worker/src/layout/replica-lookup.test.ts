@@ -84,4 +84,22 @@ describe('provisioning-worker: layout look-ups kept per replica version', () => 
       { lockId: 'L1', lockLocationType: 'door' },
     ]);
   });
+
+  it('keeps at most its bound of answers, the least recently used leaving first', async () => {
+    const { company, site, room, emit, messages, replica } = await setup();
+    const rooms = [
+      room,
+      ...['102', '103'].map((name) => emit('node.created', { level: 'room', _id: oid(), name, external_id: null, version: 0, site_id: site._id })),
+    ];
+    for (const m of messages) await replica.apply(m);
+    const layout = replicaLayout(replica, 2);
+    for (const r of rooms) expect(await layout.roomById(company, r._id)).toMatchObject({ name: r.name });
+
+    // The replica's rooms renamed under the same version: only a look-up no longer kept reads them again.
+    await db.collection('replica_location_nodes').updateMany({ company_id: company, level: 'room' }, { $set: { name: 'renamed' } });
+    expect(await layout.roomById(company, rooms[2]._id)).toMatchObject({ name: '103' });
+    expect(await layout.roomById(company, rooms[0]._id)).toMatchObject({ name: 'renamed' });
+    // Reading room 101 again pushed out 102, the least recently used; 103 is still kept.
+    expect(await layout.roomById(company, rooms[1]._id)).toMatchObject({ name: 'renamed' });
+  });
 });

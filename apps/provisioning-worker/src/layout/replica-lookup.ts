@@ -1,8 +1,18 @@
 import { siteTimeOf, type LockBinding } from '@smartlock/contracts';
 import { AmbiguousLocationError, LayoutReplica, ReplicaNode } from '@smartlock/layout';
-import { freshReads } from '@smartlock/db';
+import { boundedCache, freshReads } from '@smartlock/db';
 import { PermanentError } from '@smartlock/messaging';
 import type { LayoutLookup, LockRef } from './lookup';
+
+/** How long a booking's refresh waits for a claim another process holds before it is parked. */
+const REFRESH_WAIT_MS = 2000;
+
+/**
+ * Look-up answers kept, all companies and versions together: a few per room or bed in use, about
+ * 630 bytes each (measured with a room and its lock), so at most ~32 MB, room for the working set
+ * of a 10,000-room property.
+ */
+const MAX_ANSWERS = 50_000;
 
 /**
  * LayoutLookup over the libs/layout replica (fed by location.events, rebuilt from location-api's
@@ -13,10 +23,7 @@ import type { LayoutLookup, LockRef } from './lookup';
  * Answers are kept in process per company and replica version (see versionCache): a booking event
  * costs one read of the company's version instead of the five to eight reads of its look-ups.
  */
-/** How long a booking's refresh waits for a claim another process holds before it is parked. */
-const REFRESH_WAIT_MS = 2000;
-
-export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): LayoutLookup {
+export function replicaLayout(replica: LayoutReplica, maxEntries = MAX_ANSWERS): LayoutLookup {
   const cached = versionCache(replica, maxEntries);
   const unambiguous = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
@@ -83,15 +90,19 @@ export function replicaLayout(replica: LayoutReplica, maxEntries = 10_000): Layo
 /**
  * Look-up answers per company, valid for one version of the company's replica. The replica changes
  * nodes only together with a new version (under its claim), and writes the version after the nodes:
- * an answer loaded after reading version v reflects v or newer, and once the version moves on it is
- * loaded again. So an answer is exactly as fresh as reading the replica, at the cost of one `_id`
- * read of the version (shared by concurrent callers). Concurrent first events of a company the
- * replica has never seen share one fetch (instead of racing for the rebuild claim, the losers
- * failing "being rebuilt; retry").
+ * an answer loaded after reading version v reflects v or newer, so it is kept under v and served to
+ * whoever reads v, and once the version moves on it is loaded again. So an answer is exactly as
+ * fresh as reading the replica, at the cost of one `_id` read of the version (shared by concurrent
+ * callers). The version in the key is the invalidation: an older version's answers are never asked
+ * for again and leave as the least recently used (libs/db boundedCache, at most `maxEntries`; no
+ * expiry, as a version's answers never change). Concurrent first events of a company the replica
+ * has never seen share one fetch (instead of racing for the rebuild claim, the losers failing
+ * "being rebuilt; retry").
  * Failed look-ups are not kept; answers are shared, so callers never mutate them.
  */
 function versionCache(replica: LayoutReplica, maxEntries: number) {
-  const companies = new Map<string, { version: number; answers: Map<string, Promise<unknown>> }>();
+  const answers = boundedCache<string, unknown>({ max: maxEntries, ttlMs: Infinity });
+  // Not a cache: an entry lives while its fetch does, so that concurrent callers share it.
   const fetching = new Map<string, Promise<void>>();
   // Concurrent events of a company (an event's site and room, a backlog's prefetch window) share
   // reads of the version, each caller answered by a read sent after it arrived: as fresh as a read
@@ -113,22 +124,7 @@ function versionCache(replica: LayoutReplica, maxEntries: number) {
       await fetchOnce(companyId);
       version = await replica.version(companyId);
     }
-    let c = companies.get(companyId);
-    if (!c || c.version !== version) {
-      // An older version's answers are dropped; a newer one's (another lagging reader) are kept.
-      if (c && c.version > version) return load();
-      companies.set(companyId, (c = { version, answers: new Map() }));
-    }
-    const k = JSON.stringify(key);
-    let p = c.answers.get(k) as Promise<T> | undefined;
-    if (!p) {
-      if (c.answers.size >= maxEntries) c.answers.clear();
-      const answers = c.answers;
-      p = load();
-      answers.set(k, p);
-      p.catch(() => answers.delete(k));
-    }
-    return p;
+    return answers.get(JSON.stringify([companyId, version, ...key]), load) as Promise<T>;
   };
 }
 
