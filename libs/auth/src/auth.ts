@@ -38,6 +38,7 @@ export interface AuthOptions {
 }
 
 export interface Auth {
+  /** The slice's models, for the apps that still query lock owners and companies through them (location-api) and for tests; libs/auth's own reads go through src/identity/. */
   models: IdentityModels;
   /** Resolves an `apikey` header value, or throws the 401 the SPEC prescribes. */
   verifyApiKey(key: unknown): Promise<{ companyId: string; keyId: string }>;
