@@ -22,8 +22,8 @@ import { EXCHANGES, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
 import { Logger, createMetrics } from '@smartlock/observability';
 import type { Config } from './config';
 import type { Clock, Deps } from './deps';
-import { eventModels } from './events/event.schema';
-import { createWriters } from './events/writers';
+import { EventModels, eventModels } from './events/event.schema';
+import { eventStore } from './events/store';
 import { countIngestOutcome } from './ingest/outcomes';
 import { ingestRoutes } from './ingest/routes';
 import { gatewayMetrics } from './metrics';
@@ -47,9 +47,12 @@ export interface StartOptions {
   now?: Clock;
 }
 
-export interface Gateway extends RunningService<Deps> {
-  /** Its use cases' deps (tests read the models, and call a use case as the gateway does). */
-  deps: Deps;
+/** Its use cases' deps, and the models: only tests read them, to check what is stored. */
+type Exposed = Deps & { models: EventModels };
+
+export interface Gateway extends RunningService<Exposed> {
+  /** Tests call a use case as the gateway does, and read the models. */
+  deps: Exposed;
   relay: RelayPart;
 }
 
@@ -86,17 +89,17 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       // events list ask on every instant they show): a changed zone shows within the minute.
       const siteZone: Deps['siteZone'] = (companyId, siteId) =>
         siteZones.get(`${companyId}:${siteId}`, async () => (await replica.node(companyId, siteId))?.time_zone ?? null);
-      const writers = createWriters(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS, bookingRowLingerMs: config.BOOKING_ROW_LINGER_MS });
+      const now = opts.now ?? (() => new Date());
       // The portal's booking rows: written and read through it alone (bookings/store.ts).
       const bookings = bookingStore({ ...bookingModels(ctx.db), Event: models.Event }, { lingerMs: config.BOOKING_ROW_LINGER_MS });
       const deps: Deps = {
         config,
         logger,
-        models,
+        // The booking events' records: written and read through it alone (events/store.ts).
+        events: eventStore(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS, now }),
         broker: ctx.broker,
         auth: createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger }),
-        now: opts.now ?? (() => new Date()),
-        writers,
+        now,
         knownSite: siteChecker(replica, logger),
         metrics,
         unsettled: unsettledEvents({ afterMs: settleAfterMs }),
@@ -125,7 +128,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         part('task', 'settle and write what lingers', {
           stop: async () => {
             await settleUnreported(deps, true);
-            await deps.writers.recordStatus.drain();
+            await deps.events.drain();
             await deps.bookingRows.drain();
           },
         }),
@@ -154,7 +157,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
           r.use(replayRoutes(deps));
         }),
       ];
-      return { parts, exposed: deps };
+      return { parts, exposed: { ...deps, models } };
     },
   });
   return { ...service, deps: service.exposed, relay: service.relayOf('booking-events') };

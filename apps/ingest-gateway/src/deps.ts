@@ -4,8 +4,7 @@ import type { Broker } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
 import type { BookingRows } from './bookings/record';
 import type { Config } from './config';
-import type { EventModels } from './events/event.schema';
-import type { Writers } from './events/writers';
+import type { EventStore } from './events/store';
 import type { KnownSite } from './ingest/site';
 import type { GatewayMetrics } from './metrics';
 import type { UnsettledEvents } from './publish/unsettled';
@@ -17,11 +16,11 @@ export type Clock = () => Date;
 export interface Deps {
   config: Config;
   logger: Logger;
-  models: EventModels;
+  /** The booking events' records: every read and write of them (events/store.ts). */
+  events: EventStore;
   broker: Broker;
   auth: Auth;
   now: Clock;
-  writers: Writers;
   /** The X-Site-Id of a generic ingest, checked against the layout (ingest/site.ts). */
   knownSite: KnownSite;
   metrics: GatewayMetrics;

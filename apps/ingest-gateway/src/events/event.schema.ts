@@ -3,6 +3,10 @@ import { OutboxFields, outboxPlugin } from '@smartlock/messaging';
 import { ACCESS_TYPES, AccessType, EVENT_STATUSES, EVENT_TYPES, EventStatus, EventType, ResolvedStay } from '@smartlock/contracts';
 import { bookingRowSchema } from '../bookings/booking-row.schema';
 
+// The events aggregate's records: their schemas and the indexes of their queries. The records are
+// read and written through store.ts only (the aggregate's data module), which says what each write
+// relies on the database to guarantee.
+
 /** Why an event is FAILED or DEAD_LETTER: its publish (retried by the relay) or its processing (reported by the worker; retried only by POST /webhook/retry). */
 export type FailureKind = 'publish' | 'processing';
 
@@ -30,7 +34,7 @@ export interface GuestFields {
 
 /**
  * One accepted booking event (SPEC "Event record"), owned by the gateway. `_id` is the event id, so
- * every lookup by id is a primary-key lookup. An original's id is name-based (see ingest/accept.ts:
+ * every lookup by id is a primary-key lookup. An original's id is name-based (store.ts originalEventId:
  * a UUID derived from company, reference_id, action and claim generation), which makes "one original
  * per action and window" a primary-key insert; a DUPLICATE record has a random UUID. Customer data
  * (the booking and the guest's contact) is stored because the worker needs it and a replay must not
@@ -121,15 +125,16 @@ const eventSchema = new Schema<EventDoc>(
   { collection: 'events', versionKey: false, timestamps: false },
 );
 
-// Uniqueness needs no index here: duplicate windows and sequence numbers are claimed by inserts
-// into booking_sequences (below).
-// Tracking: GET /webhook/events/reference/:referenceId and the list's referenceId filter, in order of receipt.
+// The indexes of store.ts's queries. Uniqueness needs none here: duplicate windows and sequence
+// numbers are claimed by inserts into booking_sequences (below).
+// A booking's events: ofReference, timeline, claimsOfBooking, and page's referenceId filter, in order
+// of receipt (and the booking row's fold, bookings/store.ts).
 eventSchema.index({ company_id: 1, reference_id: 1, received_at: 1 });
-// Tracking: GET /webhook/events, newest first, scoped to the company.
+// page: a company's events, newest first.
 eventSchema.index({ company_id: 1, received_at: -1 });
-// Tracking: the list's status filter; POST /webhook/retry of one company's FAILED events.
+// page's status filter; failedIds of one company (POST /webhook/retry); the bookings' statuses (bookings/store.ts eventsIn).
 eventSchema.index({ company_id: 1, status: 1, received_at: -1 });
-// POST /webhook/retry with the admin token: every company's FAILED events.
+// failedIds of every company (POST /webhook/retry with the admin token).
 eventSchema.index({ status: 1, received_at: 1 });
 // The outbox (libs/messaging): `publish_owed` and `next_attempt_at`, when the relay (re)publishes the
 // event if it is still unpublished (a fresh QUEUED one after RELAY_GRACE_MS, a FAILED publish after
@@ -139,10 +144,10 @@ eventSchema.plugin(outboxPlugin);
 /**
  * A claimed sequence number of one booking, and the claim of one duplicate window: `_id` =
  * name-based id of (company, reference_id, sequence), `event_id` = the window's original (its id is
- * name-based on company, reference_id, action and generation: ingest/accept.ts), unique as well. One
- * insert claims both: the window has one winner and the winner exactly one number, so numbers are
- * contiguous (1, 2, 3…) without trusting read-modify-write atomicity (FerretDB 1.x applies `$inc`
- * as read-then-write). An event that could not be stored after its claim leaves its number used
+ * name-based on company, reference_id, action and generation: store.ts originalEventId), unique as well. One
+ * insert claims both (store.ts claimNumber): the window has one winner and the winner exactly one
+ * number, so numbers are contiguous (1, 2, 3…) without trusting read-modify-write atomicity (which
+ * not every server has: store.ts). An event that could not be stored after its claim leaves its number used
  * and its window freed (`event_id` voided); a process dying in between leaves an orphan claim, which
  * no longer counts once ORPHAN_AFTER_MS old.
  */
@@ -155,15 +160,15 @@ const sequenceClaimSchema = new Schema<SequenceClaimDoc>(
   { _id: { type: String, required: true }, event_id: { type: String, required: true }, at: { type: Date, required: true } },
   { collection: 'booking_sequences', versionKey: false, timestamps: false },
 );
-// One number per window claim. (Existing records already hold one distinct event id each.)
+// One number per window claim (claimNumber); claimOf reads by it. (Existing records already hold one distinct event id each.)
 sequenceClaimSchema.index({ event_id: 1 }, { unique: true });
 
 /**
  * A worker reported the event COMPLETED (`_id` = event id), written before the record is. COMPLETED
- * is final, but on FerretDB 1.x a conditional update is a read then a write: a PROCESSING applied at
+ * is final, but where a conditional update is a read then a write (store.ts), a PROCESSING applied at
  * the same moment (a redelivered report) can read the record before COMPLETED lands and write over
- * it. An insert is atomic on both servers, so every other report, once applied, looks here and puts
- * COMPLETED back (status/apply-status.ts).
+ * it. An insert is atomic on every server, so every other write, once applied, looks here and puts
+ * COMPLETED back (store.ts putBackFinal).
  */
 export interface CompletionDoc {
   _id: string;
@@ -233,7 +238,7 @@ const statusHistorySchema = new Schema<StatusHistoryDoc>(
   },
   { collection: 'event_status_history', versionKey: false, timestamps: false },
 );
-// The portal's timeline: one event's history (an equality on one field, which FerretDB serves from an index).
+// timeline and statusesEntered: one event's history (an equality on one field, which every server serves from its index).
 statusHistorySchema.index({ event_id: 1 });
 
 function model<T>(conn: Connection, name: string, schema: Schema<T>): Model<T> {

@@ -12,8 +12,6 @@ export interface EventRecordView {
   message: string | null;
 }
 
-export const RECORD_PROJECTION = { _id: 1, event_type: 1, status: 1, reference_id: 1, received_at: 1, updated_at: 1, message: 1, sequence: 1 } as const;
-
 export type RecordFields = Pick<EventDoc, '_id' | 'event_type' | 'status' | 'reference_id' | 'received_at' | 'updated_at' | 'message'>;
 
 export function toRecordView(doc: RecordFields): EventRecordView {
@@ -39,8 +37,6 @@ export interface StayView {
   check_out: string | null;
   resolved: ResolvedStay | null;
 }
-
-export const STAY_PROJECTION = { 'booking.check_in': 1, 'booking.check_out': 1, resolved: 1 } as const;
 
 export function stayView(doc: { booking?: Pick<EventDoc['booking'], 'check_in' | 'check_out'>; resolved?: ResolvedStay | null }): StayView | null {
   const { check_in = null, check_out = null } = doc.booking ?? {};

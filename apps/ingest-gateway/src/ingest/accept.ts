@@ -1,10 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
 import { DUPLICATE_WINDOW_MS } from '@smartlock/contracts';
-import { unlessHeld, withRetries } from '@smartlock/db';
+import { withRetries } from '@smartlock/db';
 import { HttpError } from '@smartlock/http';
-import { SETTLED, owed } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
+import { NewEvent, Original, originalEventId } from '../events/store';
 import { publishNew } from '../publish/publisher';
 import type { ValidBooking } from './validate';
 
@@ -18,25 +17,6 @@ export interface IngestSource {
 
 export type Acceptance =
   { kind: 'queued'; eventId: string } | { kind: 'publish-delayed'; eventId: string } | { kind: 'duplicate'; eventId: string; originalId: string };
-
-/** A UUID (version 8, RFC 9562) named by its parts: the same parts always give the same id. */
-function nameBasedUuid(...parts: (string | number)[]): string {
-  const h = createHash('sha256').update(JSON.stringify(parts)).digest();
-  h[6] = (h[6] & 0x0f) | 0x80; // version 8
-  h[8] = (h[8] & 0x3f) | 0x80; // RFC variant
-  const x = h.subarray(0, 16).toString('hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
-}
-
-/**
- * The event id of the original holding claim generation `gen` of (company, site, reference_id,
- * action). The site is part of it: another site's event (another site's token) is no duplicate of
- * this site's, so it cannot swallow this site's cancel for 60 s (the worker ends it FAILED).
- */
-export const originalEventId = (companyId: string, siteId: string, referenceId: string, actionKey: string, gen: number) =>
-  nameBasedUuid('event', companyId, siteId, referenceId, actionKey, gen);
-/** The id of the claim on sequence number `sequence` of a booking. */
-export const sequenceClaimId = (companyId: string, referenceId: string, sequence: number) => nameBasedUuid('sequence', companyId, referenceId, sequence);
 
 /** A duplicate waits this long for its original, claimed a moment ago, to be stored. */
 const ORIGINAL_WAIT_MS = 3_000;
@@ -53,19 +33,17 @@ class OriginalPending extends HttpError {
   }
 }
 
-type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
-
 /**
  * Stores an accepted booking event and publishes it (SPEC "Ingest", "States and transitions").
  *
  * Duplicates and sequence, in one insert. Each 60 s window of a (company, site, reference_id, action) is a
  * claim generation g whose id is derived from (company, site, reference_id, action, g) and is also the
- * original's event id. The booking's numbers are records of booking_sequences: `_id` derived from
- * (company, reference_id, number), `event_id` the claim, unique too. Inserting the record of the
- * booking's next number for the claim decides both at once: the window (one record per claim) and
- * the number (one record per number), with no transaction and no reliance on atomic
- * read-modify-write (which FerretDB 1.x lacks), so the common case is a single write before the
- * event itself. On a conflict (FerretDB does not say which index) the claim's event is read: stored
+ * original's event id (events/store.ts originalEventId). The booking's numbers are records of
+ * booking_sequences: `_id` derived from (company, reference_id, number), `event_id` the claim, unique
+ * too. Inserting the record of the booking's next number for the claim decides both at once
+ * (events/store.ts claimNumber): the window (one record per claim) and the number (one record per
+ * number), with no transaction and no reliance on atomic read-modify-write, so the common case is a
+ * single write before the event itself. On a conflict (which index refused it is not told) the claim's event is read: stored
  * and within 60 s of its `received_at`, the request is a DUPLICATE of it (stored for audit with a
  * random id, never published); stored and older, the next generation is tried; not stored, the
  * number's record says whether the number is another event's (try the next) or the claim's own
@@ -82,11 +60,10 @@ type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
  * an event that was not stored.
  */
 export async function acceptEvent(deps: Deps, source: IngestSource, input: ValidBooking): Promise<Acceptance> {
-  const { Event, SequenceClaim } = deps.models;
   const now = deps.now();
   const company = source.companyId;
   const ref = input.reference_id;
-  const base = {
+  const event: NewEvent = {
     company_id: company,
     site_id: source.siteId,
     provider: source.provider,
@@ -95,33 +72,12 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
     action_key: input.action_key,
     reference_id: ref,
     received_at: now,
-    updated_at: now,
     correlation_id: source.correlationId,
     booking: input.booking,
     guest: input.guest,
-    message: null,
-    failure: null,
-    retry_count: 0,
-    worker_retry_count: null,
-    resolved: null,
   };
-  const project = { _id: 1, received_at: 1, sequence: 1 };
-  const findEvent = async (id: string) => (await Event.findById(id, project).lean()) as Original | null;
-
   async function duplicateOf(original: Original): Promise<Acceptance> {
-    const eventId = randomUUID();
-    await deps.writers.insertEvent.submit({
-      ...base,
-      _id: eventId,
-      event_id: eventId,
-      status: 'DUPLICATE',
-      sequence: null,
-      claim_gen: 0,
-      duplicate_of: original._id,
-      publish_attempts: 0,
-      queued_at: null,
-      ...SETTLED,
-    });
+    const eventId = await deps.events.storeDuplicate(event, original._id);
     deps.logger.info('duplicate event stored; not published', {
       eventId,
       originalId: original._id,
@@ -136,7 +92,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
   function originalOf(claimId: string, claimedAt: Date): Promise<Original | undefined> {
     return withRetries(
       async () => {
-        const e = await findEvent(claimId);
+        const e = await deps.events.storedOriginal(claimId);
         if (e) return e;
         if (now.getTime() - claimedAt.getTime() >= ORPHAN_AFTER_MS) return undefined;
         throw new OriginalPending();
@@ -150,22 +106,14 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
    * number taken by another event ('next'), or an orphan claim whose window no longer counts.
    */
   async function conflict(claimId: string, sequence: number): Promise<Original | 'next' | 'orphan'> {
-    const stored = await findEvent(claimId);
+    const stored = await deps.events.storedOriginal(claimId);
     if (stored) return stored;
-    const holder = await SequenceClaim.findById(sequenceClaimId(company, ref, sequence)).lean();
+    const holder = await deps.events.numberHolder(company, ref, sequence);
     if (holder && holder.event_id !== claimId) return 'next';
-    // The claim holds a number and its original is not stored yet. (A query on event_id reads the
-    // whole collection on FerretDB 1.x: only when the claim is not at this number, which is rare.)
-    const claim = holder ?? (await SequenceClaim.findOne({ event_id: claimId }).lean());
+    // The claim holds a number and its original is not stored yet.
+    const claim = holder ?? (await deps.events.claimOf(claimId));
     if (!claim) return 'next'; // the claim was voided meanwhile: this number is taken, look further
     return (await originalOf(claimId, new Date(claim.at))) ?? 'orphan';
-  }
-
-  /** Frees the window of a claim whose event was not stored; its number stays used (a gap, never a reuse). Best effort. */
-  async function voidClaim(claimId: string, sequence: number) {
-    await SequenceClaim.updateOne({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId }, { $set: { event_id: `void:${randomUUID()}` } })
-      .exec()
-      .catch(() => undefined);
   }
 
   /**
@@ -175,7 +123,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
    * inserts still decide, and the walk goes on from there as before.
    */
   async function pastStoredEvents(): Promise<{ sequence: number; gen: number }> {
-    const events = await Event.find({ company_id: company, reference_id: ref }, { sequence: 1, claim_gen: 1, action_key: 1, site_id: 1 }).lean();
+    const events = await deps.events.claimsOfBooking(company, ref);
     let sequence = 1;
     let gen = 1;
     for (const e of events) {
@@ -190,8 +138,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
   let skipped = false;
   for (let gen = 1, steps = 0; gen <= MAX_STEPS && steps < MAX_STEPS; steps++) {
     const claimId = originalEventId(company, source.siteId, ref, input.action_key, gen);
-    const won = (await unlessHeld(deps.writers.claimSequence.submit({ _id: sequenceClaimId(company, ref, sequence), event_id: claimId, at: now }))) ?? false;
-    if (!won) {
+    if (!(await deps.events.claimNumber(company, ref, sequence, claimId, now))) {
       const why = await conflict(claimId, sequence);
       if (why === 'next') {
         sequence += 1;
@@ -212,26 +159,15 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       }
       continue;
     }
-    // This request is the original: store it, publish it.
-    const doc = {
-      ...base,
-      _id: claimId,
-      event_id: claimId,
-      status: 'QUEUED' as const,
-      sequence,
-      claim_gen: gen,
-      duplicate_of: null,
-      publish_attempts: 1,
-      queued_at: now,
-      // The outbox (libs/messaging): owed until the worker reports (or the gateway settles it); the relay publishes it after the grace period.
-      ...owed(new Date(now.getTime() + deps.config.RELAY_GRACE_MS)),
-    };
+    // This request is the original: store it, publish it. The outbox (libs/messaging): owed until the
+    // worker reports (or the gateway settles it); the relay publishes it after the grace period.
+    let doc: EventDoc;
     try {
-      await deps.writers.insertEvent.submit(doc);
+      doc = await deps.events.storeOriginal(event, { eventId: claimId, sequence, gen }, new Date(now.getTime() + deps.config.RELAY_GRACE_MS));
     } catch (err) {
       // Not stored: free the window (the number stays used) so the customer's retry is not answered as a duplicate of nothing.
-      const stored = await findEvent(claimId).catch(() => undefined);
-      if (stored === null) await voidClaim(claimId, sequence);
+      const stored = await deps.events.storedOriginal(claimId).catch(() => undefined);
+      if (stored === null) await deps.events.voidClaim(company, ref, sequence, claimId);
       throw err;
     }
     // The portal's row, not waited for: made certain before the worker's report is acknowledged (bookings/record.ts).
@@ -244,7 +180,7 @@ export async function acceptEvent(deps: Deps, source: IngestSource, input: Valid
       referenceId: ref,
       correlationId: source.correlationId,
     });
-    const published = await publishNew(deps, doc as unknown as EventDoc);
+    const published = await publishNew(deps, doc);
     return published ? { kind: 'queued', eventId: claimId } : { kind: 'publish-delayed', eventId: claimId };
   }
   throw new Error(`booking ${ref}: no free window and number after ${MAX_STEPS} steps`);

@@ -5,7 +5,8 @@ import type { CommandStartedEvent } from 'mongodb';
 import { captureLogger, createVhost, dropDatabases, MONGO_URL, TestVhost, uniqueDbName, withCommandMonitoring } from '@smartlock/testing';
 import type { Gateway } from '../app';
 import { BookingTap, TestCompany, booking, connectIdentity, movableClock, seedCompany, startGateway } from '../test-support/harness';
-import { ORPHAN_AFTER_MS, OriginalPendingMessage, originalEventId, sequenceClaimId } from './accept';
+import { originalEventId, sequenceClaimId } from '../events/store';
+import { ORPHAN_AFTER_MS, OriginalPendingMessage } from './accept';
 import { IngestMessages } from './routes';
 
 describe('duplicates: same reference_id and action within 60 s of the original', () => {

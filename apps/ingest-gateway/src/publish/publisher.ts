@@ -1,6 +1,5 @@
 import { BookingEventMessage, EventStatus, Headers, MAX_RETRIES, bookingRoutingKey } from '@smartlock/contracts';
-import { compareAndSet, withRetries } from '@smartlock/db';
-import { BrokerUnavailableError, EXCHANGES, PublishError, SETTLED, owed } from '@smartlock/messaging';
+import { BrokerUnavailableError, EXCHANGES, PublishError } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import { reassertFinal } from '../status/apply-status';
@@ -33,13 +32,12 @@ export function isPublishFailure(err: unknown): err is Error {
 const PUBLISH_FAILED_PREFIX = 'Could not queue the event';
 
 /**
- * A write that must land: retried a few times on a transient database error (FerretDB answers
- * SQLITE_BUSY under write contention). Returns undefined when it still failed: callers leave the
- * event to the relay, the event being owed already.
+ * A status write of the gateway's own (events/store.ts retries it a few times). Returns undefined
+ * when it still failed: callers leave the event to the relay, the event being owed already.
  */
-async function persist<T>(deps: Deps, what: string, eventId: string, op: () => Promise<T>): Promise<T | undefined> {
+async function persist(deps: Deps, what: string, eventId: string, write: () => Promise<boolean>): Promise<boolean | undefined> {
   try {
-    return await withRetries(op, { attempts: 3, delayMs: 20 });
+    return await write();
   } catch (err) {
     deps.logger.warn(`could not record ${what}; the relay will reconcile`, { eventId, err: (err as Error).message });
     return undefined;
@@ -62,40 +60,25 @@ export async function publishEvent(deps: Deps, e: EventDoc): Promise<Date> {
 
 /**
  * An owed QUEUED event (a re-queue, or one the relay publishes again) or a FAILED publish → QUEUED,
- * once the broker confirmed; the event owes nothing more (one write). `entered`: false when the
- * event's history has this QUEUED already; `sentAt`: when it was published (publishEvent), the
- * history entry's time.
+ * once the broker confirmed; the event owes nothing more (one write). `retryCount`: the relay's
+ * retry that succeeded; `entered`: false when the event's history has this QUEUED already; `sentAt`:
+ * when it was published (publishEvent), the history entry's time. True when the record was in one
+ * of `from`, undefined when the write failed.
  */
-export async function markQueued(
-  deps: Deps,
-  e: EventDoc,
-  from: EventStatus[],
-  opts: { extra?: Record<string, unknown>; entered?: boolean; sentAt?: Date } = {},
-) {
-  const { extra = {}, entered = true } = opts;
+export async function markQueued(deps: Deps, e: EventDoc, from: EventStatus[], opts: { retryCount?: number; entered?: boolean; sentAt?: Date } = {}) {
+  const { entered = true } = opts;
   const now = deps.now();
-  // One event by `_id`: on FerretDB 1.x a multi-id filter reads the whole collection.
-  const done = await persist(deps, 'QUEUED', e._id, () =>
-    deps.models.Event.updateOne(
-      { _id: e._id, status: { $in: from } },
-      {
-        $set: { status: 'QUEUED', message: null, failure: null, ...SETTLED, queued_at: now, updated_at: now, ...extra },
-        $inc: { publish_attempts: 1 },
-      },
-    ).exec(),
-  );
+  const done = await persist(deps, 'QUEUED', e._id, () => deps.events.markQueued(e._id, from, now, opts.retryCount));
   // When the update did not land the event stays owed: the relay publishes it again (at least once).
-  if (done?.matchedCount && entered) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED', { at: opts.sentAt });
+  if (done && entered) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, 'QUEUED', { at: opts.sentAt });
   if (done) {
-    // The worker may have finished the event meanwhile, and on FerretDB 1.x this update (a read, then
-    // a whole-document write) can land over its COMPLETED or FAILED: put that back. Any failure
-    // recorded now is of this run (a re-queue deletes the previous run's). Not awaited: the 202 does
-    // not depend on it.
+    // The worker may have finished the event meanwhile, and this update can land over its COMPLETED
+    // or FAILED (events/store.ts): put that back. Any failure recorded now is of this run (a re-queue
+    // deletes the previous run's). Not awaited: the 202 does not depend on it.
     const written = { event_id: e._id, company_id: e.company_id, status: 'QUEUED' as const, retry_count: e.worker_retry_count ?? 0, at: now.toISOString() };
-    if (done.matchedCount > 0)
-      void reassertFinal(deps, written, new Date(0), deps.logger).catch((err: Error) =>
-        deps.logger.warn('could not check the event for a final status after QUEUED', { eventId: e._id, err: err.message }),
-      );
+    void reassertFinal(deps, written, new Date(0), deps.logger).catch((err: Error) =>
+      deps.logger.warn('could not check the event for a final status after QUEUED', { eventId: e._id, err: err.message }),
+    );
   }
   return done;
 }
@@ -120,25 +103,9 @@ export async function markPublishFailed(deps: Deps, e: EventDoc, from: EventStat
     reason,
   });
   const done = await persist(deps, dead ? 'DEAD_LETTER' : 'FAILED', e._id, () =>
-    deps.models.Event.updateOne(
-      { _id: e._id, status: { $in: from } },
-      {
-        $set: {
-          status: dead ? 'DEAD_LETTER' : 'FAILED',
-          failure: 'publish',
-          message,
-          retry_count: retryCount,
-          queued_at: null,
-          // Owed until the next automatic retry; a DEAD_LETTER owes nothing.
-          ...(next ? owed(next) : SETTLED),
-          updated_at: now,
-        },
-        $inc: { publish_attempts: counted ? 0 : 1 },
-      },
-    ).exec(),
+    deps.events.markPublishFailed(e._id, from, { status: dead ? 'DEAD_LETTER' : 'FAILED', message, retryCount, next, counted, at: now }),
   );
-  if (done?.matchedCount)
-    statusEntered(deps, { event_id: e._id, company_id: e.company_id }, dead ? 'DEAD_LETTER' : 'FAILED', { message, retry_count: retryCount });
+  if (done) statusEntered(deps, { event_id: e._id, company_id: e.company_id }, dead ? 'DEAD_LETTER' : 'FAILED', { message, retry_count: retryCount });
   return done;
 }
 
@@ -163,11 +130,11 @@ export async function publishNew(deps: Deps, e: EventDoc): Promise<boolean> {
 
 /**
  * Settles a published event its worker has not reported on yet, so the relay does not publish it
- * again. On FerretDB 1.x this update (a read, then a whole-document write) can land over a report
- * applied meanwhile: a final status is put back, as after markQueued.
+ * again. This update can land over a report applied meanwhile (events/store.ts): a final status is
+ * put back, as after markQueued.
  */
 async function settleQueued(deps: Deps, e: EventDoc): Promise<void> {
-  if (!(await compareAndSet(deps.models.Event, e._id, { status: 'QUEUED', publish_owed: true }, { $set: SETTLED }))) return;
+  if (!(await deps.events.settle(e._id, 'QUEUED'))) return;
   const written = {
     event_id: e._id,
     company_id: e.company_id,

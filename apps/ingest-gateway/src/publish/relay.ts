@@ -1,6 +1,4 @@
 import { inTransitionOrder } from '@smartlock/contracts';
-import { compareAndSet } from '@smartlock/db';
-import { SETTLED } from '@smartlock/messaging';
 import type { Deps } from '../deps';
 import type { EventDoc } from '../events/event.schema';
 import { isPublishFailure, markPublishFailed, markQueued, publishEvent } from './publisher';
@@ -47,11 +45,11 @@ export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
       return;
     }
     log.info('publish retry succeeded', { eventId: e._id, retry });
-    await markQueued(deps, e, ['FAILED'], { extra: { retry_count: retry }, sentAt });
+    await markQueued(deps, e, ['FAILED'], { retryCount: retry, sentAt });
     return;
   }
   // Anything else (the worker reported meanwhile) owes nothing: clear the stale marker.
-  await compareAndSet(deps.models.Event, e._id, { status: e.status, publish_owed: true }, { $set: SETTLED });
+  await deps.events.settle(e._id, e.status);
 }
 
 /**
@@ -61,6 +59,5 @@ export async function relayEvent(deps: Deps, e: EventDoc): Promise<void> {
  * cut (its latest entry is the FAILED it left). A read of the event's few entries, on this rare path.
  */
 async function queuedInHistory(deps: Deps, e: EventDoc): Promise<boolean> {
-  const entries = await deps.models.StatusHistory.find({ event_id: e._id }, { status: 1, at: 1 }).lean();
-  return inTransitionOrder(entries).at(-1)?.status === 'QUEUED';
+  return inTransitionOrder(await deps.events.statusesEntered(e._id)).at(-1)?.status === 'QUEUED';
 }

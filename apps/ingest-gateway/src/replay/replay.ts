@@ -10,13 +10,10 @@ import { toMessage } from '../publish/publisher';
  * more, to location-api's queue only (the default exchange, so the worker does not see them again).
  * location-api's log of booked places is insert-only with the entry's id derived from the event id,
  * so a replay adds only what its queue lost (a purge, a lost message). One pass over the company's
- * events with a cursor (FerretDB 1.x reads the collection either way).
+ * events (events/store.ts publishedOf).
  */
 async function replayToLocationApi(deps: Deps, companyId: string, correlationId: string): Promise<number> {
-  const events = deps.models.Event.find({ company_id: companyId, sequence: { $ne: null } })
-    .lean<EventDoc[]>()
-    .cursor();
-  const sent = await sendAllToQueue(deps.broker, QUEUES.locationApiBookingEvents.name, events, (e: EventDoc) => ({
+  const sent = await sendAllToQueue(deps.broker, QUEUES.locationApiBookingEvents.name, deps.events.publishedOf(companyId), (e: EventDoc) => ({
     payload: toMessage(e),
     options: { correlationId, messageId: `${e._id}:replay` },
   }));

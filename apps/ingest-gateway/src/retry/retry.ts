@@ -1,7 +1,4 @@
-import { insertUnlessHeld } from '@smartlock/db';
 import type { Deps } from '../deps';
-import type { EventDoc } from '../events/event.schema';
-import { owed } from '@smartlock/messaging';
 import { isPublishFailure, markQueued, publishEvent } from '../publish/publisher';
 
 /** Whose FAILED events: one company's (an API key, a portal session) or every company's (null: the admin token); one of them by id. */
@@ -25,27 +22,18 @@ const CONCURRENCY = 10;
  * letters is the worker's operations tool.
  */
 export async function retryFailed(deps: Deps, which: RetryScope): Promise<{ retried: number; failed: number }> {
-  const { Event } = deps.models;
-  const filter: Record<string, unknown> = { status: 'FAILED' };
-  if (which.companyId !== null) filter.company_id = which.companyId;
-  // One event: by its primary key (the portal's retry button).
-  if (which.eventId !== undefined) filter._id = which.eventId;
-  const ids = (await Event.find(filter, { _id: 1 }).sort({ received_at: 1 }).limit(RETRY_MAX_PER_CALL).lean()).map((d) => d._id);
+  const ids = await deps.events.failedIds(which.companyId, which.eventId, RETRY_MAX_PER_CALL);
   let retried = 0;
   let failed = 0;
 
   async function one(id: string) {
-    const before = (await Event.findOne({ _id: id, status: 'FAILED' }).lean()) as EventDoc | null;
+    const before = await deps.events.failedEvent(id);
     if (!before) return; // re-queued meanwhile (the relay, another call)
     const now = deps.now();
     const pendingUntil = new Date(now.getTime() + deps.config.RELAY_GRACE_MS);
     // A new run starts: the failure of the last one must not be put back over its reports.
-    const lastFailure = await deps.models.Failure.findOneAndDelete({ _id: id }).lean();
-    const took = await Event.updateOne(
-      { _id: id, status: 'FAILED', updated_at: before.updated_at },
-      { $set: { status: 'QUEUED', message: null, failure: null, ...owed(pendingUntil), updated_at: now } },
-    ).exec();
-    if (took.matchedCount === 0) return;
+    const run = await deps.events.requeueFailed(before, pendingUntil, now);
+    if (!run) return;
     let sentAt: Date;
     try {
       sentAt = await publishEvent(deps, before);
@@ -53,22 +41,8 @@ export async function retryFailed(deps: Deps, which: RetryScope): Promise<{ retr
       if (!isPublishFailure(err)) throw err;
       failed += 1;
       deps.logger.warn('retry could not re-queue an event', { eventId: id, correlationId: before.correlation_id, reason: err.message });
-      await Event.updateOne(
-        { _id: id, status: 'QUEUED', next_attempt_at: pendingUntil },
-        {
-          $set: {
-            status: 'FAILED',
-            message: before.message,
-            failure: before.failure,
-            publish_owed: before.publish_owed,
-            next_attempt_at: before.next_attempt_at,
-            updated_at: deps.now(),
-          },
-          $inc: { publish_attempts: 1 },
-        },
-      ).exec();
       // No new run started: the last one's failure record is back, guarding its FAILED as before.
-      if (lastFailure) await insertUnlessHeld(deps.models.Failure, lastFailure);
+      await deps.events.restoreFailed(before, pendingUntil, run.lastFailure);
       return;
     }
     retried += 1;

@@ -38,7 +38,7 @@ export function retryRoutes(deps: Deps): Router {
       const companyId = companyOf(req);
       const eventId = req.params.eventId;
       // A primary-key read, then the company: another company's event is not found, as an unknown one.
-      const event = await deps.models.Event.findById(eventId, { status: 1, company_id: 1 }).lean();
+      const event = await deps.events.statusOf(eventId);
       if (!event || event.company_id !== companyId) throw notFound(`Event ${eventId} not found`);
       if (event.status !== 'FAILED') throw conflict(`Event ${eventId} is ${event.status}: only a FAILED event is retried`);
       res.json({ success: true, ...(await retryFailed(deps, { companyId, eventId })) });

@@ -4,7 +4,7 @@ import { EVENT_STATUSES, EventStatus, REFERENCE_ID, REFERENCE_ID_RULE, inTransit
 import { asyncHandler, badRequest, waitParam } from '@smartlock/http';
 import type { EventDoc, StatusHistoryDoc } from '../events/event.schema';
 import type { Deps } from '../deps';
-import { RECORD_PROJECTION, RecordFields, STAY_PROJECTION, stayView, toRecordView, toRecordViewWithoutMessage } from '../events/event.views';
+import { stayView, toRecordView, toRecordViewWithoutMessage } from '../events/event.views';
 import { MAX_ID_LENGTH } from '../ingest/validate';
 
 const PAGE_SIZE_DEFAULT = 20;
@@ -78,19 +78,7 @@ function parseListQuery(q: Record<string, unknown>): ListQuery {
  * zone of its site, so the page shows the event's times as the property reads them.
  */
 async function listEvents(deps: Deps, companyId: string, q: ListQuery, portal = false) {
-  const { Event } = deps.models;
-  const filter: Record<string, unknown> = { company_id: companyId };
-  if (q.status) filter.status = q.status;
-  if (q.referenceId) filter.reference_id = q.referenceId;
-  const [total, docs] = await Promise.all([
-    Event.countDocuments(filter).exec(),
-    Event.find(filter, portal ? { ...RECORD_PROJECTION, ...STAY_PROJECTION, site_id: 1 } : RECORD_PROJECTION)
-      .sort({ received_at: -1, _id: -1 })
-      .skip((q.page - 1) * q.pageSize)
-      .limit(q.pageSize)
-      .lean(),
-  ]);
-  const records = docs as (RecordFields & Pick<EventDoc, 'booking' | 'resolved' | 'site_id'>)[];
+  const { total, records } = await deps.events.page(companyId, q, (q.page - 1) * q.pageSize, q.pageSize, portal);
   // The zone the stay resolved in, else the site's as the gateway's replica has it (one look-up per site of the page).
   const zones = new Map<string, Promise<string | null>>();
   const zoneOf = (d: (typeof records)[number]) => {
@@ -111,9 +99,12 @@ async function listEvents(deps: Deps, companyId: string, q: ListQuery, portal = 
   };
 }
 
+/** A booking's events, oldest first; a duplicate (no sequence) sorts by its arrival time among the originals. */
+const byReceipt = (a: Pick<EventDoc, 'received_at' | 'sequence'>, b: Pick<EventDoc, 'received_at' | 'sequence'>) =>
+  new Date(a.received_at).getTime() - new Date(b.received_at).getTime() || (a.sequence ?? 0) - (b.sequence ?? 0);
+
 /** SPEC "Event tracking": API key; every query is scoped to the key's company. */
 export function trackingRoutes(deps: Deps): Router {
-  const { Event } = deps.models;
   const r = Router();
   r.use('/webhook/events', deps.auth.apiKey());
 
@@ -121,11 +112,8 @@ export function trackingRoutes(deps: Deps): Router {
     '/webhook/events/reference/:referenceId',
     asyncHandler(async (req, res) => {
       const companyId = companyOf(req);
-      const docs = (await Event.find({ company_id: companyId, reference_id: req.params.referenceId }, RECORD_PROJECTION)
-        .limit(REFERENCE_LIST_MAX)
-        .lean()) as (RecordFields & { sequence: number | null })[];
-      // Oldest first; a duplicate (no sequence) sorts by its arrival time among the originals.
-      docs.sort((a, b) => new Date(a.received_at).getTime() - new Date(b.received_at).getTime() || (a.sequence ?? 0) - (b.sequence ?? 0));
+      const docs = await deps.events.ofReference(companyId, req.params.referenceId, REFERENCE_LIST_MAX);
+      docs.sort(byReceipt);
       res.json({ success: true, count: docs.length, events: docs.map(toRecordViewWithoutMessage) });
     }),
   );
@@ -139,7 +127,7 @@ export function trackingRoutes(deps: Deps): Router {
       // A primary-key lookup, then the company check: unknown and another company's id answer alike
       // (404), so ids of other companies cannot be probed. With ?wait=, read again on each status
       // report this instance applies (and every WAIT_POLL_MS) until the status is final.
-      const read = () => Event.findById(eventId, { status: 1, message: 1, company_id: 1, ...STAY_PROJECTION }).lean();
+      const read = () => deps.events.tracked(eventId);
       const key = req.principal?.kind === 'company' ? req.principal.keyId : companyId;
       const doc = await deps.eventWaits.until({ key, id: eventId, seconds, read, final: (d) => !d || d.company_id !== companyId || FINAL.has(d.status), res });
       if (!doc || doc.company_id !== companyId) {
@@ -186,7 +174,6 @@ function timelineEvent(e: EventDoc, history: StatusHistoryDoc[]) {
  * event with its status history. The company is the session's.
  */
 export function portalTrackingRoutes(deps: Deps): Router {
-  const { Event, StatusHistory } = deps.models;
   const r = Router();
   const view = deps.auth.portal('view');
 
@@ -206,13 +193,9 @@ export function portalTrackingRoutes(deps: Deps): Router {
       const referenceId = req.params.referenceId;
       // A booking's reference, as the document says (a longer or spaced one was answered 200: found by the e2e contract fuzz).
       if (!REFERENCE_ID.test(referenceId)) throw badRequest(`referenceId must be ${REFERENCE_ID_RULE}`);
-      const events = (await Event.find({ company_id: companyId, reference_id: referenceId }, { booking: 0, guest: 0 })
-        .limit(REFERENCE_LIST_MAX)
-        .lean()) as EventDoc[];
-      events.sort((a, b) => new Date(a.received_at).getTime() - new Date(b.received_at).getTime() || (a.sequence ?? 0) - (b.sequence ?? 0));
-      // One read per event, by an indexed equality: a booking has a handful of events.
-      const histories = await Promise.all(events.map((e) => StatusHistory.find({ event_id: e._id, company_id: companyId }).lean<StatusHistoryDoc[]>()));
-      res.json({ success: true, reference_id: referenceId, count: events.length, events: events.map((e, i) => timelineEvent(e, histories[i])) });
+      const events = await deps.events.timeline(companyId, referenceId, REFERENCE_LIST_MAX);
+      events.sort((a, b) => byReceipt(a.event, b.event));
+      res.json({ success: true, reference_id: referenceId, count: events.length, events: events.map((e) => timelineEvent(e.event, e.history)) });
     }),
   );
   return r;
