@@ -108,7 +108,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         bookingRows: bookingRows({ store: bookings, logger, siteZone }),
       };
       const parts = [
-        collections([...Object.values(models), outboxLeaseModel(ctx.db), ...replica.models]),
+        collections([...Object.values(models), ...Object.values(bookingModels(ctx.db)), outboxLeaseModel(ctx.db), ...replica.models]),
         // Accepted events wait in the worker's queue even if no worker has ever started.
         topology({ exchanges: [EXCHANGES.bookingEvents], queues: [QUEUES.provisioningBookingEvents] }),
         consumer<EventStatusMessage>(

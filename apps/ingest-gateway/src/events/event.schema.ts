@@ -1,7 +1,6 @@
 import { Connection, Model, Schema } from '@smartlock/db';
 import { OutboxFields, outboxPlugin } from '@smartlock/messaging';
 import { ACCESS_TYPES, AccessType, EVENT_STATUSES, EVENT_TYPES, EventStatus, EventType, ResolvedStay } from '@smartlock/contracts';
-import { bookingRowSchema } from '../bookings/booking-row.schema';
 
 // The events aggregate's records: their schemas and the indexes of their queries. The records are
 // read and written through store.ts only (the aggregate's data module), which says what each write
@@ -245,6 +244,7 @@ function model<T>(conn: Connection, name: string, schema: Schema<T>): Model<T> {
   return (conn.models[name] as Model<T> | undefined) ?? conn.model<T>(name, schema);
 }
 
+/** The aggregate's models on a connection, compiled once per connection (tests ask again on the gateway's). */
 export function eventModels(conn: Connection) {
   return {
     Event: model(conn, 'Event', eventSchema),
@@ -252,7 +252,6 @@ export function eventModels(conn: Connection) {
     Completion: model(conn, 'Completion', completionSchema),
     Failure: model(conn, 'Failure', failureSchema),
     StatusHistory: model(conn, 'StatusHistory', statusHistorySchema),
-    BookingRow: model(conn, 'BookingRow', bookingRowSchema),
   };
 }
 export type EventModels = ReturnType<typeof eventModels>;
