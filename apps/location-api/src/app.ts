@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import type { Logger } from '@smartlock/observability';
 import { RunningService, collections, consumer, part, rateLimiter, routes, startService, topology } from '@smartlock/http';
 import { EXCHANGES, QUEUES, outboxLeaseModel } from '@smartlock/messaging';
-import { companyOf, createAuth, portalCookie } from '@smartlock/auth';
+import { companyOf, createAuth, identityStore, portalCookie } from '@smartlock/auth';
 import { AccessEventMessage, BookingEventMessage, accessEventMessageSchema, bookingEventMessageSchema } from '@smartlock/contracts';
 import type { Config } from './config';
 import { layoutModels, layoutStore } from './layout/store';
@@ -45,7 +45,10 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const layoutRecords = layoutModels(ctx.db);
       // The layout's commits, heads, chunks and pointers: every write and read of the layout goes through it.
       const store = layoutStore(layoutRecords, logger, config.LOCATION_RELAY_INTERVAL_MS);
-      const auth = createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger });
+      const identityDb = ctx.db.useDb(config.IDENTITY_DB, { useCache: true });
+      const auth = createAuth({ identityDb, logger });
+      // Lock owners and companies, as binding a lock and the company routes read and claim them.
+      const identity = identityStore(identityDb);
       const occupancyRecords = occupancyModels(ctx.db);
       // The logs of guests (credentials on locks, places booked): the consumers write them, a delete reads them.
       const occupancy = occupancyStore(occupancyRecords, config.OCCUPANCY_LOG_LINGER_MS);
@@ -77,7 +80,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         layoutRelay(deps, config.LOCATION_RELAY_INTERVAL_MS),
         // Locks bound before locks had owners become their layout's company's (in the background: a failure is retried at the next start).
         part('task', 'adopt bound locks', {
-          start: () => void adoptBoundLocks(deps, auth.models).catch((err) => logger.error('adopting bound locks failed; retried at the next start', { err })),
+          start: () => void adoptBoundLocks(deps, identity).catch((err) => logger.error('adopting bound locks failed; retried at the next start', { err })),
         }),
         routes('public reads and external ids', (r) => {
           r.use(
@@ -100,7 +103,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
               '/admin/v1/companies/:companyId/occupancy/resync',
               heavy.consume((req) => req.params.companyId),
             );
-            r.use('/admin/v1/companies/:companyId', adminRoutes(deps, auth, occupancy, occupancyResync(config)));
+            r.use('/admin/v1/companies/:companyId', adminRoutes(deps, identity, occupancy, occupancyResync(config)));
             // The administration portal (the edge sends /portal/api/layout here): the session's company's
             // layout read whole, and imported (a preview with ?dry_run=true) with the `layout` capability.
             r.get('/portal/api/layout', auth.portal('view'), snapshotHandler(deps, companyOf));
@@ -108,13 +111,13 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
               '/portal/api/layout',
               auth.portal('layout'),
               heavy.consume(companyOf),
-              importLayoutHandler(deps, auth.models, occupancy, companyOf, { binder: 'portal' }),
+              importLayoutHandler(deps, identity, occupancy, companyOf, { binder: 'portal' }),
             );
             // A site's name, time zone and check-in/check-out hours, as the operator's PATCH of a site.
             r.patch('/portal/api/layout/sites/:id', auth.portal('layout'), patchNodeHandler(deps, companyOf, 'site'));
             // The company's locks (its accounts' and the operator's), bound to a room or bed and unbound: the operator's handlers, the company's own locks only.
-            r.get('/portal/api/layout/locks', auth.portal('view'), companyLocksHandler(deps, auth.models, companyOf));
-            r.put('/portal/api/layout/locks/:lockId', auth.portal('layout'), bindLockHandler(deps, auth.models, companyOf, 'portal'));
+            r.get('/portal/api/layout/locks', auth.portal('view'), companyLocksHandler(deps, identity, companyOf));
+            r.put('/portal/api/layout/locks/:lockId', auth.portal('layout'), bindLockHandler(deps, identity, companyOf, 'portal'));
             r.delete('/portal/api/layout/locks/:lockId', auth.portal('layout'), unbindLockHandler(deps, companyOf));
           },
           {

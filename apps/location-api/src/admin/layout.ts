@@ -6,7 +6,7 @@ import { MissingChunkError } from '../layout/store';
 import { Deps, preview, runWrite } from '../layout/write';
 import { refuseRemovingOccupied } from '../occupancy/occupancy';
 import type { OccupancyStore } from '../occupancy/store';
-import type { IdentityModels } from '@smartlock/auth';
+import type { IdentityStore } from '@smartlock/auth';
 import { checkLayoutDocument, importLayout, lockIdsOf } from './import';
 import { Binder, requireBindable } from './lock-owners';
 
@@ -42,7 +42,7 @@ function nodeFromEntry(level: LocationLevel, e: Entry): LocationNodeState {
  */
 export function importLayoutHandler(
   deps: Deps,
-  identity: IdentityModels,
+  identity: IdentityStore,
   occupancy: OccupancyStore,
   companyOf: CompanyOf,
   opts: { binder: Binder },

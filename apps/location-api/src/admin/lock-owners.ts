@@ -1,7 +1,6 @@
 import type { Request, Router } from 'express';
 import { SuccessCodes, ok } from '@smartlock/contracts';
-import { IdentityModels, LockOwnerDoc, claimLocks, lockOwnersOf } from '@smartlock/auth';
-import { claimEach } from '@smartlock/db';
+import type { IdentityStore } from '@smartlock/auth';
 import { HttpError, asyncHandler, badRequest, notFound } from '@smartlock/http';
 import { ErrorCodes } from '@smartlock/contracts';
 import { vendorLockOf } from '@smartlock/lock-cloud';
@@ -51,12 +50,12 @@ function refuseUnclaimable(lockIds: string[], owners: Map<string, string>): void
  * Refuses (409, nothing written) a binding of any lock that is not the company's. The operator's
  * binding claims the locks no company holds (`claim`: false for a preview, which writes nothing).
  */
-export async function requireBindable(identity: IdentityModels, company: string, lockIds: string[], binder: Binder, opts: { claim: boolean }): Promise<void> {
+export async function requireBindable(identity: IdentityStore, company: string, lockIds: string[], binder: Binder, opts: { claim: boolean }): Promise<void> {
   if (!lockIds.length) return;
   let foreign: string[];
-  const owners = await lockOwnersOf(identity, lockIds);
+  const owners = await identity.lockOwners(lockIds);
   if (binder === 'operator') refuseUnclaimable(lockIds, owners);
-  if (binder === 'operator' && opts.claim) foreign = await claimLocks(identity, company, lockIds, 'import');
+  if (binder === 'operator' && opts.claim) foreign = await identity.claimLocks(company, lockIds, 'import');
   else {
     foreign = [...new Set(lockIds)].filter((id) => (binder === 'operator' ? owners.has(id) && owners.get(id) !== company : owners.get(id) !== company));
   }
@@ -80,19 +79,12 @@ function pageParam(raw: unknown, name: string, dflt: number, max: number): numbe
  * The company's locks, each with where it is bound: the operator's `GET …/companies/:companyId/locks`
  * and the portal's `GET /portal/api/layout/locks` (the session's company).
  */
-export function companyLocksHandler(deps: Deps, identity: IdentityModels, companyOf: (req: Request) => string) {
+export function companyLocksHandler(deps: Deps, identity: IdentityStore, companyOf: (req: Request) => string) {
   return asyncHandler(async (req, res) => {
     const company = companyOf(req);
     const page = pageParam(req.query.page, 'page', 1, 100_000);
     const limit = pageParam(req.query.limit, 'limit', 100, 100);
-    const [owned, tree] = await Promise.all([
-      identity.LockOwner.find({ company_id: company })
-        .sort({ _id: 1 })
-        .skip((page - 1) * limit)
-        .limit(limit)
-        .lean<LockOwnerDoc[]>(),
-      deps.store.tree(await deps.store.current(company)),
-    ]);
+    const [owned, tree] = await Promise.all([identity.locksOfCompany(company, page, limit), deps.store.tree(await deps.store.current(company))]);
     const locks = owned.map((l) => {
       const holder = tree.locks.get(l._id);
       const node = holder ? nodeOf(tree, holder) : undefined;
@@ -116,7 +108,7 @@ export function companyLocksHandler(deps: Deps, identity: IdentityModels, compan
  * `/admin/v1/companies/:companyId/locks…`: the company's locks (each with where it is bound), a
  * lock assigned to the company on the service's vendor account, and a lock released again.
  */
-export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityModels): void {
+export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityStore): void {
   const bindings = async (company: string) => await deps.store.tree(await deps.store.current(company));
 
   router.get(
@@ -129,13 +121,13 @@ export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityMo
     asyncHandler(async (req, res) => {
       const company = req.params.companyId;
       const lockId = lockIdParam(req.params.lockId);
-      const before = (await lockOwnersOf(identity, [lockId])).get(lockId);
+      const before = (await identity.lockOwners([lockId])).get(lockId);
       if (before === company) {
         res.json(ok('Lock already assigned to this company', SuccessCodes.LOCK_ASSIGNED, { lock_id: lockId, created: false }));
         return;
       }
       if (before === undefined) refuseUnclaimable([lockId], new Map());
-      const foreign = before === undefined ? await claimLocks(identity, company, [lockId], 'assigned') : [lockId];
+      const foreign = before === undefined ? await identity.claimLocks(company, [lockId], 'assigned') : [lockId];
       if (foreign.length) throw refused(foreign, 'operator');
       res.status(201).json(ok('Lock assigned to the company', SuccessCodes.LOCK_ASSIGNED, { lock_id: lockId, created: true }));
     }),
@@ -146,14 +138,14 @@ export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityMo
     asyncHandler(async (req, res) => {
       const company = req.params.companyId;
       const lockId = lockIdParam(req.params.lockId);
-      if ((await lockOwnersOf(identity, [lockId])).get(lockId) !== company) throw notFound(`Lock ${lockId} is not one of this company's locks`);
+      if ((await identity.lockOwners([lockId])).get(lockId) !== company) throw notFound(`Lock ${lockId} is not one of this company's locks`);
       const tree = await bindings(company);
       const holder = tree.locks.get(lockId);
       if (holder) {
         const node = nodeOf(tree, holder);
         throw new HttpError(409, `Lock ${lockId} is bound to ${node.level} "${node.name}": unbind it first`, ErrorCodes.CONFLICT, [], { _id: node._id });
       }
-      await identity.LockOwner.deleteOne({ _id: lockId, company_id: company });
+      await identity.releaseLock(company, lockId);
       res.json(ok('Lock released: no company holds it now', SuccessCodes.LOCK_RELEASED, { lock_id: lockId }));
     }),
   );
@@ -165,20 +157,17 @@ export function lockOwnerRoutes(router: Router, deps: Deps, identity: IdentityMo
  * is logged for the operator (its bookings then fail on that lock at the worker). Idempotent: run at
  * every start, it costs one read of each layout and of its owners once everything is adopted.
  */
-export async function adoptBoundLocks(deps: Deps, identity: IdentityModels): Promise<{ claimed: number; conflicts: number }> {
+export async function adoptBoundLocks(deps: Deps, identity: IdentityStore): Promise<{ claimed: number; conflicts: number }> {
   let claimed = 0;
   let conflicts = 0;
   for (const company of await deps.store.companies()) {
     const ids = [...(await deps.store.tree(await deps.store.current(company))).locks.keys()];
-    const owners = await lockOwnersOf(identity, ids);
+    const owners = await identity.lockOwners(ids);
     const created_at = new Date();
     claimed += (
-      await claimEach(
-        identity.LockOwner,
-        ids.filter((id) => !owners.has(id)).map((_id) => ({ _id, company_id: company, source: 'import', created_at })),
-      )
+      await identity.claimFreeLocks(ids.filter((id) => !owners.has(id)).map((_id) => ({ _id, company_id: company, source: 'import' as const, created_at })))
     ).size;
-    const foreign = [...(await lockOwnersOf(identity, ids))].filter(([, owner]) => owner !== company).map(([id]) => id);
+    const foreign = [...(await identity.lockOwners(ids))].filter(([, owner]) => owner !== company).map(([id]) => id);
     if (foreign.length) {
       conflicts += foreign.length;
       deps.logger.warn("locks bound in this company's layout belong to another company: unbind them (nothing is issued on them)", {

@@ -1,8 +1,7 @@
 import { NextFunction, Request, Response, Router } from 'express';
 import { LocationLevel, SITE_TIME_FIELDS, SiteTime, SuccessCodes, ok, siteTimeProblem, vendorLockOf } from '@smartlock/contracts';
-import { Types } from '@smartlock/db';
 import { asyncHandler, badRequest, companyIdParam, notFound } from '@smartlock/http';
-import type { Auth, IdentityModels, LockOwnerDoc } from '@smartlock/auth';
+import type { IdentityStore } from '@smartlock/auth';
 import { Binder, lockOwnerRoutes, requireBindable } from './lock-owners';
 import { OBJECT_ID, PARENT_LEVEL, PLURALS } from '../layout/keys';
 import { publicRow } from '../external-ids/routes';
@@ -76,7 +75,7 @@ export function patchNodeHandler(deps: Deps, companyOf: (req: Request) => string
  * names and may give no MAC (Nuki has none): there `lock_mac` may be left out (stored empty) and the
  * name is the vendor's unless one is given. The operator may leave it out for another vendor's lock (`nuki:…`).
  */
-export function bindLockHandler(deps: Deps, identity: IdentityModels, companyOf: (req: Request) => string, binder: Binder) {
+export function bindLockHandler(deps: Deps, identity: IdentityStore, companyOf: (req: Request) => string, binder: Binder) {
   return asyncHandler(async (req, res) => {
     const company = companyOf(req);
     const body = objectBody(req, ['room_id', 'bed_id', 'lock_mac', 'name', 'provider']);
@@ -96,9 +95,7 @@ export function bindLockHandler(deps: Deps, identity: IdentityModels, companyOf:
     }
     if (lockId.length > 64) throw badRequest('lockId must be at most 64 characters');
     await requireBindable(identity, company, [lockId], binder, { claim: binder === 'operator' });
-    const vendorName = async () =>
-      (await identity.LockOwner.findOne({ _id: lockId, company_id: company }, { name: 1 }).lean<Pick<LockOwnerDoc, 'name'>>())?.name ?? null;
-    const name = (body.name as string | null | undefined) ?? (binder === 'portal' && body.name === undefined ? await vendorName() : null);
+    const name = (body.name as string | null | undefined) ?? (binder === 'portal' && body.name === undefined ? await identity.lockName(company, lockId) : null);
     const lockMac = macOptional ? '' : (body.lock_mac as string);
     const { result, version } = await runWrite(deps, company, req.correlationId, (ctx) => {
       const node = getNode(ctx, target, targets[0] === 'room_id' ? 'room' : 'bed');
@@ -118,22 +115,22 @@ export function unbindLockHandler(deps: Deps, companyOf: (req: Request) => strin
 }
 
 /** `/admin/v1/companies/:companyId/...`: the only writer of the layout. */
-export function adminRoutes(deps: Deps, auth: Auth, occupancy: OccupancyStore, resync: OccupancyResync): Router {
+export function adminRoutes(deps: Deps, identity: IdentityStore, occupancy: OccupancyStore, resync: OccupancyResync): Router {
   const router = Router({ mergeParams: true });
 
   // The company must exist in the identity slice (the one shared read, through libs/auth).
   router.use(
     asyncHandler(async (req: Request, _res: Response, next: NextFunction) => {
       const id = companyIdParam(req);
-      if (!(await auth.models.Company.findById(new Types.ObjectId(id)).lean())) throw notFound(`No company with _id ${id}`);
+      if (!(await identity.company(id))) throw notFound(`No company with _id ${id}`);
       next();
     }),
   );
 
-  router.put('/layout', importLayoutHandler(deps, auth.models, occupancy, companyInPath, { binder: 'operator' }));
-  lockOwnerRoutes(router, deps, auth.models);
+  router.put('/layout', importLayoutHandler(deps, identity, occupancy, companyInPath, { binder: 'operator' }));
+  lockOwnerRoutes(router, deps, identity);
 
-  router.put('/locks/:lockId', bindLockHandler(deps, auth.models, companyInPath, 'operator'));
+  router.put('/locks/:lockId', bindLockHandler(deps, identity, companyInPath, 'operator'));
   router.delete('/locks/:lockId', unbindLockHandler(deps, companyInPath));
 
   // Asks the sources of the logs of guests to send their messages again (docs/operations.md "Re-syncing replicas").

@@ -109,6 +109,27 @@ export function lockStore(m: IdentityModels) {
     /** Inserts each owner record whose lock no company holds; the ids this call inserted (claimEach). */
     claimFreeLocks: (owners: LockOwnerDoc[]) => claimEach(m.LockOwner, owners),
 
+    /** The company's where no company holds them, or none of them: the locks another company holds (see claimLocks). */
+    claimLocks: (companyId: string, lockIds: string[], source: LockOwnerDoc['source']) => claimLocks(m, companyId, lockIds, source),
+
+    /** A page of the company's locks, by id. */
+    locksOfCompany: (companyId: string, page: number, limit: number) =>
+      m.LockOwner.find({ company_id: companyId })
+        .sort({ _id: 1 })
+        .skip((page - 1) * limit)
+        .limit(limit)
+        .lean<LockOwnerDoc[]>()
+        .exec(),
+
+    /** The name the vendor gives the company's lock; null when it has none or the lock is not the company's. */
+    lockName: async (companyId: string, lockId: string): Promise<string | null> =>
+      (await m.LockOwner.findOne({ _id: lockId, company_id: companyId }, { name: 1 }).lean<Pick<LockOwnerDoc, 'name'>>())?.name ?? null,
+
+    /** The company holds the lock no more (another company's is left alone). */
+    releaseLock: async (companyId: string, lockId: string): Promise<void> => {
+      await m.LockOwner.deleteOne({ _id: lockId, company_id: companyId });
+    },
+
     /** The company's own locks onto this account, with the name and battery the vendor gives; another company's are left alone. */
     moveLocksOntoAccount: async (companyId: string, owners: Pick<LockOwnerDoc, '_id' | 'account_id' | 'name' | 'battery'>[]): Promise<void> => {
       await Promise.all(
