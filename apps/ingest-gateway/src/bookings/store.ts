@@ -66,7 +66,7 @@ export interface BookingRowDoc {
   updated_day: string;
 }
 
-export const bookingRowSchema = new Schema<BookingRowDoc>(
+const bookingRowSchema = new Schema<BookingRowDoc>(
   {
     _id: { type: String, required: true },
     company_id: { type: String, required: true },
