@@ -3,8 +3,8 @@ import { OutboxFields, outboxPlugin } from '@smartlock/messaging';
 import { ACCESS_TYPES, AccessType, EVENT_STATUSES, EVENT_TYPES, EventStatus, EventType, ResolvedStay } from '@smartlock/contracts';
 
 // The events aggregate's records: their schemas and the indexes of their queries. The records are
-// read and written through store.ts only (the aggregate's data module), which says what each write
-// relies on the database to guarantee.
+// read and written through store.ts only (the aggregate's data module, its reads for the tracking
+// routes in reads.ts), which says what each write relies on the database to guarantee.
 
 /** Why an event is FAILED or DEAD_LETTER: its publish (retried by the relay) or its processing (reported by the worker; retried only by POST /webhook/retry). */
 export type FailureKind = 'publish' | 'processing';
@@ -124,7 +124,7 @@ const eventSchema = new Schema<EventDoc>(
   { collection: 'events', versionKey: false, timestamps: false },
 );
 
-// The indexes of store.ts's queries. Uniqueness needs none here: duplicate windows and sequence
+// The indexes of store.ts's queries (reads.ts's too). Uniqueness needs none here: duplicate windows and sequence
 // numbers are claimed by inserts into booking_sequences (below).
 // A booking's events: ofReference, timeline, claimsOfBooking, and page's referenceId filter, in order
 // of receipt (and the booking row's fold, bookings/store.ts).

@@ -3,14 +3,15 @@ import { EventStatus, EventStatusMessage, statusesLeadingTo } from '@smartlock/c
 import { Types, byId, compareAndSet, insertOnce, insertUnlessHeld, recordWriter, unlessHeld, withRetries } from '@smartlock/db';
 import { SETTLED, owed } from '@smartlock/messaging';
 import type { EventDoc, EventModels, FailureDoc, SequenceClaimDoc, StatusHistoryDoc } from './event.schema';
-import type { RecordFields } from './event.views';
+import { eventReads } from './reads';
 
 /**
  * The events aggregate's data: a booking event's record (its outbox state inside it: `publish_owed`,
  * `next_attempt_at`), the booking's sequence claims, the event's status history, and the completion
  * and failure records that guard its final status. The use cases call the functions below and never
- * the models: the queries, the indexes they need (event.schema.ts, each beside the query it serves)
- * and what the database does or does not guarantee live here, so that a change of what it guarantees
+ * the models: the queries (the tracking routes' reads in reads.ts), the indexes they need
+ * (event.schema.ts, each beside the query it serves) and what the database does or does not
+ * guarantee live here, so that a change of what it guarantees
  * (atomic conditional updates, say: docs/adr/0101) is a change of this module alone.
  *
  * What the writes rely on:
@@ -58,10 +59,6 @@ export type NewEvent = Pick<
 >;
 /** A window's original as a later request of its booking needs it. */
 export type Original = Pick<EventDoc, '_id' | 'received_at' | 'sequence'>;
-/** An event of a listing: SPEC's record, with the sequence that orders a booking's. */
-type ListedEvent = RecordFields & Pick<EventDoc, 'sequence'>;
-/** With the stay and the site (the portal's list: page's `withStay`). */
-type ListedEventWithStay = ListedEvent & Pick<EventDoc, 'booking' | 'resolved' | 'site_id'>;
 /** A status of a worker's report, or one the gateway writes, as the record takes it. */
 type StatusWrite = Pick<EventStatusMessage, 'event_id' | 'company_id' | 'status' | 'message' | 'retry_count' | 'at' | 'resolved'>;
 /** A final status put back by putBackFinal, and whether the write landed (the record was in a status leading to it). */
@@ -77,10 +74,6 @@ const FINAL_FAILURES: ReadonlySet<EventStatus> = new Set(['FAILED', 'DEAD_LETTER
 const WORKER_STATUSES: ReadonlySet<EventStatus> = new Set(['PROCESSING', 'COMPLETED', 'FAILED', 'DEAD_LETTER']);
 
 const ORIGINAL = { _id: 1, received_at: 1, sequence: 1 } as const;
-/** SPEC's event record (event.views.ts toRecordView), with the sequence. */
-const RECORD = { _id: 1, event_type: 1, status: 1, reference_id: 1, received_at: 1, updated_at: 1, message: 1, sequence: 1 } as const;
-/** The stay as sent and as resolved (event.views.ts stayView). */
-const STAY = { 'booking.check_in': 1, 'booking.check_out': 1, resolved: 1 } as const;
 
 /** The gateway's status writes that must land: a few tries on a transient error (a busy database); the last error is thrown. */
 const MUST_LAND = { attempts: 3, delayMs: 20 };
@@ -393,58 +386,8 @@ export function eventStore(models: EventModels, opts: { historyLingerMs: number;
       if (lastFailure) await insertUnlessHeld(Failure, lastFailure);
     },
 
-    // Reads of the tracking routes (tracking/routes.ts) and the replay (replay/replay.ts).
-
-    /**
-     * One page of a company's events, newest first (`limit` from `skip`), in a status or of a
-     * reference when asked, and how many there are; with each event's stay and site only when asked
-     * (`withStay`). Served by the (company_id, received_at), (company_id, status, received_at) and
-     * (company_id, reference_id, received_at) indexes.
-     */
-    page: async (companyId: string, q: { status?: EventStatus; referenceId?: string }, skip: number, limit: number, withStay: boolean) => {
-      const filter: Record<string, unknown> = { company_id: companyId };
-      if (q.status) filter.status = q.status;
-      if (q.referenceId) filter.reference_id = q.referenceId;
-      const [total, records] = await Promise.all([
-        Event.countDocuments(filter).exec(),
-        Event.find(filter, withStay ? { ...RECORD, ...STAY, site_id: 1 } : RECORD)
-          .sort({ received_at: -1, _id: -1 })
-          .skip(skip)
-          .limit(limit)
-          .lean<ListedEventWithStay[]>(),
-      ]);
-      return { total, records };
-    },
-
-    /** A company's events of one reference (SPEC's record), at most `max`, in no order. */
-    ofReference: (companyId: string, referenceId: string, max: number) =>
-      Event.find({ company_id: companyId, reference_id: referenceId }, RECORD).limit(max).lean<ListedEvent[]>().exec(),
-
-    /** An event's status, message, company and stay (a primary-key read; the caller checks the company), or null. */
-    tracked: (eventId: string) =>
-      Event.findById(eventId, { status: 1, message: 1, company_id: 1, ...STAY })
-        .lean<Pick<EventDoc, '_id' | 'status' | 'message' | 'company_id' | 'booking' | 'resolved'>>()
-        .exec(),
-
-    /**
-     * A company's events of one reference without their customer data, at most `max`, each with its
-     * status history (one read per event, by an indexed equality: a booking has a handful), in no order.
-     */
-    timeline: async (companyId: string, referenceId: string, max: number) => {
-      const found = await Event.find({ company_id: companyId, reference_id: referenceId }, { booking: 0, guest: 0 }).limit(max).lean<EventDoc[]>();
-      const histories = await Promise.all(found.map((e) => StatusHistory.find({ event_id: e._id, company_id: companyId }).lean<StatusHistoryDoc[]>()));
-      return found.map((event, i) => ({ event, history: histories[i] }));
-    },
-
-    /**
-     * A company's events that reached booking.events (an original has a sequence; a duplicate never
-     * did), in one pass with a cursor: not every server serves `$ne` from an index (some read the
-     * collection either way).
-     */
-    publishedOf: (companyId: string): AsyncIterable<EventDoc> =>
-      Event.find({ company_id: companyId, sequence: { $ne: null } })
-        .lean<EventDoc[]>()
-        .cursor(),
+    // The tracking routes' and the replay's reads (reads.ts).
+    ...eventReads(models),
   };
 }
 export type EventStore = ReturnType<typeof eventStore>;
