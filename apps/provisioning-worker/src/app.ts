@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { BookingEventMessage, EmployeeScheduleMessage, bookingEventMessageSchema, employeeScheduleMessageSchema } from '@smartlock/contracts';
 import { Logger, METRICS, collectedGauge, counter, createMetrics } from '@smartlock/observability';
 import { RunningService, collections, consumer, part, startService, topology } from '@smartlock/http';
-import { identityModels, ownedLocksCheck, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
+import { identityStore, parseSecretsKey, secretsKeyRing } from '@smartlock/auth';
 import { EXCHANGES, QUEUES, retryQueueName } from '@smartlock/messaging';
 import { accountLockCloud, createTtlockLockCloud, lockCloudConfigFromEnv } from '@smartlock/lock-cloud';
 import { createLayoutReplica, httpSnapshotFetcher, waitableFetcher } from '@smartlock/layout';
@@ -11,7 +11,7 @@ import type { Config } from './config';
 import { workerModels } from './models';
 import { replicaLayout } from './layout/replica-lookup';
 import { lockAccounts } from './credentials/accounts';
-import { lockAccountRecords, operationStore } from './credentials/store';
+import { operationStore } from './credentials/store';
 import { bookingStore } from './bookings/store';
 import { createTurns } from './bookings/order';
 import { credentialVault } from './credentials/vault';
@@ -54,11 +54,11 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
       const models = workerModels(ctx.db);
       const vault = credentialVault(secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS));
       const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-      const identity = identityModels(ctx.db.useDb(config.IDENTITY_DB, { useCache: true }));
+      const identity = identityStore(ctx.db.useDb(config.IDENTITY_DB, { useCache: true }));
       // Every vendor call through the account of the lock it acts on, each account with its circuit.
       const accounts = lockAccounts({
-        store: lockAccountRecords(identity),
-        owners: ownedLocksCheck(identity, { ttlMs: config.LOCK_OWNER_CACHE_MS }),
+        store: identity,
+        owners: identity.ownedLocksCheck({ ttlMs: config.LOCK_OWNER_CACHE_MS }),
         secretsKey: secretsKeyRing(config.SECRETS_KEY, config.SECRETS_KEY_PREVIOUS),
         service: cloud,
         cloudOf: (secret) => accountLockCloud(secret, config, { logger, metrics, confirm }),

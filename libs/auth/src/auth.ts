@@ -38,7 +38,7 @@ export interface AuthOptions {
 }
 
 export interface Auth {
-  /** The slice's models, for the apps that still query lock owners and companies through them (location-api) and for tests; libs/auth's own reads go through src/identity/. */
+  /** The slice's models, for tests that check what is stored; every read and write of the apps goes through src/identity/ (identityStore). */
   models: IdentityModels;
   /** Resolves an `apikey` header value, or throws the 401 the SPEC prescribes. */
   verifyApiKey(key: unknown): Promise<{ companyId: string; keyId: string }>;

@@ -21,7 +21,7 @@ export type {
 export type { CallbackEndpointChange } from './identity/callback-endpoints';
 export { claimLocks, lockOwnersOf, ownedLocksCheck } from './identity/locks';
 export { openLockAccountSecret, sealLockAccountSecret } from './lock-accounts';
-export type { OwnedLocksCheck } from './identity/locks';
+export type { LockAccountForCalls, OwnedLocksCheck } from './identity/locks';
 export { generatePortalSecret, parsePortalCredential, portalCookie, portalCsrfToken } from './portal';
 export { createPortalSession } from './identity/portal-sessions';
 export type { NewPortalSession } from './identity/portal-sessions';

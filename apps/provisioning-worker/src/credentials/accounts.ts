@@ -1,5 +1,5 @@
 import { EventFailureMessages } from '@smartlock/contracts';
-import { KeyRing, OwnedLocksCheck, openLockAccountSecret } from '@smartlock/auth';
+import { IdentityStore, KeyRing, LockAccountForCalls, OwnedLocksCheck, openLockAccountSecret } from '@smartlock/auth';
 import { boundedCache } from '@smartlock/db';
 import {
   AccountCircuit,
@@ -14,7 +14,6 @@ import {
 } from '@smartlock/lock-cloud';
 import { PermanentError } from '@smartlock/messaging';
 import type { Logger } from '@smartlock/observability';
-import type { LockAccountRecord, LockAccountRecords } from './store';
 
 /** The operator's service account (LOCK_CLOUD_USERNAME): the account of every lock no company account brought. */
 const SERVICE_ACCOUNT = 'service';
@@ -61,7 +60,7 @@ export interface LockAccounts {
 
 /** What the worker knows of one company's account: its provider, its company and its secret opened. */
 interface AccountRecord {
-  doc: LockAccountRecord;
+  doc: LockAccountForCalls;
   secret: LockAccountSecret;
 }
 
@@ -79,8 +78,8 @@ export const refusedReason = (provider: string) =>
 const PROVIDERS: LockCloudProvider[] = ['ttlock', 'nuki'];
 
 interface LockAccountsOptions {
-  /** The company lock accounts' records (credentials/store.ts). */
-  store: LockAccountRecords;
+  /** The company lock accounts' records (libs/auth's identity store). */
+  store: Pick<IdentityStore, 'lockAccountForCalls' | 'pauseLockAccount' | 'resumeLockAccount'>;
   owners: OwnedLocksCheck;
   secretsKey: KeyRing;
   /** The operator's service account (LOCK_CLOUD_*). */
@@ -125,7 +124,7 @@ export function lockAccounts(opts: LockAccountsOptions): LockAccounts {
   };
 
   async function loadRecord(id: string): Promise<AccountRecord | null> {
-    const doc = await opts.store.lockAccount(id);
+    const doc = await opts.store.lockAccountForCalls(id);
     return doc && { doc, secret: openLockAccountSecret<LockAccountSecret>(doc, opts.secretsKey) };
   }
 
@@ -172,7 +171,7 @@ export function lockAccounts(opts: LockAccountsOptions): LockAccounts {
     await h.cloud.getLock(vendorLockOf(lockId).vendorId);
     if (h.marked) {
       h.marked = false;
-      await opts.store.markAccepted(id, refusedReason(h.provider));
+      await opts.store.resumeLockAccount(id, refusedReason(h.provider));
       logger.info('lock account accepted again: marked connected', { account: id, provider: h.provider });
     }
   }
@@ -180,7 +179,7 @@ export function lockAccounts(opts: LockAccountsOptions): LockAccounts {
   /** The vendor refused a company account's login: the portal, the lock_accounts gauge and its alert show it (one alert, not a failed booking per lock). */
   async function markRefused(h: Held, err: unknown): Promise<void> {
     h.marked = true;
-    await opts.store.markRefused(h.id, refusedReason(h.provider));
+    await opts.store.pauseLockAccount(h.id, refusedReason(h.provider));
     logger.warn('lock account needs attention: the vendor refused its login', { account: h.id, provider: h.provider, err });
   }
 

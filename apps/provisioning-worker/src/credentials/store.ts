@@ -1,10 +1,9 @@
-import { Connection, Schema, Types, basePlugin, insertOnce } from '@smartlock/db';
-import type { IdentityModels, LockAccountDoc } from '@smartlock/auth';
+import { Connection, Schema, basePlugin, insertOnce } from '@smartlock/db';
 
 /**
  * The data of the worker's vendor calls: the operation log (one intent per credential issue, with
- * its owner and lease), and the company lock accounts the calls go through (libs/auth's identity
- * records, read and marked here). reconcile.ts and accounts.ts call the functions below and never
+ * its owner and lease; the company lock accounts the calls go through are libs/auth's identity
+ * store's). reconcile.ts calls the functions below and never
  * the models: the queries, the index they need and what the database does or does not guarantee
  * live here, so that a change of what it guarantees (atomic conditional updates: docs/adr/0101) is a
  * change of this module alone.
@@ -137,36 +136,3 @@ export function operationStore({ Operation }: OperationModels, owner: string) {
 }
 
 export type OperationStore = ReturnType<typeof operationStore>;
-
-/** What the worker reads of a company's lock account: its provider, its company and its sealed secret. */
-export type LockAccountRecord = Pick<LockAccountDoc, 'provider' | 'company_id' | 'secret'>;
-
-/**
- * The company lock accounts as the worker uses them (libs/auth identity records, written by
- * admin-api): read by `_id`, and marked when the vendor refuses or accepts their login again.
- *
- * The marks are conditional updates (the status as this worker last saw it), a check and not a race:
- * of several workers marking the same account, each writes the same transition. Where the server
- * applies one as a read then a write of the whole document (docs/adr/0101), a change admin-api makes
- * in between (a secret rotated) could be written over with the record as read.
- */
-export function lockAccountRecords(identity: IdentityModels) {
-  const { LockAccount } = identity;
-  return {
-    /** The account's record; null when there is none (disconnected, or an id that is no ObjectId). */
-    lockAccount: async (id: string): Promise<LockAccountRecord | null> =>
-      Types.ObjectId.isValid(id) ? LockAccount.findById(id, { provider: 1, company_id: 1, secret: 1 }).lean<LockAccountRecord>() : null,
-
-    /** The vendor refused the account's login: needs_attention with `reason`, unless it is no longer connected. */
-    markRefused: async (id: string, reason: string): Promise<void> => {
-      await LockAccount.updateOne({ _id: id, status: 'connected' }, { $set: { status: 'needs_attention', status_reason: reason } });
-    },
-
-    /** The vendor accepts the account again: connected, if it still needs attention for `reason` (this worker's mark). */
-    markAccepted: async (id: string, reason: string): Promise<void> => {
-      await LockAccount.updateOne({ _id: id, status: 'needs_attention', status_reason: reason }, { $set: { status: 'connected', status_reason: null } });
-    },
-  };
-}
-
-export type LockAccountRecords = ReturnType<typeof lockAccountRecords>;

@@ -92,6 +92,9 @@ export function ownedLocksCheck(models: IdentityModels, opts: { ttlMs: number; m
   };
 }
 
+/** What the worker reads of a company's lock account: its provider, its company and its sealed secret. */
+export type LockAccountForCalls = Pick<LockAccountDoc, 'provider' | 'company_id' | 'secret'>;
+
 /** What a lock account is stored with when connected. */
 type NewLockAccount = Pick<LockAccountDoc, 'company_id' | 'provider' | 'label' | 'secret' | 'status' | 'status_reason' | 'locks_found' | 'synced_at'>;
 
@@ -174,6 +177,30 @@ export function lockStore(m: IdentityModels) {
 
     disconnectLockAccount: async (id: Types.ObjectId): Promise<void> => {
       await m.LockAccount.deleteOne({ _id: id });
+    },
+
+    /**
+     * The worker's check before each vendor call and the account it goes through (ownedLocksCheck),
+     * and its reads and marks of an account. The marks are conditional updates on the status as that
+     * worker last saw it, a check and not a race: of several workers marking one account, each writes
+     * the same transition. Where the server applies one as a read then a write of the whole record
+     * (docs/adr/0101), a change admin-api makes in between (a secret rotated) could be written over
+     * with the record as read.
+     */
+    ownedLocksCheck: (opts: { ttlMs: number; maxCompanies?: number; now?: () => number }) => ownedLocksCheck(m, opts),
+
+    /** What the worker reads of an account (provider, company, sealed secret); null when there is none (disconnected, or an id that is no ObjectId). */
+    lockAccountForCalls: async (id: string): Promise<LockAccountForCalls | null> =>
+      Types.ObjectId.isValid(id) ? m.LockAccount.findById(id, { provider: 1, company_id: 1, secret: 1 }).lean<LockAccountForCalls>().exec() : null,
+
+    /** The vendor refused the account's login: needs_attention with `reason`, unless it is no longer connected. */
+    pauseLockAccount: async (id: string, reason: string): Promise<void> => {
+      await m.LockAccount.updateOne({ _id: id, status: 'connected' }, { $set: { status: 'needs_attention', status_reason: reason } });
+    },
+
+    /** The vendor accepts the account again: connected, if it still needs attention for `reason` (the worker's own mark). */
+    resumeLockAccount: async (id: string, reason: string): Promise<void> => {
+      await m.LockAccount.updateOne({ _id: id, status: 'needs_attention', status_reason: reason }, { $set: { status: 'connected', status_reason: null } });
     },
 
     /** How many accounts each provider has in each status (those it has). */
