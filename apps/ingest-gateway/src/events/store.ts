@@ -11,8 +11,8 @@ import { eventReads } from './reads';
  * and failure records that guard its final status. The use cases call the functions below and never
  * the models: the queries (the tracking routes' reads in reads.ts), the indexes they need
  * (event.schema.ts, each beside the query it serves) and what the database does or does not
- * guarantee live here, so that a change of what it guarantees
- * (atomic conditional updates, say: docs/adr/0101) is a change of this module alone.
+ * guarantee live here, so that a change of what it guarantees (atomic conditional updates, say:
+ * docs/adr/0101) is a change of this module alone.
  *
  * What the writes rely on:
  * - an insert against a unique index has one winner on every supported server: a booking's sequence
