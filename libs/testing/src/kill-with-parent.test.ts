@@ -31,8 +31,10 @@ function testProcess(dir: string) {
   const parent = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   let printed = '';
   parent.stdout.setEncoding('utf8').on('data', (d: string) => (printed += d));
+  // A node booting beside a loaded test run took more than 10 s to print them (npm test, load 16).
   const pids = waitFor(() => (printed.includes('\n') ? (JSON.parse(printed) as { target: number; guard: number }) : undefined), {
     what: "the test process's pids",
+    timeoutMs: 30_000,
   });
   return { parent, pids };
 }
@@ -50,8 +52,10 @@ describe('a process a test starts, guarded by kill-with-parent.js', () => {
 
   it('is killed and its folder removed when the test process dies, however it dies (SIGKILL here)', async () => {
     const { parent, pids } = testProcess(dir);
+    // Ended after the test whatever happens: it runs until killed, and its stderr is Jest's, which waits for it to close.
+    started.push(parent.pid as number);
     const { target, guard } = await pids;
-    started.push(target, guard, parent.pid as number);
+    started.push(target, guard);
     await new Promise((r) => setTimeout(r, 300));
     expect(isAlive(target)).toBe(true);
     parent.kill('SIGKILL');
@@ -61,8 +65,10 @@ describe('a process a test starts, guarded by kill-with-parent.js', () => {
 
   it('lives on once its guard is ended (a test that stops it itself), whatever becomes of the test process', async () => {
     const { parent, pids } = testProcess(dir);
+    // Ended after the test whatever happens: it runs until killed, and its stderr is Jest's, which waits for it to close.
+    started.push(parent.pid as number);
     const { target, guard } = await pids;
-    started.push(target, guard, parent.pid as number);
+    started.push(target, guard);
     process.kill(guard, 'SIGTERM');
     await waitFor(() => !isAlive(guard), { what: 'the guard to end' });
     parent.kill('SIGKILL');
