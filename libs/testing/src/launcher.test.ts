@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildSync } from 'esbuild';
-import { EXIT_WITH_PARENT, isAlive, outputBuffer } from './launcher';
+import os from 'node:os';
+import { EXIT_WITH_PARENT, isAlive, launchApp, outputBuffer } from './launcher';
 import { waitFor } from './infra';
 
 describe("a launched app's output", () => {
@@ -70,6 +71,21 @@ describe('a launched app and the process that launched it', () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);
   });
+});
+
+it('reports an app that exits before it is ready at once, with its output, not at the readiness timeout', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'launcher-test-'));
+  const main = path.join(dir, 'main.js');
+  fs.writeFileSync(main, "console.error('boom: no configuration'); process.exit(3);");
+  try {
+    const startedAt = Date.now();
+    await expect(launchApp('failing-app', {}, { main, timeoutMs: 20_000 })).rejects.toThrow(
+      /failing-app exited \(3\) before it was ready: boom: no configuration/,
+    );
+    expect(Date.now() - startedAt).toBeLessThan(10_000);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 it('finds its preload when bundled three levels under the root, as the benchmarks bundle it (.data/bench/<name>/)', () => {

@@ -169,7 +169,8 @@ export async function launchApp(
     try {
       await waitFor(
         async () => {
-          if (done) throw new Error(`${name} exited: ${out.text().slice(-2000)}`);
+          // An app that exited will never be ready: stop polling at once (reported below), not at the timeout.
+          if (done) return true;
           const res = await axios.get(`${app.url}/readyz`, { validateStatus: () => true, timeout: 1000 });
           // Another service answering on this port (it was not free after all) is not this app being ready.
           if (res.status === 200 && res.data?.service !== name)
@@ -178,6 +179,7 @@ export async function launchApp(
         },
         { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 100, what: `${name} to be ready` },
       );
+      if (done) throw new Error(`${name} exited (${await exited}) before it was ready: ${out.text().slice(-2000)}`);
     } catch (err) {
       child.kill('SIGKILL');
       throw err;
