@@ -1,6 +1,7 @@
 import { FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
 import { CompanyLock, FoundLock, Layout, LockAccount, LockAccountCredentials, PageProps, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
+import { ListTable } from '../components/ListTable';
 import { ErrorNotice } from '../components/Notice';
 import { PageTitle, errorText } from '../components/PageTitle';
 import { Status } from '../components/Status';
@@ -329,81 +330,65 @@ export function LocksPage({ session, title }: PageProps) {
       </p>
       <section className="card" aria-labelledby="accounts-head">
         <h2 id="accounts-head">Lock accounts</h2>
-        {accounts === null ? (
-          <p>Loading…</p>
-        ) : accounts.length === 0 ? (
-          <p>No lock account connected yet.{canEdit ? ' Connect one below.' : ''}</p>
-        ) : (
-          <table className="list" data-testid="lock-accounts">
-            <thead>
-              <tr>
-                <th scope="col">Account</th>
-                <th scope="col">Vendor</th>
-                <th scope="col">Status</th>
-                <th scope="col">Locks found</th>
-                <th scope="col">Last listed</th>
-                {canEdit && (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {accounts.map((a) => (
-                <tr key={a._id} className={a.status === 'needs_attention' ? 'attention' : undefined}>
-                  <th scope="row" data-label="Account" className="mono nowrap">
-                    {a.label}
-                  </th>
-                  <td data-label="Vendor">{providerName(a.provider)}</td>
-                  <td data-label="Status">
-                    <span className="status-cell">
-                      <Status
-                        status={a.status}
-                        label={a.status === 'connected' ? 'connected' : 'needs attention'}
-                        tone={a.status === 'connected' ? 'good' : 'bad'}
-                      />
-                      {a.status_reason && <span className="hint">{a.status_reason}</span>}
-                    </span>
-                  </td>
-                  <td data-label="Locks found">{a.locks_found}</td>
-                  <td data-label="Last listed">{when(a.synced_at)}</td>
-                  {canEdit && (
-                    <td className="actions-cell">
-                      <span className="row-actions">
-                        <button
-                          type="button"
-                          className="secondary small"
-                          disabled={syncing === a._id}
-                          onClick={() => void sync(a)}
-                          aria-label={`Re-sync ${a.label}`}
-                        >
-                          {syncing === a._id ? 'Re-syncing…' : 'Re-sync'}
-                        </button>
-                        <button
-                          type="button"
-                          className="secondary small"
-                          onClick={() => setReplacing(a)}
-                          aria-label={`Replace ${a.provider === 'ttlock' ? 'password' : 'token'} of ${a.label}`}
-                        >
-                          {a.provider === 'ttlock' ? 'Replace password' : 'Replace token'}
-                        </button>
-                        <button
-                          type="button"
-                          className="danger small"
-                          onClick={() => setPending({ kind: 'disconnect', account: a })}
-                          aria-label={`Disconnect ${a.label}`}
-                        >
-                          Disconnect
-                        </button>
-                      </span>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <ListTable
+          rows={accounts}
+          empty={`No lock account connected yet.${canEdit ? ' Connect one below.' : ''}`}
+          testId="lock-accounts"
+          keyOf={(a) => a._id}
+          rowClass={(a) => (a.status === 'needs_attention' ? 'attention' : undefined)}
+          columns={[
+            { header: 'Account', names: true, className: 'mono nowrap', cell: (a) => a.label },
+            { header: 'Vendor', cell: (a) => providerName(a.provider) },
+            {
+              header: 'Status',
+              cell: (a) => (
+                <span className="status-cell">
+                  <Status
+                    status={a.status}
+                    label={a.status === 'connected' ? 'connected' : 'needs attention'}
+                    tone={a.status === 'connected' ? 'good' : 'bad'}
+                  />
+                  {a.status_reason && <span className="hint">{a.status_reason}</span>}
+                </span>
+              ),
+            },
+            { header: 'Locks found', cell: (a) => a.locks_found },
+            { header: 'Last listed', cell: (a) => when(a.synced_at) },
+          ]}
+          actions={
+            canEdit
+              ? (a) => (
+                  <span className="row-actions">
+                    <button
+                      type="button"
+                      className="secondary small"
+                      disabled={syncing === a._id}
+                      onClick={() => void sync(a)}
+                      aria-label={`Re-sync ${a.label}`}
+                    >
+                      {syncing === a._id ? 'Re-syncing…' : 'Re-sync'}
+                    </button>
+                    <button
+                      type="button"
+                      className="secondary small"
+                      onClick={() => setReplacing(a)}
+                      aria-label={`Replace ${a.provider === 'ttlock' ? 'password' : 'token'} of ${a.label}`}
+                    >
+                      {a.provider === 'ttlock' ? 'Replace password' : 'Replace token'}
+                    </button>
+                    <button
+                      type="button"
+                      className="danger small"
+                      onClick={() => setPending({ kind: 'disconnect', account: a })}
+                      aria-label={`Disconnect ${a.label}`}
+                    >
+                      Disconnect
+                    </button>
+                  </span>
+                )
+              : undefined
+          }
+        />
       </section>
       {canEdit && replacing && (
         <ReplaceSecretForm
@@ -428,63 +413,44 @@ export function LocksPage({ session, title }: PageProps) {
       )}
       <section className="card" aria-labelledby="locks-head">
         <h2 id="locks-head">Locks</h2>
-        {locks === null ? (
-          <p>Loading…</p>
-        ) : locks.length === 0 ? (
-          <p>No locks yet: the locks of a connected account appear here.</p>
-        ) : (
-          <table className="list" data-testid="locks">
-            <thead>
-              <tr>
-                <th scope="col">Lock</th>
-                <th scope="col">Name</th>
-                <th scope="col">Vendor</th>
-                <th scope="col">Account</th>
-                <th scope="col">Battery</th>
-                <th scope="col">Bound to</th>
-                {canEdit && (
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {locks.map((l) => (
-                <tr key={l.lock_id} className={l.battery?.low ? 'attention' : undefined}>
-                  <th scope="row" data-label="Lock" className="mono nowrap">
-                    {l.lock_id}
-                  </th>
-                  <td data-label="Name">{l.name ?? '—'}</td>
-                  <td data-label="Vendor">{providerName(l.provider)}</td>
-                  <td data-label="Account">{accountLabel(l.account_id)}</td>
-                  <td data-label="Battery">{battery(l)}</td>
-                  <td data-label="Bound to">
-                    {l.bound_to
-                      ? `${l.bound_to.level === 'room' ? 'Room' : 'Bed'} ${pathOf(l.bound_to._id) ?? l.bound_to.name} (${l.bound_to.level === 'room' ? 'door' : 'cabinet'})`
-                      : 'Not bound'}
-                  </td>
-                  {canEdit && (
-                    <td className="actions-cell">
-                      {l.bound_to ? (
-                        <button
-                          type="button"
-                          className="secondary small"
-                          onClick={() => setPending({ kind: 'unbind', lock: l })}
-                          aria-label={`Unbind lock ${l.lock_id}`}
-                        >
-                          Unbind
-                        </button>
-                      ) : (
-                        <BindForm lock={l} places={places} onBind={bind} />
-                      )}
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <ListTable
+          rows={locks}
+          empty="No locks yet: the locks of a connected account appear here."
+          testId="locks"
+          keyOf={(l) => l.lock_id}
+          rowClass={(l) => (l.battery?.low ? 'attention' : undefined)}
+          columns={[
+            { header: 'Lock', names: true, className: 'mono nowrap', cell: (l) => l.lock_id },
+            { header: 'Name', cell: (l) => l.name ?? '—' },
+            { header: 'Vendor', cell: (l) => providerName(l.provider) },
+            { header: 'Account', cell: (l) => accountLabel(l.account_id) },
+            { header: 'Battery', cell: (l) => battery(l) },
+            {
+              header: 'Bound to',
+              cell: (l) =>
+                l.bound_to
+                  ? `${l.bound_to.level === 'room' ? 'Room' : 'Bed'} ${pathOf(l.bound_to._id) ?? l.bound_to.name} (${l.bound_to.level === 'room' ? 'door' : 'cabinet'})`
+                  : 'Not bound',
+            },
+          ]}
+          actions={
+            canEdit
+              ? (l) =>
+                  l.bound_to ? (
+                    <button
+                      type="button"
+                      className="secondary small"
+                      onClick={() => setPending({ kind: 'unbind', lock: l })}
+                      aria-label={`Unbind lock ${l.lock_id}`}
+                    >
+                      Unbind
+                    </button>
+                  ) : (
+                    <BindForm lock={l} places={places} onBind={bind} />
+                  )
+              : undefined
+          }
+        />
       </section>
       {pending?.kind === 'disconnect' && (
         <DisconnectDialog
