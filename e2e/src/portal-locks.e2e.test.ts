@@ -35,8 +35,8 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
   const cabinet = `nuki:${smartlock}`;
   const contexts: BrowserContext[] = [];
 
-  const newPage = async (viewport = LAPTOP): Promise<Page> => {
-    const context = await browser.newContext({ viewport, baseURL: sys.baseUrl });
+  const newPage = async (viewport = LAPTOP, timezoneId?: string): Promise<Page> => {
+    const context = await browser.newContext({ viewport, baseURL: sys.baseUrl, ...(timezoneId ? { timezoneId } : {}) });
     contexts.push(context);
     return context.newPage();
   };
@@ -237,11 +237,14 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     await announced(page, 'API token of “Cabinets” replaced: 1 lock found.');
     await row.getByText('connected').waitFor();
 
-    // View only: the lists, no form nor button that changes anything.
-    const viewer = await newPage(PHONE);
+    // View only: the lists, no form nor button that changes anything. A person in New York reads
+    // the times that are not a site's in their own zone, named (a site's are in the site's).
+    const viewer = await newPage(PHONE, 'America/New_York');
     await openLocks(viewer, ['view']);
     await viewer.getByTestId('locks').getByText(cabinet).waitFor();
     expect(await viewer.getByRole('button', { name: /Connect|Re-sync|Disconnect|Bind|Unbind|Replace/ }).count()).toBe(0);
+    expect(await viewer.getByText(/^Signed in until /).innerText()).toMatch(/ EST$/);
+    expect(await viewer.getByTestId('lock-accounts').getByRole('row').nth(1).innerText()).toMatch(/ EST\b/);
     await screenshot(viewer, 'portal-locks-view-only-phone');
     await accessible(viewer);
 

@@ -1,12 +1,20 @@
 const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
-/** A date-time of the API for people, in their locale and time zone; '—' for none. */
-export const when = (iso: string | null | undefined): string => (iso ? DATE_TIME.format(new Date(iso)) : '—');
+/**
+ * A date-time of the API for people, in their locale and their own time zone, named ("9 Mar 2030,
+ * 14:00 CET"): beside a booking's times, which are the site's (atSite), the zone says which is which.
+ * '—' for none.
+ */
+export const when = (iso: string | null | undefined): string => {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return `${DATE_TIME.format(d)} ${zoneName(d, undefined)}`;
+};
 
-/** A zone's abbreviation at an instant: the US name (EST), else the British one (CET), else the offset (GMT+9). */
-function zoneName(d: Date, timeZone: string): string {
+/** A zone's abbreviation at an instant (undefined: the browser's own): the US name (EST), else the British one (CET), else the offset (GMT+9). */
+function zoneName(d: Date, timeZone: string | undefined): string {
   const names = ['en-US', 'en-GB'].map(
-    (l) => new Intl.DateTimeFormat(l, { timeZone, timeZoneName: 'short' }).formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? timeZone,
+    (l) => new Intl.DateTimeFormat(l, { timeZone, timeZoneName: 'short' }).formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? timeZone ?? '',
   );
   return names.find((n) => !/^GMT[+-]/.test(n)) ?? names[0];
 }
@@ -41,7 +49,11 @@ export function atSite(iso: string | null | undefined, timeZone: string | null |
 
 const TO_THE_SECOND = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 /** The same to the second: what happened within a minute, in order (a booking's timeline). */
-export const whenExact = (iso: string | null | undefined): string => (iso ? TO_THE_SECOND.format(new Date(iso)) : '—');
+export const whenExact = (iso: string | null | undefined): string => {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return `${TO_THE_SECOND.format(d)} ${zoneName(d, undefined)}`;
+};
 
 export type Status = 'active' | 'revoked' | 'expired';
 
