@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { LOCATION_LEVELS, LocationLevel, LocationNodeState, SuccessCodes, layoutImportSchema, ok, siteTimeOf } from '@smartlock/contracts';
 import { asyncHandler, badRequest } from '@smartlock/http';
+import { withRetries } from '@smartlock/db';
 import type { Entry } from '../layout/chunks';
 import { MissingChunkError } from '../layout/store';
 import { Deps, preview, runWrite } from '../layout/write';
@@ -88,29 +89,27 @@ export function snapshotHandler(deps: Deps, companyOf: CompanyOf): RequestHandle
   return asyncHandler(async (req, res) => {
     const company = companyOf(req);
     // Every chunk is read before the first byte is sent, so a chunk collected meanwhile means
-    // reading the newer state instead of a broken response.
-    for (let attempt = 0; ; attempt++) {
-      const state = attempt === 0 ? await deps.store.current(company) : await deps.store.probe(company);
-      try {
+    // reading the newer state (at once: probe) instead of a broken response.
+    const { version, levels } = await withRetries(
+      async (attempt) => {
+        const state = attempt === 1 ? await deps.store.current(company) : await deps.store.probe(company);
         const head = state.headId ? await deps.store.head(state.headId) : undefined;
-        const levels = head ? await Promise.all(LOCATION_LEVELS.map((l) => deps.store.entriesOf(head, l))) : [];
-        res.type('application/json');
-        res.write(
-          `{"message":"Layout snapshot","code":${SuccessCodes.LAYOUT_SNAPSHOT},"error":false,"data":{"company_id":"${company}","version":${state.last},"nodes":[`,
-        );
-        let first = true;
-        levels.forEach((entries, i) => {
-          const lines: string[] = [];
-          for (const e of entries) lines.push(JSON.stringify(nodeFromEntry(LOCATION_LEVELS[i], e)));
-          if (!lines.length) return;
-          res.write(`${first ? '' : ','}${lines.join(',')}`);
-          first = false;
-        });
-        res.end(']}}');
-        return;
-      } catch (err) {
-        if (!(err instanceof MissingChunkError) || attempt >= 3) throw err;
-      }
-    }
+        return { version: state.last, levels: head ? await Promise.all(LOCATION_LEVELS.map((l) => deps.store.entriesOf(head, l))) : [] };
+      },
+      { attempts: 4, delayMs: 0, retryable: (err) => err instanceof MissingChunkError },
+    );
+    res.type('application/json');
+    res.write(
+      `{"message":"Layout snapshot","code":${SuccessCodes.LAYOUT_SNAPSHOT},"error":false,"data":{"company_id":"${company}","version":${version},"nodes":[`,
+    );
+    let first = true;
+    levels.forEach((entries, i) => {
+      const lines: string[] = [];
+      for (const e of entries) lines.push(JSON.stringify(nodeFromEntry(LOCATION_LEVELS[i], e)));
+      if (!lines.length) return;
+      res.write(`${first ? '' : ','}${lines.join(',')}`);
+      first = false;
+    });
+    res.end(']}}');
   });
 }
