@@ -1,4 +1,4 @@
-import { Connection, Schema, basePlugin, insertOnce } from '@smartlock/db';
+import { Connection, Schema, basePlugin, insertOnce, withRetries } from '@smartlock/db';
 
 /**
  * The data of the worker's vendor calls: the operation log (one intent per credential issue, with
@@ -71,8 +71,8 @@ export interface Intent {
 
 /** How often a run waiting for another's intent reads it again. */
 const INTENT_POLL_MS = 50;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The intent is still held by a live call: read it again. */
+class IntentLive extends Error {}
 
 /**
  * The operation log of this process (`owner`: host, pid, boot): every read and write of an intent.
@@ -104,12 +104,16 @@ export function operationStore({ Operation }: OperationModels, owner: string) {
     async settledIntent(id: string, leaseMs: number): Promise<OperationDoc> {
       const live = (op: OperationDoc) =>
         op.status === 'pending' && (op.owner === owner ? running.has(id) : Date.now() - new Date(op.started_at).getTime() < leaseMs);
-      for (;;) {
-        const op = await Operation.findById(id).lean<OperationDoc>();
-        if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
-        if (!live(op)) return op;
-        await sleep(INTENT_POLL_MS);
-      }
+      // No deadline of its own: the other process's lease (`leaseMs`) ends the wait.
+      return withRetries(
+        async () => {
+          const op = await Operation.findById(id).lean<OperationDoc>();
+          if (!op) throw new Error(`operation ${id}: its intent was recorded, and is gone`);
+          if (live(op)) throw new IntentLive();
+          return op;
+        },
+        { attempts: Infinity, delayMs: INTENT_POLL_MS, maxDelayMs: INTENT_POLL_MS, retryable: (err) => err instanceof IntentLive },
+      );
     },
 
     /** Takes a settled intent over for a new call: pending again, this process its owner, its lease from now. */
