@@ -90,13 +90,14 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
       const siteZone: Deps['siteZone'] = (companyId, siteId) =>
         siteZones.get(`${companyId}:${siteId}`, async () => (await replica.node(companyId, siteId))?.time_zone ?? null);
       const now = opts.now ?? (() => new Date());
+      // The booking events' records: written and read through it alone (events/store.ts).
+      const events = eventStore(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS, now });
       // The portal's booking rows: written and read through it alone (bookings/store.ts).
-      const bookings = bookingStore({ ...bookingModels(ctx.db), Event: models.Event }, { lingerMs: config.BOOKING_ROW_LINGER_MS });
+      const bookings = bookingStore(bookingModels(ctx.db), events, { lingerMs: config.BOOKING_ROW_LINGER_MS });
       const deps: Deps = {
         config,
         logger,
-        // The booking events' records: written and read through it alone (events/store.ts).
-        events: eventStore(models, { historyLingerMs: config.STATUS_HISTORY_LINGER_MS, now }),
+        events,
         broker: ctx.broker,
         auth: createAuth({ identityDb: ctx.db.useDb(config.IDENTITY_DB, { useCache: true }), logger }),
         now,
@@ -105,7 +106,7 @@ export async function start(config: Config, logger: Logger, opts: StartOptions =
         unsettled: unsettledEvents({ afterMs: settleAfterMs }),
         eventWaits: longPoll({ route: EVENT_ROUTE, perKey: config.WAIT_PER_KEY, pollMs: config.WAIT_POLL_MS, metrics: ctx.metrics }),
         siteZone,
-        bookingRows: bookingRows({ store: bookings, logger, siteZone }),
+        bookingRows: bookingRows({ store: bookings, events, logger, siteZone }),
       };
       const parts = [
         collections([...Object.values(models), ...Object.values(bookingModels(ctx.db)), outboxLeaseModel(ctx.db), ...replica.models]),

@@ -21,7 +21,7 @@ export function localDay(value: string | undefined, timeZone: string | null): st
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(value));
 }
 
-type RowDeps = Pick<Deps, 'logger' | 'siteZone'> & { store: BookingStore };
+type RowDeps = Pick<Deps, 'logger' | 'siteZone' | 'events'> & { store: BookingStore };
 
 /** The row's fields an event sets. */
 async function rowFields(deps: RowDeps, e: Sequenced): Promise<RowFields> {
@@ -110,7 +110,7 @@ export function bookingRows(deps: RowDeps, opts: { max?: number } = {}) {
     async reported(report: Pick<EventStatusMessage, 'event_id' | 'company_id'>): Promise<void> {
       const entry = started.get(report.event_id);
       if (entry) return certain(entry);
-      const e = await deps.store.rowSource(report.event_id);
+      const e = await deps.events.rowSource(report.event_id);
       if (e && e.company_id === report.company_id) await writeBookingRow(deps, e);
     },
 

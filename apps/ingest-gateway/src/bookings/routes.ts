@@ -3,7 +3,8 @@ import { companyOf } from '@smartlock/auth';
 import { BOOKING_LIST_STATUSES } from '@smartlock/contracts';
 import { asyncHandler, badRequest } from '@smartlock/http';
 import type { Deps } from '../deps';
-import type { BookingRowDoc, BookingStore, OpenEvent } from './store';
+import type { OpenEvent } from '../events/reads';
+import type { BookingRowDoc, BookingStore } from './store';
 
 /** As the events list (SPEC "Event tracking"): page 1, 20 a page, at most 100. */
 const PAGE_SIZE_DEFAULT = 20;
@@ -73,13 +74,13 @@ function queryOf(q: Record<string, unknown>) {
 const masked = (name: string | null) =>
   name === null ? null : name.replace(/(\p{L}|\p{N})([\p{L}\p{N}'’-]*)/gu, (_, first: string, rest: string) => first + '*'.repeat([...rest].length));
 
-type BookingRouteDeps = Pick<Deps, 'auth' | 'now'> & { bookings: BookingStore };
+type BookingRouteDeps = Pick<Deps, 'auth' | 'now' | 'events'> & { bookings: BookingStore };
 
 type Open = Map<string, OpenEvent<RowStatus>>;
 
 /** The company's events in a status other than COMPLETED, by id: a row's latest event not among them is COMPLETED. */
 async function openEvents(deps: BookingRouteDeps, companyId: string): Promise<Open> {
-  return new Map((await deps.bookings.eventsIn(companyId, OPEN_STATUSES)).map((e) => [e._id, e]));
+  return new Map((await deps.events.eventsIn(companyId, OPEN_STATUSES)).map((e) => [e._id, e]));
 }
 const statusOf = (open: Open, row: Pick<BookingRowDoc, 'event_id'>): { status: RowStatus; message: string | null } => {
   const e = open.get(row.event_id);

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { EVENT_TYPES } from '@smartlock/contracts';
-import type { EventStatus, EventType } from '@smartlock/contracts';
+import type { EventType } from '@smartlock/contracts';
 import { Connection, Model, Schema, recordWriter, unlessHeld } from '@smartlock/db';
-import type { EventDoc } from '../events/event.schema';
+import type { RowSource } from '../events/reads';
+import type { EventStore } from '../events/store';
 
 /**
  * The bookings aggregate's data: one row per booking (booking_rows), as its latest event described
@@ -10,8 +11,8 @@ import type { EventDoc } from '../events/event.schema';
  * (record.ts). The use cases call the functions below and never the model: the queries, the indexes
  * they need and what the database does or does not guarantee live here, so that a change of what it
  * guarantees (atomic conditional updates and upserts, say: docs/adr/0101) is a change of this module
- * alone. It also reads the event records rows are written from and statuses are read from (the
- * truth; their schema and indexes are events/event.schema.ts's).
+ * alone. The event records rows are folded from (the truth) are read through the events' data module
+ * (events/reads.ts bookingEventsUpTo).
  *
  * What the writes rely on:
  * - a row's `_id` is name-based on (company, reference_id), and an insert against it is atomic on
@@ -107,23 +108,12 @@ export function bookingModels(conn: Connection) {
   return { BookingRow: (conn.models.BookingRow as Model<BookingRowDoc> | undefined) ?? conn.model<BookingRowDoc>('BookingRow', bookingRowSchema) };
 }
 
-/** An event record's fields a row is written from. */
-export type RowSource = Pick<
-  EventDoc,
-  'company_id' | 'site_id' | 'reference_id' | 'sequence' | 'event_id' | 'event_type' | 'booking' | 'guest' | 'received_at'
->;
+export type { RowSource };
 /** An original event (a DUPLICATE has no sequence, and no row of its own). */
 export type Sequenced = RowSource & { sequence: number };
 export const sequenced = (e: RowSource): e is Sequenced => !!e.sequence;
 /** The fields of a row an event sets. */
 export type RowFields = Partial<BookingRowDoc>;
-
-/** The fields a row is written from, read from an event record (the miss path reads only these). */
-const ROW_SOURCE = { company_id: 1, site_id: 1, reference_id: 1, sequence: 1, event_id: 1, event_type: 1, booking: 1, guest: 1, received_at: 1 } as const;
-
-/** A company's event in a status other than COMPLETED, as the list and the overview show it. */
-export type OpenEvent<S extends EventStatus> = Pick<EventDoc, '_id' | 'message' | 'event_type' | 'reference_id' | 'received_at'> & { status: S };
-const OPEN_EVENT = { _id: 1, status: 1, message: 1, event_type: 1, reference_id: 1, received_at: 1 } as const;
 
 /** The bookings list's choice: a room's rows, those arriving from..to (days, inclusive); every row without them. */
 export interface Arriving {
@@ -157,10 +147,11 @@ const wholeRow = (id: string, sets: RowFields[]) =>
 
 /**
  * The bookings aggregate's operations (see the module's comment); every read and write of its rows.
- * `Event`: the event records, read only. `lingerMs`: how long a booking's first row waits to share
- * its insert's statement with other first rows (BOOKING_ROW_LINGER_MS).
+ * `eventData`: the events' data module, for the booking's stored events a row is folded from.
+ * `lingerMs`: how long a booking's first row waits to share its insert's statement with other first
+ * rows (BOOKING_ROW_LINGER_MS).
  */
-export function bookingStore({ BookingRow, Event }: ReturnType<typeof bookingModels> & { Event: Model<EventDoc> }, opts: { lingerMs: number }) {
+export function bookingStore({ BookingRow }: ReturnType<typeof bookingModels>, eventData: Pick<EventStore, 'bookingEventsUpTo'>, opts: { lingerMs: number }) {
   const rows = BookingRow.collection;
   const firstRows = recordWriter(BookingRow, { lingerMs: opts.lingerMs });
 
@@ -187,16 +178,11 @@ export function bookingStore({ BookingRow, Event }: ReturnType<typeof bookingMod
       // the create), in this process or another, or it failed. The row is then folded from the
       // booking's stored events up to this one (each is stored before its row is written), so the
       // first event's dates and room are not lost when its own insert then meets this row and drops
-      // as older. Served by the events' (company_id, reference_id, …) index.
-      const events = (await Event.find({ company_id: e.company_id, reference_id: e.reference_id, sequence: { $gte: 1, $lte: e.sequence } }, ROW_SOURCE)
-        .sort({ sequence: 1 })
-        .lean()) as RowSource[];
+      // as older.
+      const events = await eventData.bookingEventsUpTo(e.company_id, e.reference_id, e.sequence);
       const folded = await Promise.all(events.filter((x): x is Sequenced => sequenced(x) && x.event_id !== e.event_id).map(fieldsOf));
       if (!(await unlessHeld(rows.insertOne(wholeRow(id, [...folded, set]) as never)))) await rows.updateOne(newer, { $set: set });
     },
-
-    /** The stored event a row is written from, by its id (a primary-key read), or null. */
-    rowSource: async (eventId: string): Promise<RowSource | null> => (await Event.findById(eventId, ROW_SOURCE).lean()) as RowSource | null,
 
     /** At shutdown: the first rows still lingering go out. */
     drain: () => firstRows.drain(),
@@ -231,13 +217,6 @@ export function bookingStore({ BookingRow, Event }: ReturnType<typeof bookingMod
       BookingRow.find({ company_id: companyId, updated_day: day }, { event_id: 1, state: 1, updated_at: 1 })
         .lean<Pick<BookingRowDoc, '_id' | 'event_id' | 'state' | 'updated_at'>[]>()
         .exec(),
-
-    /**
-     * A company's events in these statuses: one equality on (company_id, status) each, served by the
-     * events' index of it. Those other than COMPLETED are few at any time.
-     */
-    eventsIn: async <S extends EventStatus>(companyId: string, statuses: readonly S[]): Promise<OpenEvent<S>[]> =>
-      (await Promise.all(statuses.map((status) => Event.find({ company_id: companyId, status }, OPEN_EVENT).lean<OpenEvent<S>[]>()))).flat(),
   };
 }
 export type BookingStore = ReturnType<typeof bookingStore>;

@@ -127,11 +127,11 @@ const eventSchema = new Schema<EventDoc>(
 // The indexes of store.ts's queries (reads.ts's too). Uniqueness needs none here: duplicate windows and sequence
 // numbers are claimed by inserts into booking_sequences (below).
 // A booking's events: ofReference, timeline, claimsOfBooking, and page's referenceId filter, in order
-// of receipt (and the booking row's fold, bookings/store.ts).
+// of receipt (and bookingEventsUpTo, a booking row's fold).
 eventSchema.index({ company_id: 1, reference_id: 1, received_at: 1 });
 // page: a company's events, newest first.
 eventSchema.index({ company_id: 1, received_at: -1 });
-// page's status filter; failedIds of one company (POST /webhook/retry); the bookings' statuses (bookings/store.ts eventsIn).
+// page's status filter; failedIds of one company (POST /webhook/retry); the bookings' statuses (eventsIn).
 eventSchema.index({ company_id: 1, status: 1, received_at: -1 });
 // failedIds of every company (POST /webhook/retry with the admin token).
 eventSchema.index({ status: 1, received_at: 1 });

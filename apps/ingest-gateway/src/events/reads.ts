@@ -21,6 +21,17 @@ const RECORD = { _id: 1, event_type: 1, status: 1, reference_id: 1, received_at:
 /** The stay as sent and as resolved (event.views.ts stayView). */
 const STAY = { 'booking.check_in': 1, 'booking.check_out': 1, resolved: 1 } as const;
 
+/** An event record's fields a booking's row is written from (bookings/store.ts). */
+export type RowSource = Pick<
+  EventDoc,
+  'company_id' | 'site_id' | 'reference_id' | 'sequence' | 'event_id' | 'event_type' | 'booking' | 'guest' | 'received_at'
+>;
+const ROW_SOURCE = { company_id: 1, site_id: 1, reference_id: 1, sequence: 1, event_id: 1, event_type: 1, booking: 1, guest: 1, received_at: 1 } as const;
+
+/** A company's event in a status other than COMPLETED, as the bookings list and the overview show it. */
+export type OpenEvent<S extends EventStatus> = Pick<EventDoc, '_id' | 'message' | 'event_type' | 'reference_id' | 'received_at'> & { status: S };
+const OPEN_EVENT = { _id: 1, status: 1, message: 1, event_type: 1, reference_id: 1, received_at: 1 } as const;
+
 /** The reads (store.ts eventStore spreads them into its operations). */
 export function eventReads({ Event, StatusHistory }: EventModels) {
   return {
@@ -74,5 +85,24 @@ export function eventReads({ Event, StatusHistory }: EventModels) {
       Event.find({ company_id: companyId, sequence: { $ne: null } })
         .lean<EventDoc[]>()
         .cursor(),
+
+    /** The stored event a booking's row is written from, by its id (a primary-key read), or null. */
+    rowSource: async (eventId: string): Promise<RowSource | null> => (await Event.findById(eventId, ROW_SOURCE).lean()) as RowSource | null,
+
+    /**
+     * A booking's stored original events up to `sequence`, in order, with what a row is written from
+     * (a row folded from them): served by the (company_id, reference_id, …) index.
+     */
+    bookingEventsUpTo: async (companyId: string, referenceId: string, sequence: number): Promise<RowSource[]> =>
+      (await Event.find({ company_id: companyId, reference_id: referenceId, sequence: { $gte: 1, $lte: sequence } }, ROW_SOURCE)
+        .sort({ sequence: 1 })
+        .lean()) as RowSource[],
+
+    /**
+     * A company's events in these statuses: one equality on (company_id, status) each, served by its
+     * index. Those other than COMPLETED are few at any time.
+     */
+    eventsIn: async <S extends EventStatus>(companyId: string, statuses: readonly S[]): Promise<OpenEvent<S>[]> =>
+      (await Promise.all(statuses.map((status) => Event.find({ company_id: companyId, status }, OPEN_EVENT).lean<OpenEvent<S>[]>()))).flat(),
   };
 }
