@@ -272,6 +272,34 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     await page.setViewportSize(PHONE);
     await screenshot(page, 'portal-locks-disconnected-phone');
     await accessible(page);
+    await page.setViewportSize(LAPTOP);
+
+    // A lock of the account bound after the dialog opened (here by the operator): nothing is
+    // disconnected, and the dialog opens again naming the lock it would now unbind.
+    await admin.delete(`/admin/v1/companies/${hotel}/locks/${door}`);
+    await page.reload();
+    await heading(page, 'Locks').waitFor();
+    await page
+      .getByTestId('locks')
+      .getByRole('row', { name: new RegExp(door) })
+      .getByText('Not bound')
+      .waitFor();
+    await page.getByRole('button', { name: `Disconnect ${ttlockUser}` }).click();
+    const plain = page.getByRole('dialog', { name: `Disconnect “${ttlockUser}”?` });
+    await plain.getByRole('button', { name: 'Disconnect account' }).waitFor();
+    const room = ((await admin.get(`/admin/v1/companies/${hotel}/snapshot`)).data.data.nodes as { level: string; _id: string }[]).find(
+      (n) => n.level === 'room',
+    );
+    await admin.put(`/admin/v1/companies/${hotel}/locks/${door}`, { room_id: room?._id, lock_mac: 'AA:BB:CC:DD:EE:01' });
+    await plain.getByRole('button', { name: 'Disconnect account' }).click();
+    await plain.getByRole('button', { name: 'Unbind 1 lock and disconnect' }).waitFor();
+    expect(await plain.innerText()).toContain(`${door} “Door 101” on room Harbour › A › 1 › 101`);
+    await screenshot(page, 'portal-locks-bound-meanwhile');
+    await page.keyboard.press('Escape');
+    await plain.waitFor({ state: 'detached' });
+    await page.getByText(`A lock of “${ttlockUser}” was bound meanwhile: nothing was disconnected.`).waitFor();
+    await accessible(page);
+    expect((await admin.get(`/admin/v1/companies/${hotel}/lock-accounts`)).data).toHaveLength(1);
   });
 
   it("another company can never bind this company's lock: connecting the same vendor account finds it held elsewhere (unnamed), and binding it is refused", async () => {

@@ -1,5 +1,5 @@
 import { FormEvent, useCallback, useEffect, useMemo, useState } from 'react';
-import { CompanyLock, FoundLock, Layout, LockAccount, LockAccountCredentials, PageProps, portalApi } from '../api';
+import { ApiError, CompanyLock, FoundLock, Layout, LockAccount, LockAccountCredentials, PageProps, portalApi } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { ListTable } from '../components/ListTable';
 import { ErrorNotice } from '../components/Notice';
@@ -295,13 +295,28 @@ export function LocksPage({ session, title }: PageProps) {
     });
     setSyncing(null);
   };
-  const disconnect = (a: LockAccount) => {
+  const disconnect = async (a: LockAccount) => {
     const bound = boundOf(a);
     setPending(null);
-    return act(async () => {
+    setError(null);
+    setStatus('');
+    try {
       const { released, unbound } = await portalApi.disconnectLockAccount(a._id, bound.length > 0);
-      return `“${a.label}” disconnected: ${plural(released.length, 'lock')} released${unbound.length ? `, ${plural(unbound.length, 'lock')} unbound first` : ''}.`;
-    });
+      setStatus(
+        `“${a.label}” disconnected: ${plural(released.length, 'lock')} released${unbound.length ? `, ${plural(unbound.length, 'lock')} unbound first` : ''}.`,
+      );
+    } catch (err) {
+      // A lock of the account was bound after the dialog opened (another person, the operator): nothing
+      // changed. The dialog opens again, naming it, rather than unbinding what the person did not see.
+      if (err instanceof ApiError && err.status === 409 && !bound.length) {
+        await load();
+        setError(`A lock of “${a.label}” was bound meanwhile: nothing was disconnected. Disconnecting it now unbinds that lock first.`);
+        setPending({ kind: 'disconnect', account: a });
+        return;
+      }
+      setError(errorText(err));
+    }
+    await load();
   };
   const bind = (lock: CompanyLock, place: Place) =>
     act(async () => {
