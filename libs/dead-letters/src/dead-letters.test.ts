@@ -1,5 +1,6 @@
 import amqp from 'amqplib';
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { EventStatusMessage } from '@smartlock/contracts';
 import { Connection, connectDb, ensureIndexes } from '@smartlock/db';
 import { Broker, EXCHANGES, PermanentError, QUEUES, TransientError, createBroker, deadLetterQueueName } from '@smartlock/messaging';
@@ -282,6 +283,34 @@ describe('dead letters: list, replay, purge, recorded (real broker, real databas
     await waitFor(() => [alpha[0], beta[0]].every((id) => handled.some((x) => x.body.event_id === id)), { what: 'the last two handled' });
     expect(await depth(DLQ)).toBe(0);
   });
+
+  it('a broker that hangs on one connection (accepts it, never answers) is connected to again: the listing answers', async () => {
+    // A stand-in in front of the broker: the first connection is accepted and left silent, as a
+    // broker stuck in its vhost start answers; the later ones are passed through to the broker.
+    const broker = new URL(vhost.url);
+    const held: net.Socket[] = [];
+    let connections = 0;
+    const front = net.createServer((client) => {
+      if (++connections === 1) return void held.push(client);
+      const upstream = net.connect(Number(broker.port || 5672), broker.hostname);
+      client.pipe(upstream).pipe(client);
+      const end = () => (client.destroy(), upstream.destroy());
+      client.on('error', end).on('close', end);
+      upstream.on('error', end).on('close', end);
+    });
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = new URL(vhost.url);
+      url.host = `127.0.0.1:${(front.address() as net.AddressInfo).port}`;
+      const behind = createDeadLetters({ amqpUrl: url.toString(), db: async () => db, connectionName: 'dead-letters test (hanging front)' });
+      const queues = await behind.queues();
+      expect(queues.find((q) => q.queue === WORK)).toMatchObject({ dead_letter_queue: DLQ, declared: true });
+      expect(connections).toBe(2);
+    } finally {
+      held.forEach((s) => s.destroy());
+      await new Promise((resolve) => front.close(resolve));
+    }
+  }, 30_000);
 
   it("purges only with the dead-letter queue's name as confirmation, and records it", async () => {
     const dead = `${DELIVERIES}.dlq`;

@@ -1,6 +1,6 @@
 import { Channel, ChannelModel, GetMessage } from 'amqplib';
 import { EventStatusMessage, statusRoutingKey } from '@smartlock/contracts';
-import { Connection, Types } from '@smartlock/db';
+import { Connection, Types, withRetries } from '@smartlock/db';
 import { BrokerUnavailableError, DEAD_LETTER_SOURCES, EXCHANGES, brokerUrls, connectAny, deadLetterQueueName, safeUrl } from '@smartlock/messaging';
 import { DeadLetterError } from './errors';
 import { DeadLetterFilter, DeadLetterView, describe, isEmptyFilter, matcher, replayHeaders } from './message';
@@ -115,6 +115,9 @@ export interface DeadLetters {
   operation(id: string): Promise<OperationView>;
 }
 
+/** Connection attempts of one operation (each waits up to libs/messaging's connect timeout, 5 s). */
+const CONNECT_ATTEMPTS = 3;
+
 const zeroCounts = (): OperationCounts => ({ scanned: 0, matched: 0, replayed: 0, statuses_queued: 0, purged: 0 });
 
 export function createDeadLetters(opts: DeadLettersOptions): DeadLetters {
@@ -126,8 +129,12 @@ export function createDeadLetters(opts: DeadLettersOptions): DeadLetters {
   async function withConnection<T>(fn: (conn: ChannelModel) => Promise<T>): Promise<T> {
     let conn: ChannelModel;
     try {
-      // AMQP_URL may list a cluster's nodes: whichever answers first
-      conn = (await connectAny(brokerUrls(opts.amqpUrl), 0, { clientProperties: { connection_name: opts.connectionName } })).connection;
+      // AMQP_URL may list a cluster's nodes: whichever answers first. A connection that times out on a
+      // busy broker is tried again (CONNECT_ATTEMPTS): an operator's listing should not fail on one.
+      conn = await withRetries(
+        async () => (await connectAny(brokerUrls(opts.amqpUrl), 0, { clientProperties: { connection_name: opts.connectionName } })).connection,
+        { attempts: CONNECT_ATTEMPTS, delayMs: 250, jitter: true, retryable: () => true },
+      );
     } catch (err) {
       throw new BrokerUnavailableError(`message broker unreachable at ${safeUrl(opts.amqpUrl)}: ${(err as Error).message}`);
     }
