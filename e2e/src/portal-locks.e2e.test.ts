@@ -99,19 +99,17 @@ describe('lock accounts and locks in the portal (issue 52)', () => {
     await page.getByRole('button', { name: 'Connect Nuki account' }).click();
     await announced(page, 'Nuki account “Cabinets” connected: 1 lock found.');
 
+    // The list is read again after the announcement: wait for each account's row, connected.
     const accounts = page.getByTestId('lock-accounts');
-    expect(
-      await accounts
-        .getByRole('row', { name: new RegExp(ttlockUser) })
-        .getByText('connected')
-        .count(),
-    ).toBe(1);
-    expect(
-      await accounts
-        .getByRole('row', { name: /Cabinets/ })
-        .getByText('connected')
-        .count(),
-    ).toBe(1);
+    await accounts
+      .getByRole('row', { name: new RegExp(ttlockUser) })
+      .getByText('connected')
+      .waitFor();
+    await accounts
+      .getByRole('row', { name: /Cabinets/ })
+      .getByText('connected')
+      .waitFor();
+    expect(await accounts.getByRole('row').count()).toBe(3);
     const locks = page.getByTestId('locks');
     const doorRow = locks.getByRole('row', { name: new RegExp(door) });
     const cabinetRow = locks.getByRole('row', { name: new RegExp(cabinet) });
