@@ -479,8 +479,7 @@ describe('bad input at scale (fast-check against the running system)', () => {
       pools.eventIds.push((await axios.post(`${sys.webhookUrl}/webhook/t/${ids.token}`, booking)).data.eventId);
       pools.references.push(booking.reference_id);
     }
-    // Set-up, not under test: a 503 ("retry shortly") while the broker is busy with the other lane's
-    // start is asked again, as an operator would.
+    // Set-up, not under test: a 503 ("retry shortly") is asked again, as an operator would.
     const deadLetterQueues = await waitFor(async () => (await admin.get('/admin/v1/dead-letters')).data as { queue: string; dead_letter_queue: string }[], {
       timeoutMs: 60_000,
       intervalMs: 1000,
