@@ -167,7 +167,16 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
       logger.info('shutting down');
       const deadline = Date.now() + shutdownTimeoutMs;
       const left = () => Math.max(0, deadline - Date.now());
-      const within = (p: Promise<unknown>) => Promise.race([p, new Promise((r) => setTimeout(r, left()).unref())]);
+      // Late is a step the deadline cut short, not a clock read after it: a timer may fire a
+      // millisecond before Date.now() reaches the deadline.
+      let late = false;
+      const within = (p: Promise<unknown>) => {
+        let timer: NodeJS.Timeout | undefined;
+        const cut = new Promise((r) => {
+          timer = setTimeout(() => r((late = true)), left()).unref();
+        });
+        return Promise.race([p, cut]).finally(() => clearTimeout(timer));
+      };
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // No new work first: HTTP requests and messages in hand finish side by side, within the same deadline.
@@ -175,7 +184,6 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
       server.closeAllConnections();
       await stopParts(within);
       await within(ctx.broker?.close(0) ?? Promise.resolve());
-      const late = left() === 0;
       // Past the deadline, the database's connections are closed without waiting for what is still on them.
       await within(ctx.db?.close(late) ?? Promise.resolve());
       if (late) logger.warn('stopped at the shutdown deadline; work in hand was left to be redelivered', { shutdownTimeoutMs });
