@@ -23,6 +23,12 @@ const boundaries = (testing) => [
   },
 ];
 
+const duplicateKeyRestriction = {
+  name: '@smartlock/db',
+  importNames: ['isDuplicateKeyError'],
+  message: 'Decide the race with a libs/db primitive (claimOnce, insertUnlessHeld, unlessHeld, nextVersion, claimExpiring).',
+};
+
 export default [
   { ignores: ['**/dist', '**/node_modules', '.data/**', '.nx/**', 'coverage/**'] },
   ...nx.configs['flat/base'],
@@ -44,18 +50,7 @@ export default [
     files: ['**/*.ts'],
     ignores: ['libs/db/**'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [
-            {
-              name: '@smartlock/db',
-              importNames: ['isDuplicateKeyError'],
-              message: 'Decide the race with a libs/db primitive (claimOnce, insertUnlessHeld, unlessHeld, nextVersion, claimExpiring).',
-            },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { paths: [duplicateKeyRestriction] }],
       // A conditional findOneAndUpdate lets several writers "win" on FerretDB 1.x (docs/adr/0101): say which case it is.
       'no-restricted-syntax': [
         'error',
@@ -70,6 +65,27 @@ export default [
   {
     files: ['**/*.test.ts', '**/test-support/**/*.ts', 'e2e/**/*.ts', 'bench/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': boundaries(['type:testing']) },
+  },
+  {
+    // A project's test that launches the whole system runs after the others, one at a time
+    // (scripts/test.sh): the name says so.
+    files: ['apps/**/*.test.ts', 'libs/**/*.test.ts', 'tools/**/*.test.ts', 'examples/**/*.test.ts', 'deploy/**/*.test.ts'],
+    ignores: ['**/*.system.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            duplicateKeyRestriction,
+            {
+              name: '@smartlock/testing',
+              importNames: ['launchSystem'],
+              message: 'A test that launches the whole system is named *.system.test.ts (npm test runs those one at a time).',
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
