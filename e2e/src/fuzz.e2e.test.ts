@@ -13,6 +13,8 @@ import {
   isoDate,
   launchSystem,
   MONGO_URL,
+  NASTY,
+  OPERATORS,
   rawClient,
   requestArbitrary,
   System,
@@ -133,37 +135,6 @@ interface Req {
 }
 
 // ---- values -------------------------------------------------------------------------------------
-
-const OPERATORS = [
-  { $gt: '' },
-  { $ne: null },
-  { $where: 'sleep(1000) || true' },
-  { $regex: '.*' },
-  { $in: ['a', 'b'] },
-  { $exists: true },
-  { $expr: { $eq: [1, 1] } },
-];
-const NASTY = [
-  '',
-  ' ',
-  '\u0000',
-  '\u202e\u0644',
-  '💥🔑',
-  'Ω≈ç√∫˜µ',
-  '<script>alert(1)</script>',
-  "' OR 1=1 --",
-  '../../etc/passwd',
-  '%00%2e',
-  'null',
-  'NaN',
-  '{"$gt":""}',
-  'a.b',
-  '$where',
-  '__proto__',
-  'constructor',
-  '\ud800',
-  ' padded ',
-];
 
 /**
  * `{"a":{"a":…{"a":1}}}` n levels deep. Held as a marker until the body is serialised (`toText`):

@@ -14,7 +14,7 @@ export { importSite } from './layouts';
 export type { PrivateRabbit } from './private-rabbit';
 export { documentedOperations, httpOf, rawClient, requestArbitrary } from './contract-fuzz';
 export type { DocumentedOperation, FuzzRequest, Live, RawResponse } from './contract-fuzz';
-export { isoDate } from './schema-fuzz';
+export { isoDate, NASTY, OPERATORS } from './schema-fuzz';
 export type { Hints } from './schema-fuzz';
 export { contractViolations, enforceContract, exchangeViolations, servedRoutes } from './contract';
 export type { Exchange } from './contract';

@@ -35,7 +35,8 @@ export const documentResolver =
       .reduce<unknown>((o, k) => (o as Record<string, unknown>)[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc) as JsonSchema;
   };
 
-const OPERATORS: unknown[] = [
+/** MongoDB query operators where a value belongs: each must be refused or stored as text, never run. */
+export const OPERATORS: unknown[] = [
   { $gt: '' },
   { $ne: null },
   { $where: 'sleep(1000) || true' },
@@ -44,7 +45,8 @@ const OPERATORS: unknown[] = [
   { $exists: true },
   { $expr: { $eq: [1, 1] } },
 ];
-const NASTY = [
+/** Strings that break careless code: control and bidi characters, lone surrogates, injections, prototype keys. */
+export const NASTY = [
   '',
   ' ',
   '\u0000',
