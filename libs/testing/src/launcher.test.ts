@@ -88,6 +88,19 @@ it('reports an app that exits before it is ready at once, with its output, not a
   }
 });
 
+it('reports an app that never gets ready with what it last said', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'launcher-test-'));
+  const main = path.join(dir, 'main.js');
+  fs.writeFileSync(main, "console.log('connecting to the database'); setInterval(() => undefined, 1000);");
+  try {
+    await expect(launchApp('stuck-app', {}, { main, timeoutMs: 1500 })).rejects.toThrow(
+      /timed out after 1500 ms waiting for stuck-app to be ready; last: .*; its last output: connecting to the database/,
+    );
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 it('finds its preload when bundled three levels under the root, as the benchmarks bundle it (.data/bench/<name>/)', () => {
   const dir = path.resolve(__dirname, '../../../.data/bench/launcher-test');
   const outfile = path.join(dir, 'bundle.cjs');

@@ -177,11 +177,15 @@ export async function launchApp(
             throw new Error(`port ${port} is answered by ${res.data?.service ?? 'something else'}, not ${name}`);
           return res.status === 200;
         },
-        { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 100, what: `${name} to be ready` },
+        // A speed limit is a benchmark's: here only an app that never gets ready fails, not one that
+        // a loaded 2-core CI machine starts in 35 s (seen with two systems launching side by side).
+        { timeoutMs: opts.timeoutMs ?? 60_000, intervalMs: 100, what: `${name} to be ready` },
       );
       if (done) throw new Error(`${name} exited (${await exited}) before it was ready: ${out.text().slice(-2000)}`);
     } catch (err) {
       child.kill('SIGKILL');
+      // What the app last said is why it was not ready (CI keeps nothing else of it).
+      if (!done && err instanceof Error) err.message += `; its last output: ${out.text().slice(-2000) || '(none)'}`;
       throw err;
     }
   }
