@@ -30,6 +30,9 @@ export interface ScheduleDoc {
   model_version: number;
   /** The last version whose locks were converged. */
   applied_version: number;
+  /** A TIMED schedule's days as sent (whole local days of each lock's site), else null: moved with a site's zone (retime/). */
+  start_day: string | null;
+  end_day: string | null;
   desired: DesiredCredential[];
   actual: ActualCredential[];
   /** As BookingDoc.published: the active set consumers were last told (written when a version is applied). */
@@ -60,6 +63,8 @@ export function scheduleModels(conn: Connection) {
       state: { type: String, required: true, default: 'active' },
       model_version: { type: Number, default: 0 },
       applied_version: { type: Number, default: 0 },
+      start_day: { type: String, default: null },
+      end_day: { type: String, default: null },
       desired: mixed,
       actual: mixed,
       published: mixed,
@@ -67,7 +72,8 @@ export function scheduleModels(conn: Connection) {
     { minimize: false },
   );
   schedule.plugin(basePlugin);
-  // One document per company and schedule (its creation decided by this index); also every lookup of a schedule message.
+  // One document per company and schedule (its creation decided by this index); also every lookup of a
+  // schedule message. No other index: wholeDaysAtSite's read, once per change of a site's time, scans.
   schedule.index({ company_id: 1, schedule_id: 1 }, { unique: true });
 
   const scheduleClaim = new Schema<ScheduleClaimDoc>(
@@ -88,7 +94,7 @@ export interface ScheduleData {
 }
 
 /** The fields a version's message sets on the schedule's record. */
-export type ScheduleModel = Pick<ScheduleDoc, 'ref_id' | 'state' | 'desired' | 'model_version'>;
+export type ScheduleModel = Pick<ScheduleDoc, 'ref_id' | 'state' | 'desired' | 'model_version' | 'start_day' | 'end_day'>;
 
 const claimKey = (companyId: string, scheduleId: string) => `${companyId}|${scheduleId}`;
 const recordOf = (companyId: string, scheduleId: string) => ({ company_id: companyId, schedule_id: scheduleId });
@@ -128,6 +134,23 @@ export const recordModel = (data: ScheduleData, companyId: string, scheduleId: s
 export const recordActual = (data: ScheduleData, companyId: string, scheduleId: string, actual: ActualCredential[]) =>
   setFields(data, companyId, scheduleId, { actual });
 
-/** A version applied: what is on the locks, what consumers were told, and the version. */
-export const recordApplied = (data: ScheduleData, companyId: string, scheduleId: string, active: ActualCredential[], version: number) =>
-  setFields(data, companyId, scheduleId, { actual: active, published: active, applied_version: version });
+/** A version applied (or re-timed): the credentials it converged to, what is on the locks, what consumers were told, and the version. */
+export const recordApplied = (
+  data: ScheduleData,
+  companyId: string,
+  scheduleId: string,
+  applied: { desired: DesiredCredential[]; active: ActualCredential[]; version: number },
+) => setFields(data, companyId, scheduleId, { desired: applied.desired, actual: applied.active, published: applied.active, applied_version: applied.version });
+
+/**
+ * The live schedules of whole days with a credential on a lock of the site: what a change of the
+ * site's zone re-times. Not by the unique index: a scan of the company's schedules on a server that
+ * indexes `_id` queries alone (docs/adr/0101), once per change of a site's time.
+ */
+export const wholeDaysAtSite = async (data: ScheduleData, companyId: string, siteId: string): Promise<string[]> =>
+  (
+    await data.models.Schedule.find(
+      { company_id: companyId, state: 'active', $or: [{ start_day: { $type: 'string' } }, { end_day: { $type: 'string' } }], 'desired.siteId': siteId },
+      { schedule_id: 1 },
+    ).lean<Pick<ScheduleDoc, 'schedule_id'>[]>()
+  ).map((s) => s.schedule_id);
