@@ -27,7 +27,8 @@ export const SERVICE = 'provisioning-worker';
  *   booking.events   → bookings/on-booking-event  (order per booking, apply, reconcile, report)
  *   employee.schedules → schedules/on-employee-schedule (newest version wins, reconcile, report)
  *   location.events  → libs/layout replica         (LayoutLookup: layout/replica-lookup); a site's
- *                      new time zone or hours → site-retimes → retime/on-site-retime (bookings sent as local time)
+ *                      new time zone or hours → site-retimes → retime/on-site-retime (bookings sent as local
+ *                      time, employee schedules of whole days)
  */
 export async function start(config: Config, logger: Logger): Promise<RunningService> {
   const metrics = createMetrics(SERVICE);
@@ -102,7 +103,7 @@ export async function start(config: Config, logger: Logger): Promise<RunningServ
         claimLeaseMs: 10 * (config.LOCK_CLOUD_TIMEOUT_MS + 1000),
         claimWaitMs: config.PROVISIONING_ORDER_WAIT_MS,
       };
-      const retimeDeps = { ...bookingDeps, site: (companyId: string, siteId: string) => layout.node(companyId, siteId) };
+      const retimeDeps = { ...scheduleDeps, site: (companyId: string, siteId: string) => layout.node(companyId, siteId) };
       return [
         collections([...Object.values(models), ...layout.models]),
         // Reports and credentials wait for the gateway, access-api, location-api and the dispatcher even before they first run.

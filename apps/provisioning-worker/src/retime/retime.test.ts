@@ -1,5 +1,8 @@
-import type { AccessEventMessage } from '@smartlock/contracts';
+import { randomUUID } from 'node:crypto';
+import type { AccessEventMessage, EmployeeScheduleMessage } from '@smartlock/contracts';
+import { EXCHANGES, QUEUES } from '@smartlock/messaging';
 import { captureLogger, waitFor } from '@smartlock/testing';
+import { workerModels } from '../models';
 import { bookingEvent, companyId, publishEvent, waitFinal, workerStack, WorkerStack } from '../test-support/harness';
 
 jest.setTimeout(120_000);
@@ -17,11 +20,13 @@ interface SimKey {
  */
 describe("a site's new time zone or hours re-times the bookings sent in its local time", () => {
   let s: WorkerStack;
-  const { logger } = captureLogger('provisioning-worker');
+  const { logger, text } = captureLogger('provisioning-worker');
   let n = 0;
 
   beforeAll(async () => {
     s = await workerStack('retime', logger);
+    await s.pub.declareExchanges([EXCHANGES.employeeSchedules]);
+    await s.pub.declareQueues([QUEUES.provisioningEmployeeSchedules]);
   });
   afterAll(() => s?.stop());
 
@@ -117,5 +122,83 @@ describe("a site's new time zone or hours re-times the bookings sent in its loca
     await waitFor(() => accessOf(dates).filter((a) => a.reason).length === 2, { what: 'the second re-timing of the dates' });
     expect(accessOf(gone).filter((a) => a.reason)).toEqual([]);
     expect(await keysOn(locks['203'])).toEqual([]);
+  });
+
+  it("UTC to New York: an employee schedule of whole days moves to the site's new days; one of instants and a revoked one are left alone", async () => {
+    const company = companyId();
+    const { siteId, ids, locks } = await s.layout.seed(s.app.ctx.db, company, [{ name: '301' }, { name: '302' }, { name: '303' }]);
+    const schedule = (room: string, version: number, fields: Partial<EmployeeScheduleMessage> = {}): EmployeeScheduleMessage => ({
+      type: 'schedule.upserted',
+      company_id: company,
+      schedule_id: `sch-${room}-${company}`,
+      ref_id: `emp-${room}-${company.slice(-6)}`,
+      employee_id: `emp-${room}`,
+      contact: `staff-${room}@example.com`,
+      schedule_type: 'TIMED',
+      access_types: ['EKEY'],
+      // What access-api sends for startDate 2030-03-09 and endDate 2030-03-10 given as days: their UTC midnights, and the days.
+      start: '2030-03-09T00:00:00.000Z',
+      end: '2030-03-10T00:00:00.000Z',
+      start_day: '2030-03-09',
+      end_day: '2030-03-10',
+      locations: [{ site_id: siteId, room_id: ids[room], bed_id: null }],
+      version,
+      occurred_at: new Date().toISOString(),
+      correlation_id: randomUUID(),
+      ...fields,
+    });
+    const send = (m: EmployeeScheduleMessage) => s.pub.publish(EXCHANGES.employeeSchedules.name, m.type, m, { correlationId: m.correlation_id });
+    const stored = (m: EmployeeScheduleMessage) => workerModels(s.app.ctx.db).Schedule.findOne({ company_id: company, schedule_id: m.schedule_id }).lean();
+    const applied = (m: EmployeeScheduleMessage) =>
+      waitFor(async () => (await stored(m))?.applied_version === m.version, { what: `${m.ref_id} v${m.version} applied` });
+    const days = schedule('301', 1);
+    const instants = schedule('302', 1, { end: '2030-03-11T00:00:00.000Z', start_day: null, end_day: null });
+    const revoked = schedule('303', 1);
+    for (const m of [days, instants, revoked]) {
+      await send(m);
+      await applied(m);
+    }
+    const revoke = { ...schedule('303', 2), type: 'schedule.revoked' as const };
+    await send(revoke);
+    await applied(revoke);
+    // Whole days in UTC: midnight to midnight after the 10th, on the lock.
+    expect(await keysOn(locks['301'])).toEqual([expect.objectContaining({ validFrom: '2030-03-09T00:00:00.000Z', validTo: '2030-03-11T00:00:00.000Z' })]);
+    const before302 = await keysOn(locks['302']);
+    expect(before302).toEqual([expect.objectContaining({ validFrom: '2030-03-09T00:00:00.000Z', validTo: '2030-03-11T00:00:00.000Z' })]);
+    expect(await keysOn(locks['303'])).toEqual([]);
+
+    await s.layout.setSiteTime(company, siteId, { time_zone: 'America/New_York' });
+
+    const event = await retimed(days.ref_id);
+    // 00:00 EST on the 9th to 00:00 EDT after the 10th (the clocks go forward on the 10th).
+    const validity = { check_in: '2030-03-09T05:00:00.000Z', check_out: '2030-03-11T04:00:00.000Z' };
+    expect(event).toMatchObject({
+      subject: 'employee',
+      validity,
+      reason: "Re-timed: the site's time zone changed from UTC to America/New_York",
+      sequence: 1,
+    });
+    expect(event.event_id).toMatch(/^rt_[0-9a-f]{24}$/);
+    expect(event.credentials).toEqual([
+      expect.objectContaining({ type: 'EKEY', lockId: locks['301'], validFrom: validity.check_in, validTo: validity.check_out }),
+    ]);
+    // Changed in place on the lock (the same key, the New York days), and so recorded.
+    const [key] = await keysOn(locks['301']);
+    expect(key).toMatchObject({ keyId: event.credentials[0].keyId, validFrom: validity.check_in, validTo: validity.check_out });
+    expect((await stored(days))?.desired).toEqual([expect.objectContaining({ validFrom: validity.check_in, validTo: validity.check_out })]);
+
+    // Told once: a redelivery of the re-timing finds the schedule in the site's time and says nothing new.
+    const siteVersion = (await s.app.ctx.db.collection('replica_location_companies').findOne<{ version: number }>({ _id: company as never }))?.version;
+    const again = { kind: 'schedule', company_id: company, site_id: siteId, version: siteVersion, schedule_id: days.schedule_id, reason: event.reason };
+    await s.pub.sendToQueue(QUEUES.provisioningSiteRetimes.name, again);
+    await waitFor(() => text().includes("schedule already in the site's time"), { what: 'the redelivery seen' });
+    expect(accessOf(days.ref_id).filter((a) => a.reason)).toHaveLength(1);
+
+    // Instants stay where they were; a revoked schedule gets nothing back.
+    expect(await keysOn(locks['302'])).toEqual(before302);
+    expect(accessOf(instants.ref_id).filter((a) => a.reason)).toEqual([]);
+    expect(await keysOn(locks['303'])).toEqual([]);
+    expect(accessOf(revoked.ref_id).filter((a) => a.reason)).toEqual([]);
+    expect(await stored(revoked)).toMatchObject({ state: 'revoked', applied_version: 2, desired: [] });
   });
 });
