@@ -31,17 +31,22 @@ export async function claimOnce(model: Model<any>, key: string, fields: Record<s
 
 /**
  * An expiring claim (a lease whose holder may crash): claimOnce of `key` stamped with its time; a
- * claim older than `leaseMs` belongs to a crashed holder and is taken over (deleted by its stamp, so
- * only that stale claim goes, then claimed again: the insert still decides, so of several taking
- * over at once one wins). Returns the stamp of the claim this call holds (release it with it), or
- * null while another holds it. The same guarantees as claimOnce on both servers; a holder that runs
- * longer than `leaseMs` may be taken over, so a lease is longer than the work it guards.
+ * claim older than `leaseMs` belongs to a crashed holder and is taken over. Of those that find the
+ * same stale claim, one takes it over: the one whose insert of a take-over ticket named by the stale
+ * stamp (`<key>|taken-over|<ms>`) wins; it deletes that claim and claims again. A conditional delete
+ * alone does not decide it: FerretDB 1.x deletes as a read, then a delete by `_id`, so a second
+ * taker's delete of the stale claim could remove the first one's new claim (measured: 2 of 10 won).
+ * Tickets are kept, one per take-over (a crash). Returns the stamp of the claim this call holds
+ * (release it with it), or null while another holds it. The same guarantees as claimOnce on both
+ * servers; a holder that runs longer than `leaseMs` may be taken over, so a lease is longer than the
+ * work it guards.
  */
 export async function claimExpiring(model: Model<any>, key: string, leaseMs: number, fields: Record<string, unknown> = {}): Promise<Date | null> {
   const at = new Date();
   if (await claimOnce(model, key, { ...fields, at })) return at;
   const held = await model.collection.findOne<{ at?: Date }>({ _id: key as never });
   if (!held?.at || Date.now() - new Date(held.at).getTime() <= leaseMs) return null;
+  if (!(await claimOnce(model, `${key}|taken-over|${new Date(held.at).getTime()}`))) return null;
   await model.collection.deleteOne({ _id: key as never, at: held.at });
   const retaken = new Date();
   return (await claimOnce(model, key, { ...fields, at: retaken })) ? retaken : null;
