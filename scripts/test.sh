@@ -59,8 +59,11 @@ phase "unit and integration tests"
 # parallelism made timing-sensitive tests (replicas, retries) flaky without making the run shorter.
 # The files that launch the whole system (*.system.test.ts: eight processes each) run after, one at a
 # time: two launches side by side beside the other files left an app unready after 30 s in CI.
-npx jest -c jest.config.js --logHeapUsage --json --outputFile="$RESULTS/unit.json" --testPathPattern '^(?!.*\.system\.test\.ts$)'
+# A phase that fails does not stop the next ones: one run reports every failing test.
+status=0
+npx jest -c jest.config.js --logHeapUsage --json --outputFile="$RESULTS/unit.json" --testPathPattern '^(?!.*\.system\.test\.ts$)' || status=1
 phase "whole-system tests of the projects, one at a time"
-npx jest -c jest.config.js --runInBand --logHeapUsage --json --outputFile="$RESULTS/system.json" --testPathPattern '\.system\.test\.ts$'
+npx jest -c jest.config.js --runInBand --logHeapUsage --json --outputFile="$RESULTS/system.json" --testPathPattern '\.system\.test\.ts$' || status=1
 phase "end-to-end"
-npx nx run e2e:e2e --output-style=stream-without-prefixes
+npx nx run e2e:e2e --output-style=stream-without-prefixes || status=1
+exit $status
