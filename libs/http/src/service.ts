@@ -167,7 +167,7 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
       logger.info('shutting down');
       const deadline = Date.now() + shutdownTimeoutMs;
       const left = () => Math.max(0, deadline - Date.now());
-      // Late is a step the deadline cut short, not a clock read after it: a timer may fire a
+      // Late is a step the deadline cut short, not only a clock read after it: a timer may fire a
       // millisecond before Date.now() reaches the deadline.
       let late = false;
       const within = (p: Promise<unknown>) => {
@@ -184,6 +184,8 @@ export async function startService<E = undefined>(spec: ServiceSpec<E>): Promise
       server.closeAllConnections();
       await stopParts(within);
       await within(ctx.broker?.close(0) ?? Promise.resolve());
+      // A step's own wait (stopConsuming's) may end at the deadline just before the cut does.
+      late ||= left() === 0;
       // Past the deadline, the database's connections are closed without waiting for what is still on them.
       await within(ctx.db?.close(late) ?? Promise.resolve());
       if (late) logger.warn('stopped at the shutdown deadline; work in hand was left to be redelivered', { shutdownTimeoutMs });
