@@ -286,7 +286,14 @@ describe('customer journeys (every app as a process)', () => {
       what: 'the key of RETIME-DATES re-timed on its lock',
     });
     expect(await keyOn('LK-L1')).toMatchObject({ endDate: Date.parse(newYork.check_out) });
-    const v4 = (await ok(access('RETIME-DATES'))).data;
+    // The lock is changed before access.provisioned is published; access-api shows it a moment later.
+    const v4 = await waitFor(
+      async () => {
+        const read = (await ok(access('RETIME-DATES'))).data;
+        return read.validity?.check_in === newYork.check_in ? read : undefined;
+      },
+      { timeoutMs: 20_000, what: 'v4 to show the re-timed validity of RETIME-DATES' },
+    );
     expect(v4.validity).toEqual({ ...newYork, time_zone: 'America/New_York' });
     expect(v4.credentials).toEqual([expect.objectContaining({ type: 'EKEY', valid_from: newYork.check_in, valid_to: newYork.check_out })]);
     // The customer is told by callback, with the new validity.
