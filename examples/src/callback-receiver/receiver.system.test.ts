@@ -99,7 +99,15 @@ describe('the example callback receiver, called by the running system', () => {
     await book('RCV-2');
     const second = await recorded('RCV-2');
     expect(['current', 'previous']).toContain(second.signedWith);
-    expect((await deliveries('RCV-2'))[0]).toMatchObject({ lastStatusCode: 200 });
+    // As for RCV-1: the attempt is recorded after the receiver has it.
+    const [delivery] = await waitFor(
+      async () => {
+        const listed = await deliveries('RCV-2');
+        return listed[0]?.attempts.length ? listed : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the attempt of the delivery of RCV-2 recorded' },
+    );
+    expect(delivery).toMatchObject({ lastStatusCode: 200 });
 
     // A delivery the service signed with the previous secret (before it learned of the rotation),
     // reaching a receiver that has not recorded it yet: accepted by the previous secret.
