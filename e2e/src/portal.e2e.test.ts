@@ -311,7 +311,14 @@ describe('the administration portal in a browser', () => {
     expect(await refused.locator('.detail').textContent()).toContain('-3002');
     await timeline.getByText(/^Lock cloud: add e-key on lock H-102: ok in \d+ ms$/).waitFor();
     await timeline.getByText(/^Callback access.provisioned: attempt 1, answered 500 in \d+ ms$/).waitFor();
-    await timeline.getByText(/^Callback access.provisioned: attempt 2, answered 200 in \d+ ms$/).waitFor();
+    // The dispatcher records an attempt's answer after the receiver has it: the page may have read the
+    // deliveries before the second attempt was recorded, so it is read again until it shows it.
+    const delivered = timeline.getByText(/^Callback access.provisioned: attempt 2, answered 200 in \d+ ms$/);
+    const loaded = page.getByRole('heading', { level: 2, name: 'Booking PORTAL-T1' });
+    await waitFor(async () => (await delivered.count()) === 1 || (await page.reload(), await loaded.waitFor(), false), {
+      timeoutMs: 30_000,
+      what: 'the second attempt, answered 200, in the timeline',
+    });
     await waitFor(async () => (await timeline.getByText('Guest e-mail sent (access.provisioned)').count()) === 1 || (await page.reload(), false), {
       timeoutMs: 30_000,
       what: 'the guest e-mail in the timeline',
@@ -888,6 +895,15 @@ describe('the administration portal in a browser', () => {
       what: 'OV-OK COMPLETED, OV-FAIL FAILED',
     });
     await waitFor(async () => (await health()).state === 'failing', { timeoutMs: 30_000, what: 'the endpoint failing' });
+    // The first delivery to run out of retries makes the endpoint failing: OV-FAIL's access.failed may
+    // be that one while OV-OK's is still retrying.
+    await waitFor(
+      async () =>
+        (await admin.get(`/admin/v1/companies/${hotel}/deliveries`, { params: { referenceId: 'OV-OK' } })).data.data.deliveries.some(
+          (d: { event: string; status: string }) => d.event === 'access.provisioned' && d.status === 'dead',
+        ),
+      { timeoutMs: 30_000, what: "OV-OK's callback dead" },
+    );
 
     const page = await newPage();
     await openOverview(page, hotel, ['bookings', 'callback']);
@@ -898,10 +914,16 @@ describe('the administration portal in a browser', () => {
     await failed.waitFor();
     // Today's arrivals by status, each count a link to the list of them.
     const todayCard = page.getByRole('region', { name: /^Today, / });
-    await todayCard.getByRole('link', { name: `1 keys issued: arrivals on ${today}` }).waitFor();
-    expect(await todayCard.getByRole('link', { name: `1 failed: arrivals on ${today}` }).getAttribute('href')).toBe(
-      `#/bookings?from=${today}&to=${today}&status=FAILED`,
+    // A booking's row is written a moment after its event is stored, not with its status (ingest-gateway
+    // README): refreshed until both arrivals are counted.
+    const keysIssued = todayCard.getByRole('link', { name: `1 keys issued: arrivals on ${today}` });
+    const failedToday = todayCard.getByRole('link', { name: `1 failed: arrivals on ${today}` });
+    await waitFor(
+      async () =>
+        ((await keysIssued.count()) === 1 && (await failedToday.count()) === 1) || (await page.getByRole('button', { name: 'Refresh' }).click(), false),
+      { timeoutMs: 30_000, intervalMs: 500, what: "today's arrivals counted, one with keys issued and one failed" },
     );
+    expect(await failedToday.getAttribute('href')).toBe(`#/bookings?from=${today}&to=${today}&status=FAILED`);
     await page
       .getByTestId('callback-health')
       .getByRole('row', { name: /OV-OK .*dead/ })
@@ -1010,6 +1032,13 @@ describe('the administration portal in a browser', () => {
     await openOverview(page, listHotel, ['view']);
     await page.getByRole('link', { name: 'Bookings' }).click();
     await heading(page, 'Bookings').waitFor();
+    // A booking's row is written a moment after its event is stored, not with its status (ingest-gateway
+    // README): refreshed until all 26 are listed.
+    await waitFor(async () => (await page.getByText(/·\s26 bookings$/).count()) === 1 || (await page.getByRole('button', { name: 'Refresh' }).click(), false), {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      what: 'the 26 bookings listed',
+    });
     const list = page.getByTestId('booking-list');
     const rows = list.locator('tbody tr');
     await page.getByText('Page 1 of 2').waitFor();
