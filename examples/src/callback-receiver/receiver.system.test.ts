@@ -116,7 +116,14 @@ describe('the example callback receiver, called by the running system', () => {
     const retired = callbackReceiver({ secret: rotated.secret, journal: await Journal.open(path.join(dir, 'retired.jsonl')) });
     expect((await post(retired, first)).status).toBe(401);
     // Once the service has the rotation, a delivery carries a signature per valid secret: a receiver
-    // holding only either one verifies it.
+    // holding only either one verifies it. The dispatcher has it by identity.events, a moment after
+    // the rotation's answer: a test event names the endpoint version it signs with.
+    const { version } = await ok(it$.admin.GET('/admin/v1/companies/{companyId}/callback', it$.company));
+    await waitFor(async () => (await ok(it$.admin.POST('/admin/v1/companies/{companyId}/callback/test', it$.company))).data.version === version, {
+      timeoutMs: 20_000,
+      intervalMs: 250,
+      what: 'the dispatcher signing with the rotated endpoint',
+    });
     await book('RCV-3');
     const third = await recorded('RCV-3');
     expect(third.headers['webhook-signature'].split(' ')).toHaveLength(2);
