@@ -319,10 +319,13 @@ describe('the administration portal in a browser', () => {
       timeoutMs: 30_000,
       what: 'the second attempt, answered 200, in the timeline',
     });
-    await waitFor(async () => (await timeline.getByText('Guest e-mail sent (access.provisioned)').count()) === 1 || (await page.reload(), false), {
-      timeoutMs: 30_000,
-      what: 'the guest e-mail in the timeline',
-    });
+    await waitFor(
+      async () => (await timeline.getByText('Guest e-mail sent (access.provisioned)').count()) === 1 || (await page.reload(), await loaded.waitFor(), false),
+      {
+        timeoutMs: 30_000,
+        what: 'the guest e-mail in the timeline',
+      },
+    );
     // Issue 51: the statuses in the order the service went through them (QUEUED before PROCESSING),
     // in the timeline and in the event's status list, whatever the times the services recorded.
     const statusLines = (await timeline.getByRole('listitem').allInnerTexts())
@@ -342,7 +345,7 @@ describe('the administration portal in a browser', () => {
     expect(await statusList.locator('time').first().getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
     // The guest messages' real outcome: each sent, with its channel.
     const guestMessages = page.getByTestId('guest-messages');
-    await waitFor(async () => (await guestMessages.getByText('Sent by SMS.').count()) === 1 || (await page.reload(), false), {
+    await waitFor(async () => (await guestMessages.getByText('Sent by SMS.').count()) === 1 || (await page.reload(), await loaded.waitFor(), false), {
       timeoutMs: 30_000,
       what: 'the SMS sent',
     });
@@ -419,7 +422,12 @@ describe('the administration portal in a browser', () => {
     await page.setViewportSize(LAPTOP);
     await page.goto('/portal/#/bookings/PORTAL-T2');
     const none = page.getByTestId('guest-messages').getByRole('row', { name: /^None access\.provisioned not sent/ });
-    await waitFor(async () => (await none.count()) === 1 || (await page.reload(), false), { timeoutMs: 30_000, what: 'the no-contact outcome' });
+    // Counted once the page has loaded again (its heading comes with its data), not while it renders.
+    const loadedT2 = page.getByRole('heading', { level: 2, name: 'Booking PORTAL-T2' });
+    await waitFor(async () => (await none.count()) === 1 || (await page.reload(), await loadedT2.waitFor(), false), {
+      timeoutMs: 30_000,
+      what: 'the no-contact outcome',
+    });
     expect(await none.getByText('The booking had no e-mail address or phone number.').count()).toBe(1);
     await page.getByTestId('guest-messages').scrollIntoViewIfNeeded();
     await screenshot(page, 'portal-booking-no-contact');
@@ -765,7 +773,8 @@ describe('the administration portal in a browser', () => {
     // Its depth (both our dead letters, and any other company's) and its oldest message's age.
     await waitFor(
       async () =>
-        /^\s*provisioning-worker\.booking-events\s+([2-9]|\d\d+)\s+\d+ (s|min) ago \(/.test(await queueRow.innerText()) || (await page.reload(), false),
+        /^\s*provisioning-worker\.booking-events\s+([2-9]|\d\d+)\s+\d+ (s|min) ago \(/.test(await queueRow.innerText()) ||
+        (await page.reload(), await queueRow.waitFor(), false),
       {
         what: "the worker's queue listed with its depth and oldest message",
       },
